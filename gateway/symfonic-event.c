@@ -1,0 +1,558 @@
+/* symfonic-event.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-event.h"
+#include "symfonic-json-private.h"
+
+/**
+ * SymfonicEvent:
+ *
+ * One immutable event of a stream.
+ *
+ * Events are reference counted and never modified after construction, so a
+ * stage may keep or forward the event it was given, and an event can be
+ * handed to a stage running on another thread without copying. Text deltas
+ * and the response terminal carry their text directly; every other kind
+ * carries its payload as a sealed #JsonObject.
+ */
+struct _SymfonicEvent
+{
+  gatomicrefcount    ref_count;
+  SymfonicEventKind  kind;
+  gint64             duration_ms;
+  char              *text;
+  JsonObject        *payload;
+  JsonNode          *data;
+};
+
+G_DEFINE_BOXED_TYPE (SymfonicEvent, symfonic_event, symfonic_event_ref, symfonic_event_unref)
+
+typedef struct
+{
+  const char *name;
+  /* NULL-terminated; every listed field must be present in a payload */
+  const char *fields[6];
+} KindInfo;
+
+/* The taxonomy of the typed stream (seed 001): wire name and payload fields. */
+static const KindInfo kinds[] = {
+  [SYMFONIC_EVENT_ACTIVATION] = { "ActivationEvent", { "node_id", "node_label", "score", "layer", "source_node_id", NULL } },
+  [SYMFONIC_EVENT_THINKING_DELTA] = { "ThinkingDeltaEvent", { "text", NULL } },
+  [SYMFONIC_EVENT_TEXT_DELTA] = { "TextDeltaEvent", { "text", NULL } },
+  [SYMFONIC_EVENT_TOOL_CALL_START] = { "ToolCallStartEvent", { "tool_name", "tool_call_id", NULL } },
+  [SYMFONIC_EVENT_TOOL_RESULT] = { "ToolResultEvent", { "tool_call_id", "result", NULL } },
+  [SYMFONIC_EVENT_MEMORY_EXTRACTED] = { "MemoryExtractedEvent", { "ops", NULL } },
+  [SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED] = { "ConsolidationScheduledEvent", { "report", "graph_mutations", NULL } },
+  [SYMFONIC_EVENT_GRAPH_NODE_CREATED] = { "GraphNodeCreatedEvent", { "node_id", "label", "layer", NULL } },
+  [SYMFONIC_EVENT_GRAPH_EDGE_CREATED] = { "GraphEdgeCreatedEvent", { "source", "target", "relationship", NULL } },
+  [SYMFONIC_EVENT_RESPONSE_COMPLETE] = { "ResponseCompleteEvent", { "text", "duration_ms", NULL } },
+  [SYMFONIC_EVENT_CHUNK] = { "StreamChunk", { "event_type", "data", NULL } },
+};
+
+static inline gboolean
+kind_is_valid (SymfonicEventKind kind)
+{
+  return (guint) kind < G_N_ELEMENTS (kinds);
+}
+
+static inline gboolean
+kind_has_text (SymfonicEventKind kind)
+{
+  return kind == SYMFONIC_EVENT_TEXT_DELTA ||
+         kind == SYMFONIC_EVENT_THINKING_DELTA ||
+         kind == SYMFONIC_EVENT_RESPONSE_COMPLETE;
+}
+
+/**
+ * symfonic_event_kind_to_name:
+ * @kind: a #SymfonicEventKind
+ *
+ * The wire name of @kind, the `event:` field of the typed stream.
+ *
+ * Returns: the name, such as `"TextDeltaEvent"`
+ */
+const char *
+symfonic_event_kind_to_name (SymfonicEventKind kind)
+{
+  g_return_val_if_fail (kind_is_valid (kind), NULL);
+
+  return kinds[kind].name;
+}
+
+/**
+ * symfonic_event_kind_from_name:
+ * @name: a wire name such as `"TextDeltaEvent"`
+ * @kind: (out) (optional): the kind
+ *
+ * Looks up the kind of a wire name.
+ *
+ * Returns: %TRUE if @name names an event kind
+ */
+gboolean
+symfonic_event_kind_from_name (const char        *name,
+                               SymfonicEventKind *kind)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+    {
+      if (strcmp (kinds[i].name, name) == 0)
+        {
+          if (kind != NULL)
+            *kind = i;
+          return TRUE;
+        }
+    }
+
+  return FALSE;
+}
+
+/* The text is stored behind the struct: a delta costs one allocation. */
+static SymfonicEvent *
+event_alloc (SymfonicEventKind  kind,
+             const char        *text)
+{
+  g_autofree char *valid = NULL;
+  SymfonicEvent *self;
+  gsize len;
+
+  if (!g_utf8_validate (text, -1, NULL))
+    text = valid = g_utf8_make_valid (text, -1);
+
+  len = strlen (text);
+  self = g_malloc0 (sizeof *self + len + 1);
+  g_atomic_ref_count_init (&self->ref_count);
+  self->kind = kind;
+  self->text = (char *) (self + 1);
+  memcpy (self->text, text, len + 1);
+
+  return self;
+}
+
+/**
+ * symfonic_event_new_text_delta:
+ * @text: a piece of the answer
+ *
+ * Creates a `TextDeltaEvent`. Invalid UTF-8 in @text is replaced, so the
+ * event always encodes as valid JSON.
+ *
+ * Returns: (transfer full): a new event
+ */
+SymfonicEvent *
+symfonic_event_new_text_delta (const char *text)
+{
+  g_return_val_if_fail (text != NULL, NULL);
+
+  return event_alloc (SYMFONIC_EVENT_TEXT_DELTA, text);
+}
+
+/**
+ * symfonic_event_new_thinking_delta:
+ * @text: a piece of reasoning text
+ *
+ * Creates a `ThinkingDeltaEvent`.
+ *
+ * Returns: (transfer full): a new event
+ */
+SymfonicEvent *
+symfonic_event_new_thinking_delta (const char *text)
+{
+  g_return_val_if_fail (text != NULL, NULL);
+
+  return event_alloc (SYMFONIC_EVENT_THINKING_DELTA, text);
+}
+
+/**
+ * symfonic_event_new_response_complete:
+ * @text: the whole answer
+ * @duration_ms: how long the request took, in milliseconds
+ *
+ * Creates the success terminal `ResponseCompleteEvent`.
+ *
+ * Returns: (transfer full): a new event
+ */
+SymfonicEvent *
+symfonic_event_new_response_complete (const char *text,
+                                      gint64      duration_ms)
+{
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (text != NULL, NULL);
+
+  self = event_alloc (SYMFONIC_EVENT_RESPONSE_COMPLETE, text);
+  self->duration_ms = MAX (duration_ms, 0);
+
+  return self;
+}
+
+/**
+ * symfonic_event_new_chunk:
+ * @event_type: the chunk's `event_type`, such as `"text_delta"`
+ * @data: (nullable): the chunk's `data`; %NULL is JSON `null`
+ *
+ * Creates an untyped stream chunk. The untyped stream's encoder adds the
+ * `run_id`.
+ *
+ * Returns: (transfer full): a new event
+ */
+SymfonicEvent *
+symfonic_event_new_chunk (const char *event_type,
+                          JsonNode   *data)
+{
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (event_type != NULL, NULL);
+
+  self = event_alloc (SYMFONIC_EVENT_CHUNK, event_type);
+  self->data = data != NULL ? symfonic_json_node_deep_copy (data) : json_node_new (JSON_NODE_NULL);
+  json_node_seal (self->data);
+
+  return self;
+}
+
+static gboolean
+check_string_member (JsonObject  *payload,
+                     const char  *kind_name,
+                     const char  *member,
+                     const char **out,
+                     GError     **error)
+{
+  JsonNode *node = json_object_get_member (payload, member);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) ||
+      json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("%s: “%s” must be a string"), kind_name, member);
+      return FALSE;
+    }
+
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+/**
+ * symfonic_event_new:
+ * @kind: the kind of event
+ * @payload: the event's payload, with the fields of its kind
+ * @error: return location for a #GError
+ *
+ * Creates an event from its payload, checking that every field of the
+ * kind's schema is present (text fields must be strings, `ops` a list). The
+ * payload is copied, so the caller keeps @payload.
+ *
+ * Returns: (transfer full): a new event, or %NULL with @error set
+ */
+SymfonicEvent *
+symfonic_event_new (SymfonicEventKind   kind,
+                    JsonObject         *payload,
+                    GError            **error)
+{
+  const KindInfo *info;
+  g_autoptr(JsonNode) wrapper = NULL;
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (kind_is_valid (kind), NULL);
+  g_return_val_if_fail (payload != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  info = &kinds[kind];
+  for (guint i = 0; info->fields[i] != NULL; i++)
+    {
+      if (!json_object_has_member (payload, info->fields[i]))
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                       _("%s: missing field “%s”"), info->name, info->fields[i]);
+          return NULL;
+        }
+    }
+
+  if (kind_has_text (kind) || kind == SYMFONIC_EVENT_CHUNK)
+    {
+      const char *text;
+
+      if (!check_string_member (payload, info->name,
+                                kind == SYMFONIC_EVENT_CHUNK ? "event_type" : "text",
+                                &text, error))
+        return NULL;
+
+      if (kind == SYMFONIC_EVENT_CHUNK)
+        return symfonic_event_new_chunk (text, json_object_get_member (payload, "data"));
+
+      self = event_alloc (kind, text);
+      if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+        self->duration_ms = MAX (json_object_get_int_member (payload, "duration_ms"), 0);
+      return self;
+    }
+
+  if (kind == SYMFONIC_EVENT_MEMORY_EXTRACTED &&
+      !JSON_NODE_HOLDS_ARRAY (json_object_get_member (payload, "ops")))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("%s: “%s” must be a list"), info->name, "ops");
+      return NULL;
+    }
+
+  self = g_new0 (SymfonicEvent, 1);
+  g_atomic_ref_count_init (&self->ref_count);
+  self->kind = kind;
+  /* A deep copy, sealed: the caller's object may change after this. */
+  wrapper = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (wrapper, payload);
+  self->data = symfonic_json_node_deep_copy (wrapper);
+  json_node_seal (self->data);
+  self->payload = json_node_dup_object (self->data);
+
+  return self;
+}
+
+/**
+ * symfonic_event_new_from_json:
+ * @name: the wire name, such as `"TextDeltaEvent"`
+ * @data: the payload as parsed from the wire
+ * @error: return location for a #GError
+ *
+ * Creates an event from its wire form, as a source reads it from an
+ * upstream or a transcript.
+ *
+ * Returns: (transfer full): a new event, or %NULL with @error set
+ */
+SymfonicEvent *
+symfonic_event_new_from_json (const char  *name,
+                              JsonNode    *data,
+                              GError     **error)
+{
+  SymfonicEventKind kind;
+
+  g_return_val_if_fail (name != NULL, NULL);
+  g_return_val_if_fail (data != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("Unknown event “%s”"), name);
+      return NULL;
+    }
+
+  if (!JSON_NODE_HOLDS_OBJECT (data))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("%s: the payload must be an object"), name);
+      return NULL;
+    }
+
+  return symfonic_event_new (kind, json_node_get_object (data), error);
+}
+
+/**
+ * symfonic_event_ref:
+ * @self: a #SymfonicEvent
+ *
+ * Acquires a reference. Safe from any thread.
+ *
+ * Returns: (transfer full): @self
+ */
+SymfonicEvent *
+symfonic_event_ref (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+
+  return self;
+}
+
+/**
+ * symfonic_event_unref:
+ * @self: (transfer full): a #SymfonicEvent
+ *
+ * Releases a reference.
+ */
+void
+symfonic_event_unref (SymfonicEvent *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  g_clear_pointer (&self->payload, json_object_unref);
+  g_clear_pointer (&self->data, json_node_unref);
+  g_free (self);
+}
+
+/**
+ * symfonic_event_get_kind:
+ * @self: a #SymfonicEvent
+ *
+ * Returns: the kind of @self
+ */
+SymfonicEventKind
+symfonic_event_get_kind (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, SYMFONIC_EVENT_TEXT_DELTA);
+
+  return self->kind;
+}
+
+/**
+ * symfonic_event_get_name:
+ * @self: a #SymfonicEvent
+ *
+ * The wire name of the event's kind; for a chunk, its `event_type`.
+ *
+ * Returns: the name
+ */
+const char *
+symfonic_event_get_name (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  if (self->kind == SYMFONIC_EVENT_CHUNK)
+    return self->text;
+
+  return kinds[self->kind].name;
+}
+
+/**
+ * symfonic_event_get_text:
+ * @self: a #SymfonicEvent
+ *
+ * The text of a text delta, thinking delta or response terminal.
+ *
+ * Returns: (nullable): the text, or %NULL for other kinds
+ */
+const char *
+symfonic_event_get_text (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return kind_has_text (self->kind) ? self->text : NULL;
+}
+
+/**
+ * symfonic_event_get_duration_ms:
+ * @self: a #SymfonicEvent
+ *
+ * Returns: the `duration_ms` of a response terminal, 0 for other kinds
+ */
+gint64
+symfonic_event_get_duration_ms (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->duration_ms;
+}
+
+/**
+ * symfonic_event_get_payload:
+ * @self: a #SymfonicEvent
+ *
+ * The sealed payload of a structured event (activation, tool call, memory
+ * ops, ...). Text-bearing events and chunks have none: use
+ * symfonic_event_get_text(), symfonic_event_get_data() or
+ * symfonic_event_to_json_node().
+ *
+ * Returns: (transfer none) (nullable): the payload
+ */
+JsonObject *
+symfonic_event_get_payload (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->payload;
+}
+
+/**
+ * symfonic_event_get_data:
+ * @self: a #SymfonicEvent
+ *
+ * The `data` of a chunk, or the payload node of a structured event.
+ *
+ * Returns: (transfer none) (nullable): the sealed data node
+ */
+JsonNode *
+symfonic_event_get_data (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->data;
+}
+
+/**
+ * symfonic_event_write_json:
+ * @self: a #SymfonicEvent
+ * @out: the string to append to
+ *
+ * Appends the event's payload as one line of compact JSON: no raw newline,
+ * valid UTF-8, control characters escaped. For a chunk this is its `data`.
+ */
+void
+symfonic_event_write_json (SymfonicEvent *self,
+                           GString       *out)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (out != NULL);
+
+  if (!kind_has_text (self->kind))
+    {
+      symfonic_json_append_node (out, self->data);
+      return;
+    }
+
+  g_string_append (out, "{\"text\":");
+  symfonic_json_append_string (out, self->text, -1);
+  if (self->kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+    g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
+  g_string_append_c (out, '}');
+}
+
+/**
+ * symfonic_event_to_json:
+ * @self: a #SymfonicEvent
+ *
+ * The event's payload as compact JSON, see symfonic_event_write_json().
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+symfonic_event_to_json (SymfonicEvent *self)
+{
+  GString *out;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  out = g_string_new (NULL);
+  symfonic_event_write_json (self, out);
+
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * symfonic_event_to_json_node:
+ * @self: a #SymfonicEvent
+ *
+ * The event's payload as a new, mutable JSON tree.
+ *
+ * Returns: (transfer full): the payload
+ */
+JsonNode *
+symfonic_event_to_json_node (SymfonicEvent *self)
+{
+  g_autofree char *text = NULL;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  if (!kind_has_text (self->kind))
+    return symfonic_json_node_deep_copy (self->data);
+
+  text = symfonic_event_to_json (self);
+  return json_from_string (text, NULL);
+}

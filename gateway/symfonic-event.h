@@ -1,0 +1,86 @@
+/* symfonic-event.h: the typed stream events
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/**
+ * SymfonicEventKind:
+ * @SYMFONIC_EVENT_ACTIVATION: `ActivationEvent`, a memory node activated before the answer
+ * @SYMFONIC_EVENT_THINKING_DELTA: `ThinkingDeltaEvent`, a piece of reasoning text
+ * @SYMFONIC_EVENT_TEXT_DELTA: `TextDeltaEvent`, a piece of the answer
+ * @SYMFONIC_EVENT_TOOL_CALL_START: `ToolCallStartEvent`, the model calls a tool
+ * @SYMFONIC_EVENT_TOOL_RESULT: `ToolResultEvent`, a tool returned
+ * @SYMFONIC_EVENT_MEMORY_EXTRACTED: `MemoryExtractedEvent`, the memory ops parsed from the answer
+ * @SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED: `ConsolidationScheduledEvent`
+ * @SYMFONIC_EVENT_GRAPH_NODE_CREATED: `GraphNodeCreatedEvent`
+ * @SYMFONIC_EVENT_GRAPH_EDGE_CREATED: `GraphEdgeCreatedEvent`
+ * @SYMFONIC_EVENT_RESPONSE_COMPLETE: `ResponseCompleteEvent`, the success terminal
+ * @SYMFONIC_EVENT_CHUNK: an untyped `StreamChunk` (`event_type` and `data`), as
+ *   projected for the untyped stream
+ *
+ * The kinds of event that travel through a pipeline.
+ */
+typedef enum {
+  SYMFONIC_EVENT_ACTIVATION,
+  SYMFONIC_EVENT_THINKING_DELTA,
+  SYMFONIC_EVENT_TEXT_DELTA,
+  SYMFONIC_EVENT_TOOL_CALL_START,
+  SYMFONIC_EVENT_TOOL_RESULT,
+  SYMFONIC_EVENT_MEMORY_EXTRACTED,
+  SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED,
+  SYMFONIC_EVENT_GRAPH_NODE_CREATED,
+  SYMFONIC_EVENT_GRAPH_EDGE_CREATED,
+  SYMFONIC_EVENT_RESPONSE_COMPLETE,
+  SYMFONIC_EVENT_CHUNK,
+} SymfonicEventKind;
+
+#define SYMFONIC_TYPE_EVENT (symfonic_event_get_type ())
+
+typedef struct _SymfonicEvent SymfonicEvent;
+
+GType              symfonic_event_get_type          (void) G_GNUC_CONST;
+
+const char        *symfonic_event_kind_to_name      (SymfonicEventKind  kind);
+gboolean           symfonic_event_kind_from_name    (const char        *name,
+                                                     SymfonicEventKind *kind);
+
+SymfonicEvent     *symfonic_event_new_text_delta    (const char        *text);
+SymfonicEvent     *symfonic_event_new_thinking_delta (const char       *text);
+SymfonicEvent     *symfonic_event_new_response_complete (const char    *text,
+                                                     gint64             duration_ms);
+SymfonicEvent     *symfonic_event_new_chunk         (const char        *event_type,
+                                                     JsonNode          *data);
+SymfonicEvent     *symfonic_event_new               (SymfonicEventKind  kind,
+                                                     JsonObject        *payload,
+                                                     GError           **error);
+SymfonicEvent     *symfonic_event_new_from_json     (const char        *name,
+                                                     JsonNode          *data,
+                                                     GError           **error);
+
+SymfonicEvent     *symfonic_event_ref               (SymfonicEvent     *self);
+void               symfonic_event_unref             (SymfonicEvent     *self);
+
+SymfonicEventKind  symfonic_event_get_kind          (SymfonicEvent     *self);
+const char        *symfonic_event_get_name          (SymfonicEvent     *self);
+const char        *symfonic_event_get_text          (SymfonicEvent     *self);
+gint64             symfonic_event_get_duration_ms   (SymfonicEvent     *self);
+JsonObject        *symfonic_event_get_payload       (SymfonicEvent     *self);
+JsonNode          *symfonic_event_get_data          (SymfonicEvent     *self);
+JsonNode          *symfonic_event_to_json_node      (SymfonicEvent     *self);
+char              *symfonic_event_to_json           (SymfonicEvent     *self);
+void               symfonic_event_write_json        (SymfonicEvent     *self,
+                                                     GString           *out);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicEvent, symfonic_event_unref)
+
+G_END_DECLS

@@ -1,0 +1,119 @@
+/* symfonic-gateway.c: the server binary
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <locale.h>
+#include <stdlib.h>
+#include <glib/gi18n.h>
+#include <glib-unix.h>
+
+#include <symfonic.h>
+
+static gboolean
+on_signal (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(GMainLoop) loop = NULL;
+  g_autofree char *pipeline_path = NULL;
+  g_autofree char *listen = NULL;
+  g_autofree char *uri = NULL;
+  g_autofree char *display = NULL;
+  gboolean check = FALSE;
+  gboolean version = FALSE;
+  int workers = 0;
+  const GOptionEntry entries[] = {
+    { "pipeline", 'p', 0, G_OPTION_ARG_FILENAME, &pipeline_path, N_("The pipeline file to serve (default: the installed default pipeline)"), N_("FILE") },
+    { "listen", 'l', 0, G_OPTION_ARG_STRING, &listen, N_("Serve on HOST:PORT instead of the pipeline's [gateway] listen"), N_("ADDR:PORT") },
+    { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, N_("Worker threads instead of the pipeline's [gateway] workers"), N_("N") },
+    { "check", 0, 0, G_OPTION_ARG_NONE, &check, N_("Load and validate the pipeline, then exit"), NULL },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"), NULL },
+    { NULL }
+  };
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+
+  context = g_option_context_new (NULL);
+  g_option_context_set_summary (context, _("Streaming API gateway for LLM agents."));
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 2;
+    }
+
+  if (version)
+    {
+      g_print ("symfonic-gateway %s\n", SYMFONIC_VERSION);
+      return 0;
+    }
+
+  if (workers < 0 || workers > 256)
+    {
+      g_printerr ("symfonic-gateway: %s\n", _("--workers must be between 1 and 256"));
+      return 2;
+    }
+
+  if (!symfonic_registry_scan (symfonic_registry_get_default (), &error))
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 1;
+    }
+
+  file = pipeline_path != NULL ? g_file_new_for_commandline_arg (pipeline_path)
+                               : symfonic_pipeline_get_default_file ();
+  display = g_file_get_parse_name (file);
+  pipeline = symfonic_pipeline_new_from_file (symfonic_registry_get_default (), file, &error);
+  if (pipeline == NULL)
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 1;
+    }
+
+  if (check)
+    {
+      g_print (_("%s: OK, %u routes\n"), display, symfonic_pipeline_get_n_routes (pipeline));
+      return 0;
+    }
+
+  server = symfonic_server_new (pipeline);
+  if (listen != NULL)
+    symfonic_server_set_listen (server, listen);
+  if (workers > 0)
+    symfonic_server_set_workers (server, workers);
+
+  if (!symfonic_server_start (server, &error))
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 1;
+    }
+
+  uri = symfonic_server_dup_uri (server);
+  g_print (_("symfonic-gateway %s serving %s on %s\n"), SYMFONIC_VERSION, display, uri);
+
+  loop = g_main_loop_new (NULL, FALSE);
+  g_unix_signal_add (SIGINT, on_signal, loop);
+  g_unix_signal_add (SIGTERM, on_signal, loop);
+  g_main_loop_run (loop);
+
+  g_print (_("symfonic-gateway: shutting down\n"));
+  symfonic_server_stop (server);
+
+  return 0;
+}

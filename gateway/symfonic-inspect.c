@@ -1,0 +1,179 @@
+/* symfonic-inspect.c: lists plugins, types and their properties
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <locale.h>
+#include <glib/gi18n.h>
+
+#include <symfonic.h>
+
+static const char *
+kind_of (GType type)
+{
+  return g_type_is_a (type, SYMFONIC_TYPE_SOURCE) ? "source" : "stage";
+}
+
+static void
+list_all (SymfonicRegistry *registry)
+{
+  g_autoptr(GPtrArray) plugins = symfonic_registry_list_plugins (registry);
+  g_auto(GStrv) types = symfonic_registry_list_types (registry);
+
+  g_print (_("Plugins:\n"));
+  for (guint i = 0; i < plugins->len; i++)
+    {
+      SymfonicPlugin *plugin = g_ptr_array_index (plugins, i);
+
+      g_print ("  %-16s %-10s %s\n    %s\n", symfonic_plugin_get_name (plugin),
+               symfonic_plugin_get_version (plugin), symfonic_plugin_get_description (plugin),
+               symfonic_plugin_get_filename (plugin));
+    }
+
+  g_print (_("\nTypes:\n"));
+  for (guint i = 0; types[i] != NULL; i++)
+    {
+      GType type = symfonic_registry_lookup (registry, types[i]);
+      SymfonicPlugin *plugin = symfonic_registry_get_type_plugin (registry, types[i]);
+
+      g_print ("  %-16s %-7s %-28s %s\n", types[i], kind_of (type), g_type_name (type),
+               plugin != NULL ? symfonic_plugin_get_name (plugin) : "");
+    }
+}
+
+static char *
+describe_type (GParamSpec *pspec)
+{
+  GType type = G_PARAM_SPEC_VALUE_TYPE (pspec);
+
+  if (type == G_TYPE_STRV)
+    return g_strdup (_("string list (a;b;c)"));
+  if (type == G_TYPE_FILE)
+    return g_strdup (_("path (relative to the pipeline file)"));
+  if (G_TYPE_IS_ENUM (type))
+    return g_strdup_printf (_("enum %s"), g_type_name (type));
+  if (G_TYPE_IS_FLAGS (type))
+    return g_strdup_printf (_("flags %s"), g_type_name (type));
+
+  return g_strdup (g_type_name (type));
+}
+
+static char *
+describe_range (GParamSpec *pspec)
+{
+  GType type = G_PARAM_SPEC_VALUE_TYPE (pspec);
+
+  if (G_IS_PARAM_SPEC_INT (pspec))
+    return g_strdup_printf ("%d .. %d", G_PARAM_SPEC_INT (pspec)->minimum, G_PARAM_SPEC_INT (pspec)->maximum);
+  if (G_IS_PARAM_SPEC_UINT (pspec))
+    return g_strdup_printf ("%u .. %u", G_PARAM_SPEC_UINT (pspec)->minimum, G_PARAM_SPEC_UINT (pspec)->maximum);
+  if (G_IS_PARAM_SPEC_INT64 (pspec))
+    return g_strdup_printf ("%" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT,
+                            G_PARAM_SPEC_INT64 (pspec)->minimum, G_PARAM_SPEC_INT64 (pspec)->maximum);
+  if (G_IS_PARAM_SPEC_UINT64 (pspec))
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " .. %" G_GUINT64_FORMAT,
+                            G_PARAM_SPEC_UINT64 (pspec)->minimum, G_PARAM_SPEC_UINT64 (pspec)->maximum);
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec))
+    return g_strdup_printf ("%g .. %g", G_PARAM_SPEC_DOUBLE (pspec)->minimum, G_PARAM_SPEC_DOUBLE (pspec)->maximum);
+  if (G_TYPE_IS_ENUM (type))
+    {
+      g_autoptr(GEnumClass) klass = g_type_class_ref (type);
+      GString *nicks = g_string_new (NULL);
+
+      for (guint i = 0; i < klass->n_values; i++)
+        g_string_append_printf (nicks, "%s%s", i > 0 ? " | " : "", klass->values[i].value_nick);
+      return g_string_free (nicks, FALSE);
+    }
+
+  return NULL;
+}
+
+static int
+inspect_type (SymfonicRegistry *registry,
+              const char       *name)
+{
+  GType type = symfonic_registry_lookup (registry, name);
+  g_autoptr(GTypeClass) klass = NULL;
+  g_autofree GParamSpec **pspecs = NULL;
+  SymfonicPlugin *plugin;
+  guint n;
+
+  if (type == G_TYPE_INVALID)
+    {
+      g_printerr (_("symfonic-inspect: no type named “%s”\n"), name);
+      return 1;
+    }
+
+  plugin = symfonic_registry_get_type_plugin (registry, name);
+  g_print ("%s (%s %s)\n", name, kind_of (type), g_type_name (type));
+  if (plugin != NULL)
+    g_print (_("  from plugin %s %s: %s\n"), symfonic_plugin_get_name (plugin),
+             symfonic_plugin_get_version (plugin), symfonic_plugin_get_filename (plugin));
+  g_print (_("\nProperties:\n"));
+
+  klass = g_type_class_ref (type);
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *pspec = pspecs[i];
+      g_autofree char *type_text = NULL;
+      g_autofree char *range = NULL;
+      g_autofree char *default_text = NULL;
+      const GValue *default_value;
+
+      if (pspec->owner_type == G_TYPE_OBJECT || !(pspec->flags & G_PARAM_WRITABLE))
+        continue;
+
+      type_text = describe_type (pspec);
+      range = describe_range (pspec);
+      default_value = g_param_spec_get_default_value (pspec);
+      default_text = G_VALUE_HOLDS_OBJECT (default_value) || G_VALUE_HOLDS_BOXED (default_value)
+        ? g_strdup (_("(none)"))
+        : g_strdup_value_contents (default_value);
+
+      g_print ("  %-20s %s\n", g_param_spec_get_name (pspec), g_param_spec_get_blurb (pspec));
+      g_print ("  %-20s %s: %s\n", "", _("type"), type_text);
+      g_print ("  %-20s %s: %s\n", "", _("default"), default_text);
+      if (range != NULL)
+        g_print ("  %-20s %s: %s\n", "", _("values"), range);
+    }
+
+  return 0;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRegistry *registry;
+
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
+
+  context = g_option_context_new (_("[TYPE]"));
+  g_option_context_set_summary (context, _("Lists the plugins and the stage and source types they register;\n"
+                                           "with TYPE, prints each of its properties."));
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("symfonic-inspect: %s\n", error->message);
+      return 2;
+    }
+
+  registry = symfonic_registry_get_default ();
+  if (!symfonic_registry_scan (registry, &error))
+    {
+      g_printerr ("symfonic-inspect: %s\n", error->message);
+      return 1;
+    }
+
+  if (argc > 1)
+    return inspect_type (registry, argv[1]);
+
+  list_all (registry);
+  return 0;
+}

@@ -1,0 +1,521 @@
+/* symfonic-invocation.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-invocation.h"
+#include "symfonic-json-private.h"
+
+/**
+ * SymfonicInvocation:
+ *
+ * What a client asked for, and who asked.
+ *
+ * The body gives the query, `session_id` and attachments. Identity (tenant,
+ * principal, admin) never comes from the body: it is set by the stage that
+ * authenticated the request, with symfonic_invocation_set_scope(). An
+ * invocation is built and admitted on one thread; from the moment its
+ * stream starts it is only read.
+ */
+struct _SymfonicInvocation
+{
+  GObject     parent_instance;
+
+  char       *query;
+  char       *session_id;
+  JsonArray  *attachments;
+  char       *run_id;
+  char       *tenant_id;
+  char       *principal_id;
+  gboolean    is_admin;
+  /* header names folded to lower case */
+  GHashTable *headers;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicInvocation, symfonic_invocation, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_QUERY,
+  PROP_SESSION_ID,
+  PROP_RUN_ID,
+  PROP_TENANT_ID,
+  PROP_PRINCIPAL_ID,
+  PROP_IS_ADMIN,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static gboolean
+replace_string (char       **slot,
+                const char  *value)
+{
+  if (g_strcmp0 (*slot, value) == 0)
+    return FALSE;
+
+  g_free (*slot);
+  *slot = g_strdup (value);
+  return TRUE;
+}
+
+static void
+symfonic_invocation_finalize (GObject *object)
+{
+  SymfonicInvocation *self = (SymfonicInvocation *) object;
+
+  g_free (self->query);
+  g_free (self->session_id);
+  g_clear_pointer (&self->attachments, json_array_unref);
+  g_free (self->run_id);
+  g_free (self->tenant_id);
+  g_free (self->principal_id);
+  g_hash_table_unref (self->headers);
+
+  G_OBJECT_CLASS (symfonic_invocation_parent_class)->finalize (object);
+}
+
+static void
+symfonic_invocation_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  SymfonicInvocation *self = SYMFONIC_INVOCATION (object);
+
+  switch (prop_id)
+    {
+    case PROP_QUERY:
+      g_value_set_string (value, self->query);
+      break;
+    case PROP_SESSION_ID:
+      g_value_set_string (value, self->session_id);
+      break;
+    case PROP_RUN_ID:
+      g_value_set_string (value, self->run_id);
+      break;
+    case PROP_TENANT_ID:
+      g_value_set_string (value, self->tenant_id);
+      break;
+    case PROP_PRINCIPAL_ID:
+      g_value_set_string (value, self->principal_id);
+      break;
+    case PROP_IS_ADMIN:
+      g_value_set_boolean (value, self->is_admin);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_invocation_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  SymfonicInvocation *self = SYMFONIC_INVOCATION (object);
+
+  switch (prop_id)
+    {
+    case PROP_QUERY:
+      g_free (self->query);
+      self->query = g_value_dup_string (value);
+      break;
+    case PROP_SESSION_ID:
+      symfonic_invocation_set_session_id (self, g_value_get_string (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_invocation_class_init (SymfonicInvocationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_invocation_finalize;
+  object_class->get_property = symfonic_invocation_get_property;
+  object_class->set_property = symfonic_invocation_set_property;
+
+  properties[PROP_QUERY] =
+    g_param_spec_string ("query", "Query", "What the client asked",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SESSION_ID] =
+    g_param_spec_string ("session-id", "Session ID", "The client's session, verbatim",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RUN_ID] =
+    g_param_spec_string ("run-id", "Run ID", "The identifier the gateway gave this run",
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TENANT_ID] =
+    g_param_spec_string ("tenant-id", "Tenant ID", "The authenticated tenant",
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_PRINCIPAL_ID] =
+    g_param_spec_string ("principal-id", "Principal ID", "The authenticated principal",
+                         NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_IS_ADMIN] =
+    g_param_spec_boolean ("is-admin", "Is admin", "Whether the authenticated principal is an administrator",
+                          FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_invocation_init (SymfonicInvocation *self)
+{
+  self->run_id = g_uuid_string_random ();
+  self->headers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+}
+
+/**
+ * symfonic_invocation_new:
+ * @query: what the client asked
+ *
+ * Creates an invocation with a fresh run identifier and no identity.
+ *
+ * Returns: (transfer full): a new #SymfonicInvocation
+ */
+SymfonicInvocation *
+symfonic_invocation_new (const char *query)
+{
+  g_return_val_if_fail (query != NULL, NULL);
+
+  return g_object_new (SYMFONIC_TYPE_INVOCATION, "query", query, NULL);
+}
+
+static gboolean
+member_is_string_or_null (JsonObject *object,
+                          const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  return node == NULL || JSON_NODE_HOLDS_NULL (node) ||
+         (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING);
+}
+
+/**
+ * symfonic_invocation_new_from_json:
+ * @body: the parsed request body (an `AgentRequest`)
+ * @error: return location for a #GError
+ *
+ * Decodes an `AgentRequest`: `query` must be a non-empty string,
+ * `session_id` a string or null, `attachments` a list or null. `tenant_id`
+ * and unknown fields are ignored: identity never comes from the body.
+ *
+ * Returns: (transfer full): a new #SymfonicInvocation, or %NULL with @error
+ *   set to %SYMFONIC_ERROR_BAD_REQUEST
+ */
+SymfonicInvocation *
+symfonic_invocation_new_from_json (JsonNode  *body,
+                                   GError   **error)
+{
+  g_autoptr(SymfonicInvocation) self = NULL;
+  JsonObject *object;
+  JsonNode *query;
+  JsonNode *attachments;
+
+  g_return_val_if_fail (body != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!JSON_NODE_HOLDS_OBJECT (body))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                           _("The request body must be a JSON object"));
+      return NULL;
+    }
+
+  object = json_node_get_object (body);
+  query = json_object_get_member (object, "query");
+  if (query == NULL || !JSON_NODE_HOLDS_VALUE (query) ||
+      json_node_get_value_type (query) != G_TYPE_STRING)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                           _("“query” is required and must be a string"));
+      return NULL;
+    }
+  if (*json_node_get_string (query) == '\0')
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                           _("“query” must not be empty"));
+      return NULL;
+    }
+  if (!member_is_string_or_null (object, "session_id"))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                           _("“session_id” must be a string or null"));
+      return NULL;
+    }
+  attachments = json_object_get_member (object, "attachments");
+  if (attachments != NULL && !JSON_NODE_HOLDS_NULL (attachments) &&
+      !JSON_NODE_HOLDS_ARRAY (attachments))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                           _("“attachments” must be a list or null"));
+      return NULL;
+    }
+
+  self = symfonic_invocation_new (json_node_get_string (query));
+  if (json_object_has_member (object, "session_id"))
+    self->session_id = g_strdup (json_object_get_string_member (object, "session_id"));
+  if (attachments != NULL && JSON_NODE_HOLDS_ARRAY (attachments))
+    {
+      g_autoptr(JsonNode) copy = symfonic_json_node_deep_copy (attachments);
+
+      self->attachments = json_node_dup_array (copy);
+    }
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * symfonic_invocation_get_query:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: the query
+ */
+const char *
+symfonic_invocation_get_query (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->query;
+}
+
+/**
+ * symfonic_invocation_get_session_id:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (nullable): the client's session, exactly as it sent it
+ */
+const char *
+symfonic_invocation_get_session_id (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->session_id;
+}
+
+/**
+ * symfonic_invocation_set_session_id:
+ * @self: a #SymfonicInvocation
+ * @session_id: (nullable): the session
+ *
+ * Sets the session the invocation belongs to.
+ */
+void
+symfonic_invocation_set_session_id (SymfonicInvocation *self,
+                                    const char         *session_id)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+
+  if (replace_string (&self->session_id, session_id))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SESSION_ID]);
+}
+
+/**
+ * symfonic_invocation_get_attachments:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (transfer none) (nullable): the attachments
+ */
+JsonArray *
+symfonic_invocation_get_attachments (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->attachments;
+}
+
+/**
+ * symfonic_invocation_get_run_id:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: the run identifier, unique per invocation
+ */
+const char *
+symfonic_invocation_get_run_id (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->run_id;
+}
+
+/**
+ * symfonic_invocation_get_tenant_id:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (nullable): the authenticated tenant, %NULL before authentication
+ */
+const char *
+symfonic_invocation_get_tenant_id (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->tenant_id;
+}
+
+/**
+ * symfonic_invocation_get_principal_id:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (nullable): the authenticated principal
+ */
+const char *
+symfonic_invocation_get_principal_id (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->principal_id;
+}
+
+/**
+ * symfonic_invocation_get_is_admin:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: whether the authenticated principal is an administrator
+ */
+gboolean
+symfonic_invocation_get_is_admin (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), FALSE);
+
+  return self->is_admin;
+}
+
+/**
+ * symfonic_invocation_set_scope:
+ * @self: a #SymfonicInvocation
+ * @tenant_id: the tenant the principal acts for
+ * @principal_id: (nullable): the principal; %NULL uses the tenant
+ * @is_admin: whether the principal is an administrator
+ *
+ * Records the identity an authentication stage established. Only admission
+ * hooks may call this.
+ */
+void
+symfonic_invocation_set_scope (SymfonicInvocation *self,
+                               const char         *tenant_id,
+                               const char         *principal_id,
+                               gboolean            is_admin)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+  g_return_if_fail (tenant_id != NULL);
+
+  replace_string (&self->tenant_id, tenant_id);
+  /* the convention of the codec (seed 002): a nameless principal is its tenant */
+  replace_string (&self->principal_id, principal_id != NULL ? principal_id : tenant_id);
+  self->is_admin = !!is_admin;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TENANT_ID]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PRINCIPAL_ID]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_IS_ADMIN]);
+}
+
+/**
+ * symfonic_invocation_get_header:
+ * @self: a #SymfonicInvocation
+ * @name: a header name, in any case
+ *
+ * A request header, as the client sent it.
+ *
+ * Returns: (nullable): the header's value
+ */
+const char *
+symfonic_invocation_get_header (SymfonicInvocation *self,
+                                const char         *name)
+{
+  g_autofree char *folded = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  folded = g_ascii_strdown (name, -1);
+  return g_hash_table_lookup (self->headers, folded);
+}
+
+/**
+ * symfonic_invocation_set_header:
+ * @self: a #SymfonicInvocation
+ * @name: a header name
+ * @value: its value
+ *
+ * Records a request header. The server records every header of the request;
+ * a repeated header keeps its values joined with `", "`.
+ */
+void
+symfonic_invocation_set_header (SymfonicInvocation *self,
+                                const char         *name,
+                                const char         *value)
+{
+  const char *previous;
+  char *folded;
+
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (value != NULL);
+
+  folded = g_ascii_strdown (name, -1);
+  previous = g_hash_table_lookup (self->headers, folded);
+
+  g_hash_table_insert (self->headers, folded,
+                       previous != NULL ? g_strconcat (previous, ", ", value, NULL) : g_strdup (value));
+}
+
+/**
+ * symfonic_invocation_to_json:
+ * @self: a #SymfonicInvocation
+ *
+ * The invocation as an upstream receives it: `query`, `session_id`,
+ * `attachments`, `tenant_id` and `principal_id` (the authenticated ones).
+ *
+ * Returns: (transfer full): a JSON object node
+ */
+JsonNode *
+symfonic_invocation_to_json (SymfonicInvocation *self)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "query");
+  json_builder_add_string_value (builder, self->query);
+  json_builder_set_member_name (builder, "session_id");
+  if (self->session_id != NULL)
+    json_builder_add_string_value (builder, self->session_id);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "attachments");
+  if (self->attachments != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_ARRAY);
+
+      json_node_set_array (node, self->attachments);
+      json_builder_add_value (builder, symfonic_json_node_deep_copy (node));
+    }
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "tenant_id");
+  if (self->tenant_id != NULL)
+    json_builder_add_string_value (builder, self->tenant_id);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_set_member_name (builder, "principal_id");
+  if (self->principal_id != NULL)
+    json_builder_add_string_value (builder, self->principal_id);
+  else
+    json_builder_add_null_value (builder);
+  json_builder_end_object (builder);
+
+  return json_builder_get_root (builder);
+}

@@ -1,0 +1,22 @@
+/* symfonic-json-private.h: small JSON writing helpers for the hot path
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+G_GNUC_INTERNAL
+void symfonic_json_append_string (GString    *out,
+                                  const char *str,
+                                  gssize      len);
+G_GNUC_INTERNAL
+void symfonic_json_append_node   (GString    *out,
+                                  JsonNode   *node);
+
+G_GNUC_INTERNAL
+JsonNode *symfonic_json_node_deep_copy (JsonNode *node);
+
+G_END_DECLS

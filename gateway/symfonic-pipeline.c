@@ -1,0 +1,726 @@
+/* symfonic-pipeline.c: the pipeline file loader
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-enums.h"
+#include "symfonic-error.h"
+#include "symfonic-keyfile-private.h"
+#include "symfonic-paths-private.h"
+#include "symfonic-pipeline.h"
+#include "symfonic-property-private.h"
+#include "symfonic-version.h"
+
+/**
+ * SymfonicPipeline:
+ *
+ * The routes, stages and sources a pipeline file declares, configured and
+ * ready to serve.
+ *
+ * The file is a #GKeyFile. `[gateway]` sets the pipeline's own properties
+ * (#SymfonicPipeline:listen, #SymfonicPipeline:workers,
+ * #SymfonicPipeline:release-line). Each `[stage:NAME]` and `[source:NAME]`
+ * group creates one object of the registered `type`, every other key
+ * setting the property of that name; `[route:NAME]` binds a `path` to a
+ * `source` and a list of `stages`. Loading is strict: anything unknown or
+ * unconvertible is an error naming the file, the line and the key, and
+ * objects that need resources open them while loading.
+ */
+struct _SymfonicPipeline
+{
+  GObject     parent_instance;
+
+  GFile      *file;
+  char       *listen;
+  guint       workers;
+  char       *release_line;
+
+  GHashTable *stages;
+  GHashTable *sources;
+  GPtrArray  *routes;
+  GHashTable *routes_by_path;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicPipeline, symfonic_pipeline, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_LISTEN,
+  PROP_WORKERS,
+  PROP_RELEASE_LINE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+symfonic_pipeline_finalize (GObject *object)
+{
+  SymfonicPipeline *self = (SymfonicPipeline *) object;
+
+  g_clear_object (&self->file);
+  g_free (self->listen);
+  g_free (self->release_line);
+  g_hash_table_unref (self->stages);
+  g_hash_table_unref (self->sources);
+  g_ptr_array_unref (self->routes);
+  g_hash_table_unref (self->routes_by_path);
+
+  G_OBJECT_CLASS (symfonic_pipeline_parent_class)->finalize (object);
+}
+
+static void
+symfonic_pipeline_get_property (GObject    *object,
+                                guint       prop_id,
+                                GValue     *value,
+                                GParamSpec *pspec)
+{
+  SymfonicPipeline *self = SYMFONIC_PIPELINE (object);
+
+  switch (prop_id)
+    {
+    case PROP_LISTEN:
+      g_value_set_string (value, self->listen);
+      break;
+    case PROP_WORKERS:
+      g_value_set_uint (value, self->workers);
+      break;
+    case PROP_RELEASE_LINE:
+      g_value_set_string (value, self->release_line);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_pipeline_set_property (GObject      *object,
+                                guint         prop_id,
+                                const GValue *value,
+                                GParamSpec   *pspec)
+{
+  SymfonicPipeline *self = SYMFONIC_PIPELINE (object);
+
+  switch (prop_id)
+    {
+    case PROP_LISTEN:
+      g_free (self->listen);
+      self->listen = g_value_dup_string (value);
+      break;
+    case PROP_WORKERS:
+      self->workers = g_value_get_uint (value);
+      break;
+    case PROP_RELEASE_LINE:
+      g_free (self->release_line);
+      self->release_line = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_pipeline_finalize;
+  object_class->get_property = symfonic_pipeline_get_property;
+  object_class->set_property = symfonic_pipeline_set_property;
+
+  /**
+   * SymfonicPipeline:listen:
+   *
+   * The address and port to serve on, `HOST:PORT` (`[::1]:8080` for IPv6).
+   */
+  properties[PROP_LISTEN] =
+    g_param_spec_string ("listen", "Listen", "The address and port to serve on, HOST:PORT",
+                         "127.0.0.1:8080",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:workers:
+   *
+   * Worker threads, each with its own main loop and listening socket.
+   * 0 means one per processor.
+   */
+  properties[PROP_WORKERS] =
+    g_param_spec_uint ("workers", "Workers", "Worker threads, each with its own main loop and socket; 0 = one per processor",
+                       0, 256, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:release-line:
+   *
+   * The release line whose stream contract the gateway publishes.
+   */
+  properties[PROP_RELEASE_LINE] =
+    g_param_spec_string ("release-line", "Release line", "The release line whose stream contract is published",
+                         SYMFONIC_VERSION,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_pipeline_init (SymfonicPipeline *self)
+{
+  self->stages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->sources = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->routes = g_ptr_array_new_with_free_func (g_object_unref);
+  self->routes_by_path = g_hash_table_new (g_str_hash, g_str_equal);
+}
+
+typedef struct
+{
+  SymfonicPipeline *self;
+  SymfonicRegistry *registry;
+  SymfonicKeyFile  *kf;
+  GKeyFile         *key_file;
+  GFile            *base_dir;
+} Loader;
+
+/* Sets every key of @group except those in @skip as a property of @type;
+ * fills @names and @values for g_object_new_with_properties(). */
+static gboolean
+collect_properties (Loader            *loader,
+                    const char        *group,
+                    GType              type,
+                    const char *const *skip,
+                    GPtrArray         *names,
+                    GArray            *values,
+                    GError           **error)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+      GValue value = G_VALUE_INIT;
+      GParamSpec *pspec;
+
+      if (skip != NULL && g_strv_contains (skip, keys[i]))
+        continue;
+
+      pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), keys[i]);
+      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) ||
+          pspec->owner_type == G_TYPE_OBJECT)
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
+                                       _("unknown key for type “%s”"), g_type_name (type));
+          return FALSE;
+        }
+
+      if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
+                                    loader->base_dir, &value, &local_error))
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
+          return FALSE;
+        }
+
+      g_ptr_array_add (names, (gpointer) g_param_spec_get_name (pspec));
+      g_array_append_val (values, value);
+    }
+
+  return TRUE;
+}
+
+static void
+clear_value (gpointer data)
+{
+  g_value_unset (data);
+}
+
+static GObject *
+instantiate (Loader      *loader,
+             const char  *group,
+             GType        required,
+             const char  *what,
+             GError     **error)
+{
+  static const char * const skip[] = { "type", NULL };
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GObject) object = NULL;
+  g_autofree char *type_name = NULL;
+  GType type;
+
+  g_array_set_clear_func (values, clear_value);
+
+  type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
+  if (type_name == NULL)
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
+      return NULL;
+    }
+
+  type = symfonic_registry_lookup (loader->registry, type_name);
+  if (type == G_TYPE_INVALID)
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, "type",
+                                   _("unknown type “%s” (symfonic-inspect lists the registered types)"),
+                                   type_name);
+      return NULL;
+    }
+  if (!g_type_is_a (type, required))
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, "type",
+                                   _("type “%s” is not a %s"), type_name, what);
+      return NULL;
+    }
+
+  if (!collect_properties (loader, group, type, skip, names, values, error))
+    return NULL;
+
+  object = g_object_new_with_properties (type, names->len, (const char **) names->pdata,
+                                         (const GValue *) values->data);
+
+  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
+      return NULL;
+    }
+
+  return g_steal_pointer (&object);
+}
+
+static gboolean
+load_route (Loader      *loader,
+            const char  *group,
+            const char  *name,
+            GError     **error)
+{
+  static const char * const known[] = { "path", "kind", "source", "stages", NULL };
+  SymfonicPipeline *self = loader->self;
+  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  g_auto(GStrv) stages = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *kind_text = NULL;
+  g_autofree char *source_name = NULL;
+  g_autoptr(SymfonicRoute) route = NULL;
+  g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
+  SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
+  SymfonicRoute *other;
+  SymfonicSource *source;
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      if (!g_strv_contains (known, keys[i]))
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
+                                       _("unknown key for a route (known: path, kind, source, stages)"));
+          return FALSE;
+        }
+    }
+
+  path = g_key_file_get_string (loader->key_file, group, "path", NULL);
+  if (path == NULL)
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
+      return FALSE;
+    }
+  if (path[0] != '/')
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
+      return FALSE;
+    }
+  other = g_hash_table_lookup (self->routes_by_path, path);
+  if (other != NULL)
+    {
+      g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
+
+      symfonic_key_file_set_error (loader->kf, error, group, "path",
+                                   _("“%s” is already served by [%s] on line %u"), path, other_group,
+                                   symfonic_key_file_get_line (loader->kf, other_group, "path"));
+      return FALSE;
+    }
+
+  kind_text = g_key_file_get_string (loader->key_file, group, "kind", NULL);
+  if (kind_text != NULL)
+    {
+      GEnumValue *ev = g_enum_get_value_by_nick (kinds, kind_text);
+
+      if (ev == NULL)
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, "kind",
+                                       _("“%s” is not one of: typed, chunks, chat, resume"), kind_text);
+          return FALSE;
+        }
+      kind = ev->value;
+    }
+
+  source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
+  if (source_name == NULL)
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
+      return FALSE;
+    }
+  source = g_hash_table_lookup (self->sources, source_name);
+  if (source == NULL)
+    {
+      symfonic_key_file_set_error (loader->kf, error, group, "source",
+                                   _("no [source:%s] in this file"), source_name);
+      return FALSE;
+    }
+
+  route = symfonic_route_new (name, path, kind, source);
+
+  if (g_key_file_has_key (loader->key_file, group, "stages", NULL))
+    stages = g_key_file_get_string_list (loader->key_file, group, "stages", NULL, NULL);
+  for (guint i = 0; stages != NULL && stages[i] != NULL; i++)
+    {
+      const char *stage_name = g_strstrip (stages[i]);
+      SymfonicStage *stage;
+
+      if (*stage_name == '\0')
+        continue;
+      stage = g_hash_table_lookup (self->stages, stage_name);
+      if (stage == NULL)
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, "stages",
+                                       _("no [stage:%s] in this file"), stage_name);
+          return FALSE;
+        }
+      symfonic_route_add_stage (route, stage);
+    }
+
+  g_hash_table_insert (self->routes_by_path, (gpointer) symfonic_route_get_path (route), route);
+  g_ptr_array_add (self->routes, g_steal_pointer (&route));
+
+  return TRUE;
+}
+
+static gboolean
+load_gateway (Loader      *loader,
+              const char  *group,
+              GError     **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+
+  g_array_set_clear_func (values, clear_value);
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, NULL, names, values, error))
+    return FALSE;
+
+  g_object_setv (G_OBJECT (loader->self), names->len, (const char **) names->pdata,
+                 (const GValue *) values->data);
+
+  return TRUE;
+}
+
+static gboolean
+load (Loader  *loader,
+      GError **error)
+{
+  SymfonicPipeline *self = loader->self;
+  g_auto(GStrv) groups = g_key_file_get_groups (loader->key_file, NULL);
+
+  /* Pass 1: everything a route may refer to. */
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      const char *group = groups[i];
+      const char *name = strchr (group, ':');
+      GObject *object;
+
+      if (g_strcmp0 (group, "gateway") == 0)
+        {
+          if (!load_gateway (loader, group, error))
+            return FALSE;
+          continue;
+        }
+
+      if (name == NULL || name[1] == '\0' ||
+          !(g_str_has_prefix (group, "stage:") || g_str_has_prefix (group, "source:") ||
+            g_str_has_prefix (group, "route:")))
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, NULL,
+                                       _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
+          return FALSE;
+        }
+      name++;
+
+      if (g_str_has_prefix (group, "stage:"))
+        {
+          object = instantiate (loader, group, SYMFONIC_TYPE_STAGE, _("stage"), error);
+          if (object == NULL)
+            return FALSE;
+          g_hash_table_insert (self->stages, g_strdup (name), object);
+        }
+      else if (g_str_has_prefix (group, "source:"))
+        {
+          object = instantiate (loader, group, SYMFONIC_TYPE_SOURCE, _("source"), error);
+          if (object == NULL)
+            return FALSE;
+          g_hash_table_insert (self->sources, g_strdup (name), object);
+        }
+    }
+
+  /* Pass 2: routes, in file order. */
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      if (g_str_has_prefix (groups[i], "route:") &&
+          !load_route (loader, groups[i], groups[i] + strlen ("route:"), error))
+        return FALSE;
+    }
+
+  if (self->routes->len == 0)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: declares no [route:NAME]"), symfonic_key_file_get_name (loader->kf));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * symfonic_pipeline_new_from_data:
+ * @registry: where `type=` names are resolved
+ * @data: the pipeline file's text
+ * @length: the length of @data, or -1 if it is nul-terminated
+ * @base_dir: the folder relative paths resolve against
+ * @display_name: how errors name the file
+ * @error: return location for a #GError
+ *
+ * Loads a pipeline from text.
+ *
+ * Returns: (transfer full): the pipeline, or %NULL with @error set to a
+ *   %SYMFONIC_ERROR_CONFIG naming the file, line and key
+ */
+SymfonicPipeline *
+symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
+                                 const char        *data,
+                                 gssize             length,
+                                 GFile             *base_dir,
+                                 const char        *display_name,
+                                 GError           **error)
+{
+  g_autoptr(SymfonicPipeline) self = NULL;
+  g_autoptr(SymfonicKeyFile) kf = NULL;
+  Loader loader;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
+  g_return_val_if_fail (data != NULL, NULL);
+  g_return_val_if_fail (G_IS_FILE (base_dir), NULL);
+  g_return_val_if_fail (display_name != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  kf = symfonic_key_file_new_from_data (data, length < 0 ? strlen (data) : (gsize) length,
+                                        display_name, error);
+  if (kf == NULL)
+    return NULL;
+
+  self = g_object_new (SYMFONIC_TYPE_PIPELINE, NULL);
+  loader = (Loader) {
+    .self = self,
+    .registry = registry,
+    .kf = kf,
+    .key_file = symfonic_key_file_get_key_file (kf),
+    .base_dir = base_dir,
+  };
+
+  if (!load (&loader, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * symfonic_pipeline_new_from_file:
+ * @registry: where `type=` names are resolved
+ * @file: a pipeline file
+ * @error: return location for a #GError
+ *
+ * Loads a pipeline file; relative paths in it resolve against its folder.
+ *
+ * Returns: (transfer full): the pipeline, or %NULL with @error set
+ */
+SymfonicPipeline *
+symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
+                                 GFile             *file,
+                                 GError           **error)
+{
+  g_autoptr(GFile) base_dir = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *display_name = NULL;
+  g_autoptr(GError) local_error = NULL;
+  SymfonicPipeline *self;
+  gsize length;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  display_name = g_file_get_parse_name (file);
+  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   "%s: %s", display_name, local_error->message);
+      return NULL;
+    }
+
+  base_dir = g_file_get_parent (file);
+  self = symfonic_pipeline_new_from_data (registry, contents, length, base_dir, display_name, error);
+  if (self != NULL)
+    self->file = g_object_ref (file);
+
+  return self;
+}
+
+/**
+ * symfonic_pipeline_get_default_file:
+ *
+ * The pipeline served when none is named: `pipelines/default.pipeline` of
+ * the source tree when running from a build, else of the installed data.
+ *
+ * Returns: (transfer full): the default pipeline file
+ */
+GFile *
+symfonic_pipeline_get_default_file (void)
+{
+  g_autofree char *path = g_build_filename (symfonic_paths_data_dir (), "pipelines",
+                                            "default.pipeline", NULL);
+
+  return g_file_new_for_path (path);
+}
+
+/**
+ * symfonic_pipeline_get_file:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: (transfer none) (nullable): the file the pipeline came from
+ */
+GFile *
+symfonic_pipeline_get_file (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+
+  return self->file;
+}
+
+/**
+ * symfonic_pipeline_get_listen:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: the address to serve on, `HOST:PORT`
+ */
+const char *
+symfonic_pipeline_get_listen (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+
+  return self->listen;
+}
+
+/**
+ * symfonic_pipeline_get_workers:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: how many worker threads serve, at least 1
+ */
+guint
+symfonic_pipeline_get_workers (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), 1);
+
+  return self->workers > 0 ? self->workers : MAX (g_get_num_processors (), 1);
+}
+
+/**
+ * symfonic_pipeline_get_release_line:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: the release line to publish
+ */
+const char *
+symfonic_pipeline_get_release_line (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+
+  return self->release_line;
+}
+
+/**
+ * symfonic_pipeline_get_n_routes:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: how many routes the pipeline serves
+ */
+guint
+symfonic_pipeline_get_n_routes (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), 0);
+
+  return self->routes->len;
+}
+
+/**
+ * symfonic_pipeline_get_route:
+ * @self: a #SymfonicPipeline
+ * @position: a position in file order
+ *
+ * Returns: (transfer none): the route
+ */
+SymfonicRoute *
+symfonic_pipeline_get_route (SymfonicPipeline *self,
+                             guint             position)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (position < self->routes->len, NULL);
+
+  return g_ptr_array_index (self->routes, position);
+}
+
+/**
+ * symfonic_pipeline_lookup_route:
+ * @self: a #SymfonicPipeline
+ * @path: an HTTP path
+ *
+ * Returns: (transfer none) (nullable): the route serving @path
+ */
+SymfonicRoute *
+symfonic_pipeline_lookup_route (SymfonicPipeline *self,
+                                const char       *path)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+
+  return g_hash_table_lookup (self->routes_by_path, path);
+}
+
+/**
+ * symfonic_pipeline_get_stage:
+ * @self: a #SymfonicPipeline
+ * @name: the NAME of a `[stage:NAME]` group
+ *
+ * Returns: (transfer none) (nullable): the stage
+ */
+SymfonicStage *
+symfonic_pipeline_get_stage (SymfonicPipeline *self,
+                             const char       *name)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  return g_hash_table_lookup (self->stages, name);
+}
+
+/**
+ * symfonic_pipeline_get_source:
+ * @self: a #SymfonicPipeline
+ * @name: the NAME of a `[source:NAME]` group
+ *
+ * Returns: (transfer none) (nullable): the source
+ */
+SymfonicSource *
+symfonic_pipeline_get_source (SymfonicPipeline *self,
+                              const char       *name)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  return g_hash_table_lookup (self->sources, name);
+}

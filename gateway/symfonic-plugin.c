@@ -1,0 +1,147 @@
+/* symfonic-plugin.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-plugin-private.h"
+
+/**
+ * SymfonicPlugin:
+ *
+ * A loaded plugin module: its name, file and the types it registered.
+ * Plugins stay resident: the types they registered live as long as the
+ * process.
+ */
+struct _SymfonicPlugin
+{
+  GObject           parent_instance;
+
+  /* weak: the registry owns its plugins */
+  SymfonicRegistry *registry;
+  char             *name;
+  char             *filename;
+  char             *version;
+  char             *description;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicPlugin, symfonic_plugin, G_TYPE_OBJECT)
+
+static void
+symfonic_plugin_finalize (GObject *object)
+{
+  SymfonicPlugin *self = (SymfonicPlugin *) object;
+
+  g_free (self->name);
+  g_free (self->filename);
+  g_free (self->version);
+  g_free (self->description);
+
+  G_OBJECT_CLASS (symfonic_plugin_parent_class)->finalize (object);
+}
+
+static void
+symfonic_plugin_class_init (SymfonicPluginClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = symfonic_plugin_finalize;
+}
+
+static void
+symfonic_plugin_init (SymfonicPlugin *self)
+{
+}
+
+SymfonicPlugin *
+symfonic_plugin_new (SymfonicRegistry         *registry,
+                     const SymfonicPluginInfo *info,
+                     const char               *filename)
+{
+  SymfonicPlugin *self = g_object_new (SYMFONIC_TYPE_PLUGIN, NULL);
+
+  self->registry = registry;
+  self->name = g_strdup (info->name);
+  self->filename = g_strdup (filename);
+  self->version = g_strdup (info->version);
+  self->description = g_strdup (info->description);
+
+  return self;
+}
+
+/**
+ * symfonic_plugin_get_name:
+ * @self: a #SymfonicPlugin
+ *
+ * Returns: the plugin's name
+ */
+const char *
+symfonic_plugin_get_name (SymfonicPlugin *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), NULL);
+
+  return self->name;
+}
+
+/**
+ * symfonic_plugin_get_filename:
+ * @self: a #SymfonicPlugin
+ *
+ * Returns: (nullable): the module's file, %NULL for types registered in process
+ */
+const char *
+symfonic_plugin_get_filename (SymfonicPlugin *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), NULL);
+
+  return self->filename;
+}
+
+/**
+ * symfonic_plugin_get_version:
+ * @self: a #SymfonicPlugin
+ *
+ * Returns: (nullable): the plugin's version
+ */
+const char *
+symfonic_plugin_get_version (SymfonicPlugin *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), NULL);
+
+  return self->version;
+}
+
+/**
+ * symfonic_plugin_get_description:
+ * @self: a #SymfonicPlugin
+ *
+ * Returns: (nullable): what the plugin provides
+ */
+const char *
+symfonic_plugin_get_description (SymfonicPlugin *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), NULL);
+
+  return self->description;
+}
+
+/**
+ * symfonic_plugin_register_type:
+ * @self: a #SymfonicPlugin
+ * @name: the name pipeline files use in `type=`
+ * @type: a type implementing #SymfonicStage or #SymfonicSource
+ * @error: return location for a #GError
+ *
+ * Registers a stage or source type provided by this plugin.
+ *
+ * Returns: %TRUE on success; %FALSE if @name is taken
+ */
+gboolean
+symfonic_plugin_register_type (SymfonicPlugin  *self,
+                               const char      *name,
+                               GType            type,
+                               GError         **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), FALSE);
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self->registry), FALSE);
+
+  return symfonic_registry_register_type (self->registry, name, type, self, error);
+}

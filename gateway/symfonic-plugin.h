@@ -1,0 +1,78 @@
+/* symfonic-plugin.h: what a plugin module exports
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gmodule.h>
+#include <glib-object.h>
+
+#include "symfonic-version.h"
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_PLUGIN (symfonic_plugin_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicPlugin, symfonic_plugin, SYMFONIC, PLUGIN, GObject)
+
+/**
+ * SymfonicPluginInitFunc:
+ * @plugin: the plugin being loaded
+ * @error: return location for a #GError
+ *
+ * A plugin's entry point: registers its stage and source types with
+ * symfonic_plugin_register_type(). Runs once, after the registry checked
+ * the plugin's API version.
+ *
+ * Returns: %TRUE on success
+ */
+typedef gboolean (*SymfonicPluginInitFunc) (SymfonicPlugin  *plugin,
+                                            GError         **error);
+
+/**
+ * SymfonicPluginInfo:
+ * @api_version: the %SYMFONIC_PLUGIN_API_VERSION the plugin was built against
+ * @name: the plugin's name
+ * @version: the plugin's own version
+ * @description: one line on what it provides
+ * @init: the entry point
+ *
+ * What a plugin module exports under the symbol `symfonic_plugin_info`;
+ * use SYMFONIC_PLUGIN_DEFINE().
+ */
+typedef struct
+{
+  guint                   api_version;
+  const char             *name;
+  const char             *version;
+  const char             *description;
+  SymfonicPluginInitFunc  init;
+} SymfonicPluginInfo;
+
+/**
+ * SYMFONIC_PLUGIN_DEFINE:
+ * @name: the plugin's name, a string
+ * @description: one line, a string
+ * @init: the #SymfonicPluginInitFunc
+ *
+ * Declares a plugin module's entry point.
+ */
+#define SYMFONIC_PLUGIN_DEFINE(name, description, init) \
+  G_MODULE_EXPORT const SymfonicPluginInfo symfonic_plugin_info = { \
+    SYMFONIC_PLUGIN_API_VERSION, name, SYMFONIC_VERSION, description, init \
+  }
+
+const char *symfonic_plugin_get_name        (SymfonicPlugin  *self);
+const char *symfonic_plugin_get_filename    (SymfonicPlugin  *self);
+const char *symfonic_plugin_get_version     (SymfonicPlugin  *self);
+const char *symfonic_plugin_get_description (SymfonicPlugin  *self);
+gboolean    symfonic_plugin_register_type   (SymfonicPlugin  *self,
+                                             const char      *name,
+                                             GType            type,
+                                             GError         **error);
+
+G_END_DECLS

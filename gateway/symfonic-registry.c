@@ -1,0 +1,493 @@
+/* symfonic-registry.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-paths-private.h"
+#include "symfonic-plugin-private.h"
+#include "symfonic-registry.h"
+#include "symfonic-source.h"
+#include "symfonic-stage.h"
+
+/**
+ * SymfonicRegistry:
+ *
+ * Stage and source types by the name pipeline files use, and the plugins
+ * that provided them.
+ *
+ * Plugins are shared modules exporting a #SymfonicPluginInfo (see
+ * SYMFONIC_PLUGIN_DEFINE()). The registry checks a module's API version
+ * before it runs any of the module's code, keeps every loaded module
+ * resident, and refuses a second type or plugin of a name already taken,
+ * naming both owners.
+ */
+struct _SymfonicRegistry
+{
+  GObject     parent_instance;
+
+  GMutex      lock;
+  /* name -> Entry */
+  GHashTable *types;
+  GPtrArray  *plugins;
+  /* canonical file names already loaded */
+  GHashTable *files;
+};
+
+typedef struct
+{
+  GType           type;
+  SymfonicPlugin *plugin;
+} Entry;
+
+G_DEFINE_FINAL_TYPE (SymfonicRegistry, symfonic_registry, G_TYPE_OBJECT)
+
+static void
+entry_free (gpointer data)
+{
+  Entry *entry = data;
+
+  g_clear_object (&entry->plugin);
+  g_free (entry);
+}
+
+static void
+symfonic_registry_finalize (GObject *object)
+{
+  SymfonicRegistry *self = (SymfonicRegistry *) object;
+
+  g_hash_table_unref (self->types);
+  g_ptr_array_unref (self->plugins);
+  g_hash_table_unref (self->files);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (symfonic_registry_parent_class)->finalize (object);
+}
+
+static void
+symfonic_registry_class_init (SymfonicRegistryClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = symfonic_registry_finalize;
+}
+
+static void
+symfonic_registry_init (SymfonicRegistry *self)
+{
+  g_mutex_init (&self->lock);
+  self->types = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, entry_free);
+  self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
+  self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+}
+
+/**
+ * symfonic_registry_new:
+ *
+ * Creates an empty registry. Most hosts want
+ * symfonic_registry_get_default().
+ *
+ * Returns: (transfer full): a new #SymfonicRegistry
+ */
+SymfonicRegistry *
+symfonic_registry_new (void)
+{
+  return g_object_new (SYMFONIC_TYPE_REGISTRY, NULL);
+}
+
+/**
+ * symfonic_registry_get_default:
+ *
+ * The process-wide registry, which pipeline files resolve `type=` in.
+ *
+ * Returns: (transfer none): the default registry
+ */
+SymfonicRegistry *
+symfonic_registry_get_default (void)
+{
+  static gsize instance = 0;
+
+  if (g_once_init_enter (&instance))
+    g_once_init_leave (&instance, (gsize) symfonic_registry_new ());
+
+  return (SymfonicRegistry *) instance;
+}
+
+static const char *
+owner_name (SymfonicPlugin *plugin)
+{
+  if (plugin == NULL)
+    return _("the application");
+
+  return symfonic_plugin_get_filename (plugin) != NULL
+    ? symfonic_plugin_get_filename (plugin)
+    : symfonic_plugin_get_name (plugin);
+}
+
+/**
+ * symfonic_registry_register_type:
+ * @self: a #SymfonicRegistry
+ * @name: the name pipeline files use in `type=`
+ * @type: a type implementing #SymfonicStage or #SymfonicSource
+ * @plugin: (nullable): the plugin providing @type
+ * @error: return location for a #GError
+ *
+ * Registers @type under @name.
+ *
+ * Returns: %TRUE on success; %FALSE with %SYMFONIC_ERROR_PLUGIN if @name is
+ *   already registered
+ */
+gboolean
+symfonic_registry_register_type (SymfonicRegistry  *self,
+                                 const char        *name,
+                                 GType              type,
+                                 SymfonicPlugin    *plugin,
+                                 GError           **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  Entry *existing;
+  Entry *entry;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (name != NULL && *name != '\0', FALSE);
+  g_return_val_if_fail (g_type_is_a (type, SYMFONIC_TYPE_STAGE) ||
+                        g_type_is_a (type, SYMFONIC_TYPE_SOURCE), FALSE);
+  g_return_val_if_fail (G_TYPE_IS_INSTANTIATABLE (type) && !G_TYPE_IS_ABSTRACT (type), FALSE);
+  g_return_val_if_fail (plugin == NULL || SYMFONIC_IS_PLUGIN (plugin), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  locker = g_mutex_locker_new (&self->lock);
+  existing = g_hash_table_lookup (self->types, name);
+  if (existing != NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Type “%s” from %s is already registered by %s"),
+                   name, owner_name (plugin), owner_name (existing->plugin));
+      return FALSE;
+    }
+
+  entry = g_new0 (Entry, 1);
+  entry->type = type;
+  entry->plugin = plugin != NULL ? g_object_ref (plugin) : NULL;
+  g_hash_table_insert (self->types, g_strdup (name), entry);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_registry_load_plugin:
+ * @self: a #SymfonicRegistry
+ * @filename: a plugin module
+ * @error: return location for a #GError
+ *
+ * Loads one plugin module, checks its API version and runs its entry point.
+ * Loading a file that is already loaded does nothing.
+ *
+ * Returns: (transfer none) (nullable): the plugin, or %NULL with @error set
+ */
+SymfonicPlugin *
+symfonic_registry_load_plugin (SymfonicRegistry  *self,
+                               const char        *filename,
+                               GError           **error)
+{
+  g_autofree char *canonical = NULL;
+  g_autoptr(SymfonicPlugin) plugin = NULL;
+  const SymfonicPluginInfo *info = NULL;
+  GModule *module;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (filename != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  canonical = g_canonicalize_filename (filename, NULL);
+  g_mutex_lock (&self->lock);
+  plugin = g_hash_table_lookup (self->files, canonical);
+  g_mutex_unlock (&self->lock);
+  if (plugin != NULL)
+    return g_steal_pointer (&plugin);
+
+  module = g_module_open (canonical, G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
+  if (module == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Cannot load plugin %s: %s"), canonical, g_module_error ());
+      return NULL;
+    }
+
+  if (!g_module_symbol (module, "symfonic_plugin_info", (gpointer *) &info) || info == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("%s is not a plugin: it exports no symfonic_plugin_info"), canonical);
+      g_module_close (module);
+      return NULL;
+    }
+
+  /* Checked before any of the module's code runs: a plugin built against
+   * another interface would misread every struct we hand it. */
+  if (info->api_version != SYMFONIC_PLUGIN_API_VERSION)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Plugin %s was built for plugin API %u, this gateway provides %u"),
+                   canonical, info->api_version, SYMFONIC_PLUGIN_API_VERSION);
+      g_module_close (module);
+      return NULL;
+    }
+
+  if (info->name == NULL || info->init == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Plugin %s declares no name or no entry point"), canonical);
+      g_module_close (module);
+      return NULL;
+    }
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->plugins->len; i++)
+    {
+      SymfonicPlugin *other = g_ptr_array_index (self->plugins, i);
+
+      if (g_strcmp0 (symfonic_plugin_get_name (other), info->name) == 0)
+        {
+          g_mutex_unlock (&self->lock);
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                       _("Plugin “%s” of %s is already loaded from %s"),
+                       info->name, canonical, owner_name (other));
+          g_module_close (module);
+          return NULL;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* Types a module registers can never be unregistered. */
+  g_module_make_resident (module);
+  plugin = symfonic_plugin_new (self, info, canonical);
+  if (!info->init (plugin, error))
+    return NULL;
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->plugins, g_object_ref (plugin));
+  g_hash_table_insert (self->files, g_steal_pointer (&canonical), plugin);
+  g_mutex_unlock (&self->lock);
+
+  return plugin;
+}
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+/**
+ * symfonic_registry_load_directory:
+ * @self: a #SymfonicRegistry
+ * @directory: a directory of plugin modules
+ * @error: return location for a #GError
+ *
+ * Loads every `*.so` module in @directory, in name order. A missing
+ * directory is not an error; a module that cannot be loaded is.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+symfonic_registry_load_directory (SymfonicRegistry  *self,
+                                  const char        *directory,
+                                  GError           **error)
+{
+  g_autoptr(GPtrArray) names = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GError) local_error = NULL;
+  const char *name;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (directory != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  dir = g_dir_open (directory, 0, &local_error);
+  if (dir == NULL)
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return TRUE;
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  names = g_ptr_array_new_with_free_func (g_free);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      if (g_str_has_suffix (name, "." G_MODULE_SUFFIX))
+        g_ptr_array_add (names, g_strdup (name));
+    }
+  g_ptr_array_sort (names, compare_names);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *path = g_build_filename (directory, g_ptr_array_index (names, i), NULL);
+
+      if (symfonic_registry_load_plugin (self, path, error) == NULL)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * symfonic_registry_scan:
+ * @self: a #SymfonicRegistry
+ * @error: return location for a #GError
+ *
+ * Loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
+ * separated list), then those of the build's or installation's plugin
+ * directory. A directory listed twice is read once.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+symfonic_registry_scan (SymfonicRegistry  *self,
+                        GError           **error)
+{
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func (g_free);
+  const char *env = g_getenv ("SYMFONIC_PLUGIN_PATH");
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (env != NULL)
+    {
+      g_auto(GStrv) parts = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
+
+      for (guint i = 0; parts[i] != NULL; i++)
+        {
+          if (*parts[i] != '\0')
+            g_ptr_array_add (dirs, g_canonicalize_filename (parts[i], NULL));
+        }
+    }
+  g_ptr_array_add (dirs, g_canonicalize_filename (symfonic_paths_plugin_dir (), NULL));
+
+  for (guint i = 0; i < dirs->len; i++)
+    {
+      const char *dir = g_ptr_array_index (dirs, i);
+      gboolean seen = FALSE;
+
+      for (guint j = 0; j < i && !seen; j++)
+        seen = g_str_equal (dir, g_ptr_array_index (dirs, j));
+
+      if (!seen && !symfonic_registry_load_directory (self, dir, error))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * symfonic_registry_lookup:
+ * @self: a #SymfonicRegistry
+ * @name: a type name as pipeline files use it
+ *
+ * Returns: the registered type, or %G_TYPE_INVALID
+ */
+GType
+symfonic_registry_lookup (SymfonicRegistry *self,
+                          const char       *name)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  Entry *entry;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), G_TYPE_INVALID);
+  g_return_val_if_fail (name != NULL, G_TYPE_INVALID);
+
+  locker = g_mutex_locker_new (&self->lock);
+  entry = g_hash_table_lookup (self->types, name);
+
+  return entry != NULL ? entry->type : G_TYPE_INVALID;
+}
+
+/**
+ * symfonic_registry_get_type_plugin:
+ * @self: a #SymfonicRegistry
+ * @name: a registered type name
+ *
+ * Returns: (transfer none) (nullable): the plugin that registered @name,
+ *   %NULL if the application did or nothing did
+ */
+SymfonicPlugin *
+symfonic_registry_get_type_plugin (SymfonicRegistry *self,
+                                   const char       *name)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  Entry *entry;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  locker = g_mutex_locker_new (&self->lock);
+  entry = g_hash_table_lookup (self->types, name);
+
+  return entry != NULL ? entry->plugin : NULL;
+}
+
+/**
+ * symfonic_registry_list_types:
+ * @self: a #SymfonicRegistry
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the registered names, sorted
+ */
+char **
+symfonic_registry_list_types (SymfonicRegistry *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  char **names;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
+
+  locker = g_mutex_locker_new (&self->lock);
+  names = (char **) g_hash_table_get_keys_as_array (self->types, NULL);
+  for (guint i = 0; names[i] != NULL; i++)
+    names[i] = g_strdup (names[i]);
+  qsort (names, g_strv_length (names), sizeof (char *), compare_names);
+
+  return names;
+}
+
+/**
+ * symfonic_registry_list_plugins:
+ * @self: a #SymfonicRegistry
+ *
+ * Returns: (transfer container) (element-type SymfonicPlugin): the loaded plugins
+ */
+GPtrArray *
+symfonic_registry_list_plugins (SymfonicRegistry *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  GPtrArray *plugins;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
+
+  locker = g_mutex_locker_new (&self->lock);
+  plugins = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < self->plugins->len; i++)
+    g_ptr_array_add (plugins, g_object_ref (g_ptr_array_index (self->plugins, i)));
+
+  return plugins;
+}
+
+/**
+ * symfonic_register_stage_type:
+ * @type: a type implementing #SymfonicStage or #SymfonicSource
+ * @name: the name pipeline files use in `type=`
+ * @error: return location for a #GError
+ *
+ * Registers a type defined by the application, or by Python or JavaScript
+ * code, in the default registry.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+symfonic_register_stage_type (GType        type,
+                              const char  *name,
+                              GError     **error)
+{
+  return symfonic_registry_register_type (symfonic_registry_get_default (), name, type, NULL, error);
+}

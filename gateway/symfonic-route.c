@@ -1,0 +1,276 @@
+/* symfonic-route.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-enums.h"
+#include "symfonic-route.h"
+
+/**
+ * SymfonicRoute:
+ *
+ * An HTTP path bound to a source and an ordered chain of stages.
+ *
+ * A route is assembled once, when its pipeline is loaded, and is only read
+ * afterwards, by every worker thread at once.
+ */
+struct _SymfonicRoute
+{
+  GObject            parent_instance;
+
+  char              *name;
+  char              *path;
+  SymfonicRouteKind  kind;
+  SymfonicSource    *source;
+  GPtrArray         *stages;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_NAME,
+  PROP_PATH,
+  PROP_KIND,
+  PROP_SOURCE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+symfonic_route_finalize (GObject *object)
+{
+  SymfonicRoute *self = (SymfonicRoute *) object;
+
+  g_free (self->name);
+  g_free (self->path);
+  g_clear_object (&self->source);
+  g_ptr_array_unref (self->stages);
+
+  G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
+}
+
+static void
+symfonic_route_get_property (GObject    *object,
+                             guint       prop_id,
+                             GValue     *value,
+                             GParamSpec *pspec)
+{
+  SymfonicRoute *self = SYMFONIC_ROUTE (object);
+
+  switch (prop_id)
+    {
+    case PROP_NAME:
+      g_value_set_string (value, self->name);
+      break;
+    case PROP_PATH:
+      g_value_set_string (value, self->path);
+      break;
+    case PROP_KIND:
+      g_value_set_enum (value, self->kind);
+      break;
+    case PROP_SOURCE:
+      g_value_set_object (value, self->source);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_route_set_property (GObject      *object,
+                             guint         prop_id,
+                             const GValue *value,
+                             GParamSpec   *pspec)
+{
+  SymfonicRoute *self = SYMFONIC_ROUTE (object);
+
+  switch (prop_id)
+    {
+    case PROP_NAME:
+      self->name = g_value_dup_string (value);
+      break;
+    case PROP_PATH:
+      self->path = g_value_dup_string (value);
+      break;
+    case PROP_KIND:
+      self->kind = g_value_get_enum (value);
+      break;
+    case PROP_SOURCE:
+      self->source = g_value_dup_object (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_route_class_init (SymfonicRouteClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_route_finalize;
+  object_class->get_property = symfonic_route_get_property;
+  object_class->set_property = symfonic_route_set_property;
+
+  properties[PROP_NAME] =
+    g_param_spec_string ("name", "Name", "The route's name in its pipeline file",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_PATH] =
+    g_param_spec_string ("path", "Path", "The HTTP path the route serves",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_KIND] =
+    g_param_spec_enum ("kind", "Kind", "What the route answers with",
+                       SYMFONIC_TYPE_ROUTE_KIND, SYMFONIC_ROUTE_KIND_TYPED,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SOURCE] =
+    g_param_spec_object ("source", "Source", "The upstream the route reads",
+                         SYMFONIC_TYPE_SOURCE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_route_init (SymfonicRoute *self)
+{
+  self->stages = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+/**
+ * symfonic_route_new:
+ * @name: the route's name
+ * @path: the HTTP path, starting with `/`
+ * @kind: what the route answers with
+ * @source: the upstream
+ *
+ * Creates a route with no stages.
+ *
+ * Returns: (transfer full): a new #SymfonicRoute
+ */
+SymfonicRoute *
+symfonic_route_new (const char        *name,
+                    const char        *path,
+                    SymfonicRouteKind  kind,
+                    SymfonicSource    *source)
+{
+  g_return_val_if_fail (name != NULL, NULL);
+  g_return_val_if_fail (path != NULL && path[0] == '/', NULL);
+  g_return_val_if_fail (SYMFONIC_IS_SOURCE (source), NULL);
+
+  return g_object_new (SYMFONIC_TYPE_ROUTE,
+                       "name", name,
+                       "path", path,
+                       "kind", kind,
+                       "source", source,
+                       NULL);
+}
+
+/**
+ * symfonic_route_add_stage:
+ * @self: a #SymfonicRoute
+ * @stage: the stage to append
+ *
+ * Appends @stage to the route's chain. Only while the route is assembled,
+ * before it serves.
+ */
+void
+symfonic_route_add_stage (SymfonicRoute *self,
+                          SymfonicStage *stage)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (SYMFONIC_IS_STAGE (stage));
+
+  g_ptr_array_add (self->stages, g_object_ref (stage));
+}
+
+/**
+ * symfonic_route_get_name:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: the route's name
+ */
+const char *
+symfonic_route_get_name (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return self->name;
+}
+
+/**
+ * symfonic_route_get_path:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: the HTTP path
+ */
+const char *
+symfonic_route_get_path (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return self->path;
+}
+
+/**
+ * symfonic_route_get_kind:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: what the route answers with
+ */
+SymfonicRouteKind
+symfonic_route_get_kind (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), SYMFONIC_ROUTE_KIND_TYPED);
+
+  return self->kind;
+}
+
+/**
+ * symfonic_route_get_source:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: (transfer none): the upstream
+ */
+SymfonicSource *
+symfonic_route_get_source (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return self->source;
+}
+
+/**
+ * symfonic_route_get_n_stages:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how many stages the chain has
+ */
+guint
+symfonic_route_get_n_stages (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->stages->len;
+}
+
+/**
+ * symfonic_route_get_stage:
+ * @self: a #SymfonicRoute
+ * @position: a position in the chain
+ *
+ * Returns: (transfer none): the stage at @position
+ */
+SymfonicStage *
+symfonic_route_get_stage (SymfonicRoute *self,
+                          guint          position)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+  g_return_val_if_fail (position < self->stages->len, NULL);
+
+  return g_ptr_array_index (self->stages, position);
+}

@@ -1,0 +1,53 @@
+/* symfonic-route.h: an HTTP path bound to a source and a chain of stages
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+
+#include "symfonic-source.h"
+#include "symfonic-stage.h"
+#include "symfonic-types.h"
+
+G_BEGIN_DECLS
+
+/**
+ * SymfonicRouteKind:
+ * @SYMFONIC_ROUTE_KIND_TYPED: a typed Server-Sent-Events stream
+ * @SYMFONIC_ROUTE_KIND_CHUNKS: an untyped stream of `StreamChunk`s
+ * @SYMFONIC_ROUTE_KIND_CHAT: one JSON `AgentResponse`
+ * @SYMFONIC_ROUTE_KIND_RESUME: one JSON `AgentResponse` for a paused run
+ *
+ * What a route answers with.
+ */
+typedef enum {
+  SYMFONIC_ROUTE_KIND_TYPED,
+  SYMFONIC_ROUTE_KIND_CHUNKS,
+  SYMFONIC_ROUTE_KIND_CHAT,
+  SYMFONIC_ROUTE_KIND_RESUME,
+} SymfonicRouteKind;
+
+#define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicRoute, symfonic_route, SYMFONIC, ROUTE, GObject)
+
+SymfonicRoute     *symfonic_route_new          (const char         *name,
+                                                const char         *path,
+                                                SymfonicRouteKind   kind,
+                                                SymfonicSource     *source);
+void               symfonic_route_add_stage    (SymfonicRoute      *self,
+                                                SymfonicStage      *stage);
+const char        *symfonic_route_get_name     (SymfonicRoute      *self);
+const char        *symfonic_route_get_path     (SymfonicRoute      *self);
+SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
+SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
+guint              symfonic_route_get_n_stages (SymfonicRoute      *self);
+SymfonicStage     *symfonic_route_get_stage    (SymfonicRoute      *self,
+                                                guint               position);
+
+G_END_DECLS

@@ -1,0 +1,448 @@
+/* symfonic-server.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-encoder-private.h"
+#include "symfonic-enums.h"
+#include "symfonic-error.h"
+#include "symfonic-metrics-private.h"
+#include "symfonic-server.h"
+#include "symfonic-worker-private.h"
+
+/**
+ * SymfonicServer:
+ *
+ * Serves a #SymfonicPipeline over HTTP.
+ *
+ * The server runs #SymfonicServer:workers threads, each with its own main
+ * context and SoupServer on its own socket bound to the same port with
+ * `SO_REUSEPORT`, so the kernel balances connections and no request ever
+ * crosses threads. Starting and stopping happen on the caller's thread.
+ */
+struct _SymfonicServer
+{
+  GObject           parent_instance;
+
+  SymfonicPipeline *pipeline;
+  char             *listen;
+  guint             workers;
+  guint16           port;
+  GInetAddress     *address;
+  SymfonicMetrics  *metrics;
+  GPtrArray        *running;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_PIPELINE,
+  PROP_LISTEN,
+  PROP_WORKERS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+symfonic_server_finalize (GObject *object)
+{
+  SymfonicServer *self = (SymfonicServer *) object;
+
+  symfonic_server_stop (self);
+  g_ptr_array_unref (self->running);
+  g_clear_object (&self->address);
+  g_clear_object (&self->pipeline);
+  g_free (self->listen);
+  symfonic_metrics_free (self->metrics);
+
+  G_OBJECT_CLASS (symfonic_server_parent_class)->finalize (object);
+}
+
+static void
+symfonic_server_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  SymfonicServer *self = SYMFONIC_SERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_PIPELINE:
+      g_value_set_object (value, self->pipeline);
+      break;
+    case PROP_LISTEN:
+      g_value_set_string (value, self->listen);
+      break;
+    case PROP_WORKERS:
+      g_value_set_uint (value, self->workers);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_server_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  SymfonicServer *self = SYMFONIC_SERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_PIPELINE:
+      self->pipeline = g_value_dup_object (value);
+      break;
+    case PROP_LISTEN:
+      symfonic_server_set_listen (self, g_value_get_string (value));
+      break;
+    case PROP_WORKERS:
+      symfonic_server_set_workers (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_server_class_init (SymfonicServerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_server_finalize;
+  object_class->get_property = symfonic_server_get_property;
+  object_class->set_property = symfonic_server_set_property;
+
+  properties[PROP_PIPELINE] =
+    g_param_spec_object ("pipeline", "Pipeline", "The pipeline to serve",
+                         SYMFONIC_TYPE_PIPELINE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LISTEN] =
+    g_param_spec_string ("listen", "Listen", "HOST:PORT to serve on; NULL uses the pipeline's",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_WORKERS] =
+    g_param_spec_uint ("workers", "Workers", "Worker threads; 0 uses the pipeline's",
+                       0, 256, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_server_init (SymfonicServer *self)
+{
+  self->metrics = symfonic_metrics_new ();
+  self->running = g_ptr_array_new ();
+}
+
+/**
+ * symfonic_server_new:
+ * @pipeline: the pipeline to serve
+ *
+ * Returns: (transfer full): a new, stopped #SymfonicServer
+ */
+SymfonicServer *
+symfonic_server_new (SymfonicPipeline *pipeline)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (pipeline), NULL);
+
+  return g_object_new (SYMFONIC_TYPE_SERVER, "pipeline", pipeline, NULL);
+}
+
+/**
+ * symfonic_server_get_pipeline:
+ * @self: a #SymfonicServer
+ *
+ * Returns: (transfer none): the pipeline
+ */
+SymfonicPipeline *
+symfonic_server_get_pipeline (SymfonicServer *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), NULL);
+
+  return self->pipeline;
+}
+
+/**
+ * symfonic_server_set_listen:
+ * @self: a #SymfonicServer
+ * @listen: (nullable): `HOST:PORT`; port 0 picks a free port
+ *
+ * Overrides the pipeline's listen address. Takes effect at the next start.
+ */
+void
+symfonic_server_set_listen (SymfonicServer *self,
+                            const char     *listen)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+
+  if (g_strcmp0 (self->listen, listen) == 0)
+    return;
+
+  g_free (self->listen);
+  self->listen = g_strdup (listen);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LISTEN]);
+}
+
+/**
+ * symfonic_server_set_workers:
+ * @self: a #SymfonicServer
+ * @workers: worker threads, 0 to use the pipeline's setting
+ *
+ * Overrides the pipeline's worker count. Takes effect at the next start.
+ */
+void
+symfonic_server_set_workers (SymfonicServer *self,
+                             guint           workers)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+
+  if (self->workers == workers)
+    return;
+
+  self->workers = workers;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKERS]);
+}
+
+static gboolean
+parse_listen (const char    *listen,
+              GInetAddress **address,
+              guint16       *port,
+              GError       **error)
+{
+  g_autofree char *host = NULL;
+  g_autoptr(GResolver) resolver = NULL;
+  g_autolist(GInetAddress) addresses = NULL;
+  const char *colon = strrchr (listen, ':');
+  guint64 number;
+
+  if (colon == NULL || colon == listen ||
+      !g_ascii_string_to_unsigned (colon + 1, 10, 0, 65535, &number, NULL))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Listen address “%s” is not HOST:PORT"), listen);
+      return FALSE;
+    }
+
+  host = g_strndup (listen, colon - listen);
+  if (host[0] == '[' && host[strlen (host) - 1] == ']')
+    {
+      char *inner = g_strndup (host + 1, strlen (host) - 2);
+
+      g_free (host);
+      host = inner;
+    }
+  *port = number;
+
+  if (g_str_equal (host, "*"))
+    {
+      *address = g_inet_address_new_any (G_SOCKET_FAMILY_IPV4);
+      return TRUE;
+    }
+
+  *address = g_inet_address_new_from_string (host);
+  if (*address != NULL)
+    return TRUE;
+
+  resolver = g_resolver_get_default ();
+  addresses = g_resolver_lookup_by_name (resolver, host, NULL, error);
+  if (addresses == NULL)
+    return FALSE;
+
+  *address = g_object_ref (addresses->data);
+  return TRUE;
+}
+
+/* GLib's g_socket_bind() clears SO_REUSEPORT on TCP sockets, so the option
+ * is set and the address bound on the raw descriptor. */
+static GSocket *
+open_socket (GInetAddress  *address,
+             guint16        port,
+             GError       **error)
+{
+  g_autoptr(GSocketAddress) socket_address = g_inet_socket_address_new (address, port);
+  g_autoptr(GSocket) socket = NULL;
+  struct sockaddr_storage native;
+  gsize native_len = g_socket_address_get_native_size (socket_address);
+  int one = 1;
+  int fd;
+
+  socket = g_socket_new (g_inet_address_get_family (address), G_SOCKET_TYPE_STREAM,
+                         G_SOCKET_PROTOCOL_TCP, error);
+  if (socket == NULL)
+    return NULL;
+
+  fd = g_socket_get_fd (socket);
+  if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      setsockopt (fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   _("Cannot share the listening port: %s"), g_strerror (saved));
+      return NULL;
+    }
+
+  if (!g_socket_address_to_native (socket_address, &native, native_len, error))
+    return NULL;
+
+  if (bind (fd, (struct sockaddr *) &native, native_len) != 0)
+    {
+      int saved = errno;
+      g_autofree char *where = g_inet_address_to_string (address);
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   _("Cannot listen on %s port %u: %s"), where, port, g_strerror (saved));
+      return NULL;
+    }
+
+  g_socket_set_listen_backlog (socket, 1024);
+  if (!g_socket_listen (socket, error))
+    return NULL;
+
+  return g_steal_pointer (&socket);
+}
+
+/**
+ * symfonic_server_start:
+ * @self: a #SymfonicServer
+ * @error: return location for a #GError
+ *
+ * Binds the listening sockets and starts the worker threads. Returns when
+ * every worker is accepting.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+symfonic_server_start (SymfonicServer  *self,
+                       GError         **error)
+{
+  const char *listen;
+  guint workers;
+
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
+  g_return_val_if_fail (self->running->len == 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (self->pipeline); i++)
+    {
+      SymfonicRoute *route = symfonic_pipeline_get_route (self->pipeline, i);
+
+      if (!symfonic_encoder_supports (symfonic_route_get_kind (route)))
+        {
+          g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
+
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("Route “%s”: this gateway cannot serve kind “%s”"),
+                       symfonic_route_get_name (route),
+                       g_enum_get_value (kinds, symfonic_route_get_kind (route))->value_nick);
+          return FALSE;
+        }
+    }
+
+  listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
+  workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);
+
+  g_clear_object (&self->address);
+  if (!parse_listen (listen, &self->address, &self->port, error))
+    return FALSE;
+
+  for (guint i = 0; i < workers; i++)
+    {
+      g_autoptr(GSocket) socket = open_socket (self->address, self->port, error);
+      SymfonicWorker *worker;
+
+      if (socket == NULL)
+        {
+          symfonic_server_stop (self);
+          return FALSE;
+        }
+
+      /* port 0: every later worker joins the port the first one got */
+      if (self->port == 0)
+        {
+          g_autoptr(GSocketAddress) local = g_socket_get_local_address (socket, error);
+
+          if (local == NULL)
+            {
+              symfonic_server_stop (self);
+              return FALSE;
+            }
+          self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+        }
+
+      worker = symfonic_worker_new (i, self->pipeline, self->metrics, socket, error);
+      if (worker == NULL)
+        {
+          symfonic_server_stop (self);
+          return FALSE;
+        }
+      g_ptr_array_add (self->running, worker);
+    }
+
+  return TRUE;
+}
+
+/**
+ * symfonic_server_stop:
+ * @self: a #SymfonicServer
+ *
+ * Closes the listening sockets and every connection, cancels the streams
+ * in flight and joins the workers. Does nothing on a stopped server.
+ */
+void
+symfonic_server_stop (SymfonicServer *self)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+
+  for (guint i = 0; i < self->running->len; i++)
+    symfonic_worker_stop (g_ptr_array_index (self->running, i));
+  g_ptr_array_set_size (self->running, 0);
+}
+
+/**
+ * symfonic_server_get_port:
+ * @self: a #SymfonicServer
+ *
+ * Returns: the port served on, once started
+ */
+guint16
+symfonic_server_get_port (SymfonicServer *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), 0);
+
+  return self->port;
+}
+
+/**
+ * symfonic_server_dup_uri:
+ * @self: a #SymfonicServer
+ *
+ * Returns: (transfer full) (nullable): `http://HOST:PORT/` of a started server
+ */
+char *
+symfonic_server_dup_uri (SymfonicServer *self)
+{
+  g_autofree char *host = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), NULL);
+
+  if (self->running->len == 0)
+    return NULL;
+
+  host = g_inet_address_to_string (self->address);
+  if (g_inet_address_get_family (self->address) == G_SOCKET_FAMILY_IPV6)
+    return g_strdup_printf ("http://[%s]:%u/", host, self->port);
+
+  return g_strdup_printf ("http://%s:%u/", host, self->port);
+}

@@ -1,0 +1,33 @@
+/* symfonic-server.h: the HTTP front of a pipeline
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "symfonic-pipeline.h"
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_SERVER (symfonic_server_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicServer, symfonic_server, SYMFONIC, SERVER, GObject)
+
+SymfonicServer   *symfonic_server_new          (SymfonicPipeline  *pipeline);
+SymfonicPipeline *symfonic_server_get_pipeline (SymfonicServer    *self);
+void              symfonic_server_set_listen   (SymfonicServer    *self,
+                                                const char        *listen);
+void              symfonic_server_set_workers  (SymfonicServer    *self,
+                                                guint              workers);
+gboolean          symfonic_server_start        (SymfonicServer    *self,
+                                                GError           **error);
+void              symfonic_server_stop         (SymfonicServer    *self);
+guint16           symfonic_server_get_port     (SymfonicServer    *self);
+char             *symfonic_server_dup_uri      (SymfonicServer    *self);
+
+G_END_DECLS

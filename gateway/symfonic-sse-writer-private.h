@@ -1,0 +1,39 @@
+/* symfonic-sse-writer-private.h: one connection's frame adapter
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <libsoup/soup.h>
+
+G_BEGIN_DECLS
+
+/* The declared buffer of seed 002's AdapterDeclaration: frames queued
+ * towards one client beyond these bounds shed droppable deltas. */
+#define SYMFONIC_SSE_MAX_FRAMES 256
+#define SYMFONIC_SSE_MAX_BYTES (8 * 1024 * 1024)
+
+typedef struct _SymfonicSseWriter SymfonicSseWriter;
+
+G_GNUC_INTERNAL
+SymfonicSseWriter *symfonic_sse_writer_new          (SoupServerMessage *message,
+                                                     GMainContext      *context);
+G_GNUC_INTERNAL
+void               symfonic_sse_writer_free         (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+GString           *symfonic_sse_writer_begin_frame  (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+gboolean           symfonic_sse_writer_end_frame    (SymfonicSseWriter *self,
+                                                     gboolean           droppable);
+G_GNUC_INTERNAL
+void               symfonic_sse_writer_close        (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+void               symfonic_sse_writer_detach       (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+guint64            symfonic_sse_writer_get_frames   (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+guint64            symfonic_sse_writer_get_shed     (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+guint64            symfonic_sse_writer_get_bytes    (SymfonicSseWriter *self);
+
+G_END_DECLS

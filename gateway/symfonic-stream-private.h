@@ -1,0 +1,40 @@
+/* symfonic-stream-private.h: the executor's side of a stream
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "symfonic-stream.h"
+
+G_BEGIN_DECLS
+
+/* Where a stream's output goes: the route's encoder and the connection.
+ * @event receives every event that left the last stage, in order; @end is
+ * called exactly once with the outcome (NULL on success), unless the stream
+ * was cancelled, in which case neither is called again. */
+typedef struct
+{
+  void (*event) (gpointer       data,
+                 SymfonicEvent *event);
+  void (*end)   (gpointer       data,
+                 const GError  *error);
+} SymfonicStreamSink;
+
+G_GNUC_INTERNAL
+void     symfonic_stream_set_sink     (SymfonicStream            *self,
+                                       const SymfonicStreamSink  *sink,
+                                       gpointer                   data);
+G_GNUC_INTERNAL
+void     symfonic_stream_admit_async  (SymfonicStream            *self,
+                                       GAsyncReadyCallback        callback,
+                                       gpointer                   user_data);
+G_GNUC_INTERNAL
+gboolean symfonic_stream_admit_finish (SymfonicStream            *self,
+                                       GAsyncResult              *result,
+                                       GError                   **error);
+G_GNUC_INTERNAL
+void     symfonic_stream_start        (SymfonicStream            *self);
+G_GNUC_INTERNAL
+void     symfonic_stream_cancel       (SymfonicStream            *self);
+
+G_END_DECLS

@@ -1,0 +1,578 @@
+/* symfonic-stream.c: the per-request executor
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-route.h"
+#include "symfonic-stream-private.h"
+
+/**
+ * SymfonicStream:
+ *
+ * One request's journey through a route: its invocation, the state every
+ * stage keeps for it, and the executor that carries each upstream event
+ * through the stages in order.
+ *
+ * A stream is driven from one thread at a time. Stages run breadth-first
+ * over small reusable batches: everything one stage emitted for an event is
+ * handed to the next stage before the next upstream event is looked at, so
+ * order is kept without a per-event allocation beyond the events
+ * themselves.
+ */
+
+typedef enum {
+  STREAM_NEW,
+  STREAM_ADMITTING,
+  STREAM_ADMITTED,
+  STREAM_RUNNING,
+  STREAM_OVER,
+} StreamState;
+
+typedef struct
+{
+  SymfonicStage  *stage;
+  gpointer        data;
+  GDestroyNotify  destroy;
+} StageSlot;
+
+struct _SymfonicStream
+{
+  GObject                   parent_instance;
+
+  SymfonicRoute            *route;
+  SymfonicInvocation       *invocation;
+  GCancellable             *cancellable;
+  gint64                    start_time;
+  StreamState               state;
+
+  StageSlot                *slots;
+  guint                     n_stages;
+  /* stages whose admission succeeded: each is closed once at the end */
+  guint                     n_admitted;
+
+  /* the executor's two reusable batches, and where symfonic_stream_emit()
+   * appends while a hook runs */
+  GPtrArray                *batch;
+  GPtrArray                *spare;
+  GPtrArray                *emit_target;
+
+  const SymfonicStreamSink *sink;
+  gpointer                  sink_data;
+
+  GTask                    *admit_task;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
+
+static void
+close_admitted_stages (SymfonicStream *self)
+{
+  guint n = self->n_admitted;
+
+  self->n_admitted = 0;
+  for (guint i = 0; i < n; i++)
+    symfonic_stage_close (self->slots[i].stage, self);
+}
+
+static void
+symfonic_stream_dispose (GObject *object)
+{
+  SymfonicStream *self = (SymfonicStream *) object;
+
+  close_admitted_stages (self);
+
+  G_OBJECT_CLASS (symfonic_stream_parent_class)->dispose (object);
+}
+
+static void
+symfonic_stream_finalize (GObject *object)
+{
+  SymfonicStream *self = (SymfonicStream *) object;
+
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (self->slots[i].destroy != NULL && self->slots[i].data != NULL)
+        self->slots[i].destroy (self->slots[i].data);
+    }
+  g_free (self->slots);
+  g_ptr_array_unref (self->batch);
+  g_ptr_array_unref (self->spare);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->invocation);
+  g_clear_object (&self->route);
+  g_assert (self->admit_task == NULL);
+
+  G_OBJECT_CLASS (symfonic_stream_parent_class)->finalize (object);
+}
+
+static void
+symfonic_stream_class_init (SymfonicStreamClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = symfonic_stream_dispose;
+  object_class->finalize = symfonic_stream_finalize;
+}
+
+static void
+symfonic_stream_init (SymfonicStream *self)
+{
+  self->cancellable = g_cancellable_new ();
+  self->start_time = g_get_monotonic_time ();
+  self->batch = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+  self->spare = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+}
+
+/**
+ * symfonic_stream_new:
+ * @route: the route the request arrived on
+ * @invocation: the decoded request
+ *
+ * Creates the stream of one request. The server does this for every
+ * request; tests and embedders may too.
+ *
+ * Returns: (transfer full): a new #SymfonicStream
+ */
+SymfonicStream *
+symfonic_stream_new (SymfonicRoute      *route,
+                     SymfonicInvocation *invocation)
+{
+  SymfonicStream *self;
+
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (route), NULL);
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (invocation), NULL);
+
+  self = g_object_new (SYMFONIC_TYPE_STREAM, NULL);
+  self->route = g_object_ref (route);
+  self->invocation = g_object_ref (invocation);
+  self->n_stages = symfonic_route_get_n_stages (route);
+  self->slots = g_new0 (StageSlot, self->n_stages);
+  for (guint i = 0; i < self->n_stages; i++)
+    self->slots[i].stage = symfonic_route_get_stage (route, i);
+
+  return self;
+}
+
+/**
+ * symfonic_stream_get_route:
+ * @self: a #SymfonicStream
+ *
+ * Returns: (transfer none): the route
+ */
+SymfonicRoute *
+symfonic_stream_get_route (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  return self->route;
+}
+
+/**
+ * symfonic_stream_get_invocation:
+ * @self: a #SymfonicStream
+ *
+ * Returns: (transfer none): the invocation
+ */
+SymfonicInvocation *
+symfonic_stream_get_invocation (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  return self->invocation;
+}
+
+/**
+ * symfonic_stream_get_cancellable:
+ * @self: a #SymfonicStream
+ *
+ * The stream's cancellable: cancelled when the client goes away or the
+ * stream fails, so every I/O done for the stream should use it.
+ *
+ * Returns: (transfer none): the cancellable
+ */
+GCancellable *
+symfonic_stream_get_cancellable (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  return self->cancellable;
+}
+
+/**
+ * symfonic_stream_get_start_time:
+ * @self: a #SymfonicStream
+ *
+ * Returns: when the request arrived, in g_get_monotonic_time() microseconds
+ */
+gint64
+symfonic_stream_get_start_time (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), 0);
+
+  return self->start_time;
+}
+
+/**
+ * symfonic_stream_is_over:
+ * @self: a #SymfonicStream
+ *
+ * Whether the stream has ended or was cancelled; a source should stop
+ * producing once it is.
+ *
+ * Returns: %TRUE if nothing more will be delivered
+ */
+gboolean
+symfonic_stream_is_over (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), TRUE);
+
+  return self->state == STREAM_OVER;
+}
+
+static StageSlot *
+find_slot (SymfonicStream *self,
+           SymfonicStage  *stage)
+{
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (self->slots[i].stage == stage)
+        return &self->slots[i];
+    }
+
+  return NULL;
+}
+
+/**
+ * symfonic_stream_get_stage_data: (skip)
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route
+ *
+ * Returns: (nullable): the data @stage keeps for this stream
+ */
+gpointer
+symfonic_stream_get_stage_data (SymfonicStream *self,
+                                SymfonicStage  *stage)
+{
+  StageSlot *slot;
+
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  slot = find_slot (self, stage);
+  g_return_val_if_fail (slot != NULL, NULL);
+
+  return slot->data;
+}
+
+/**
+ * symfonic_stream_set_stage_data: (skip)
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route
+ * @data: (nullable): the stage's per-stream state
+ * @destroy: (nullable): frees @data when replaced or when the stream is freed
+ *
+ * Keeps per-stream state for @stage. Stages are shared by every stream of
+ * a route, so this is where what belongs to one request lives.
+ */
+void
+symfonic_stream_set_stage_data (SymfonicStream *self,
+                                SymfonicStage  *stage,
+                                gpointer        data,
+                                GDestroyNotify  destroy)
+{
+  StageSlot *slot;
+
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  slot = find_slot (self, stage);
+  g_return_if_fail (slot != NULL);
+
+  if (slot->destroy != NULL && slot->data != NULL)
+    slot->destroy (slot->data);
+  slot->data = data;
+  slot->destroy = destroy;
+}
+
+/**
+ * symfonic_stream_get_stage_state:
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route
+ *
+ * The binding-friendly form of symfonic_stream_get_stage_data().
+ *
+ * Returns: (transfer none) (nullable): the state object
+ */
+GObject *
+symfonic_stream_get_stage_state (SymfonicStream *self,
+                                 SymfonicStage  *stage)
+{
+  gpointer data = symfonic_stream_get_stage_data (self, stage);
+
+  return G_IS_OBJECT (data) ? data : NULL;
+}
+
+/**
+ * symfonic_stream_set_stage_state:
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route
+ * @state: (nullable): a state object
+ *
+ * The binding-friendly form of symfonic_stream_set_stage_data(): the
+ * stream keeps a reference on @state until it is replaced or the stream is
+ * freed.
+ */
+void
+symfonic_stream_set_stage_state (SymfonicStream *self,
+                                 SymfonicStage  *stage,
+                                 GObject        *state)
+{
+  g_return_if_fail (state == NULL || G_IS_OBJECT (state));
+
+  symfonic_stream_set_stage_data (self, stage,
+                                  state != NULL ? g_object_ref (state) : NULL,
+                                  g_object_unref);
+}
+
+/**
+ * symfonic_stream_emit:
+ * @self: a #SymfonicStream
+ * @event: an event
+ *
+ * Emits @event from the stage whose hook is running; the next stage sees
+ * it after the hook returns. Only valid inside a process or finish hook.
+ */
+void
+symfonic_stream_emit (SymfonicStream *self,
+                      SymfonicEvent  *event)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (event != NULL);
+  g_return_if_fail (self->emit_target != NULL);
+
+  g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
+}
+
+static void
+stream_end (SymfonicStream *self,
+            const GError   *error)
+{
+  if (self->state == STREAM_OVER)
+    return;
+
+  self->state = STREAM_OVER;
+  g_ptr_array_set_size (self->batch, 0);
+  /* stop the upstream if a stage failed while it was still producing */
+  g_cancellable_cancel (self->cancellable);
+  if (self->sink != NULL)
+    self->sink->end (self->sink_data, error);
+  close_admitted_stages (self);
+}
+
+/* Carries self->batch through stages [first, n) and into the sink. */
+static gboolean
+run_stages (SymfonicStream  *self,
+            guint            first,
+            GError         **error)
+{
+  for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
+    {
+      GPtrArray *in = self->batch;
+
+      self->emit_target = self->spare;
+      for (guint j = 0; j < in->len; j++)
+        {
+          if (!symfonic_stage_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
+            {
+              self->emit_target = NULL;
+              g_ptr_array_set_size (self->spare, 0);
+              return FALSE;
+            }
+        }
+      self->emit_target = NULL;
+      g_ptr_array_set_size (in, 0);
+      self->batch = self->spare;
+      self->spare = in;
+    }
+
+  for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
+    self->sink->event (self->sink_data, g_ptr_array_index (self->batch, j));
+  g_ptr_array_set_size (self->batch, 0);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_stream_push:
+ * @self: a #SymfonicStream
+ * @event: an upstream event
+ *
+ * Hands one upstream event to the stream; sources call this. Ignored once
+ * the stream is over.
+ */
+void
+symfonic_stream_push (SymfonicStream *self,
+                      SymfonicEvent  *event)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (event != NULL);
+
+  if (self->state != STREAM_RUNNING)
+    return;
+
+  g_ptr_array_add (self->batch, symfonic_event_ref (event));
+  if (!run_stages (self, 0, &error))
+    stream_end (self, error);
+}
+
+/**
+ * symfonic_stream_push_end:
+ * @self: a #SymfonicStream
+ * @error: (nullable): why the upstream failed, or %NULL when it completed
+ *
+ * Ends the upstream; sources call this exactly once. On success every stage
+ * finishes in order, and what a stage releases passes through the stages
+ * after it before they finish (so withheld text is still cleaned).
+ */
+void
+symfonic_stream_push_end (SymfonicStream *self,
+                          const GError   *error)
+{
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  if (self->state != STREAM_RUNNING)
+    return;
+
+  if (error != NULL)
+    {
+      stream_end (self, error);
+      return;
+    }
+
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      gboolean ok;
+
+      self->emit_target = self->batch;
+      ok = symfonic_stage_finish (self->slots[i].stage, self, &local_error);
+      self->emit_target = NULL;
+      if (!ok || !run_stages (self, i + 1, &local_error))
+        {
+          stream_end (self, local_error);
+          return;
+        }
+    }
+
+  stream_end (self, NULL);
+}
+
+void
+symfonic_stream_set_sink (SymfonicStream           *self,
+                          const SymfonicStreamSink *sink,
+                          gpointer                  data)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  self->sink = sink;
+  self->sink_data = data;
+}
+
+static void admit_next (SymfonicStream *self);
+
+static void
+admit_cb (GObject      *object,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(SymfonicStream) self = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &error))
+    {
+      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+
+      self->state = STREAM_OVER;
+      close_admitted_stages (self);
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  self->n_admitted++;
+  admit_next (self);
+}
+
+static void
+admit_next (SymfonicStream *self)
+{
+  if (self->n_admitted == self->n_stages)
+    {
+      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+
+      self->state = STREAM_ADMITTED;
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+
+  symfonic_stage_admit_async (self->slots[self->n_admitted].stage, self,
+                              self->cancellable, admit_cb, g_object_ref (self));
+}
+
+/* Runs every stage's admission hook in order; the first refusal wins. */
+void
+symfonic_stream_admit_async (SymfonicStream      *self,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (self->state == STREAM_NEW);
+
+  self->state = STREAM_ADMITTING;
+  self->admit_task = g_task_new (self, self->cancellable, callback, user_data);
+  g_task_set_source_tag (self->admit_task, symfonic_stream_admit_async);
+  admit_next (self);
+}
+
+gboolean
+symfonic_stream_admit_finish (SymfonicStream  *self,
+                              GAsyncResult    *result,
+                              GError         **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* Opens the upstream. The sink must be set. */
+void
+symfonic_stream_start (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (self->state == STREAM_ADMITTED);
+  g_return_if_fail (self->sink != NULL);
+
+  self->state = STREAM_RUNNING;
+  symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
+}
+
+/* The client went away: no more output, the upstream is told to stop, and
+ * the stages settle. Not an error. */
+void
+symfonic_stream_cancel (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  if (self->state == STREAM_OVER)
+    return;
+
+  self->state = STREAM_OVER;
+  self->sink = NULL;
+  g_ptr_array_set_size (self->batch, 0);
+  g_cancellable_cancel (self->cancellable);
+  close_admitted_stages (self);
+}

@@ -1,0 +1,51 @@
+/* symfonic-stream.h: one request's journey through a pipeline
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "symfonic-event.h"
+#include "symfonic-invocation.h"
+#include "symfonic-types.h"
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_STREAM (symfonic_stream_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicStream, symfonic_stream, SYMFONIC, STREAM, GObject)
+
+SymfonicStream     *symfonic_stream_new             (SymfonicRoute        *route,
+                                                     SymfonicInvocation   *invocation);
+SymfonicRoute      *symfonic_stream_get_route       (SymfonicStream       *self);
+SymfonicInvocation *symfonic_stream_get_invocation  (SymfonicStream       *self);
+GCancellable       *symfonic_stream_get_cancellable (SymfonicStream       *self);
+gint64              symfonic_stream_get_start_time  (SymfonicStream       *self);
+gboolean            symfonic_stream_is_over         (SymfonicStream       *self);
+
+void                symfonic_stream_emit            (SymfonicStream       *self,
+                                                     SymfonicEvent        *event);
+
+void                symfonic_stream_push            (SymfonicStream       *self,
+                                                     SymfonicEvent        *event);
+void                symfonic_stream_push_end        (SymfonicStream       *self,
+                                                     const GError         *error);
+
+gpointer            symfonic_stream_get_stage_data  (SymfonicStream       *self,
+                                                     SymfonicStage        *stage);
+void                symfonic_stream_set_stage_data  (SymfonicStream       *self,
+                                                     SymfonicStage        *stage,
+                                                     gpointer              data,
+                                                     GDestroyNotify        destroy);
+GObject            *symfonic_stream_get_stage_state (SymfonicStream       *self,
+                                                     SymfonicStage        *stage);
+void                symfonic_stream_set_stage_state (SymfonicStream       *self,
+                                                     SymfonicStage        *stage,
+                                                     GObject              *state);
+
+G_END_DECLS

@@ -1,0 +1,25 @@
+/* symfonic-worker-private.h: one serving thread
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "symfonic-metrics-private.h"
+#include "symfonic-pipeline.h"
+
+G_BEGIN_DECLS
+
+typedef struct _SymfonicWorker SymfonicWorker;
+
+G_GNUC_INTERNAL
+SymfonicWorker *symfonic_worker_new  (guint              index,
+                                      SymfonicPipeline  *pipeline,
+                                      SymfonicMetrics   *metrics,
+                                      GSocket           *socket,
+                                      GError           **error);
+G_GNUC_INTERNAL
+void            symfonic_worker_stop (SymfonicWorker    *self);
+
+G_END_DECLS

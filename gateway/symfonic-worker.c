@@ -1,0 +1,191 @@
+/* symfonic-worker.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <libsoup/soup.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-exchange-private.h"
+#include "symfonic-version.h"
+#include "symfonic-worker-private.h"
+
+/* A worker is a thread with its own main context and its own SoupServer on
+ * its own SO_REUSEPORT socket: the kernel spreads connections over the
+ * workers and a connection never leaves its thread, so nothing on the
+ * request path is shared but the read-only pipeline and atomic counters. */
+struct _SymfonicWorker
+{
+  guint             index;
+  SymfonicPipeline *pipeline;
+  SymfonicMetrics  *metrics;
+  GSocket          *socket;
+  GMainContext     *context;
+  GMainLoop        *loop;
+  GThread          *thread;
+
+  /* start-up handshake with the thread */
+  GMutex            lock;
+  GCond             cond;
+  gboolean          ready;
+  GError           *error;
+};
+
+static void
+respond_error (SoupServerMessage *message,
+               SymfonicError      code,
+               const char        *detail)
+{
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, code, detail);
+  g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new_for_error (error);
+
+  symfonic_exchange_respond_error (message, frame);
+}
+
+static void
+handle_request (SoupServer        *server,
+                SoupServerMessage *message,
+                const char        *path,
+                GHashTable        *query,
+                gpointer           user_data)
+{
+  SymfonicWorker *self = user_data;
+  const char *method = soup_server_message_get_method (message);
+  SymfonicRoute *route;
+
+  if (g_str_equal (path, "/healthz") || g_str_equal (path, "/metrics"))
+    {
+      if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
+        {
+          soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "GET, HEAD");
+          respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+          return;
+        }
+
+      if (g_str_equal (path, "/healthz"))
+        {
+          symfonic_exchange_respond_json (message, SOUP_STATUS_OK, "{\"status\":\"ok\"}");
+        }
+      else
+        {
+          char *text = symfonic_metrics_render (self->metrics);
+
+          soup_server_message_set_status (message, SOUP_STATUS_OK, NULL);
+          soup_server_message_set_response (message, "text/plain; version=0.0.4; charset=utf-8",
+                                            SOUP_MEMORY_TAKE, text, strlen (text));
+        }
+      return;
+    }
+
+  route = symfonic_pipeline_lookup_route (self->pipeline, path);
+  if (route == NULL)
+    {
+      respond_error (message, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
+      return;
+    }
+
+  if (method != SOUP_METHOD_POST)
+    {
+      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "POST");
+      respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
+      return;
+    }
+
+  symfonic_exchange_run (message, route, self->metrics, self->context);
+}
+
+static gpointer
+worker_thread (gpointer data)
+{
+  SymfonicWorker *self = data;
+  g_autoptr(SoupServer) server = NULL;
+  GError *error = NULL;
+
+  g_main_context_push_thread_default (self->context);
+
+  server = soup_server_new ("server-header", "symfonic-gateway/" SYMFONIC_VERSION " ", NULL);
+  soup_server_add_handler (server, NULL, handle_request, self, NULL);
+  soup_server_listen_socket (server, self->socket, 0, &error);
+
+  g_mutex_lock (&self->lock);
+  self->ready = TRUE;
+  self->error = error;
+  g_cond_signal (&self->cond);
+  g_mutex_unlock (&self->lock);
+
+  if (error == NULL)
+    {
+      g_main_loop_run (self->loop);
+      /* closes every connection; their exchanges end on this thread */
+      soup_server_disconnect (server);
+      while (g_main_context_pending (self->context))
+        g_main_context_iteration (self->context, FALSE);
+    }
+
+  g_clear_object (&server);
+  while (g_main_context_pending (self->context))
+    g_main_context_iteration (self->context, FALSE);
+  g_main_context_pop_thread_default (self->context);
+
+  return NULL;
+}
+
+SymfonicWorker *
+symfonic_worker_new (guint              index,
+                     SymfonicPipeline  *pipeline,
+                     SymfonicMetrics   *metrics,
+                     GSocket           *socket,
+                     GError           **error)
+{
+  SymfonicWorker *self = g_new0 (SymfonicWorker, 1);
+  g_autofree char *name = g_strdup_printf ("worker-%u", index);
+
+  self->index = index;
+  self->pipeline = g_object_ref (pipeline);
+  self->metrics = metrics;
+  self->socket = g_object_ref (socket);
+  self->context = g_main_context_new ();
+  self->loop = g_main_loop_new (self->context, FALSE);
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->cond);
+
+  self->thread = g_thread_new (name, worker_thread, self);
+
+  g_mutex_lock (&self->lock);
+  while (!self->ready)
+    g_cond_wait (&self->cond, &self->lock);
+  g_mutex_unlock (&self->lock);
+
+  if (self->error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&self->error));
+      symfonic_worker_stop (self);
+      return NULL;
+    }
+
+  return self;
+}
+
+static gboolean
+quit_cb (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+void
+symfonic_worker_stop (SymfonicWorker *self)
+{
+  g_main_context_invoke (self->context, quit_cb, self->loop);
+  g_thread_join (self->thread);
+
+  g_main_loop_unref (self->loop);
+  g_main_context_unref (self->context);
+  g_object_unref (self->socket);
+  g_object_unref (self->pipeline);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cond);
+  g_free (self);
+}

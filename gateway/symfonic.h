@@ -1,0 +1,25 @@
+/* symfonic.h: the symfonic-gateway library
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#define SYMFONIC_INSIDE
+
+#include "symfonic-version.h"
+#include "symfonic-types.h"
+#include "symfonic-enums.h"
+#include "symfonic-error.h"
+#include "symfonic-error-frame.h"
+#include "symfonic-event.h"
+#include "symfonic-invocation.h"
+#include "symfonic-stage.h"
+#include "symfonic-source.h"
+#include "symfonic-stream.h"
+#include "symfonic-route.h"
+#include "symfonic-plugin.h"
+#include "symfonic-registry.h"
+#include "symfonic-pipeline.h"
+#include "symfonic-server.h"
+
+#undef SYMFONIC_INSIDE

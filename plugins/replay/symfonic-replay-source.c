@@ -1,0 +1,393 @@
+/* symfonic-replay-source.c: the embedded upstream
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-replay-source.h"
+#include "symfonic-transcript.h"
+
+/* Plays JSON-lines transcripts from a folder, with their recorded pauses,
+ * so the gateway streams with no external service at all. A request picks
+ * a transcript by name with the header named by `transcript-header`;
+ * without it, `default-transcript` plays. Transcripts are read and checked
+ * at load, and shared read-only by every stream on every worker. */
+struct _SymfonicReplaySource
+{
+  GObject     parent_instance;
+
+  GFile      *transcripts;
+  char       *default_transcript;
+  char       *transcript_header;
+  double      time_scale;
+
+  /* name -> SymfonicTranscript */
+  GHashTable *by_name;
+};
+
+static void symfonic_replay_source_initable_init (GInitableIface *iface);
+static void symfonic_replay_source_source_init (SymfonicSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicReplaySource, symfonic_replay_source, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_replay_source_initable_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_SOURCE, symfonic_replay_source_source_init))
+
+enum {
+  PROP_0,
+  PROP_TRANSCRIPTS,
+  PROP_DEFAULT_TRANSCRIPT,
+  PROP_TRANSCRIPT_HEADER,
+  PROP_TIME_SCALE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* One playback: lives until the transcript ends or the stream is cancelled. */
+typedef struct
+{
+  SymfonicReplaySource *source;
+  SymfonicStream       *stream;
+  SymfonicTranscript   *transcript;
+  guint                 position;
+  GSource              *timer;
+  GSource              *cancelled;
+} Playback;
+
+static void
+playback_free (Playback *playback)
+{
+  if (playback->timer != NULL)
+    {
+      g_source_destroy (playback->timer);
+      g_source_unref (playback->timer);
+    }
+  if (playback->cancelled != NULL)
+    {
+      g_source_destroy (playback->cancelled);
+      g_source_unref (playback->cancelled);
+    }
+  g_object_unref (playback->stream);
+  g_object_unref (playback->source);
+  g_free (playback);
+}
+
+static void
+playback_end (Playback     *playback,
+              const GError *error)
+{
+  SymfonicStream *stream = g_object_ref (playback->stream);
+
+  playback_free (playback);
+  symfonic_stream_push_end (stream, error);
+  g_object_unref (stream);
+}
+
+static gboolean playback_step (gpointer data);
+
+static void
+schedule (Playback *playback,
+          guint     delay_ms)
+{
+  g_clear_pointer (&playback->timer, g_source_unref);
+  playback->timer = g_timeout_source_new (delay_ms);
+  g_source_set_callback (playback->timer, playback_step, playback, NULL);
+  g_source_set_static_name (playback->timer, "[symfonic-replay] step");
+  g_source_attach (playback->timer, g_main_context_get_thread_default ());
+}
+
+static guint
+scaled_delay (Playback *playback,
+              guint     delay_ms)
+{
+  return (guint) (delay_ms * playback->source->time_scale + 0.5);
+}
+
+/* Plays every event that is due, then sleeps until the next one. */
+static gboolean
+playback_step (gpointer data)
+{
+  Playback *playback = data;
+  guint length = symfonic_transcript_get_length (playback->transcript);
+  gboolean first = TRUE;
+
+  while (playback->position < length)
+    {
+      const SymfonicTranscriptEntry *entry =
+        symfonic_transcript_get_entry (playback->transcript, playback->position);
+      guint delay = scaled_delay (playback, entry->delay_ms);
+
+      if (!first && delay > 0)
+        {
+          schedule (playback, delay);
+          return G_SOURCE_REMOVE;
+        }
+      first = FALSE;
+      playback->position++;
+
+      if (entry->error != NULL)
+        {
+          playback_end (playback, entry->error);
+          return G_SOURCE_REMOVE;
+        }
+
+      symfonic_stream_push (playback->stream, entry->event);
+      if (symfonic_stream_is_over (playback->stream))
+        break;
+    }
+
+  playback_end (playback, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_cancelled (GCancellable *cancellable,
+              gpointer      data)
+{
+  Playback *playback = data;
+  g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                 _("The client went away"));
+
+  playback_end (playback, error);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+symfonic_replay_source_start (SymfonicSource *source,
+                              SymfonicStream *stream,
+                              GCancellable   *cancellable)
+{
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (source);
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (stream);
+  const char *name = NULL;
+  SymfonicTranscript *transcript;
+  Playback *playback;
+  guint first_delay;
+
+  if (self->transcript_header != NULL && *self->transcript_header != '\0')
+    name = symfonic_invocation_get_header (invocation, self->transcript_header);
+  if (name == NULL)
+    name = self->default_transcript;
+
+  transcript = g_hash_table_lookup (self->by_name, name);
+  if (transcript == NULL)
+    {
+      g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND,
+                                             _("No transcript named “%s”"), name);
+
+      symfonic_stream_push_end (stream, error);
+      return;
+    }
+
+  playback = g_new0 (Playback, 1);
+  playback->source = g_object_ref (self);
+  playback->stream = g_object_ref (stream);
+  playback->transcript = transcript;
+
+  if (cancellable != NULL)
+    {
+      playback->cancelled = g_cancellable_source_new (cancellable);
+      g_source_set_callback (playback->cancelled, G_SOURCE_FUNC (on_cancelled), playback, NULL);
+      g_source_attach (playback->cancelled, g_main_context_get_thread_default ());
+    }
+
+  first_delay = symfonic_transcript_get_length (transcript) > 0
+    ? scaled_delay (playback, symfonic_transcript_get_entry (transcript, 0)->delay_ms)
+    : 0;
+  schedule (playback, first_delay);
+}
+
+static void
+symfonic_replay_source_source_init (SymfonicSourceInterface *iface)
+{
+  iface->start = symfonic_replay_source_start;
+}
+
+static int
+compare_files (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+static gboolean
+symfonic_replay_source_initable_init_impl (GInitable     *initable,
+                                           GCancellable  *cancellable,
+                                           GError       **error)
+{
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (initable);
+  g_autoptr(GFileEnumerator) children = NULL;
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *display = NULL;
+  GFileInfo *info;
+
+  if (self->transcripts == NULL)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("“transcripts” must name a folder of .jsonl transcripts"));
+      return FALSE;
+    }
+
+  display = g_file_get_parse_name (self->transcripts);
+  children = g_file_enumerate_children (self->transcripts, G_FILE_ATTRIBUTE_STANDARD_NAME,
+                                        G_FILE_QUERY_INFO_NONE, cancellable, &local_error);
+  if (children == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("transcripts: %s"), local_error->message);
+      return FALSE;
+    }
+
+  while ((info = g_file_enumerator_next_file (children, cancellable, &local_error)) != NULL)
+    {
+      const char *name = g_file_info_get_name (info);
+
+      if (g_str_has_suffix (name, ".jsonl"))
+        g_ptr_array_add (names, g_strdup (name));
+      g_object_unref (info);
+    }
+  if (local_error != NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("transcripts: %s"), local_error->message);
+      return FALSE;
+    }
+  g_ptr_array_sort (names, compare_files);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autoptr(GFile) file = g_file_get_child (self->transcripts, g_ptr_array_index (names, i));
+      SymfonicTranscript *transcript = symfonic_transcript_new_from_file (file, error);
+
+      if (transcript == NULL)
+        return FALSE;
+      g_hash_table_insert (self->by_name, (gpointer) symfonic_transcript_get_name (transcript), transcript);
+    }
+
+  if (!g_hash_table_contains (self->by_name, self->default_transcript))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("default-transcript: no %s.jsonl in %s"), self->default_transcript, display);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static void
+symfonic_replay_source_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_replay_source_initable_init_impl;
+}
+
+static void
+symfonic_replay_source_finalize (GObject *object)
+{
+  SymfonicReplaySource *self = (SymfonicReplaySource *) object;
+
+  g_clear_object (&self->transcripts);
+  g_free (self->default_transcript);
+  g_free (self->transcript_header);
+  g_hash_table_unref (self->by_name);
+
+  G_OBJECT_CLASS (symfonic_replay_source_parent_class)->finalize (object);
+}
+
+static void
+symfonic_replay_source_get_property (GObject    *object,
+                                     guint       prop_id,
+                                     GValue     *value,
+                                     GParamSpec *pspec)
+{
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TRANSCRIPTS:
+      g_value_set_object (value, self->transcripts);
+      break;
+    case PROP_DEFAULT_TRANSCRIPT:
+      g_value_set_string (value, self->default_transcript);
+      break;
+    case PROP_TRANSCRIPT_HEADER:
+      g_value_set_string (value, self->transcript_header);
+      break;
+    case PROP_TIME_SCALE:
+      g_value_set_double (value, self->time_scale);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_replay_source_set_property (GObject      *object,
+                                     guint         prop_id,
+                                     const GValue *value,
+                                     GParamSpec   *pspec)
+{
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TRANSCRIPTS:
+      g_set_object (&self->transcripts, g_value_get_object (value));
+      break;
+    case PROP_DEFAULT_TRANSCRIPT:
+      g_free (self->default_transcript);
+      self->default_transcript = g_value_dup_string (value);
+      break;
+    case PROP_TRANSCRIPT_HEADER:
+      g_free (self->transcript_header);
+      self->transcript_header = g_value_dup_string (value);
+      break;
+    case PROP_TIME_SCALE:
+      self->time_scale = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_replay_source_class_init (SymfonicReplaySourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_replay_source_finalize;
+  object_class->get_property = symfonic_replay_source_get_property;
+  object_class->set_property = symfonic_replay_source_set_property;
+
+  properties[PROP_TRANSCRIPTS] =
+    g_param_spec_object ("transcripts", "Transcripts",
+                         "Folder of NAME.jsonl transcripts, one upstream event per line",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_DEFAULT_TRANSCRIPT] =
+    g_param_spec_string ("default-transcript", "Default transcript",
+                         "The transcript played when a request names none",
+                         "plain",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TRANSCRIPT_HEADER] =
+    g_param_spec_string ("transcript-header", "Transcript header",
+                         "Request header naming the transcript to play; empty to always play the default",
+                         "X-Symfonic-Transcript",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TIME_SCALE] =
+    g_param_spec_double ("time-scale", "Time scale",
+                         "Multiplies every recorded pause: 1 plays in real time, 0 as fast as possible",
+                         0.0, 100.0, 1.0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_replay_source_init (SymfonicReplaySource *self)
+{
+  self->by_name = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                         (GDestroyNotify) symfonic_transcript_free);
+}
