@@ -4,6 +4,9 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
 #include "symfonic-stage.h"
 #include "symfonic-stream.h"
 
@@ -18,6 +21,33 @@
  * #GInitable and opens them there, so a bad setting fails at load.
  */
 G_DEFINE_INTERFACE (SymfonicStage, symfonic_stage, G_TYPE_OBJECT)
+
+/* A hook that fails must say why; one that does not (a C bug, or a Python
+ * exception that is not a GLib.Error) still fails its stream, never
+ * silently succeeds or hangs it. */
+static gboolean
+check_hook (SymfonicStage  *self,
+            const char     *hook,
+            gboolean        ok,
+            GError         *local_error,
+            GError        **error)
+{
+  if (ok)
+    {
+      g_clear_error (&local_error);
+      return TRUE;
+    }
+
+  if (local_error == NULL)
+    {
+      g_critical ("%s: the %s hook failed without setting an error", G_OBJECT_TYPE_NAME (self), hook);
+      local_error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                                 _("Stage %s failed in %s"), G_OBJECT_TYPE_NAME (self), hook);
+    }
+  g_propagate_error (error, local_error);
+
+  return FALSE;
+}
 
 static gboolean
 symfonic_stage_real_admit (SymfonicStage   *self,
@@ -38,7 +68,7 @@ symfonic_stage_real_admit_async (SymfonicStage       *self,
   GError *error = NULL;
 
   g_task_set_source_tag (task, symfonic_stage_real_admit_async);
-  if (SYMFONIC_STAGE_GET_IFACE (self)->admit (self, stream, &error))
+  if (symfonic_stage_admit (self, stream, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
@@ -102,11 +132,16 @@ symfonic_stage_admit (SymfonicStage   *self,
                       SymfonicStream  *stream,
                       GError         **error)
 {
+  GError *local_error = NULL;
+  gboolean ok;
+
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->admit (self, stream, error);
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->admit (self, stream, &local_error);
+
+  return check_hook (self, "admit", ok, local_error, error);
 }
 
 /**
@@ -148,11 +183,16 @@ symfonic_stage_admit_finish (SymfonicStage  *self,
                              GAsyncResult   *result,
                              GError        **error)
 {
+  GError *local_error = NULL;
+  gboolean ok;
+
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->admit_finish (self, result, error);
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->admit_finish (self, result, &local_error);
+
+  return check_hook (self, "admit", ok, local_error, error);
 }
 
 /**
@@ -173,12 +213,17 @@ symfonic_stage_process (SymfonicStage   *self,
                         SymfonicEvent   *event,
                         GError         **error)
 {
+  GError *local_error = NULL;
+  gboolean ok;
+
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->process (self, stream, event, error);
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->process (self, stream, event, &local_error);
+
+  return check_hook (self, "process", ok, local_error, error);
 }
 
 /**
@@ -198,11 +243,16 @@ symfonic_stage_finish (SymfonicStage   *self,
                        SymfonicStream  *stream,
                        GError         **error)
 {
+  GError *local_error = NULL;
+  gboolean ok;
+
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->finish (self, stream, error);
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->finish (self, stream, &local_error);
+
+  return check_hook (self, "finish", ok, local_error, error);
 }
 
 /**
