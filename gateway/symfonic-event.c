@@ -285,10 +285,22 @@ symfonic_event_new (SymfonicEventKind   kind,
       if (kind == SYMFONIC_EVENT_CHUNK)
         return symfonic_event_new_chunk (text, json_object_get_member (payload, "data"));
 
-      self = event_alloc (kind, text);
       if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
-        self->duration_ms = MAX (json_object_get_int_member (payload, "duration_ms"), 0);
-      return self;
+        {
+          JsonNode *duration = json_object_get_member (payload, "duration_ms");
+
+          if (!JSON_NODE_HOLDS_VALUE (duration) ||
+              (json_node_get_value_type (duration) != G_TYPE_INT64 &&
+               json_node_get_value_type (duration) != G_TYPE_DOUBLE))
+            {
+              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                           _("%s: “%s” must be a number"), info->name, "duration_ms");
+              return NULL;
+            }
+          return symfonic_event_new_response_complete (text, json_node_get_int (duration));
+        }
+
+      return event_alloc (kind, text);
     }
 
   if (kind == SYMFONIC_EVENT_MEMORY_EXTRACTED &&

@@ -124,23 +124,20 @@ symfonic_json_node_deep_copy (JsonNode *node)
         return copy;
       }
 
-    case JSON_NODE_VALUE:
     case JSON_NODE_NULL:
-    default:
-      copy = json_node_copy (node);
-      /* a copy of a sealed scalar is sealed; give back a mutable one */
-      if (json_node_is_immutable (copy))
-        {
-          GValue value = G_VALUE_INIT;
+      return json_node_new (JSON_NODE_NULL);
 
-          json_node_unref (copy);
-          if (JSON_NODE_HOLDS_NULL (node))
-            return json_node_new (JSON_NODE_NULL);
-          json_node_get_value (node, &value);
-          copy = json_node_init (json_node_alloc (), JSON_NODE_VALUE);
-          json_node_set_value (copy, &value);
-          g_value_unset (&value);
-        }
-      return copy;
+    case JSON_NODE_VALUE:
+    default:
+      {
+        /* json_node_copy() would share the value itself */
+        GValue value = G_VALUE_INIT;
+
+        json_node_get_value (node, &value);
+        copy = json_node_init (json_node_alloc (), JSON_NODE_VALUE);
+        json_node_set_value (copy, &value);
+        g_value_unset (&value);
+        return copy;
+      }
     }
 }
