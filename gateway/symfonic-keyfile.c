@@ -92,13 +92,13 @@ scan (SymfonicKeyFile  *self,
                          self->name, lineno, stripped);
             return FALSE;
           }
+        *equals = '\0';
         if (group == NULL)
           {
             g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("%s:%u: key outside of any [group]"), self->name, lineno);
+                         _("%s:%u: %s: key outside of any [group]"), self->name, lineno, g_strstrip (stripped));
             return FALSE;
           }
-        *equals = '\0';
         id = line_key (group, g_strstrip (stripped));
         if (g_hash_table_contains (self->lines, id))
           {

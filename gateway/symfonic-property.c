@@ -127,15 +127,16 @@ symfonic_property_parse (GParamSpec  *pspec,
     {
       g_auto(GStrv) list = g_key_file_get_string_list (key_file, group, key, NULL, &local_error);
 
-      if (list == NULL)
+      if (local_error != NULL)
         return fail (error, "%s", local_error->message);
       g_value_init (value, G_TYPE_STRV);
       g_value_take_boxed (value, g_steal_pointer (&list));
       return TRUE;
     }
 
+  /* GKeyFile returns the raw text *and* an error for a bad escape */
   text = g_key_file_get_string (key_file, group, key, &local_error);
-  if (text == NULL)
+  if (local_error != NULL)
     return fail (error, "%s", local_error->message);
 
   g_value_init (value, type);
