@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
@@ -114,6 +116,22 @@ symfonic_registry_get_default (void)
   return (SymfonicRegistry *) instance;
 }
 
+/* Symlinks resolved, so one module reached by two paths (a merged /usr, a
+ * linked plugin folder) is loaded once rather than refused as a twin. */
+static char *
+resolve_path (const char *path)
+{
+  char *resolved = realpath (path, NULL);
+  char *copy;
+
+  if (resolved == NULL)
+    return g_canonicalize_filename (path, NULL);
+
+  copy = g_strdup (resolved);
+  free (resolved);
+  return copy;
+}
+
 static const char *
 owner_name (SymfonicPlugin *plugin)
 {
@@ -200,7 +218,7 @@ symfonic_registry_load_plugin (SymfonicRegistry  *self,
   g_return_val_if_fail (filename != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  canonical = g_canonicalize_filename (filename, NULL);
+  canonical = resolve_path (filename);
   g_mutex_lock (&self->lock);
   plugin = g_hash_table_lookup (self->files, canonical);
   g_mutex_unlock (&self->lock);
@@ -361,10 +379,10 @@ symfonic_registry_scan (SymfonicRegistry  *self,
       for (guint i = 0; parts[i] != NULL; i++)
         {
           if (*parts[i] != '\0')
-            g_ptr_array_add (dirs, g_canonicalize_filename (parts[i], NULL));
+            g_ptr_array_add (dirs, resolve_path (parts[i]));
         }
     }
-  g_ptr_array_add (dirs, g_canonicalize_filename (symfonic_paths_plugin_dir (), NULL));
+  g_ptr_array_add (dirs, resolve_path (symfonic_paths_plugin_dir ()));
 
   for (guint i = 0; i < dirs->len; i++)
     {
