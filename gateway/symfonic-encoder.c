@@ -10,15 +10,80 @@
  * its whole length: the text actually sent, so that the success terminal
  * carries exactly the concatenation of the deltas (seed 000). The
  * upstream's own terminal is never forwarded; its text only stands in when
- * no delta streamed at all. */
+ * no delta streamed at all.
+ *
+ * It also keeps the typed stream's published order (seed 001): activations
+ * first; thinking, text and tools; at most one MemoryExtractedEvent after
+ * the last delta; exactly one ConsolidationScheduledEvent; graph events
+ * after it. The encoder never re-orders or re-emits: an event that would
+ * break the order is dropped and counted. */
+typedef enum {
+  PHASE_ACTIVATIONS,
+  PHASE_ANSWER,
+  PHASE_MEMORY,
+  PHASE_CONSOLIDATED,
+  PHASE_DONE,
+} Phase;
+
 struct _SymfonicEncoder
 {
   SymfonicRouteKind  kind;
+  Phase              phase;
   GString           *text;
   char              *fallback;
-  gboolean           upstream_done;
   guint64            dropped;
 };
+
+/* The phase an event belongs to, and whether it may repeat there. */
+static Phase
+phase_of (SymfonicEventKind  kind,
+          gboolean          *repeats)
+{
+  *repeats = TRUE;
+  switch (kind)
+    {
+    case SYMFONIC_EVENT_ACTIVATION:
+      return PHASE_ACTIVATIONS;
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+      *repeats = FALSE;
+      return PHASE_MEMORY;
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+      *repeats = FALSE;
+      return PHASE_CONSOLIDATED;
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+      return PHASE_CONSOLIDATED;
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_CHUNK:
+      *repeats = FALSE;
+      return PHASE_DONE;
+    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    default:
+      return PHASE_ANSWER;
+    }
+}
+
+/* Moves the stream to the event's phase, or says it would go back. Graph
+ * events need the consolidation that opens their phase. */
+static gboolean
+advance (SymfonicEncoder   *self,
+         SymfonicEventKind  kind)
+{
+  gboolean repeats;
+  Phase phase = phase_of (kind, &repeats);
+
+  if (phase < self->phase || (phase == self->phase && !repeats))
+    return FALSE;
+  if ((kind == SYMFONIC_EVENT_GRAPH_NODE_CREATED || kind == SYMFONIC_EVENT_GRAPH_EDGE_CREATED) &&
+      self->phase != PHASE_CONSOLIDATED)
+    return FALSE;
+
+  self->phase = phase;
+  return TRUE;
+}
 
 gboolean
 symfonic_encoder_supports (SymfonicRouteKind kind)
@@ -65,9 +130,8 @@ symfonic_encoder_event (SymfonicEncoder *self,
 {
   SymfonicEventKind kind = symfonic_event_get_kind (event);
 
-  /* After the upstream's terminal nothing may follow, and chunks have no
-   * typed form. */
-  if (self->upstream_done || kind == SYMFONIC_EVENT_CHUNK)
+  /* chunks have no typed form */
+  if (kind == SYMFONIC_EVENT_CHUNK || !advance (self, kind))
     {
       self->dropped++;
       return SYMFONIC_FRAME_NONE;
@@ -76,7 +140,6 @@ symfonic_encoder_event (SymfonicEncoder *self,
   switch (kind)
     {
     case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      self->upstream_done = TRUE;
       g_free (self->fallback);
       self->fallback = g_strdup (symfonic_event_get_text (event));
       return SYMFONIC_FRAME_NONE;
@@ -111,6 +174,11 @@ symfonic_encoder_success (SymfonicEncoder *self,
 {
   const char *text = self->text->len > 0 || self->fallback == NULL ? self->text->str : self->fallback;
   g_autoptr(SymfonicEvent) terminal = symfonic_event_new_response_complete (text, duration_ms);
+
+  /* exactly one consolidation per successful stream, even when the
+   * upstream scheduled none */
+  if (self->phase < PHASE_CONSOLIDATED)
+    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":null,\"graph_mutations\":[]}\n\n");
 
   append_typed (out, "ResponseCompleteEvent", terminal);
 }

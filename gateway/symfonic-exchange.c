@@ -81,7 +81,7 @@ map_error (Exchange     *self,
 
   /* the real message of a server-side fault goes to the log only */
   if (symfonic_error_frame_get_status (frame) >= 500)
-    g_warning ("Route %s, run %s failed: %s",
+    g_message ("Route %s, run %s failed: %s",
                symfonic_route_get_name (self->route),
                symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)),
                error->message);

@@ -162,8 +162,10 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
 {
   gsize queued_bytes = self->appended - self->written + self->pending->len;
 
+  /* Frames of this iteration have not met the socket yet, so only those
+   * libsoup still holds count towards the frame bound; bytes count all. */
   if (self->closed || self->message == NULL ||
-      (droppable && (self->queued_frames + self->pending_frames >= SYMFONIC_SSE_MAX_FRAMES ||
+      (droppable && (self->queued_frames >= SYMFONIC_SSE_MAX_FRAMES ||
                      queued_bytes > SYMFONIC_SSE_MAX_BYTES)))
     {
       g_string_truncate (self->pending, self->frame_start);
