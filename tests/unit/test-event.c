@@ -1,0 +1,505 @@
+/* test-event.c: typed events, their validation and their wire encoding
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <symfonic.h>
+
+static JsonObject *
+object_from_string (const char *json)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string (json, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (node));
+
+  return json_node_dup_object (node);
+}
+
+/* The payload of a typed frame must be one line of valid JSON whatever the
+ * text, or a client's SSE parser splits or drops the event. */
+static void
+assert_one_line_json (const char *json)
+{
+  g_autofree char *frame = NULL;
+
+  g_assert_true (g_utf8_validate (json, -1, NULL));
+  for (const char *p = json; *p != '\0'; p++)
+    g_assert_cmpint ((guchar) *p, >=, 0x20);
+
+  frame = g_strconcat ("data: ", json, "\n\n", NULL);
+  g_assert_cmpuint (strcspn (frame, "\r\n"), ==, strlen (frame) - 2);
+}
+
+typedef struct
+{
+  const char *name;
+  const char *input;
+  const char *expected;
+} TextCase;
+
+static const TextCase text_cases[] = {
+  { "unicode", "naïve — 日本語 🎉", "naïve — 日本語 🎉" },
+  { "newlines", "line one\nline two\n", "line one\nline two\n" },
+  { "carriage-returns", "a\r\nb\rc", "a\r\nb\rc" },
+  { "tabs", "\tindented\tcell", "\tindented\tcell" },
+  { "quotes", "say \"hi\" and 'bye'", "say \"hi\" and 'bye'" },
+  { "backslashes", "C:\\path\\n \\u0041 \\", "C:\\path\\n \\u0041 \\" },
+  { "controls",
+    "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+    "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f",
+    "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+    "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f" },
+  { "delete", "a\x7f" "b", "a\x7f" "b" },
+  { "line-separators", "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c", "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c" },
+  { "invalid-byte", "abc\xff def", "abc\xef\xbf\xbd def" },
+  { "invalid-continuation", "\xc3(", "\xef\xbf\xbd(" },
+  { "truncated-sequence", "x\xe6\x97", "x\xef\xbf\xbd\xef\xbf\xbd" },
+  { "script", "</script><b>", "</script><b>" },
+  { "empty", "", "" },
+};
+
+static void
+test_event_text_encoding (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (text_cases); i++)
+    {
+      const TextCase *c = &text_cases[i];
+      SymfonicEvent *(*constructors[]) (const char *) = {
+        symfonic_event_new_text_delta,
+        symfonic_event_new_thinking_delta,
+      };
+
+      g_test_message ("case %s", c->name);
+      for (guint k = 0; k < G_N_ELEMENTS (constructors); k++)
+        {
+          g_autoptr(SymfonicEvent) event = constructors[k] (c->input);
+          g_autofree char *json = symfonic_event_to_json (event);
+          g_autoptr(JsonObject) parsed = NULL;
+          g_autoptr(GString) appended = g_string_new ("data: ");
+
+          g_assert_cmpstr (symfonic_event_get_text (event), ==, c->expected);
+          assert_one_line_json (json);
+
+          parsed = object_from_string (json);
+          g_assert_cmpuint (json_object_get_size (parsed), ==, 1);
+          g_assert_cmpstr (json_object_get_string_member (parsed, "text"), ==, c->expected);
+
+          /* the streaming writer appends the same bytes */
+          symfonic_event_write_json (event, appended);
+          g_assert_cmpstr (appended->str + strlen ("data: "), ==, json);
+        }
+    }
+}
+
+static void
+test_event_exact_encoding (void)
+{
+  g_autoptr(SymfonicEvent) delta = symfonic_event_new_text_delta ("a\"b\\c\nd\x01" "e\tf");
+  g_autoptr(SymfonicEvent) thinking = symfonic_event_new_thinking_delta ("hmm");
+  g_autoptr(SymfonicEvent) complete = symfonic_event_new_response_complete ("Hello", 1234);
+  g_autofree char *delta_json = symfonic_event_to_json (delta);
+  g_autofree char *thinking_json = symfonic_event_to_json (thinking);
+  g_autofree char *complete_json = symfonic_event_to_json (complete);
+
+  g_assert_cmpstr (delta_json, ==, "{\"text\":\"a\\\"b\\\\c\\nd\\u0001e\\tf\"}");
+  g_assert_cmpstr (thinking_json, ==, "{\"text\":\"hmm\"}");
+  g_assert_cmpstr (complete_json, ==, "{\"text\":\"Hello\",\"duration_ms\":1234}");
+}
+
+typedef struct
+{
+  SymfonicEventKind  kind;
+  const char        *name;
+  const char        *payload;
+} KindCase;
+
+/* Section 4 of DESIGN.md: the typed names and a minimal valid payload. */
+static const KindCase kind_cases[] = {
+  { SYMFONIC_EVENT_ACTIVATION, "ActivationEvent",
+    "{\"node_id\":\"n1\",\"node_label\":\"sky\",\"score\":0.5,\"layer\":2,\"source_node_id\":null}" },
+  { SYMFONIC_EVENT_THINKING_DELTA, "ThinkingDeltaEvent", "{\"text\":\"hmm\"}" },
+  { SYMFONIC_EVENT_TEXT_DELTA, "TextDeltaEvent", "{\"text\":\"Hel\"}" },
+  { SYMFONIC_EVENT_TOOL_CALL_START, "ToolCallStartEvent", "{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}" },
+  { SYMFONIC_EVENT_TOOL_RESULT, "ToolResultEvent", "{\"tool_call_id\":\"c1\",\"result\":{\"hits\":[1,2]}}" },
+  { SYMFONIC_EVENT_MEMORY_EXTRACTED, "MemoryExtractedEvent", "{\"ops\":[{\"op\":\"add\",\"text\":\"likes tea\"}]}" },
+  { SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED, "ConsolidationScheduledEvent",
+    "{\"report\":{\"scheduled\":true},\"graph_mutations\":0}" },
+  { SYMFONIC_EVENT_GRAPH_NODE_CREATED, "GraphNodeCreatedEvent", "{\"node_id\":\"n2\",\"label\":\"tea\",\"layer\":1}" },
+  { SYMFONIC_EVENT_GRAPH_EDGE_CREATED, "GraphEdgeCreatedEvent",
+    "{\"source\":\"n1\",\"target\":\"n2\",\"relationship\":\"likes\"}" },
+  { SYMFONIC_EVENT_RESPONSE_COMPLETE, "ResponseCompleteEvent", "{\"text\":\"Hello\",\"duration_ms\":42}" },
+};
+
+static void
+test_event_kind_names (void)
+{
+  static const char * const unknown[] = {
+    "error", "textdeltaevent", "TextDelta", "TextDeltaEvent ", "", "Event",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (kind_cases); i++)
+    {
+      SymfonicEventKind kind = SYMFONIC_EVENT_CHUNK;
+
+      g_assert_cmpstr (symfonic_event_kind_to_name (kind_cases[i].kind), ==, kind_cases[i].name);
+      g_assert_true (symfonic_event_kind_from_name (kind_cases[i].name, &kind));
+      g_assert_cmpint (kind, ==, kind_cases[i].kind);
+      g_assert_true (symfonic_event_kind_from_name (kind_cases[i].name, NULL));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (unknown); i++)
+    {
+      SymfonicEventKind kind = SYMFONIC_EVENT_CHUNK;
+
+      g_test_message ("name “%s”", unknown[i]);
+      g_assert_false (symfonic_event_kind_from_name (unknown[i], &kind));
+      g_assert_cmpint (kind, ==, SYMFONIC_EVENT_CHUNK);
+    }
+}
+
+static void
+test_event_new_valid (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (kind_cases); i++)
+    {
+      g_autoptr(JsonObject) payload = object_from_string (kind_cases[i].payload);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SymfonicEvent) event = NULL;
+      g_autoptr(JsonNode) expected = json_from_string (kind_cases[i].payload, NULL);
+      g_autoptr(JsonNode) encoded = NULL;
+      g_autofree char *json = NULL;
+
+      g_test_message ("kind %s", kind_cases[i].name);
+      event = symfonic_event_new (kind_cases[i].kind, payload, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (symfonic_event_get_kind (event), ==, kind_cases[i].kind);
+      g_assert_cmpstr (symfonic_event_get_name (event), ==, kind_cases[i].name);
+
+      json = symfonic_event_to_json (event);
+      assert_one_line_json (json);
+      encoded = json_from_string (json, &error);
+      g_assert_no_error (error);
+      g_assert_true (json_node_equal (encoded, expected));
+    }
+}
+
+typedef struct
+{
+  const char        *name;
+  SymfonicEventKind  kind;
+  const char        *payload;
+  const char        *field;
+} InvalidEventCase;
+
+static const InvalidEventCase invalid_event_cases[] = {
+  { "activation-no-score", SYMFONIC_EVENT_ACTIVATION,
+    "{\"node_id\":\"n1\",\"node_label\":\"sky\",\"layer\":2,\"source_node_id\":null}", "score" },
+  { "activation-empty", SYMFONIC_EVENT_ACTIVATION, "{}", "node_id" },
+  { "text-missing", SYMFONIC_EVENT_TEXT_DELTA, "{}", "text" },
+  { "text-number", SYMFONIC_EVENT_TEXT_DELTA, "{\"text\":5}", "text" },
+  { "text-null", SYMFONIC_EVENT_TEXT_DELTA, "{\"text\":null}", "text" },
+  { "thinking-object", SYMFONIC_EVENT_THINKING_DELTA, "{\"text\":{}}", "text" },
+  { "tool-call-no-id", SYMFONIC_EVENT_TOOL_CALL_START, "{\"tool_name\":\"search\"}", "tool_call_id" },
+  { "tool-result-no-result", SYMFONIC_EVENT_TOOL_RESULT, "{\"tool_call_id\":\"c1\"}", "result" },
+  { "memory-no-ops", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{}", "ops" },
+  { "memory-ops-object", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":{}}", "ops" },
+  { "memory-ops-string", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":\"add\"}", "ops" },
+  { "memory-ops-null", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":null}", "ops" },
+  { "consolidation-no-mutations", SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED, "{\"report\":{}}", "graph_mutations" },
+  { "node-no-layer", SYMFONIC_EVENT_GRAPH_NODE_CREATED, "{\"node_id\":\"n\",\"label\":\"l\"}", "layer" },
+  { "edge-no-relationship", SYMFONIC_EVENT_GRAPH_EDGE_CREATED,
+    "{\"source\":\"a\",\"target\":\"b\"}", "relationship" },
+  { "complete-no-duration", SYMFONIC_EVENT_RESPONSE_COMPLETE, "{\"text\":\"x\"}", "duration_ms" },
+  { "complete-no-text", SYMFONIC_EVENT_RESPONSE_COMPLETE, "{\"duration_ms\":1}", "text" },
+  { "chunk-no-event-type", SYMFONIC_EVENT_CHUNK, "{\"data\":null}", "event_type" },
+};
+
+static void
+test_event_new_invalid (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (invalid_event_cases); i++)
+    {
+      const InvalidEventCase *c = &invalid_event_cases[i];
+      g_autoptr(JsonObject) payload = object_from_string (c->payload);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SymfonicEvent) event = NULL;
+
+      g_test_message ("case %s", c->name);
+      event = symfonic_event_new (c->kind, payload, &error);
+      g_assert_null (event);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM);
+      g_assert_nonnull (strstr (error->message, c->field));
+    }
+}
+
+/* A duration that is not a number must be refused like any malformed
+ * field. Run in a child: json-glib criticals on some of these inputs, and
+ * that must not stop the rest of this file. */
+static void
+test_event_duration_not_a_number (void)
+{
+  static const char * const payloads[] = {
+    "{\"text\":\"x\",\"duration_ms\":\"soon\"}",
+    "{\"text\":\"x\",\"duration_ms\":[12]}",
+    "{\"text\":\"x\",\"duration_ms\":{}}",
+  };
+
+  if (g_test_subprocess ())
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (payloads); i++)
+        {
+          g_autoptr(JsonObject) payload = object_from_string (payloads[i]);
+          g_autoptr(GError) error = NULL;
+          g_autoptr(SymfonicEvent) event = NULL;
+
+          g_test_message ("payload %s", payloads[i]);
+          event = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, &error);
+          g_assert_null (event);
+          g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM);
+          g_assert_nonnull (strstr (error->message, "duration_ms"));
+        }
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  if (!g_test_trap_has_passed ())
+    g_test_fail_printf ("a ResponseCompleteEvent with a non-numeric duration_ms was not refused cleanly");
+}
+
+static void
+test_event_deep_copy (void)
+{
+  g_autoptr(JsonObject) payload = object_from_string ("{\"tool_call_id\":\"c1\",\"result\":{\"rows\":[1,2]}}");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicEvent) event = NULL;
+  g_autofree char *json = NULL;
+  JsonObject *result;
+
+  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+  g_assert_no_error (error);
+
+  /* change the caller's object, at the top and deep inside */
+  json_object_set_string_member (payload, "tool_call_id", "changed");
+  json_object_set_int_member (payload, "extra", 1);
+  result = json_object_get_object_member (payload, "result");
+  json_array_add_int_element (json_object_get_array_member (result, "rows"), 3);
+  json_object_set_null_member (result, "added");
+
+  json = symfonic_event_to_json (event);
+  g_assert_cmpstr (json, ==, "{\"tool_call_id\":\"c1\",\"result\":{\"rows\":[1,2]}}");
+  g_assert_cmpstr (json_object_get_string_member (symfonic_event_get_payload (event), "tool_call_id"), ==, "c1");
+  /* shared between threads without copying: sealed */
+  g_assert_true (json_object_is_immutable (symfonic_event_get_payload (event)));
+  g_assert_true (json_node_is_immutable (symfonic_event_get_data (event)));
+}
+
+/* The caller keeps its JSON and may change a scalar in place after the
+ * event copied it: the event must not change, and sealing the event's copy
+ * must not seal the caller's node. In a child, because json-glib criticals
+ * when a sealed value is set. */
+static void
+test_event_deep_copy_scalars (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(JsonNode) text = json_node_new (JSON_NODE_VALUE);
+      g_autoptr(JsonObject) payload = object_from_string ("{\"tool_call_id\":\"c1\",\"result\":7}");
+      g_autoptr(SymfonicEvent) chunk = NULL;
+      g_autoptr(SymfonicEvent) event = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *chunk_json = NULL;
+      g_autofree char *event_json = NULL;
+
+      json_node_set_string (text, "Hel");
+      chunk = symfonic_event_new_chunk ("text_delta", text);
+      g_assert_false (json_node_is_immutable (text));
+      json_node_set_string (text, "changed");
+      g_assert_cmpstr (json_node_get_string (text), ==, "changed");
+      chunk_json = symfonic_event_to_json (chunk);
+      g_assert_cmpstr (chunk_json, ==, "\"Hel\"");
+
+      event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+      g_assert_no_error (error);
+      json_node_set_int (json_object_get_member (payload, "result"), 8);
+      event_json = symfonic_event_to_json (event);
+      g_assert_cmpstr (event_json, ==, "{\"tool_call_id\":\"c1\",\"result\":7}");
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  if (!g_test_trap_has_passed ())
+    g_test_fail_printf ("an event's copy of its JSON shares scalar values with the caller's");
+}
+
+static void
+test_event_structured_one_line (void)
+{
+  g_autoptr(JsonObject) payload = object_from_string (
+    "{\"tool_call_id\":\"c1\",\"result\":\"line one\\nline two\\r\\u0001 \\u2028 end\"}");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicEvent) event = NULL;
+  g_autofree char *json = NULL;
+  g_autoptr(JsonObject) parsed = NULL;
+
+  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+  g_assert_no_error (error);
+  json = symfonic_event_to_json (event);
+  assert_one_line_json (json);
+  parsed = object_from_string (json);
+  g_assert_cmpstr (json_object_get_string_member (parsed, "result"), ==,
+                   "line one\nline two\r\x01 \xe2\x80\xa8 end");
+}
+
+static void
+test_event_chunks (void)
+{
+  g_autoptr(JsonNode) text = json_node_new (JSON_NODE_VALUE);
+  g_autoptr(JsonNode) done = json_from_string ("{\"final_response\":\"Hi\\nthere\"}", NULL);
+  g_autoptr(SymfonicEvent) delta = NULL;
+  g_autoptr(SymfonicEvent) thinking = NULL;
+  g_autoptr(SymfonicEvent) terminal = NULL;
+  g_autoptr(SymfonicEvent) update = NULL;
+  g_autoptr(JsonObject) payload = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *delta_json = NULL;
+  g_autofree char *thinking_json = NULL;
+  g_autofree char *terminal_json = NULL;
+  g_autofree char *update_json = NULL;
+
+  json_node_set_string (text, "Hel");
+  delta = symfonic_event_new_chunk ("text_delta", text);
+  g_assert_cmpint (symfonic_event_get_kind (delta), ==, SYMFONIC_EVENT_CHUNK);
+  g_assert_cmpstr (symfonic_event_get_name (delta), ==, "text_delta");
+  g_assert_null (symfonic_event_get_text (delta));
+  g_assert_null (symfonic_event_get_payload (delta));
+  delta_json = symfonic_event_to_json (delta);
+  g_assert_cmpstr (delta_json, ==, "\"Hel\"");
+
+  thinking = symfonic_event_new_chunk ("thinking", NULL);
+  g_assert_true (JSON_NODE_HOLDS_NULL (symfonic_event_get_data (thinking)));
+  thinking_json = symfonic_event_to_json (thinking);
+  g_assert_cmpstr (thinking_json, ==, "null");
+
+  terminal = symfonic_event_new_chunk ("done", done);
+  json_object_set_string_member (json_node_get_object (done), "final_response", "changed");
+  terminal_json = symfonic_event_to_json (terminal);
+  assert_one_line_json (terminal_json);
+  g_assert_cmpstr (terminal_json, ==, "{\"final_response\":\"Hi\\nthere\"}");
+
+  payload = object_from_string ("{\"event_type\":\"update\",\"data\":{\"agent\":{\"messages\":[]}}}");
+  update = symfonic_event_new (SYMFONIC_EVENT_CHUNK, payload, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (symfonic_event_get_name (update), ==, "update");
+  update_json = symfonic_event_to_json (update);
+  g_assert_cmpstr (update_json, ==, "{\"agent\":{\"messages\":[]}}");
+}
+
+static void
+test_event_response_complete (void)
+{
+  g_autoptr(SymfonicEvent) direct = symfonic_event_new_response_complete ("Hello world", 1500);
+  g_autoptr(JsonObject) payload = object_from_string ("{\"text\":\"ab\",\"duration_ms\":50}");
+  g_autoptr(SymfonicEvent) parsed = NULL;
+  g_autoptr(SymfonicEvent) delta = symfonic_event_new_text_delta ("x");
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (symfonic_event_get_kind (direct), ==, SYMFONIC_EVENT_RESPONSE_COMPLETE);
+  g_assert_cmpstr (symfonic_event_get_name (direct), ==, "ResponseCompleteEvent");
+  g_assert_cmpstr (symfonic_event_get_text (direct), ==, "Hello world");
+  g_assert_cmpint (symfonic_event_get_duration_ms (direct), ==, 1500);
+
+  parsed = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (symfonic_event_get_text (parsed), ==, "ab");
+  g_assert_cmpint (symfonic_event_get_duration_ms (parsed), ==, 50);
+
+  node = symfonic_event_to_json_node (direct);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (node), "text"), ==, "Hello world");
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (node), "duration_ms"), ==, 1500);
+
+  g_assert_cmpint (symfonic_event_get_duration_ms (delta), ==, 0);
+}
+
+typedef struct
+{
+  const char *name;
+  const char *data;
+} WireCase;
+
+static void
+test_event_from_json (void)
+{
+  static const WireCase invalid[] = {
+    { "Bogus", "{\"text\":\"x\"}" },
+    { "error", "{\"detail\":\"x\",\"status\":500}" },
+    { "StreamChunk", "{\"event_type\":\"x\",\"data\":null}" },
+    { "TextDeltaEvent", "[\"x\"]" },
+    { "TextDeltaEvent", "\"x\"" },
+  };
+  g_autoptr(JsonNode) data = json_from_string ("{\"text\":\"Hel\",\"ignored\":1}", NULL);
+  g_autoptr(SymfonicEvent) event = NULL;
+  g_autoptr(GError) error = NULL;
+
+  event = symfonic_event_new_from_json ("TextDeltaEvent", data, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (symfonic_event_get_kind (event), ==, SYMFONIC_EVENT_TEXT_DELTA);
+  g_assert_cmpstr (symfonic_event_get_text (event), ==, "Hel");
+
+  for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
+    {
+      g_autoptr(JsonNode) node = json_from_string (invalid[i].data, NULL);
+      g_autoptr(SymfonicEvent) refused = NULL;
+      g_autoptr(GError) local_error = NULL;
+
+      g_test_message ("%s %s", invalid[i].name, invalid[i].data);
+      refused = symfonic_event_new_from_json (invalid[i].name, node, &local_error);
+      g_assert_null (refused);
+      g_assert_error (local_error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM);
+    }
+}
+
+static void
+test_event_ref (void)
+{
+  SymfonicEvent *event = symfonic_event_new_text_delta ("kept");
+  SymfonicEvent *copy;
+
+  g_assert_true (symfonic_event_ref (event) == event);
+  symfonic_event_unref (event);
+  g_assert_cmpstr (symfonic_event_get_text (event), ==, "kept");
+
+  /* the boxed copy is a reference, not a new event */
+  copy = g_boxed_copy (SYMFONIC_TYPE_EVENT, event);
+  g_assert_true (copy == event);
+  g_boxed_free (SYMFONIC_TYPE_EVENT, copy);
+  g_assert_cmpstr (symfonic_event_get_text (event), ==, "kept");
+
+  symfonic_event_unref (event);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/event/text-encoding", test_event_text_encoding);
+  g_test_add_func ("/event/exact-encoding", test_event_exact_encoding);
+  g_test_add_func ("/event/kind-names", test_event_kind_names);
+  g_test_add_func ("/event/new/valid", test_event_new_valid);
+  g_test_add_func ("/event/new/invalid", test_event_new_invalid);
+  g_test_add_func ("/event/new/duration-not-a-number", test_event_duration_not_a_number);
+  g_test_add_func ("/event/deep-copy", test_event_deep_copy);
+  g_test_add_func ("/event/deep-copy/scalars", test_event_deep_copy_scalars);
+  g_test_add_func ("/event/structured-one-line", test_event_structured_one_line);
+  g_test_add_func ("/event/chunks", test_event_chunks);
+  g_test_add_func ("/event/response-complete", test_event_response_complete);
+  g_test_add_func ("/event/from-json", test_event_from_json);
+  g_test_add_func ("/event/ref", test_event_ref);
+
+  return g_test_run ();
+}

@@ -1,0 +1,538 @@
+/* test-pipeline.c: the pipeline file loader
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <symfonic.h>
+
+/* a small transcripts folder: the replay source reads all of it at load */
+#define FIXTURES_DIR SYMFONIC_TEST_UNIT_DIR "/fixtures"
+#define PIPELINES_DIR FIXTURES_DIR "/pipelines"
+
+/* Building blocks of the texts below, with the lines they occupy when
+ * they open a file in this order. */
+#define ROUTE  "[route:r]\npath=/r\nsource=s\nstages=u\n"                /* 1-4 */
+#define SOURCE "[source:s]\ntype=replay\ntranscripts=../transcripts\n"  /* 5-7 */
+#define STAGE  "[stage:u]\ntype=test-upper\n"                            /* 8-9 */
+
+static SymfonicRegistry *registry;
+
+static SymfonicPipeline *
+load_in (const char  *text,
+         GFile       *base_dir,
+         GError     **error)
+{
+  return symfonic_pipeline_new_from_data (registry, text, -1, base_dir, "t.pipeline", error);
+}
+
+static SymfonicPipeline *
+load (const char  *text,
+      GError     **error)
+{
+  g_autoptr(GFile) base_dir = g_file_new_for_path (PIPELINES_DIR);
+
+  return load_in (text, base_dir, error);
+}
+
+typedef struct
+{
+  const char *name;
+  const char *text;
+  /* 0: the error is about the whole file */
+  guint       line;
+  const char *mentions[4];
+} InvalidCase;
+
+static const InvalidCase invalid_cases[] = {
+  { "unknown-type", ROUTE SOURCE "[stage:u]\ntype=no-such-type\n", 9, { "[stage:u]", "type", "no-such-type" } },
+  { "unknown-key", ROUTE SOURCE STAGE "colour=red\n", 10, { "[stage:u]", "colour" } },
+  { "unknown-key-gateway", "[gateway]\nport=80\n" ROUTE SOURCE, 2, { "[gateway]", "port" } },
+  { "int-not-a-number", ROUTE SOURCE STAGE "level=twelve\n", 10, { "level", "twelve" } },
+  { "int-too-high", ROUTE SOURCE STAGE "level=6\n", 10, { "level" } },
+  { "int-too-low", ROUTE SOURCE STAGE "level=-6\n", 10, { "level" } },
+  { "uint-negative", ROUTE SOURCE STAGE "repeat=-1\n", 10, { "repeat", "-1" } },
+  { "uint-not-a-number", ROUTE SOURCE STAGE "repeat=many\n", 10, { "repeat", "many" } },
+  { "uint-too-high", ROUTE SOURCE STAGE "repeat=11\n", 10, { "repeat" } },
+  { "uint-below-minimum", ROUTE SOURCE STAGE "repeat=0\n", 10, { "repeat" } },
+  { "uint-overflow", ROUTE SOURCE STAGE "repeat=99999999999999999999\n", 10, { "repeat" } },
+  { "uint-fraction", ROUTE SOURCE STAGE "repeat=2.5\n", 10, { "repeat", "2.5" } },
+  { "double-not-a-number", ROUTE SOURCE STAGE "ratio=half\n", 10, { "ratio", "half" } },
+  { "double-too-high", ROUTE SOURCE STAGE "ratio=1.5\n", 10, { "ratio", "1.5" } },
+  { "double-nan", ROUTE SOURCE STAGE "ratio=nan\n", 10, { "ratio" } },
+  { "double-trailing-garbage", ROUTE SOURCE STAGE "ratio=0.5x\n", 10, { "ratio" } },
+  { "boolean", ROUTE SOURCE STAGE "enabled=maybe\n", 10, { "enabled", "maybe" } },
+  { "enum", ROUTE SOURCE STAGE "mode=sideways\n", 10, { "mode", "sideways" } },
+  { "file-empty", ROUTE SOURCE STAGE "data-file=\n", 10, { "data-file" } },
+  { "string-bad-escape", ROUTE SOURCE STAGE "prefix=a\\qb\n", 10, { "prefix" } },
+  { "workers-too-high", "[gateway]\nworkers=1000\n" ROUTE SOURCE, 2, { "[gateway]", "workers" } },
+  { "missing-type", ROUTE SOURCE "[stage:u]\nprefix=x\n", 8, { "[stage:u]", "type" } },
+  { "missing-source", "[route:r]\npath=/r\nsource=nowhere\n" SOURCE, 3, { "[route:r]", "source", "nowhere" } },
+  { "missing-stage", "[route:r]\npath=/r\nsource=s\nstages=u;ghost\n" SOURCE STAGE, 4, { "[route:r]", "stages", "ghost" } },
+  { "duplicate-path",
+    "[route:a]\npath=/same\nsource=s\n[route:b]\npath=/same\nsource=s\n" SOURCE, 5,
+    { "[route:b]", "path", "[route:a]", "line 2" } },
+  { "duplicate-key", ROUTE SOURCE STAGE "prefix=a\nprefix=b\n", 11, { "[stage:u]", "prefix", "line 10" } },
+  { "duplicate-group", ROUTE SOURCE "[source:s]\ntype=replay\n", 8, { "[source:s]", "line 5" } },
+  { "unknown-group", ROUTE SOURCE "[filter:x]\ntype=test-upper\n", 8, { "[filter:x]" } },
+  { "group-without-name", ROUTE SOURCE "[stage:]\ntype=test-upper\n", 8, { "[stage:]" } },
+  { "malformed-line", ROUTE SOURCE "just some words\n", 8, { "just some words" } },
+  { "malformed-header", ROUTE SOURCE "[stage:u\ntype=test-upper\n", 8, { "[stage:u" } },
+  { "key-outside-group", "path=/r\n" ROUTE SOURCE, 1, { "path" } },
+  { "stage-type-as-source", "[route:r]\npath=/r\nsource=s\n[source:s]\ntype=test-upper\n", 5,
+    { "[source:s]", "type", "test-upper" } },
+  { "source-type-as-stage", ROUTE SOURCE "[stage:u]\ntype=replay\n", 9, { "[stage:u]", "type", "replay" } },
+  { "initable-stage", ROUTE SOURCE STAGE "data-file=missing-file.txt\n", 8,
+    { "[stage:u]", PIPELINES_DIR "/missing-file.txt" } },
+  { "initable-source", ROUTE "[source:s]\ntype=replay\ntranscripts=no-such-folder\n" STAGE, 5,
+    { "[source:s]", PIPELINES_DIR "/no-such-folder" } },
+  { "route-missing-path", "[route:r]\nsource=s\n" SOURCE, 1, { "[route:r]", "path" } },
+  { "route-missing-source", "[route:r]\npath=/r\n" SOURCE, 1, { "[route:r]", "source" } },
+  { "route-relative-path", "[route:r]\npath=api/v1\nsource=s\n" SOURCE, 2, { "[route:r]", "path", "api/v1" } },
+  { "route-bad-kind", "[route:r]\npath=/r\nkind=stream\nsource=s\n" SOURCE, 3, { "[route:r]", "kind", "stream" } },
+  { "route-unknown-key", "[route:r]\npath=/r\nsource=s\nmethod=GET\n" SOURCE, 4, { "[route:r]", "method" } },
+  { "no-route", SOURCE STAGE, 0, { "route" } },
+  { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
+};
+
+/* Reports every mismatch of a case, not just the first. */
+static void
+test_pipeline_invalid (gconstpointer data)
+{
+  const InvalidCase *c = data;
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *where = NULL;
+
+  pipeline = load (c->text, &error);
+  if (pipeline != NULL || error == NULL)
+    {
+      g_test_fail_printf ("loaded without an error");
+      return;
+    }
+  if (!g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG))
+    g_test_fail_printf ("error %s:%d “%s”, expected SYMFONIC_ERROR_CONFIG",
+                        g_quark_to_string (error->domain), error->code, error->message);
+
+  where = c->line > 0 ? g_strdup_printf ("t.pipeline:%u:", c->line) : g_strdup ("t.pipeline:");
+  if (strstr (error->message, where) == NULL)
+    g_test_fail_printf ("“%s” does not contain “%s”", error->message, where);
+
+  for (guint j = 0; j < G_N_ELEMENTS (c->mentions) && c->mentions[j] != NULL; j++)
+    {
+      if (strstr (error->message, c->mentions[j]) == NULL)
+        g_test_fail_printf ("“%s” does not mention “%s”", error->message, c->mentions[j]);
+    }
+}
+
+static void
+test_pipeline_properties (void)
+{
+  static const char text[] =
+    "[route:r]\n"
+    "path=/r\n"
+    "kind=chunks\n"
+    "source=s\n"
+    "stages=u\n"
+    SOURCE
+    "[stage:u]\n"
+    "type=test-upper\n"
+    "prefix=>>\n"
+    "repeat=10\n"
+    "mode=first\n"
+    "words=a;b;c\n"
+    "enabled=false\n"
+    "ratio=0.25\n"
+    "level=-5\n";
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GEnumClass) modes = NULL;
+  g_autofree char *prefix = NULL;
+  g_auto(GStrv) words = NULL;
+  g_autoptr(GFile) data_file = NULL;
+  SymfonicStage *stage;
+  SymfonicRoute *route;
+  guint repeat;
+  int mode;
+  gboolean enabled;
+  double ratio;
+  int level;
+
+  pipeline = load (text, &error);
+  g_assert_no_error (error);
+
+  stage = symfonic_pipeline_get_stage (pipeline, "u");
+  g_assert_nonnull (stage);
+  g_assert_cmpstr (G_OBJECT_TYPE_NAME (stage), ==, "TestUpperStage");
+  g_object_get (stage,
+                "prefix", &prefix,
+                "repeat", &repeat,
+                "mode", &mode,
+                "words", &words,
+                "enabled", &enabled,
+                "ratio", &ratio,
+                "level", &level,
+                "data-file", &data_file,
+                NULL);
+  g_assert_cmpstr (prefix, ==, ">>");
+  g_assert_cmpuint (repeat, ==, 10);
+  modes = g_type_class_ref (g_type_from_name ("TestUpperMode"));
+  g_assert_cmpstr (g_enum_get_value (modes, mode)->value_nick, ==, "first");
+  g_assert_cmpstrv (words, ((const char * const[]) { "a", "b", "c", NULL }));
+  g_assert_false (enabled);
+  g_assert_cmpfloat_with_epsilon (ratio, 0.25, 1e-12);
+  g_assert_cmpint (level, ==, -5);
+  g_assert_null (data_file);
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/r");
+  g_assert_nonnull (route);
+  g_assert_cmpstr (symfonic_route_get_name (route), ==, "r");
+  g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_CHUNKS);
+  g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "s"));
+  g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+}
+
+static void
+test_pipeline_defaults (void)
+{
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GEnumClass) modes = NULL;
+  g_autofree char *prefix = NULL;
+  g_auto(GStrv) words = NULL;
+  g_autoptr(GFile) data_file = NULL;
+  guint repeat;
+  int mode;
+  gboolean enabled;
+  double ratio;
+
+  pipeline = load (ROUTE SOURCE STAGE, &error);
+  g_assert_no_error (error);
+
+  g_object_get (symfonic_pipeline_get_stage (pipeline, "u"),
+                "prefix", &prefix,
+                "repeat", &repeat,
+                "mode", &mode,
+                "words", &words,
+                "enabled", &enabled,
+                "ratio", &ratio,
+                "data-file", &data_file,
+                NULL);
+  g_assert_null (prefix);
+  g_assert_cmpuint (repeat, ==, 1);
+  modes = g_type_class_ref (g_type_from_name ("TestUpperMode"));
+  g_assert_cmpstr (g_enum_get_value (modes, mode)->value_nick, ==, "all");
+  g_assert_null (words);
+  g_assert_true (enabled);
+  g_assert_cmpfloat (ratio, ==, 1.0);
+  g_assert_null (data_file);
+
+  /* no [gateway]: its defaults */
+  g_assert_cmpstr (symfonic_pipeline_get_listen (pipeline), ==, "127.0.0.1:8080");
+  g_assert_cmpstr (symfonic_pipeline_get_release_line (pipeline), ==, SYMFONIC_VERSION);
+  g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
+  g_assert_cmpint (symfonic_route_get_kind (symfonic_pipeline_get_route (pipeline, 0)), ==,
+                   SYMFONIC_ROUTE_KIND_TYPED);
+}
+
+typedef struct
+{
+  const char *text;
+  gboolean    expected;
+} BooleanCase;
+
+static void
+test_pipeline_booleans (void)
+{
+  static const BooleanCase cases[] = {
+    { "true", TRUE }, { "false", FALSE },
+    { "yes", TRUE }, { "no", FALSE },
+    { "on", TRUE }, { "off", FALSE },
+    { "1", TRUE }, { "0", FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strconcat (ROUTE SOURCE STAGE "enabled=", cases[i].text, "\n", NULL);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+      gboolean enabled;
+
+      g_test_message ("enabled=%s", cases[i].text);
+      pipeline = load (text, &error);
+      g_assert_no_error (error);
+      g_object_get (symfonic_pipeline_get_stage (pipeline, "u"), "enabled", &enabled, NULL);
+      g_assert_cmpint (enabled, ==, cases[i].expected);
+    }
+}
+
+typedef struct
+{
+  const char *value;
+  const char *path;
+} FileCase;
+
+static void
+test_pipeline_relative_file (void)
+{
+  static const FileCase cases[] = {
+    { "notes.txt", PIPELINES_DIR "/notes.txt" },
+    { "../transcripts/plain.jsonl", FIXTURES_DIR "/transcripts/plain.jsonl" },
+    { SYMFONIC_TEST_DATA_DIR "/transcripts/plain.jsonl", SYMFONIC_TEST_DATA_DIR "/transcripts/plain.jsonl" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strconcat (ROUTE SOURCE STAGE "data-file=", cases[i].value, "\n", NULL);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GFile) data_file = NULL;
+
+      g_test_message ("data-file=%s", cases[i].value);
+      pipeline = load (text, &error);
+      g_assert_no_error (error);
+      g_object_get (symfonic_pipeline_get_stage (pipeline, "u"), "data-file", &data_file, NULL);
+      g_assert_nonnull (data_file);
+      g_assert_cmpstr (g_file_peek_path (data_file), ==, cases[i].path);
+    }
+}
+
+/* base_dir is what relative paths resolve against, whatever the file's text. */
+static void
+test_pipeline_base_dir (void)
+{
+  g_autoptr(GError) error = NULL;
+  /* G_TEST_OPTION_ISOLATE_DIRS removes it after the test */
+  g_autofree char *tmp = g_build_filename (g_get_user_cache_dir (), "base", NULL);
+  g_autofree char *notes = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(GFile) base_dir = NULL;
+  g_autoptr(GFile) data_file = NULL;
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (tmp, 0700), ==, 0);
+  notes = g_build_filename (tmp, "notes.txt", NULL);
+  g_assert_true (g_file_set_contents (notes, "x", -1, &error));
+
+  text = g_strconcat ("[route:r]\npath=/r\nsource=s\nstages=u\n"
+                      "[source:s]\ntype=replay\ntranscripts=" FIXTURES_DIR "/transcripts\n"
+                      "[stage:u]\ntype=test-upper\ndata-file=notes.txt\n", NULL);
+  base_dir = g_file_new_for_path (tmp);
+  pipeline = load_in (text, base_dir, &error);
+  g_assert_no_error (error);
+  g_object_get (symfonic_pipeline_get_stage (pipeline, "u"), "data-file", &data_file, NULL);
+  g_assert_cmpstr (g_file_peek_path (data_file), ==, notes);
+}
+
+static void
+test_pipeline_gateway (void)
+{
+  static const char text[] =
+    "[gateway]\n"
+    "listen=0.0.0.0:9090\n"
+    "workers=3\n"
+    "release-line=10.4.9\n"
+    ROUTE SOURCE STAGE;
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  pipeline = load (text, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (symfonic_pipeline_get_listen (pipeline), ==, "0.0.0.0:9090");
+  g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), ==, 3);
+  g_assert_cmpstr (symfonic_pipeline_get_release_line (pipeline), ==, "10.4.9");
+  /* from data, not from a file */
+  g_assert_null (symfonic_pipeline_get_file (pipeline));
+}
+
+static void
+test_pipeline_stage_order (void)
+{
+  static const char text[] =
+    "[route:first]\n"
+    "path=/first\n"
+    "source=s\n"
+    "stages=w;u;v\n"
+    "[route:second]\n"
+    "path=/second\n"
+    "kind=chat\n"
+    "source=s\n"
+    "stages= v ;; u ;\n"
+    "[route:bare]\n"
+    "path=/bare\n"
+    "kind=resume\n"
+    "source=s\n"
+    SOURCE
+    "[stage:u]\ntype=test-upper\n"
+    "[stage:v]\ntype=test-upper\n"
+    "[stage:w]\ntype=test-upper\n";
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicStage *u;
+  SymfonicStage *v;
+  SymfonicStage *w;
+  SymfonicRoute *route;
+
+  pipeline = load (text, &error);
+  g_assert_no_error (error);
+  u = symfonic_pipeline_get_stage (pipeline, "u");
+  v = symfonic_pipeline_get_stage (pipeline, "v");
+  w = symfonic_pipeline_get_stage (pipeline, "w");
+  g_assert_true (u != v && v != w && u != w);
+
+  /* routes in file order */
+  g_assert_cmpuint (symfonic_pipeline_get_n_routes (pipeline), ==, 3);
+  g_assert_cmpstr (symfonic_route_get_name (symfonic_pipeline_get_route (pipeline, 0)), ==, "first");
+  g_assert_cmpstr (symfonic_route_get_name (symfonic_pipeline_get_route (pipeline, 1)), ==, "second");
+  g_assert_cmpstr (symfonic_route_get_name (symfonic_pipeline_get_route (pipeline, 2)), ==, "bare");
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/first");
+  g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, 3);
+  g_assert_true (symfonic_route_get_stage (route, 0) == w);
+  g_assert_true (symfonic_route_get_stage (route, 1) == u);
+  g_assert_true (symfonic_route_get_stage (route, 2) == v);
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/second");
+  g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_CHAT);
+  g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, 2);
+  g_assert_true (symfonic_route_get_stage (route, 0) == v);
+  g_assert_true (symfonic_route_get_stage (route, 1) == u);
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/bare");
+  g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_RESUME);
+  g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, 0);
+
+  g_assert_null (symfonic_pipeline_lookup_route (pipeline, "/third"));
+  g_assert_null (symfonic_pipeline_get_stage (pipeline, "x"));
+  g_assert_null (symfonic_pipeline_get_source (pipeline, "x"));
+}
+
+static void
+test_pipeline_comments (void)
+{
+  static const char text[] =
+    "# a pipeline\n"
+    "\n"
+    "   # an indented comment\n"
+    "[route:r]\n"
+    "# between keys\n"
+    "path=/r\n"
+    "\n"
+    "source=s\n"
+    "stages=u\n"
+    "\n\n"
+    SOURCE
+    "[stage:u]\n"
+    "type=test-upper\n"
+    "# prefix=commented out\n"
+    "prefix=a # not a comment\n"
+    "# trailing comment\n";
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *prefix = NULL;
+
+  pipeline = load (text, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_pipeline_get_n_routes (pipeline), ==, 1);
+  g_object_get (symfonic_pipeline_get_stage (pipeline, "u"), "prefix", &prefix, NULL);
+  g_assert_cmpstr (prefix, ==, "a # not a comment");
+}
+
+static void
+test_pipeline_crlf (void)
+{
+  static const char text[] =
+    "[route:r]\r\npath=/r\r\nsource=s\r\nstages=u\r\n"
+    "[source:s]\r\ntype=replay\r\ntranscripts=../transcripts\r\n"
+    "[stage:u]\r\ntype=test-upper\r\nprefix=p\r\n";
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *prefix = NULL;
+
+  pipeline = load (text, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (symfonic_pipeline_lookup_route (pipeline, "/r"));
+  g_object_get (symfonic_pipeline_get_stage (pipeline, "u"), "prefix", &prefix, NULL);
+  g_assert_cmpstr (prefix, ==, "p");
+}
+
+static void
+test_pipeline_default_file (void)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (SYMFONIC_TEST_DATA_DIR "/pipelines/default.pipeline");
+  g_autoptr(GFile) default_file = symfonic_pipeline_get_default_file ();
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRoute *route;
+
+  /* run from the build tree: the source tree's data */
+  g_assert_cmpstr (g_file_peek_path (default_file), ==, SYMFONIC_TEST_DATA_DIR "/pipelines/default.pipeline");
+
+  pipeline = symfonic_pipeline_new_from_file (registry, file, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_equal (symfonic_pipeline_get_file (pipeline), file));
+  g_assert_cmpstr (symfonic_pipeline_get_listen (pipeline), ==, "127.0.0.1:8080");
+  g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
+
+  g_assert_cmpuint (symfonic_pipeline_get_n_routes (pipeline), ==, 1);
+  route = symfonic_pipeline_get_route (pipeline, 0);
+  g_assert_true (symfonic_pipeline_lookup_route (pipeline, "/api/v1/stream/typed") == route);
+  g_assert_cmpstr (symfonic_route_get_name (route), ==, "typed");
+  g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_TYPED);
+  g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
+  g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+}
+
+static void
+test_pipeline_missing_file (void)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (SYMFONIC_TEST_DATA_DIR "/pipelines/no-such.pipeline");
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  pipeline = symfonic_pipeline_new_from_file (registry, file, &error);
+  g_assert_null (pipeline);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_nonnull (strstr (error->message, SYMFONIC_TEST_DATA_DIR "/pipelines/no-such.pipeline"));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  int ret;
+
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  /* the test plugin and the build's replay plugin, nothing else */
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  registry = symfonic_registry_new ();
+  symfonic_registry_load_directory (registry, TEST_PLUGIN_GOOD_DIR, &error);
+  g_assert_no_error (error);
+  symfonic_registry_scan (registry, &error);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < G_N_ELEMENTS (invalid_cases); i++)
+    {
+      g_autofree char *path = g_strconcat ("/pipeline/invalid/", invalid_cases[i].name, NULL);
+
+      g_test_add_data_func (path, &invalid_cases[i], test_pipeline_invalid);
+    }
+  g_test_add_func ("/pipeline/properties", test_pipeline_properties);
+  g_test_add_func ("/pipeline/defaults", test_pipeline_defaults);
+  g_test_add_func ("/pipeline/booleans", test_pipeline_booleans);
+  g_test_add_func ("/pipeline/relative-file", test_pipeline_relative_file);
+  g_test_add_func ("/pipeline/base-dir", test_pipeline_base_dir);
+  g_test_add_func ("/pipeline/gateway", test_pipeline_gateway);
+  g_test_add_func ("/pipeline/stage-order", test_pipeline_stage_order);
+  g_test_add_func ("/pipeline/comments", test_pipeline_comments);
+  g_test_add_func ("/pipeline/crlf", test_pipeline_crlf);
+  g_test_add_func ("/pipeline/default-file", test_pipeline_default_file);
+  g_test_add_func ("/pipeline/missing-file", test_pipeline_missing_file);
+
+  ret = g_test_run ();
+  g_object_unref (registry);
+
+  return ret;
+}

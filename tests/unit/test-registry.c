@@ -1,0 +1,356 @@
+/* test-registry.c: plugin loading and type registration
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+#include <symfonic.h>
+
+#define GOOD_PLUGIN TEST_PLUGIN_GOOD_DIR "/libsymfonic-test-stage." G_MODULE_SUFFIX
+#define BAD_API_PLUGIN TEST_PLUGIN_BAD_API_DIR "/libsymfonic-test-bad-api." G_MODULE_SUFFIX
+#define DUPLICATE_PLUGIN TEST_PLUGIN_DUPLICATE_DIR "/libsymfonic-test-duplicate." G_MODULE_SUFFIX
+#define REPLAY_PLUGIN SYMFONIC_BUILD_PLUGIN_DIR "/libsymfonic-replay." G_MODULE_SUFFIX
+
+/* An application-defined stage, registered without any plugin. */
+#define TEST_TYPE_APP_STAGE (test_app_stage_get_type ())
+G_DECLARE_FINAL_TYPE (TestAppStage, test_app_stage, TEST, APP_STAGE, GObject)
+
+struct _TestAppStage
+{
+  GObject parent_instance;
+};
+
+static void
+test_app_stage_stage_init (SymfonicStageInterface *iface)
+{
+}
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestAppStage, test_app_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, test_app_stage_stage_init))
+
+static void
+test_app_stage_class_init (TestAppStageClass *klass)
+{
+}
+
+static void
+test_app_stage_init (TestAppStage *self)
+{
+}
+
+/* Whether @number appears in @message as a number of its own, not as a
+ * digit of a longer number or of a version in a path. */
+static gboolean
+mentions_number (const char *message,
+                 guint       number)
+{
+  g_autofree char *pattern = g_strdup_printf ("(^|[^0-9.])%u([^0-9.]|$)", number);
+
+  return g_regex_match_simple (pattern, message, 0, 0);
+}
+
+static void
+test_registry_load_good (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+  SymfonicPlugin *plugin;
+  GType type;
+
+  g_assert_true (symfonic_registry_load_directory (registry, TEST_PLUGIN_GOOD_DIR, &error));
+  g_assert_no_error (error);
+
+  type = symfonic_registry_lookup (registry, "test-upper");
+  g_assert_cmpstr (g_type_name (type), ==, "TestUpperStage");
+  g_assert_true (g_type_is_a (type, SYMFONIC_TYPE_STAGE));
+  g_assert_true (g_type_is_a (type, G_TYPE_INITABLE));
+
+  plugin = symfonic_registry_get_type_plugin (registry, "test-upper");
+  g_assert_true (SYMFONIC_IS_PLUGIN (plugin));
+  g_assert_cmpstr (symfonic_plugin_get_name (plugin), ==, "test-stage");
+  g_assert_cmpstr (symfonic_plugin_get_filename (plugin), ==, GOOD_PLUGIN);
+  g_assert_cmpstr (symfonic_plugin_get_version (plugin), ==, SYMFONIC_VERSION);
+  g_assert_cmpstr (symfonic_plugin_get_description (plugin), ==, "Upper-cases text deltas, for the tests");
+
+  plugins = symfonic_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 1);
+  g_assert_true (g_ptr_array_index (plugins, 0) == plugin);
+
+  g_assert_cmpuint (symfonic_registry_lookup (registry, "no-such-type"), ==, G_TYPE_INVALID);
+  g_assert_null (symfonic_registry_get_type_plugin (registry, "no-such-type"));
+}
+
+static void
+test_registry_api_mismatch (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+  g_auto(GStrv) types = NULL;
+  g_autofree char *rest = NULL;
+  const char *message;
+  const char *at;
+
+  /* The module's init calls g_error(): surviving this proves it never ran. */
+  g_assert_false (symfonic_registry_load_directory (registry, TEST_PLUGIN_BAD_API_DIR, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+
+  message = error->message;
+  at = strstr (message, BAD_API_PLUGIN);
+  g_assert_nonnull (at);
+  /* the numbers are looked for outside the file name */
+  rest = g_strdup_printf ("%.*s%s", (int) (at - message), message, at + strlen (BAD_API_PLUGIN));
+  g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION + 1));
+  g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION));
+
+  plugins = symfonic_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 0);
+  types = symfonic_registry_list_types (registry);
+  g_assert_cmpstrv (types, ((const char * const[]) { NULL }));
+
+  /* loading the file itself is refused the same way, again without init */
+  g_clear_error (&error);
+  g_assert_null (symfonic_registry_load_plugin (registry, BAD_API_PLUGIN, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, BAD_API_PLUGIN));
+}
+
+static void
+test_registry_duplicate_type (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+  SymfonicPlugin *owner;
+
+  /* only the build's plugin folder: nothing from the caller's environment */
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_assert_true (symfonic_registry_scan (registry, &error));
+  g_assert_no_error (error);
+
+  owner = symfonic_registry_get_type_plugin (registry, "replay");
+  g_assert_nonnull (owner);
+  g_assert_cmpstr (symfonic_plugin_get_filename (owner), ==, REPLAY_PLUGIN);
+
+  g_assert_false (symfonic_registry_load_directory (registry, TEST_PLUGIN_DUPLICATE_DIR, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, "replay"));
+  g_assert_nonnull (strstr (error->message, DUPLICATE_PLUGIN));
+  g_assert_nonnull (strstr (error->message, REPLAY_PLUGIN));
+
+  /* the first owner keeps the name */
+  owner = symfonic_registry_get_type_plugin (registry, "replay");
+  g_assert_cmpstr (symfonic_plugin_get_filename (owner), ==, REPLAY_PLUGIN);
+  g_assert_cmpstr (g_type_name (symfonic_registry_lookup (registry, "replay")), !=, "TestDuplicateSource");
+
+  plugins = symfonic_registry_list_plugins (registry);
+  for (guint i = 0; i < plugins->len; i++)
+    g_assert_cmpstr (symfonic_plugin_get_name (g_ptr_array_index (plugins, i)), !=, "test-duplicate");
+}
+
+static void
+test_registry_idempotent (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+  g_auto(GStrv) types = NULL;
+  SymfonicPlugin *first;
+  SymfonicPlugin *second;
+  SymfonicPlugin *third;
+
+  first = symfonic_registry_load_plugin (registry, GOOD_PLUGIN, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (first);
+
+  second = symfonic_registry_load_plugin (registry, GOOD_PLUGIN, &error);
+  g_assert_no_error (error);
+  g_assert_true (second == first);
+
+  /* the same file spelled differently */
+  third = symfonic_registry_load_plugin (registry, TEST_PLUGIN_GOOD_DIR "/./libsymfonic-test-stage." G_MODULE_SUFFIX, &error);
+  g_assert_no_error (error);
+  g_assert_true (third == first);
+
+  g_assert_true (symfonic_registry_load_directory (registry, TEST_PLUGIN_GOOD_DIR, &error));
+  g_assert_no_error (error);
+
+  plugins = symfonic_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 1);
+  types = symfonic_registry_list_types (registry);
+  g_assert_cmpstrv (types, ((const char * const[]) { "test-upper", NULL }));
+}
+
+/* A file or folder reached through a symbolic link is still the same
+ * module: with a usrmerge'd /lib -> /usr/lib, SYMFONIC_PLUGIN_PATH may name
+ * the installed plugin folder by its other spelling. The check runs in a
+ * child so a failure does not stop the other tests; the links live outside
+ * the isolated dirs, whose recursive removal would follow a link to a
+ * folder and empty the build's plugin folder. */
+static void
+test_registry_symlink (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *link = NULL;
+  g_autofree char *link_dir = NULL;
+
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+      g_autoptr(SymfonicRegistry) scanned = symfonic_registry_new ();
+      const char *dir = g_getenv ("TEST_SYMLINK_DIR");
+      SymfonicPlugin *first;
+      SymfonicPlugin *again;
+
+      g_assert_nonnull (dir);
+      link = g_build_filename (dir, "libsymfonic-test-stage." G_MODULE_SUFFIX, NULL);
+      link_dir = g_build_filename (dir, "plugins", NULL);
+
+      first = symfonic_registry_load_plugin (registry, GOOD_PLUGIN, &error);
+      g_assert_no_error (error);
+      again = symfonic_registry_load_plugin (registry, link, &error);
+      g_assert_no_error (error);
+      g_assert_true (again == first);
+
+      g_setenv ("SYMFONIC_PLUGIN_PATH", link_dir, TRUE);
+      g_assert_true (symfonic_registry_scan (scanned, &error));
+      g_assert_no_error (error);
+      g_assert_nonnull (symfonic_registry_get_type_plugin (scanned, "replay"));
+      return;
+    }
+
+  tmp = g_dir_make_tmp ("symfonic-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  link = g_build_filename (tmp, "libsymfonic-test-stage." G_MODULE_SUFFIX, NULL);
+  link_dir = g_build_filename (tmp, "plugins", NULL);
+  g_assert_cmpint (symlink (GOOD_PLUGIN, link), ==, 0);
+  g_assert_cmpint (symlink (SYMFONIC_BUILD_PLUGIN_DIR, link_dir), ==, 0);
+
+  g_setenv ("TEST_SYMLINK_DIR", tmp, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("TEST_SYMLINK_DIR");
+
+  /* the links themselves, never what they point to */
+  g_unlink (link);
+  g_unlink (link_dir);
+  g_rmdir (tmp);
+
+  if (!g_test_trap_has_passed ())
+    g_test_fail_printf ("a plugin reached through a symbolic link is loaded a second time and refused");
+}
+
+static void
+test_registry_missing_directory (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *missing = g_build_filename (g_get_tmp_dir (), "no-such-plugin-dir", NULL);
+  g_auto(GStrv) types = NULL;
+
+  g_assert_true (symfonic_registry_load_directory (registry, missing, &error));
+  g_assert_no_error (error);
+  types = symfonic_registry_list_types (registry);
+  g_assert_cmpstrv (types, ((const char * const[]) { NULL }));
+}
+
+typedef struct
+{
+  const char *name;
+  const char *filename;
+} BadFile;
+
+static void
+test_registry_bad_files (void)
+{
+  static const BadFile cases[] = {
+    { "missing", "/nonexistent/libsymfonic-nothing." G_MODULE_SUFFIX },
+    { "not-a-plugin", SYMFONIC_BUILD_ROOT "/gateway/libsymfonic-1.0." G_MODULE_SUFFIX },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("case %s", cases[i].name);
+      g_assert_null (symfonic_registry_load_plugin (registry, cases[i].filename, &error));
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+      g_assert_nonnull (strstr (error->message, cases[i].filename));
+    }
+}
+
+static void
+test_registry_app_type (void)
+{
+  SymfonicRegistry *registry = symfonic_registry_get_default ();
+  g_autoptr(SymfonicRegistry) other = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (symfonic_register_stage_type (TEST_TYPE_APP_STAGE, "test-app-stage", &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_registry_lookup (registry, "test-app-stage"), ==, TEST_TYPE_APP_STAGE);
+  /* an application type has no plugin */
+  g_assert_null (symfonic_registry_get_type_plugin (registry, "test-app-stage"));
+
+  g_assert_false (symfonic_register_stage_type (TEST_TYPE_APP_STAGE, "test-app-stage", &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, "test-app-stage"));
+  g_clear_error (&error);
+
+  /* a registry is its own namespace */
+  g_assert_cmpuint (symfonic_registry_lookup (other, "test-app-stage"), ==, G_TYPE_INVALID);
+
+  /* taking a plugin's name is refused, naming the plugin's file */
+  g_assert_true (symfonic_registry_load_directory (other, TEST_PLUGIN_GOOD_DIR, &error));
+  g_assert_no_error (error);
+  g_assert_false (symfonic_registry_register_type (other, "test-upper", TEST_TYPE_APP_STAGE, NULL, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, "test-upper"));
+  g_assert_nonnull (strstr (error->message, GOOD_PLUGIN));
+  g_assert_cmpstr (g_type_name (symfonic_registry_lookup (other, "test-upper")), ==, "TestUpperStage");
+}
+
+static void
+test_registry_list_sorted (void)
+{
+  static const char * const names[] = { "zeta", "mid", "alpha", "mi", "test-app" };
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) types = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_assert_true (symfonic_registry_register_type (registry, names[i], TEST_TYPE_APP_STAGE, NULL, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (symfonic_registry_load_directory (registry, TEST_PLUGIN_GOOD_DIR, &error));
+  g_assert_no_error (error);
+
+  types = symfonic_registry_list_types (registry);
+  g_assert_cmpstrv (types, ((const char * const[]) {
+    "alpha", "mi", "mid", "test-app", "test-upper", "zeta", NULL
+  }));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  g_test_add_func ("/registry/load-good", test_registry_load_good);
+  g_test_add_func ("/registry/api-mismatch", test_registry_api_mismatch);
+  g_test_add_func ("/registry/duplicate-type", test_registry_duplicate_type);
+  g_test_add_func ("/registry/idempotent", test_registry_idempotent);
+  g_test_add_func ("/registry/symlink", test_registry_symlink);
+  g_test_add_func ("/registry/missing-directory", test_registry_missing_directory);
+  g_test_add_func ("/registry/bad-files", test_registry_bad_files);
+  g_test_add_func ("/registry/app-type", test_registry_app_type);
+  g_test_add_func ("/registry/list-sorted", test_registry_list_sorted);
+
+  return g_test_run ();
+}
