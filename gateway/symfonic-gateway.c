@@ -49,12 +49,22 @@ main (int   argc,
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 
-  context = g_option_context_new (NULL);
-  g_option_context_set_summary (context, _("Streaming API gateway for LLM agents."));
+  context = g_option_context_new (_("[FILE]"));
+  g_option_context_set_summary (context, _("Streaming API gateway for LLM agents: serves the pipeline FILE\n"
+                                           "(or --pipeline FILE; default: the installed default pipeline)."));
   g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 2;
+    }
+
+  /* `symfonic-gateway --check FILE`, as `nginx -t` users expect */
+  if (argc == 2 && pipeline_path == NULL)
+    pipeline_path = g_strdup (argv[1]);
+  else if (argc > 1)
+    {
+      g_printerr ("symfonic-gateway: %s\n", _("give at most one pipeline file"));
       return 2;
     }
 

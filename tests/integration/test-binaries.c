@@ -1,0 +1,238 @@
+/* test-binaries.c: symfonic-gateway and symfonic-inspect as a user runs them
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+#include <signal.h>
+
+#include "symfonic-test-support.h"
+
+static const char *
+binary (const char *variable)
+{
+  const char *path = g_getenv (variable);
+
+  g_assert_nonnull (path);
+  return path;
+}
+
+static int
+run (char       **out,
+     char       **err,
+     const char  *first_arg,
+     ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *arg;
+  va_list args;
+
+  va_start (args, first_arg);
+  for (arg = first_arg; arg != NULL; arg = va_arg (args, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (args);
+  g_ptr_array_add (argv, NULL);
+
+  process = g_subprocess_newv ((const char * const *) argv->pdata,
+                               G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
+  g_assert_no_error (error);
+
+  return g_subprocess_get_exit_status (process);
+}
+
+static char *
+write_pipeline (const char *name,
+                const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = g_build_filename (g_get_user_cache_dir (), name, NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_cache_dir (), 0700), ==, 0);
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* `--check FILE` on a broken file: exit 1, and the message names the file,
+ * the line and the key, as an operator needs to fix it. */
+static void
+test_check_broken (void)
+{
+  g_autofree char *path = write_pipeline ("broken.pipeline",
+                                          "[route:typed]\n"
+                                          "path=/api/v1/stream/typed\n"
+                                          "source=demo\n"
+                                          "\n"
+                                          "[source:demo]\n"
+                                          "type=replay\n"
+                                          "transcripts=/nonexistent\n"
+                                          "time-scale=fast\n");
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = g_strdup_printf ("%s:8: [source:demo] time-scale:", path);
+  int status;
+
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
+  g_test_message ("stderr: %s", err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, expected));
+  g_assert_nonnull (strstr (err, "“fast”"));
+  g_assert_cmpstr (out, ==, "");
+}
+
+static void
+test_check_default (void)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status;
+
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "default.pipeline: OK"));
+}
+
+static void
+test_bad_usage (void)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "a", "b", NULL), ==, 2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--workers", "-3", NULL), ==, 2);
+}
+
+static void
+test_inspect_lists (void)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "libsymfonic-replay.so"));
+  g_assert_true (g_regex_match_simple ("^  replay +source +SymfonicReplaySource", out, G_REGEX_MULTILINE, 0));
+}
+
+static void
+test_inspect_type (void)
+{
+  static const char * const expected[] = {
+    "replay (source SymfonicReplaySource)",
+    "  transcripts ",
+    "  default-transcript ",
+    "default: \"plain\"",
+    "  transcript-header ",
+    "default: \"X-Symfonic-Transcript\"",
+    "  time-scale ",
+    "values: 0 .. 100",
+  };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "replay", NULL), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_test_message ("expecting “%s”", expected[i]);
+      g_assert_nonnull (strstr (out, expected[i]));
+    }
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "no-such-type", NULL), ==, 1);
+  g_assert_nonnull (strstr (err, "no-such-type"));
+}
+
+static gboolean
+line_read (gpointer data)
+{
+  return *(char **) data != NULL;
+}
+
+static void
+read_line_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  char **line = user_data;
+  gsize length;
+
+  *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, &length, NULL);
+  if (*line == NULL)
+    *line = g_strdup ("");
+}
+
+static gboolean
+is_set (gpointer data)
+{
+  return *(gboolean *) data;
+}
+
+static void
+wait_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_subprocess_wait_finish (G_SUBPROCESS (object), result, NULL);
+  *(gboolean *) user_data = TRUE;
+}
+
+/* The binary serves the default pipeline, answers, and stops cleanly on
+ * SIGTERM and on SIGINT. */
+static void
+test_serve_and_stop (gconstpointer data)
+{
+  int signum = GPOINTER_TO_INT (data);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GDataInputStream) output = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *url = NULL;
+  gboolean exited = FALSE;
+  const char *at;
+
+  /* port 0: the banner says where it listens */
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "2", NULL);
+  g_assert_no_error (error);
+  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
+  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  g_test_message ("banner: %s", line);
+  at = strstr (line, " on http://");
+  g_assert_nonnull (at);
+  url = g_strconcat (at + strlen (" on "), "healthz", NULL);
+
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+  g_assert_cmpstr (symfonic_test_response_get_text (response), ==, "{\"status\":\"ok\"}");
+
+  g_subprocess_send_signal (process, signum);
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/binaries/check-broken", test_check_broken);
+  g_test_add_func ("/binaries/check-default", test_check_default);
+  g_test_add_func ("/binaries/bad-usage", test_bad_usage);
+  g_test_add_func ("/binaries/inspect-lists", test_inspect_lists);
+  g_test_add_func ("/binaries/inspect-type", test_inspect_type);
+  g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
+  g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
+
+  return g_test_run ();
+}
