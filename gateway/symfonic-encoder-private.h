@@ -6,6 +6,7 @@
 
 #include "symfonic-error-frame.h"
 #include "symfonic-event.h"
+#include "symfonic-invocation.h"
 #include "symfonic-route.h"
 
 G_BEGIN_DECLS
@@ -18,25 +19,65 @@ typedef enum {
 
 typedef struct _SymfonicEncoder SymfonicEncoder;
 
+/* One per route kind. A streaming encoder writes one SSE frame per call;
+ * the others write nothing until the end, then the whole JSON body. */
+typedef struct
+{
+  gboolean           streaming;
+  SymfonicFrameClass (*event)   (SymfonicEncoder    *self,
+                                 SymfonicEvent      *event,
+                                 GString            *out);
+  void               (*success) (SymfonicEncoder    *self,
+                                 gint64              duration_ms,
+                                 GString            *out);
+} SymfonicEncoderVTable;
+
+/* The state every shape needs: the text actually sent, so the success
+ * terminal carries exactly the concatenation of the deltas (seed 000), and
+ * the upstream's own final text, which stands in only when no delta
+ * streamed at all. */
+struct _SymfonicEncoder
+{
+  const SymfonicEncoderVTable *vtable;
+  SymfonicInvocation          *invocation;
+  GString                     *text;
+  char                        *fallback;
+  guint64                      dropped;
+  /* the typed stream's position in the seed's order */
+  int                          phase;
+  /* memory ops for the JSON answer */
+  JsonArray                   *memory_ops;
+};
+
+G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_typed_encoder;
+G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_chunk_encoder;
+G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_answer_encoder;
+
 G_GNUC_INTERNAL
-gboolean           symfonic_encoder_supports (SymfonicRouteKind   kind);
+SymfonicEncoder   *symfonic_encoder_new          (SymfonicRouteKind   kind,
+                                                  SymfonicInvocation *invocation);
 G_GNUC_INTERNAL
-SymfonicEncoder   *symfonic_encoder_new      (SymfonicRouteKind   kind);
+void               symfonic_encoder_free         (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
-void               symfonic_encoder_free     (SymfonicEncoder    *self);
+gboolean           symfonic_encoder_is_streaming (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
-SymfonicFrameClass symfonic_encoder_event    (SymfonicEncoder    *self,
-                                              SymfonicEvent      *event,
-                                              GString            *out);
+SymfonicFrameClass symfonic_encoder_event        (SymfonicEncoder    *self,
+                                                  SymfonicEvent      *event,
+                                                  GString            *out);
 G_GNUC_INTERNAL
-void               symfonic_encoder_success  (SymfonicEncoder    *self,
-                                              gint64              duration_ms,
-                                              GString            *out);
+void               symfonic_encoder_success      (SymfonicEncoder    *self,
+                                                  gint64              duration_ms,
+                                                  GString            *out);
 G_GNUC_INTERNAL
-void               symfonic_encoder_error    (SymfonicEncoder    *self,
-                                              SymfonicErrorFrame *frame,
-                                              GString            *out);
+void               symfonic_encoder_error        (SymfonicEncoder    *self,
+                                                  SymfonicErrorFrame *frame,
+                                                  GString            *out);
 G_GNUC_INTERNAL
-guint64            symfonic_encoder_get_dropped (SymfonicEncoder *self);
+const char        *symfonic_encoder_final_text   (SymfonicEncoder    *self);
+G_GNUC_INTERNAL
+void               symfonic_encoder_keep_fallback (SymfonicEncoder   *self,
+                                                  SymfonicEvent      *terminal);
+G_GNUC_INTERNAL
+guint64            symfonic_encoder_get_dropped  (SymfonicEncoder    *self);
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-error-frame.h"
+#include "symfonic-header-list-private.h"
 #include "symfonic-json-private.h"
 
 /**
@@ -54,7 +55,7 @@ symfonic_error_frame_new (guint       status,
   self->status = status;
   self->detail = g_utf8_make_valid (detail, -1);
   self->code = g_strdup (code);
-  self->headers = g_ptr_array_new_with_free_func (g_free);
+  self->headers = symfonic_header_list_new ();
 
   return self;
 }
@@ -208,18 +209,7 @@ symfonic_error_frame_set_header (SymfonicErrorFrame *self,
   g_return_if_fail (name != NULL);
   g_return_if_fail (value != NULL);
 
-  for (guint i = 0; i < self->headers->len; i += 2)
-    {
-      if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
-        {
-          g_free (g_ptr_array_index (self->headers, i + 1));
-          g_ptr_array_index (self->headers, i + 1) = g_strdup (value);
-          return;
-        }
-    }
-
-  g_ptr_array_add (self->headers, g_strdup (name));
-  g_ptr_array_add (self->headers, g_strdup (value));
+  symfonic_header_list_set (self->headers, name, value);
 }
 
 /**
@@ -236,13 +226,7 @@ symfonic_error_frame_get_header (SymfonicErrorFrame *self,
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (name != NULL, NULL);
 
-  for (guint i = 0; i < self->headers->len; i += 2)
-    {
-      if (g_ascii_strcasecmp (g_ptr_array_index (self->headers, i), name) == 0)
-        return g_ptr_array_index (self->headers, i + 1);
-    }
-
-  return NULL;
+  return symfonic_header_list_get (self->headers, name);
 }
 
 /**
@@ -254,18 +238,9 @@ symfonic_error_frame_get_header (SymfonicErrorFrame *self,
 char **
 symfonic_error_frame_list_headers (SymfonicErrorFrame *self)
 {
-  GStrvBuilder *builder;
-  char **names;
-
   g_return_val_if_fail (self != NULL, NULL);
 
-  builder = g_strv_builder_new ();
-  for (guint i = 0; i < self->headers->len; i += 2)
-    g_strv_builder_add (builder, g_ptr_array_index (self->headers, i));
-  names = g_strv_builder_end (builder);
-  g_strv_builder_unref (builder);
-
-  return names;
+  return symfonic_header_list_names (self->headers);
 }
 
 /**

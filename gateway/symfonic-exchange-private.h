@@ -12,20 +12,21 @@
 
 G_BEGIN_DECLS
 
-/* The request body limit until a route configures its own. */
-#define SYMFONIC_DEFAULT_MAX_BODY (1024 * 1024)
-
 G_GNUC_INTERNAL
-void symfonic_exchange_run          (SoupServerMessage  *message,
-                                     SymfonicRoute      *route,
-                                     SymfonicMetrics    *metrics,
-                                     GMainContext       *context);
+void                symfonic_exchange_run           (SoupServerMessage  *message,
+                                                     GBytes             *body,
+                                                     SymfonicRoute      *route,
+                                                     SymfonicMetrics    *metrics,
+                                                     GMainContext       *context);
 G_GNUC_INTERNAL
-void symfonic_exchange_respond_json (SoupServerMessage  *message,
-                                     guint               status,
-                                     const char         *body);
+SymfonicErrorFrame *symfonic_exchange_map_error     (SymfonicRoute      *route,
+                                                     const GError       *error);
 G_GNUC_INTERNAL
-void symfonic_exchange_respond_error (SoupServerMessage *message,
-                                      SymfonicErrorFrame *frame);
+void                symfonic_exchange_respond_json  (SoupServerMessage  *message,
+                                                     guint               status,
+                                                     const char         *body);
+G_GNUC_INTERNAL
+void                symfonic_exchange_respond_error (SoupServerMessage  *message,
+                                                     SymfonicErrorFrame *frame);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
+#include "symfonic-error-mapper.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-stream-private.h"
@@ -30,7 +31,7 @@ typedef struct
   gulong             finished_id;
   gboolean           admitting;
   gboolean           finished;
-  gboolean           streaming;
+  gboolean           running;
 } Exchange;
 
 static void
@@ -73,11 +74,56 @@ symfonic_exchange_respond_error (SoupServerMessage  *message,
   symfonic_exchange_respond_json (message, symfonic_error_frame_get_status (frame), json);
 }
 
+static void
+apply_stream_headers (Exchange *self)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_response_headers (self->message);
+  g_auto(GStrv) names = symfonic_stream_list_response_headers (self->stream);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    soup_message_headers_replace (headers, names[i], symfonic_stream_get_response_header (self->stream, names[i]));
+}
+
+/* The end of an answer route: one JSON body, whatever the outcome. */
+static void
+respond (Exchange           *self,
+         SymfonicErrorFrame *frame,
+         GString            *body)
+{
+  guint status = frame != NULL ? symfonic_error_frame_get_status (frame) : SOUP_STATUS_OK;
+
+  apply_stream_headers (self);
+  if (frame != NULL)
+    symfonic_exchange_respond_error (self->message, frame);
+  else
+    symfonic_exchange_respond_json (self->message, status, body->str);
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), status);
+  soup_server_message_unpause (self->message);
+}
+
+/* The last stage of the route that maps errors decides; without one the
+ * built-in mapping applies. */
+SymfonicErrorFrame *
+symfonic_exchange_map_error (SymfonicRoute *route,
+                             const GError  *error)
+{
+  for (guint i = symfonic_route_get_n_stages (route); i > 0; i--)
+    {
+      SymfonicStage *stage = symfonic_route_get_stage (route, i - 1);
+
+      if (SYMFONIC_IS_ERROR_MAPPER (stage))
+        return symfonic_error_mapper_map (SYMFONIC_ERROR_MAPPER (stage), error, route);
+    }
+
+  return symfonic_error_frame_new_for_error (error);
+}
+
 static SymfonicErrorFrame *
 map_error (Exchange     *self,
            const GError *error)
 {
-  SymfonicErrorFrame *frame = symfonic_error_frame_new_for_error (error);
+  SymfonicErrorFrame *frame = symfonic_exchange_map_error (self->route, error);
+  g_auto(GStrv) names = symfonic_stream_list_response_headers (self->stream);
 
   /* the real message of a server-side fault goes to the log only */
   if (symfonic_error_frame_get_status (frame) >= 500)
@@ -85,6 +131,10 @@ map_error (Exchange     *self,
                symfonic_route_get_name (self->route),
                symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)),
                error->message);
+
+  /* what a stage said about this refusal (Retry-After) */
+  for (guint i = 0; names[i] != NULL; i++)
+    symfonic_error_frame_set_header (frame, names[i], symfonic_stream_get_response_header (self->stream, names[i]));
 
   return frame;
 }
@@ -94,9 +144,17 @@ sink_event (gpointer       data,
             SymfonicEvent *event)
 {
   Exchange *self = data;
-  GString *out = symfonic_sse_writer_begin_frame (self->writer);
-  SymfonicFrameClass frame_class = symfonic_encoder_event (self->encoder, event, out);
+  GString *out;
+  SymfonicFrameClass frame_class;
 
+  if (self->writer == NULL)
+    {
+      symfonic_encoder_event (self->encoder, event, NULL);
+      return;
+    }
+
+  out = symfonic_sse_writer_begin_frame (self->writer);
+  frame_class = symfonic_encoder_event (self->encoder, event, out);
   if (frame_class != SYMFONIC_FRAME_NONE)
     symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE);
 }
@@ -106,25 +164,36 @@ sink_end (gpointer      data,
           const GError *error)
 {
   Exchange *self = data;
-  GString *out = symfonic_sse_writer_begin_frame (self->writer);
+  g_autoptr(SymfonicErrorFrame) frame = NULL;
+  g_autoptr(GString) body = NULL;
+  GString *out;
 
   if (error == NULL)
+    symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
+  else
+    {
+      frame = map_error (self, error);
+      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_FAILED, 1);
+    }
+
+  out = self->writer != NULL ? symfonic_sse_writer_begin_frame (self->writer) : (body = g_string_new (NULL));
+  if (frame == NULL)
     {
       gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->stream);
 
       symfonic_encoder_success (self->encoder, elapsed / 1000, out);
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
     }
   else
-    {
-      g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
+    symfonic_encoder_error (self->encoder, frame, out);
 
-      symfonic_encoder_error (self->encoder, frame, out);
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_FAILED, 1);
+  if (self->writer != NULL)
+    {
+      symfonic_sse_writer_end_frame (self->writer, FALSE);
+      symfonic_sse_writer_close (self->writer);
+      return;
     }
 
-  symfonic_sse_writer_end_frame (self->writer, FALSE);
-  symfonic_sse_writer_close (self->writer);
+  respond (self, frame, body);
 }
 
 static const SymfonicStreamSink sink = {
@@ -162,7 +231,11 @@ on_socket_readable (GSocket      *socket,
   if (n <= 0)
     {
       client_gone (self);
-      symfonic_sse_writer_close (self->writer);
+      /* let libsoup try to answer, fail, and finish the message */
+      if (self->writer != NULL)
+        symfonic_sse_writer_close (self->writer);
+      else
+        soup_server_message_unpause (self->message);
     }
 
   /* n > 0: the client pipelined another request; it is alive */
@@ -200,7 +273,7 @@ on_finished (SoupServerMessage *message,
     }
   if (self->encoder != NULL)
     symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
-  if (self->streaming)
+  if (self->running)
     {
       client_gone (self);
       symfonic_metrics_stream_closed (self->metrics);
@@ -217,22 +290,27 @@ begin_stream (Exchange *self)
 {
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (self->message);
 
-  soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
-  soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
-  soup_message_headers_replace (headers, "Cache-Control", "no-cache");
-  soup_message_headers_replace (headers, "X-Accel-Buffering", "no");
-  soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
-  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
-
-  self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route));
-  self->writer = symfonic_sse_writer_new (self->message, self->context);
-  self->streaming = TRUE;
+  self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route),
+                                        symfonic_stream_get_invocation (self->stream));
+  self->running = TRUE;
   symfonic_metrics_stream_opened (self->metrics);
-
   symfonic_stream_set_sink (self->stream, &sink, self);
   watch_hangup (self);
-  /* the headers go out now, before the upstream produced anything */
-  soup_server_message_unpause (self->message);
+
+  if (symfonic_encoder_is_streaming (self->encoder))
+    {
+      soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
+      apply_stream_headers (self);
+      soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
+      soup_message_headers_replace (headers, "Cache-Control", "no-cache");
+      soup_message_headers_replace (headers, "X-Accel-Buffering", "no");
+      soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
+      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+      self->writer = symfonic_sse_writer_new (self->message, self->context);
+      /* the headers go out now, before the upstream produced anything */
+      soup_server_message_unpause (self->message);
+    }
+
   symfonic_stream_start (self->stream);
 }
 
@@ -284,10 +362,9 @@ copy_header (const char *name,
 
 static SymfonicInvocation *
 decode (SoupServerMessage  *message,
+        GBytes             *bytes,
         GError            **error)
 {
-  SoupMessageBody *body = soup_server_message_get_request_body (message);
-  g_autoptr(GBytes) bytes = NULL;
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
   g_autoptr(GError) parse_error = NULL;
   SymfonicInvocation *invocation;
@@ -301,14 +378,6 @@ decode (SoupServerMessage  *message,
       return NULL;
     }
 
-  if (body->length > SYMFONIC_DEFAULT_MAX_BODY)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                   _("The request body is larger than %u bytes"), SYMFONIC_DEFAULT_MAX_BODY);
-      return NULL;
-    }
-
-  bytes = soup_message_body_flatten (body);
   data = g_bytes_get_data (bytes, &length);
   if (length == 0 || !json_parser_load_from_data (parser, data, length, &parse_error))
     {
@@ -331,6 +400,7 @@ decode (SoupServerMessage  *message,
  * admission) are JSON and happen before any byte of the event stream. */
 void
 symfonic_exchange_run (SoupServerMessage *message,
+                       GBytes            *body,
                        SymfonicRoute     *route,
                        SymfonicMetrics   *metrics,
                        GMainContext      *context)
@@ -339,10 +409,10 @@ symfonic_exchange_run (SoupServerMessage *message,
   g_autoptr(GError) error = NULL;
   Exchange *self;
 
-  invocation = decode (message, &error);
+  invocation = decode (message, body, &error);
   if (invocation == NULL)
     {
-      g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new_for_error (error);
+      g_autoptr(SymfonicErrorFrame) frame = symfonic_exchange_map_error (route, error);
 
       symfonic_metrics_count_response (metrics, symfonic_route_get_name (route),
                                        symfonic_error_frame_get_status (frame));

@@ -36,6 +36,7 @@ struct _SymfonicPipeline
   GFile      *file;
   char       *listen;
   guint       workers;
+  guint64     max_body_bytes;
   char       *release_line;
 
   GHashTable *stages;
@@ -50,6 +51,7 @@ enum {
   PROP_0,
   PROP_LISTEN,
   PROP_WORKERS,
+  PROP_MAX_BODY_BYTES,
   PROP_RELEASE_LINE,
   N_PROPS
 };
@@ -88,6 +90,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_WORKERS:
       g_value_set_uint (value, self->workers);
       break;
+    case PROP_MAX_BODY_BYTES:
+      g_value_set_uint64 (value, self->max_body_bytes);
+      break;
     case PROP_RELEASE_LINE:
       g_value_set_string (value, self->release_line);
       break;
@@ -112,6 +117,9 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_WORKERS:
       self->workers = g_value_get_uint (value);
+      break;
+    case PROP_MAX_BODY_BYTES:
+      self->max_body_bytes = g_value_get_uint64 (value);
       break;
     case PROP_RELEASE_LINE:
       g_free (self->release_line);
@@ -150,6 +158,16 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
     g_param_spec_uint ("workers", "Workers", "Worker threads, each with its own main loop and socket; 0 = one per processor",
                        0, 256, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:max-body-bytes:
+   *
+   * The largest request body accepted; a larger one is refused with 413
+   * without being read into memory.
+   */
+  properties[PROP_MAX_BODY_BYTES] =
+    g_param_spec_uint64 ("max-body-bytes", "Maximum body bytes", "The largest request body accepted; larger ones get 413",
+                         64, G_MAXUINT32, 1024 * 1024,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicPipeline:release-line:
    *
@@ -367,6 +385,7 @@ load_route (Loader      *loader,
     }
 
   route = symfonic_route_new (name, path, kind, source);
+  symfonic_route_set_release_line (route, self->release_line);
 
   if (g_key_file_has_key (loader->key_file, group, "stages", NULL))
     stages = g_key_file_get_string_list (loader->key_file, group, "stages", NULL, NULL);
@@ -627,6 +646,20 @@ symfonic_pipeline_get_workers (SymfonicPipeline *self)
   g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), 1);
 
   return self->workers > 0 ? self->workers : MAX (g_get_num_processors (), 1);
+}
+
+/**
+ * symfonic_pipeline_get_max_body_bytes:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: the largest request body accepted, in bytes
+ */
+guint64
+symfonic_pipeline_get_max_body_bytes (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), 0);
+
+  return self->max_body_bytes;
 }
 
 /**

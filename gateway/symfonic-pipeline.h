@@ -31,6 +31,7 @@ SymfonicPipeline *symfonic_pipeline_new_from_data  (SymfonicRegistry  *registry,
 GFile            *symfonic_pipeline_get_file       (SymfonicPipeline  *self);
 const char       *symfonic_pipeline_get_listen     (SymfonicPipeline  *self);
 guint             symfonic_pipeline_get_workers    (SymfonicPipeline  *self);
+guint64           symfonic_pipeline_get_max_body_bytes (SymfonicPipeline *self);
 const char       *symfonic_pipeline_get_release_line (SymfonicPipeline *self);
 guint             symfonic_pipeline_get_n_routes   (SymfonicPipeline  *self);
 SymfonicRoute    *symfonic_pipeline_get_route      (SymfonicPipeline  *self,

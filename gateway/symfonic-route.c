@@ -6,6 +6,7 @@
 
 #include "symfonic-enums.h"
 #include "symfonic-route.h"
+#include "symfonic-version.h"
 
 /**
  * SymfonicRoute:
@@ -21,6 +22,7 @@ struct _SymfonicRoute
 
   char              *name;
   char              *path;
+  char              *release_line;
   SymfonicRouteKind  kind;
   SymfonicSource    *source;
   GPtrArray         *stages;
@@ -32,6 +34,7 @@ enum {
   PROP_0,
   PROP_NAME,
   PROP_PATH,
+  PROP_RELEASE_LINE,
   PROP_KIND,
   PROP_SOURCE,
   N_PROPS
@@ -46,6 +49,7 @@ symfonic_route_finalize (GObject *object)
 
   g_free (self->name);
   g_free (self->path);
+  g_free (self->release_line);
   g_clear_object (&self->source);
   g_ptr_array_unref (self->stages);
 
@@ -67,6 +71,9 @@ symfonic_route_get_property (GObject    *object,
       break;
     case PROP_PATH:
       g_value_set_string (value, self->path);
+      break;
+    case PROP_RELEASE_LINE:
+      g_value_set_string (value, self->release_line);
       break;
     case PROP_KIND:
       g_value_set_enum (value, self->kind);
@@ -94,6 +101,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_PATH:
       self->path = g_value_dup_string (value);
+      break;
+    case PROP_RELEASE_LINE:
+      symfonic_route_set_release_line (self, g_value_get_string (value));
       break;
     case PROP_KIND:
       self->kind = g_value_get_enum (value);
@@ -123,6 +133,10 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
     g_param_spec_string ("path", "Path", "The HTTP path the route serves",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RELEASE_LINE] =
+    g_param_spec_string ("release-line", "Release line", "The release line the route's streams publish by default",
+                         SYMFONIC_VERSION,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", "Kind", "What the route answers with",
                        SYMFONIC_TYPE_ROUTE_KIND, SYMFONIC_ROUTE_KIND_TYPED,
@@ -214,6 +228,45 @@ symfonic_route_get_path (SymfonicRoute *self)
   g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
 
   return self->path;
+}
+
+/**
+ * symfonic_route_get_release_line:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: the release line the route's streams publish unless a stage
+ *   chooses another
+ */
+const char *
+symfonic_route_get_release_line (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return self->release_line;
+}
+
+/**
+ * symfonic_route_set_release_line:
+ * @self: a #SymfonicRoute
+ * @release_line: (nullable): a release line; %NULL for the build's version
+ *
+ * Sets the route's default release line. Only while the route is
+ * assembled, before it serves.
+ */
+void
+symfonic_route_set_release_line (SymfonicRoute *self,
+                                 const char    *release_line)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+
+  if (release_line == NULL)
+    release_line = SYMFONIC_VERSION;
+  if (g_strcmp0 (self->release_line, release_line) == 0)
+    return;
+
+  g_free (self->release_line);
+  self->release_line = g_strdup (release_line);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RELEASE_LINE]);
 }
 
 /**

@@ -44,6 +44,9 @@ void               symfonic_route_add_stage    (SymfonicRoute      *self,
                                                 SymfonicStage      *stage);
 const char        *symfonic_route_get_name     (SymfonicRoute      *self);
 const char        *symfonic_route_get_path     (SymfonicRoute      *self);
+const char        *symfonic_route_get_release_line (SymfonicRoute  *self);
+void               symfonic_route_set_release_line (SymfonicRoute  *self,
+                                                    const char     *release_line);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

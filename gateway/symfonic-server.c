@@ -8,8 +8,6 @@
 #include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-encoder-private.h"
-#include "symfonic-enums.h"
 #include "symfonic-error.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-server.h"
@@ -333,22 +331,6 @@ symfonic_server_start (SymfonicServer  *self,
   g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
   g_return_val_if_fail (self->running->len == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  for (guint i = 0; i < symfonic_pipeline_get_n_routes (self->pipeline); i++)
-    {
-      SymfonicRoute *route = symfonic_pipeline_get_route (self->pipeline, i);
-
-      if (!symfonic_encoder_supports (symfonic_route_get_kind (route)))
-        {
-          g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
-
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("Route “%s”: this gateway cannot serve kind “%s”"),
-                       symfonic_route_get_name (route),
-                       g_enum_get_value (kinds, symfonic_route_get_kind (route))->value_nick);
-          return FALSE;
-        }
-    }
 
   listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
   workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);

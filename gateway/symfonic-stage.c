@@ -83,6 +83,14 @@ symfonic_stage_real_admit_finish (SymfonicStage  *self,
 }
 
 static gboolean
+symfonic_stage_real_begin (SymfonicStage   *self,
+                           SymfonicStream  *stream,
+                           GError         **error)
+{
+  return TRUE;
+}
+
+static gboolean
 symfonic_stage_real_process (SymfonicStage   *self,
                              SymfonicStream  *stream,
                              SymfonicEvent   *event,
@@ -112,6 +120,7 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->admit = symfonic_stage_real_admit;
   iface->admit_async = symfonic_stage_real_admit_async;
   iface->admit_finish = symfonic_stage_real_admit_finish;
+  iface->begin = symfonic_stage_real_begin;
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
   iface->close = symfonic_stage_real_close;
@@ -193,6 +202,34 @@ symfonic_stage_admit_finish (SymfonicStage  *self,
   ok = SYMFONIC_STAGE_GET_IFACE (self)->admit_finish (self, result, &local_error);
 
   return check_hook (self, "admit", ok, local_error, error);
+}
+
+/**
+ * symfonic_stage_begin:
+ * @self: a #SymfonicStage
+ * @stream: the admitted stream
+ * @error: return location for a #GError
+ *
+ * Runs the begin hook: after every stage admitted the stream and before its
+ * upstream opens. What the stage emits passes the stages after it.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+symfonic_stage_begin (SymfonicStage   *self,
+                      SymfonicStream  *stream,
+                      GError         **error)
+{
+  GError *local_error = NULL;
+  gboolean ok;
+
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->begin (self, stream, &local_error);
+
+  return check_hook (self, "begin", ok, local_error, error);
 }
 
 /**

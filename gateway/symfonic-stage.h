@@ -26,6 +26,8 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
  * @admit_async: asynchronous admission, for stages that need I/O (a shared
  *   rate-limit store). The default runs @admit inline.
  * @admit_finish: completes @admit_async.
+ * @begin: the stream was admitted and its upstream is about to open: emit
+ *   what must precede any upstream event. The default emits nothing.
  * @process: consumes one event and emits zero or more with
  *   symfonic_stream_emit(). The default emits the event unchanged.
  * @finish: the upstream ended successfully: emit whatever is still withheld.
@@ -52,6 +54,9 @@ struct _SymfonicStageInterface
   gboolean (*admit_finish) (SymfonicStage        *self,
                             GAsyncResult         *result,
                             GError              **error);
+  gboolean (*begin)        (SymfonicStage        *self,
+                            SymfonicStream       *stream,
+                            GError              **error);
   gboolean (*process)      (SymfonicStage        *self,
                             SymfonicStream       *stream,
                             SymfonicEvent        *event,
@@ -73,6 +78,9 @@ void     symfonic_stage_admit_async  (SymfonicStage        *self,
                                       gpointer              user_data);
 gboolean symfonic_stage_admit_finish (SymfonicStage        *self,
                                       GAsyncResult         *result,
+                                      GError              **error);
+gboolean symfonic_stage_begin        (SymfonicStage        *self,
+                                      SymfonicStream       *stream,
                                       GError              **error);
 gboolean symfonic_stage_process      (SymfonicStage        *self,
                                       SymfonicStream       *stream,

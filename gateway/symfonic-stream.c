@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-header-list-private.h"
 #include "symfonic-route.h"
 #include "symfonic-stream-private.h"
 
@@ -48,6 +49,11 @@ struct _SymfonicStream
   GCancellable             *cancellable;
   gint64                    start_time;
   StreamState               state;
+  char                     *release_line;
+  GPtrArray                *response_headers;
+  guint64                   input_tokens;
+  guint64                   output_tokens;
+  gboolean                  usage_reported;
 
   StageSlot                *slots;
   guint                     n_stages;
@@ -99,6 +105,8 @@ symfonic_stream_finalize (GObject *object)
         self->slots[i].destroy (self->slots[i].data);
     }
   g_free (self->slots);
+  g_free (self->release_line);
+  g_ptr_array_unref (self->response_headers);
   g_ptr_array_unref (self->batch);
   g_ptr_array_unref (self->spare);
   g_clear_object (&self->cancellable);
@@ -125,6 +133,7 @@ symfonic_stream_init (SymfonicStream *self)
   self->start_time = g_get_monotonic_time ();
   self->batch = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
   self->spare = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+  self->response_headers = symfonic_header_list_new ();
 }
 
 /**
@@ -150,6 +159,7 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->route = g_object_ref (route);
   self->invocation = g_object_ref (invocation);
   self->n_stages = symfonic_route_get_n_stages (route);
+  self->release_line = g_strdup (symfonic_route_get_release_line (route));
   self->slots = g_new0 (StageSlot, self->n_stages);
   for (guint i = 0; i < self->n_stages; i++)
     self->slots[i].stage = symfonic_route_get_stage (route, i);
@@ -231,6 +241,143 @@ symfonic_stream_is_over (SymfonicStream *self)
   g_return_val_if_fail (SYMFONIC_IS_STREAM (self), TRUE);
 
   return self->state == STREAM_OVER;
+}
+
+/**
+ * symfonic_stream_get_release_line:
+ * @self: a #SymfonicStream
+ *
+ * The release line whose contract this stream publishes: the route's,
+ * unless a stage chose another for this request.
+ *
+ * Returns: the release line, such as `"11.0.0"`
+ */
+const char *
+symfonic_stream_get_release_line (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  return self->release_line;
+}
+
+/**
+ * symfonic_stream_set_release_line:
+ * @self: a #SymfonicStream
+ * @release_line: a release line
+ *
+ * Chooses the release line of this stream. Only admission and begin hooks
+ * may, before anything is projected.
+ */
+void
+symfonic_stream_set_release_line (SymfonicStream *self,
+                                  const char     *release_line)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (release_line != NULL);
+  g_return_if_fail (self->state < STREAM_RUNNING);
+
+  g_free (self->release_line);
+  self->release_line = g_strdup (release_line);
+}
+
+/**
+ * symfonic_stream_set_response_header:
+ * @self: a #SymfonicStream
+ * @name: a header name
+ * @value: its value
+ *
+ * Adds a header to the response, whichever it is: a refusal (such as
+ * `Retry-After` with a 429) or the stream's own headers. Headers set after
+ * the response started are not sent.
+ */
+void
+symfonic_stream_set_response_header (SymfonicStream *self,
+                                     const char     *name,
+                                     const char     *value)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (value != NULL);
+
+  symfonic_header_list_set (self->response_headers, name, value);
+}
+
+/**
+ * symfonic_stream_get_response_header:
+ * @self: a #SymfonicStream
+ * @name: a header name, in any case
+ *
+ * Returns: (nullable): the value a stage set for @name
+ */
+const char *
+symfonic_stream_get_response_header (SymfonicStream *self,
+                                     const char     *name)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  return symfonic_header_list_get (self->response_headers, name);
+}
+
+/**
+ * symfonic_stream_list_response_headers:
+ * @self: a #SymfonicStream
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the names of the
+ *   headers stages set
+ */
+char **
+symfonic_stream_list_response_headers (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), NULL);
+
+  return symfonic_header_list_names (self->response_headers);
+}
+
+/**
+ * symfonic_stream_add_usage:
+ * @self: a #SymfonicStream
+ * @input_tokens: tokens the upstream read
+ * @output_tokens: tokens the upstream produced
+ *
+ * Records usage the upstream reported; sources call this, metering stages
+ * read it with symfonic_stream_get_usage(). Reports add up.
+ */
+void
+symfonic_stream_add_usage (SymfonicStream *self,
+                           guint64         input_tokens,
+                           guint64         output_tokens)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  self->input_tokens += input_tokens;
+  self->output_tokens += output_tokens;
+  self->usage_reported = TRUE;
+}
+
+/**
+ * symfonic_stream_get_usage:
+ * @self: a #SymfonicStream
+ * @input_tokens: (out) (optional): tokens the upstream read
+ * @output_tokens: (out) (optional): tokens the upstream produced
+ * @reported: (out) (optional): whether the upstream reported usage at all
+ *
+ * The usage the upstream reported so far.
+ */
+void
+symfonic_stream_get_usage (SymfonicStream *self,
+                           guint64        *input_tokens,
+                           guint64        *output_tokens,
+                           gboolean       *reported)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  if (input_tokens != NULL)
+    *input_tokens = self->input_tokens;
+  if (output_tokens != NULL)
+    *output_tokens = self->output_tokens;
+  if (reported != NULL)
+    *reported = self->usage_reported;
 }
 
 static StageSlot *
@@ -548,13 +695,29 @@ symfonic_stream_admit_finish (SymfonicStream  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-/* Opens the upstream. The sink must be set. */
+/* Runs the begin hooks, then opens the upstream. The sink must be set. */
 void
 symfonic_stream_start (SymfonicStream *self)
 {
+  g_autoptr(GError) error = NULL;
+
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
   g_return_if_fail (self->state == STREAM_ADMITTED);
   g_return_if_fail (self->sink != NULL);
+
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      gboolean ok;
+
+      self->emit_target = self->batch;
+      ok = symfonic_stage_begin (self->slots[i].stage, self, &error);
+      self->emit_target = NULL;
+      if (!ok || !run_stages (self, i + 1, &error))
+        {
+          stream_end (self, error);
+          return;
+        }
+    }
 
   self->state = STREAM_RUNNING;
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);

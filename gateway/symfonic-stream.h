@@ -27,6 +27,22 @@ SymfonicInvocation *symfonic_stream_get_invocation  (SymfonicStream       *self)
 GCancellable       *symfonic_stream_get_cancellable (SymfonicStream       *self);
 gint64              symfonic_stream_get_start_time  (SymfonicStream       *self);
 gboolean            symfonic_stream_is_over         (SymfonicStream       *self);
+const char         *symfonic_stream_get_release_line (SymfonicStream      *self);
+void                symfonic_stream_set_release_line (SymfonicStream      *self,
+                                                     const char           *release_line);
+void                symfonic_stream_set_response_header (SymfonicStream   *self,
+                                                     const char           *name,
+                                                     const char           *value);
+const char         *symfonic_stream_get_response_header (SymfonicStream   *self,
+                                                     const char           *name);
+char              **symfonic_stream_list_response_headers (SymfonicStream *self);
+void                symfonic_stream_add_usage       (SymfonicStream       *self,
+                                                     guint64               input_tokens,
+                                                     guint64               output_tokens);
+void                symfonic_stream_get_usage       (SymfonicStream       *self,
+                                                     guint64              *input_tokens,
+                                                     guint64              *output_tokens,
+                                                     gboolean             *reported);
 
 void                symfonic_stream_emit            (SymfonicStream       *self,
                                                      SymfonicEvent        *event);

@@ -35,13 +35,94 @@ struct _SymfonicWorker
 
 static void
 respond_error (SoupServerMessage *message,
+               SymfonicRoute     *route,
                SymfonicError      code,
                const char        *detail)
 {
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, code, detail);
-  g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new_for_error (error);
+  g_autoptr(SymfonicErrorFrame) frame = route != NULL ? symfonic_exchange_map_error (route, error)
+                                                      : symfonic_error_frame_new_for_error (error);
 
   symfonic_exchange_respond_error (message, frame);
+}
+
+/* The request body, gathered by the worker itself up to the limit: past it
+ * nothing more is kept, whatever the client sends. */
+typedef struct
+{
+  GByteArray *bytes;
+  guint64     limit;
+  gboolean    too_large;
+} Body;
+
+static void
+body_free (gpointer data)
+{
+  Body *body = data;
+
+  g_byte_array_unref (body->bytes);
+  g_free (body);
+}
+
+static void
+on_got_chunk (SoupServerMessage *message,
+              GBytes            *chunk,
+              gpointer           user_data)
+{
+  Body *body = user_data;
+  gsize length = g_bytes_get_size (chunk);
+
+  if (body->too_large || body->bytes->len + length > body->limit)
+    {
+      body->too_large = TRUE;
+      return;
+    }
+  g_byte_array_append (body->bytes, g_bytes_get_data (chunk, NULL), length);
+}
+
+static void
+payload_too_large (SoupServerMessage *message,
+                   SymfonicRoute     *route,
+                   guint64            limit)
+{
+  g_autofree char *detail = g_strdup_printf (_("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
+
+  /* the client may still be sending: do not keep the connection */
+  soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
+  respond_error (message, route, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, detail);
+}
+
+/* Runs once the request headers are in, before any body byte is read: a
+ * declared length over the limit is refused at once. */
+static void
+handle_headers (SoupServer        *server,
+                SoupServerMessage *message,
+                const char        *path,
+                GHashTable        *query,
+                gpointer           user_data)
+{
+  SymfonicWorker *self = user_data;
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (message);
+  guint64 limit = symfonic_pipeline_get_max_body_bytes (self->pipeline);
+  SymfonicRoute *route = symfonic_pipeline_lookup_route (self->pipeline, path);
+  Body *body;
+
+  if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST)
+    return;
+
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
+      (guint64) soup_message_headers_get_content_length (headers) > limit)
+    {
+      payload_too_large (message, route, limit);
+      return;
+    }
+
+  body = g_new0 (Body, 1);
+  body->bytes = g_byte_array_new ();
+  body->limit = limit;
+  g_object_set_data_full (G_OBJECT (message), "symfonic-body", body, body_free);
+  soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
+  g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), body);
 }
 
 static void
@@ -53,14 +134,16 @@ handle_request (SoupServer        *server,
 {
   SymfonicWorker *self = user_data;
   const char *method = soup_server_message_get_method (message);
+  g_autoptr(GBytes) bytes = NULL;
   SymfonicRoute *route;
+  Body *body;
 
   if (g_str_equal (path, "/healthz") || g_str_equal (path, "/metrics"))
     {
       if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
         {
           soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "GET, HEAD");
-          respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+          respond_error (message, NULL, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
           return;
         }
 
@@ -82,18 +165,26 @@ handle_request (SoupServer        *server,
   route = symfonic_pipeline_lookup_route (self->pipeline, path);
   if (route == NULL)
     {
-      respond_error (message, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
+      respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
       return;
     }
 
   if (method != SOUP_METHOD_POST)
     {
       soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "POST");
-      respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
+      respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
       return;
     }
 
-  symfonic_exchange_run (message, route, self->metrics, self->context);
+  body = g_object_get_data (G_OBJECT (message), "symfonic-body");
+  if (body->too_large)
+    {
+      payload_too_large (message, route, body->limit);
+      return;
+    }
+
+  bytes = g_byte_array_free_to_bytes (g_byte_array_ref (body->bytes));
+  symfonic_exchange_run (message, bytes, route, self->metrics, self->context);
 }
 
 static gpointer
@@ -106,6 +197,7 @@ worker_thread (gpointer data)
   g_main_context_push_thread_default (self->context);
 
   server = soup_server_new ("server-header", "symfonic-gateway/" SYMFONIC_VERSION " ", NULL);
+  soup_server_add_early_handler (server, NULL, handle_headers, self, NULL);
   soup_server_add_handler (server, NULL, handle_request, self, NULL);
   soup_server_listen_socket (server, self->socket, 0, &error);
 

@@ -11,6 +11,7 @@
 #include "symfonic-enums.h"
 #include "symfonic-error.h"
 #include "symfonic-error-frame.h"
+#include "symfonic-error-mapper.h"
 #include "symfonic-event.h"
 #include "symfonic-invocation.h"
 #include "symfonic-stage.h"
@@ -19,6 +20,8 @@
 #include "symfonic-route.h"
 #include "symfonic-plugin.h"
 #include "symfonic-registry.h"
+#include "symfonic-release-line.h"
+#include "symfonic-sse-parser.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-server.h"
 

@@ -166,6 +166,16 @@ symfonic_replay_source_start (SymfonicSource *source,
   Playback *playback;
   guint first_delay;
 
+  /* a recording has no paused run to continue */
+  if (symfonic_route_get_kind (symfonic_stream_get_route (stream)) == SYMFONIC_ROUTE_KIND_RESUME)
+    {
+      g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_CONFLICT,
+                                                     _("The replay source cannot resume a run"));
+
+      symfonic_stream_push_end (stream, error);
+      return;
+    }
+
   if (self->transcript_header != NULL && *self->transcript_header != '\0')
     name = symfonic_invocation_get_header (invocation, self->transcript_header);
   if (name == NULL)

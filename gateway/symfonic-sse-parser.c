@@ -1,0 +1,358 @@
+/* symfonic-sse-parser.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
+#include "symfonic-sse-parser.h"
+
+/**
+ * SymfonicSseParser:
+ *
+ * An incremental reader of the `text/event-stream` format, as the HTML
+ * standard defines it: bytes may arrive split anywhere; lines end in LF,
+ * CRLF or a lone CR; `:` lines are comments; `data:` lines of one event are
+ * joined with newlines; `id:` and `retry:` are remembered; a blank line
+ * dispatches the event. At the end of input an event whose last line
+ * arrived but whose blank line did not is still dispatched: upstreams that
+ * close right after their last frame are common.
+ */
+typedef struct
+{
+  char *event;
+  char *data;
+  char *id;
+} Frame;
+
+struct _SymfonicSseParser
+{
+  GObject   parent_instance;
+
+  gsize     max_event_bytes;
+  GString  *line;
+  gboolean  after_cr;
+  guint     bom_matched;
+  gboolean  started;
+  gboolean  ended;
+
+  /* the event being read */
+  GString  *data;
+  char     *event;
+  gboolean  has_data;
+
+  char     *last_event_id;
+  gint64    retry;
+  GQueue    frames;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicSseParser, symfonic_sse_parser, G_TYPE_OBJECT)
+
+static void
+frame_free (gpointer data)
+{
+  Frame *frame = data;
+
+  g_free (frame->event);
+  g_free (frame->data);
+  g_free (frame->id);
+  g_free (frame);
+}
+
+static void
+symfonic_sse_parser_finalize (GObject *object)
+{
+  SymfonicSseParser *self = (SymfonicSseParser *) object;
+
+  g_string_free (self->line, TRUE);
+  g_string_free (self->data, TRUE);
+  g_free (self->event);
+  g_free (self->last_event_id);
+  g_queue_clear_full (&self->frames, frame_free);
+
+  G_OBJECT_CLASS (symfonic_sse_parser_parent_class)->finalize (object);
+}
+
+static void
+symfonic_sse_parser_class_init (SymfonicSseParserClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = symfonic_sse_parser_finalize;
+}
+
+static void
+symfonic_sse_parser_init (SymfonicSseParser *self)
+{
+  self->line = g_string_new (NULL);
+  self->data = g_string_new (NULL);
+  self->retry = -1;
+  g_queue_init (&self->frames);
+}
+
+/**
+ * symfonic_sse_parser_new:
+ * @max_event_bytes: the largest event accepted, 0 for no limit
+ *
+ * Returns: (transfer full): a new parser
+ */
+SymfonicSseParser *
+symfonic_sse_parser_new (gsize max_event_bytes)
+{
+  SymfonicSseParser *self = g_object_new (SYMFONIC_TYPE_SSE_PARSER, NULL);
+
+  self->max_event_bytes = max_event_bytes;
+  return self;
+}
+
+static void
+dispatch (SymfonicSseParser *self)
+{
+  Frame *frame;
+
+  if (!self->has_data)
+    {
+      g_clear_pointer (&self->event, g_free);
+      return;
+    }
+
+  frame = g_new0 (Frame, 1);
+  frame->event = self->event != NULL ? g_steal_pointer (&self->event) : g_strdup ("message");
+  frame->data = g_strndup (self->data->str, self->data->len);
+  frame->id = g_strdup (self->last_event_id);
+  g_queue_push_tail (&self->frames, frame);
+
+  g_string_truncate (self->data, 0);
+  self->has_data = FALSE;
+}
+
+static void
+process_line (SymfonicSseParser *self,
+              const char        *line,
+              gsize              length)
+{
+  const char *colon;
+  const char *value = "";
+  gsize name_len;
+  gsize value_len = 0;
+
+  if (length == 0)
+    {
+      dispatch (self);
+      return;
+    }
+  if (line[0] == ':')
+    return;
+
+  colon = memchr (line, ':', length);
+  name_len = colon != NULL ? (gsize) (colon - line) : length;
+  if (colon != NULL)
+    {
+      value = colon + 1;
+      value_len = length - name_len - 1;
+      if (value_len > 0 && value[0] == ' ')
+        value++, value_len--;
+    }
+
+  if (name_len == 4 && memcmp (line, "data", 4) == 0)
+    {
+      if (self->has_data)
+        g_string_append_c (self->data, '\n');
+      g_string_append_len (self->data, value, value_len);
+      self->has_data = TRUE;
+    }
+  else if (name_len == 5 && memcmp (line, "event", 5) == 0)
+    {
+      g_free (self->event);
+      self->event = g_strndup (value, value_len);
+    }
+  else if (name_len == 2 && memcmp (line, "id", 2) == 0)
+    {
+      if (memchr (value, '\0', value_len) == NULL)
+        {
+          g_free (self->last_event_id);
+          self->last_event_id = g_strndup (value, value_len);
+        }
+    }
+  else if (name_len == 5 && memcmp (line, "retry", 5) == 0)
+    {
+      guint64 retry;
+      g_autofree char *text = g_strndup (value, value_len);
+
+      if (g_ascii_string_to_unsigned (text, 10, 0, G_MAXINT64, &retry, NULL) &&
+          value_len > 0 && g_ascii_isdigit (text[0]))
+        self->retry = retry;
+    }
+  /* any other field is ignored, as the standard says */
+}
+
+/**
+ * symfonic_sse_parser_feed:
+ * @self: a #SymfonicSseParser
+ * @data: (array length=length) (element-type guint8): the next bytes
+ * @length: how many
+ * @error: return location for a #GError
+ *
+ * Reads the next bytes of the stream; complete events become available to
+ * symfonic_sse_parser_next().
+ *
+ * Returns: %TRUE, or %FALSE with %SYMFONIC_ERROR_UPSTREAM if one event
+ *   grows past the limit
+ */
+gboolean
+symfonic_sse_parser_feed (SymfonicSseParser  *self,
+                          const guint8       *data,
+                          gsize               length,
+                          GError            **error)
+{
+  const char *p = (const char *) data;
+  const char *end = p + length;
+
+  g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+  g_return_val_if_fail (!self->ended, FALSE);
+
+  /* a byte-order mark may open the stream, split like anything else */
+  while (!self->started && p < end)
+    {
+      static const char bom[] = "\xEF\xBB\xBF";
+
+      if (*p == bom[self->bom_matched])
+        {
+          p++;
+          self->started = ++self->bom_matched == 3;
+          continue;
+        }
+      /* not a mark after all: what matched so far is text of the line */
+      g_string_append_len (self->line, bom, self->bom_matched);
+      self->started = TRUE;
+    }
+
+  while (p < end)
+    {
+      const char *stop = p;
+
+      if (self->after_cr)
+        {
+          self->after_cr = FALSE;
+          if (*p == '\n')
+            {
+              p++;
+              continue;
+            }
+        }
+
+      while (stop < end && *stop != '\n' && *stop != '\r')
+        stop++;
+      g_string_append_len (self->line, p, stop - p);
+
+      if (self->max_event_bytes > 0 && self->line->len + self->data->len > self->max_event_bytes)
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                       _("An upstream event is larger than %" G_GSIZE_FORMAT " bytes"), self->max_event_bytes);
+          return FALSE;
+        }
+
+      if (stop == end)
+        break;
+
+      self->after_cr = *stop == '\r';
+      process_line (self, self->line->str, self->line->len);
+      g_string_truncate (self->line, 0);
+      p = stop + 1;
+    }
+
+  return TRUE;
+}
+
+/**
+ * symfonic_sse_parser_end:
+ * @self: a #SymfonicSseParser
+ *
+ * The stream ended. An unterminated last line still counts, and an event
+ * that has data but no closing blank line is dispatched.
+ */
+void
+symfonic_sse_parser_end (SymfonicSseParser *self)
+{
+  g_return_if_fail (SYMFONIC_IS_SSE_PARSER (self));
+
+  if (self->ended)
+    return;
+
+  self->ended = TRUE;
+  if (!self->started)
+    g_string_append_len (self->line, "\xEF\xBB\xBF", self->bom_matched);
+  if (self->line->len > 0)
+    {
+      process_line (self, self->line->str, self->line->len);
+      g_string_truncate (self->line, 0);
+    }
+  dispatch (self);
+}
+
+/**
+ * symfonic_sse_parser_next:
+ * @self: a #SymfonicSseParser
+ * @event: (out) (optional) (transfer full): the event name, `message` when
+ *   the event named none
+ * @data: (out) (optional) (transfer full): the data lines, joined with `\n`
+ * @id: (out) (optional) (transfer full) (nullable): the last event id seen
+ *
+ * Takes the oldest complete event.
+ *
+ * Returns: %TRUE if there was one
+ */
+gboolean
+symfonic_sse_parser_next (SymfonicSseParser  *self,
+                          char              **event,
+                          char              **data,
+                          char              **id)
+{
+  Frame *frame;
+
+  g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
+
+  frame = g_queue_pop_head (&self->frames);
+  if (frame == NULL)
+    return FALSE;
+
+  if (event != NULL)
+    *event = g_steal_pointer (&frame->event);
+  if (data != NULL)
+    *data = g_steal_pointer (&frame->data);
+  if (id != NULL)
+    *id = g_steal_pointer (&frame->id);
+  frame_free (frame);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_sse_parser_get_last_event_id:
+ * @self: a #SymfonicSseParser
+ *
+ * Returns: (nullable): the last `id:` the stream set
+ */
+const char *
+symfonic_sse_parser_get_last_event_id (SymfonicSseParser *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), NULL);
+
+  return self->last_event_id;
+}
+
+/**
+ * symfonic_sse_parser_get_retry:
+ * @self: a #SymfonicSseParser
+ *
+ * Returns: the last `retry:` in milliseconds, or -1 if none
+ */
+gint64
+symfonic_sse_parser_get_retry (SymfonicSseParser *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), -1);
+
+  return self->retry;
+}

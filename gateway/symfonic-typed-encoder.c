@@ -1,0 +1,148 @@
+/* symfonic-typed-encoder.c: the typed event stream
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-encoder-private.h"
+
+/* The typed stream keeps its published order (seed 001): activations
+ * first; thinking, text and tools; at most one MemoryExtractedEvent after
+ * the last delta; exactly one ConsolidationScheduledEvent; graph events
+ * after it. The encoder never re-orders or re-emits: an event that would
+ * break the order is dropped and counted. */
+typedef enum {
+  PHASE_ACTIVATIONS,
+  PHASE_ANSWER,
+  PHASE_MEMORY,
+  PHASE_CONSOLIDATED,
+  PHASE_DONE,
+} Phase;
+
+/* The phase an event belongs to, and whether it may repeat there. */
+static Phase
+phase_of (SymfonicEventKind  kind,
+          gboolean          *repeats)
+{
+  *repeats = TRUE;
+  switch (kind)
+    {
+    case SYMFONIC_EVENT_ACTIVATION:
+      return PHASE_ACTIVATIONS;
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+      *repeats = FALSE;
+      return PHASE_MEMORY;
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+      *repeats = FALSE;
+      return PHASE_CONSOLIDATED;
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+      return PHASE_CONSOLIDATED;
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_CHUNK:
+      *repeats = FALSE;
+      return PHASE_DONE;
+    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    default:
+      return PHASE_ANSWER;
+    }
+}
+
+/* Moves the stream to the event's phase, or says it would go back. Graph
+ * events need the consolidation that opens their phase. */
+static gboolean
+advance (SymfonicEncoder   *self,
+         SymfonicEventKind  kind)
+{
+  gboolean repeats;
+  Phase phase = phase_of (kind, &repeats);
+
+  if ((int) phase < self->phase || ((int) phase == self->phase && !repeats))
+    return FALSE;
+  if ((kind == SYMFONIC_EVENT_GRAPH_NODE_CREATED || kind == SYMFONIC_EVENT_GRAPH_EDGE_CREATED) &&
+      self->phase != PHASE_CONSOLIDATED)
+    return FALSE;
+
+  self->phase = phase;
+  return TRUE;
+}
+
+static void
+append_frame (GString       *out,
+              const char    *name,
+              SymfonicEvent *event)
+{
+  g_string_append (out, "event: ");
+  g_string_append (out, name);
+  g_string_append (out, "\ndata: ");
+  symfonic_event_write_json (event, out);
+  g_string_append (out, "\n\n");
+}
+
+static SymfonicFrameClass
+typed_event (SymfonicEncoder *self,
+             SymfonicEvent   *event,
+             GString         *out)
+{
+  SymfonicEventKind kind = symfonic_event_get_kind (event);
+
+  /* chunks have no typed form */
+  if (kind == SYMFONIC_EVENT_CHUNK || !advance (self, kind))
+    {
+      self->dropped++;
+      return SYMFONIC_FRAME_NONE;
+    }
+
+  switch (kind)
+    {
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      symfonic_encoder_keep_fallback (self, event);
+      return SYMFONIC_FRAME_NONE;
+
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      g_string_append (self->text, symfonic_event_get_text (event));
+      append_frame (out, "TextDeltaEvent", event);
+      return SYMFONIC_FRAME_DROPPABLE;
+
+    case SYMFONIC_EVENT_THINKING_DELTA:
+      append_frame (out, "ThinkingDeltaEvent", event);
+      return SYMFONIC_FRAME_DROPPABLE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      append_frame (out, symfonic_event_get_name (event), event);
+      return SYMFONIC_FRAME_KEPT;
+    }
+}
+
+static void
+typed_success (SymfonicEncoder *self,
+               gint64           duration_ms,
+               GString         *out)
+{
+  g_autoptr(SymfonicEvent) terminal =
+    symfonic_event_new_response_complete (symfonic_encoder_final_text (self), duration_ms);
+
+  /* exactly one consolidation per successful stream, even when the
+   * upstream scheduled none */
+  if (self->phase < PHASE_CONSOLIDATED)
+    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":null,\"graph_mutations\":[]}\n\n");
+
+  append_frame (out, "ResponseCompleteEvent", terminal);
+}
+
+const SymfonicEncoderVTable symfonic_typed_encoder = {
+  .streaming = TRUE,
+  .event = typed_event,
+  .success = typed_success,
+};
