@@ -33,6 +33,7 @@ main (int   argc,
   g_autofree char *uri = NULL;
   g_autofree char *display = NULL;
   gboolean check = FALSE;
+  gboolean allow_demo = FALSE;
   gboolean version = FALSE;
   int workers = 0;
   const GOptionEntry entries[] = {
@@ -40,6 +41,7 @@ main (int   argc,
     { "listen", 'l', 0, G_OPTION_ARG_STRING, &listen, N_("Serve on HOST:PORT instead of the pipeline's [gateway] listen"), N_("ADDR:PORT") },
     { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, N_("Worker threads instead of the pipeline's [gateway] workers"), N_("N") },
     { "check", 0, 0, G_OPTION_ARG_NONE, &check, N_("Load and validate the pipeline, then exit"), NULL },
+    { "allow-demo-tokens", 0, 0, G_OPTION_ARG_NONE, &allow_demo, N_("Serve the published demo tokens on a non-loopback address too"), NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"), NULL },
     { NULL }
   };
@@ -96,17 +98,23 @@ main (int   argc,
       return 1;
     }
 
-  if (check)
-    {
-      g_print (_("%s: OK, %u routes\n"), display, symfonic_pipeline_get_n_routes (pipeline));
-      return 0;
-    }
-
   server = symfonic_server_new (pipeline);
   if (listen != NULL)
     symfonic_server_set_listen (server, listen);
   if (workers > 0)
     symfonic_server_set_workers (server, workers);
+  symfonic_server_set_allow_demo_credentials (server, allow_demo);
+
+  if (check)
+    {
+      if (!symfonic_server_check (server, &error))
+        {
+          g_printerr ("symfonic-gateway: %s: %s\n", display, error->message);
+          return 1;
+        }
+      g_print (_("%s: OK, %u routes\n"), display, symfonic_pipeline_get_n_routes (pipeline));
+      return 0;
+    }
 
   if (!symfonic_server_start (server, &error))
     {

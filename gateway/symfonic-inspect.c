@@ -122,7 +122,7 @@ inspect_type (SymfonicRegistry *registry,
       g_autofree char *default_text = NULL;
       const GValue *default_value;
 
-      if (pspec->owner_type == G_TYPE_OBJECT || !(pspec->flags & G_PARAM_WRITABLE))
+      if (pspec->owner_type == G_TYPE_OBJECT)
         continue;
 
       type_text = describe_type (pspec);
@@ -133,8 +133,10 @@ inspect_type (SymfonicRegistry *registry,
         : g_strdup_value_contents (default_value);
 
       g_print ("  %-20s %s\n", g_param_spec_get_name (pspec), g_param_spec_get_blurb (pspec));
-      g_print ("  %-20s %s: %s\n", "", _("type"), type_text);
-      g_print ("  %-20s %s: %s\n", "", _("default"), default_text);
+      g_print ("  %-20s %s: %s%s\n", "", _("type"), type_text,
+               (pspec->flags & G_PARAM_WRITABLE) ? "" : _(" (read-only: a counter or state, not a setting)"));
+      if (pspec->flags & G_PARAM_WRITABLE)
+        g_print ("  %-20s %s: %s\n", "", _("default"), default_text);
       if (range != NULL)
         g_print ("  %-20s %s: %s\n", "", _("values"), range);
     }

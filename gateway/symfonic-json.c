@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "symfonic-json-private.h"
 
 /* Text deltas are the bulk of every stream; writing them through a
@@ -63,26 +65,98 @@ symfonic_json_append_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
+/* The shortest text that reads back as the same double: json-glib writes
+ * %.17g, which turns a transcript's 0.91 into 0.91000000000000003. */
+static void
+append_double (GString *out,
+               double   value)
+{
+  static const char * const formats[] = { "%.15g", "%.16g", "%.17g" };
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_ascii_formatd (buffer, sizeof buffer, formats[i], value);
+      if (g_ascii_strtod (buffer, NULL) == value)
+        break;
+    }
+  g_string_append (out, buffer);
+  /* keep it a JSON number that reads back as a double */
+  if (strpbrk (buffer, ".eE") == NULL)
+    g_string_append (out, ".0");
+}
+
+/* Members in the order they were written: JsonObjectIter walks a hash. */
 void
 symfonic_json_append_node (GString  *out,
                            JsonNode *node)
 {
-  g_autofree char *text = NULL;
-
-  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+  if (node == NULL)
     {
       g_string_append (out, "null");
       return;
     }
 
-  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
+  switch (json_node_get_node_type (node))
     {
-      symfonic_json_append_string (out, json_node_get_string (node), -1);
-      return;
-    }
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        g_autoptr(GList) members = json_object_get_members (object);
 
-  text = json_to_string (node, FALSE);
-  g_string_append (out, text);
+        g_string_append_c (out, '{');
+        for (GList *l = members; l != NULL; l = l->next)
+          {
+            if (l != members)
+              g_string_append_c (out, ',');
+            symfonic_json_append_string (out, l->data, -1);
+            g_string_append_c (out, ':');
+            symfonic_json_append_node (out, json_object_get_member (object, l->data));
+          }
+        g_string_append_c (out, '}');
+      }
+      break;
+
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        guint n = json_array_get_length (array);
+
+        g_string_append_c (out, '[');
+        for (guint i = 0; i < n; i++)
+          {
+            if (i > 0)
+              g_string_append_c (out, ',');
+            symfonic_json_append_node (out, json_array_get_element (array, i));
+          }
+        g_string_append_c (out, ']');
+      }
+      break;
+
+    case JSON_NODE_NULL:
+      g_string_append (out, "null");
+      break;
+
+    case JSON_NODE_VALUE:
+    default:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_STRING:
+          symfonic_json_append_string (out, json_node_get_string (node), -1);
+          break;
+        case G_TYPE_BOOLEAN:
+          g_string_append (out, json_node_get_boolean (node) ? "true" : "false");
+          break;
+        case G_TYPE_DOUBLE:
+          append_double (out, json_node_get_double (node));
+          break;
+        case G_TYPE_INT64:
+        default:
+          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          break;
+        }
+      break;
+    }
 }
 
 /* json_node_copy() shares containers; events must own what they carry. */
@@ -97,13 +171,11 @@ symfonic_json_node_deep_copy (JsonNode *node)
       {
         JsonObject *src = json_node_get_object (node);
         g_autoptr(JsonObject) dst = json_object_new ();
-        JsonObjectIter iter;
-        const char *name;
-        JsonNode *member;
+        g_autoptr(GList) members = json_object_get_members (src);
 
-        json_object_iter_init (&iter, src);
-        while (json_object_iter_next (&iter, &name, &member))
-          json_object_set_member (dst, name, symfonic_json_node_deep_copy (member));
+        /* in the order they were written */
+        for (GList *l = members; l != NULL; l = l->next)
+          json_object_set_member (dst, l->data, symfonic_json_node_deep_copy (json_object_get_member (src, l->data)));
 
         copy = json_node_new (JSON_NODE_OBJECT);
         json_node_set_object (copy, dst);

@@ -607,6 +607,39 @@ symfonic_pipeline_get_default_file (void)
 }
 
 /**
+ * symfonic_pipeline_uses_demo_credentials:
+ * @self: a #SymfonicPipeline
+ *
+ * Whether a stage authenticates with the published demo credentials: a
+ * stage says so through a boolean `uses-demo-tokens` property.
+ *
+ * Returns: %TRUE if anyone who read the README could get in
+ */
+gboolean
+symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
+{
+  GHashTableIter iter;
+  gpointer stage;
+
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), FALSE);
+
+  g_hash_table_iter_init (&iter, self->stages);
+  while (g_hash_table_iter_next (&iter, NULL, &stage))
+    {
+      GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (stage), "uses-demo-tokens");
+      gboolean uses = FALSE;
+
+      if (pspec == NULL || G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_BOOLEAN)
+        continue;
+      g_object_get (stage, "uses-demo-tokens", &uses, NULL);
+      if (uses)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+/**
  * symfonic_pipeline_get_file:
  * @self: a #SymfonicPipeline
  *

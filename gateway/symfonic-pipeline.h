@@ -43,6 +43,8 @@ SymfonicStage    *symfonic_pipeline_get_stage      (SymfonicPipeline  *self,
 SymfonicSource   *symfonic_pipeline_get_source     (SymfonicPipeline  *self,
                                                     const char        *name);
 
+gboolean          symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self);
+
 GFile            *symfonic_pipeline_get_default_file (void);
 
 G_END_DECLS

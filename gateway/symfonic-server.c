@@ -31,6 +31,7 @@ struct _SymfonicServer
   char             *listen;
   guint             workers;
   guint16           port;
+  gboolean          allow_demo_credentials;
   GInetAddress     *address;
   SymfonicMetrics  *metrics;
   GPtrArray        *running;
@@ -43,6 +44,7 @@ enum {
   PROP_PIPELINE,
   PROP_LISTEN,
   PROP_WORKERS,
+  PROP_ALLOW_DEMO_CREDENTIALS,
   N_PROPS
 };
 
@@ -82,6 +84,9 @@ symfonic_server_get_property (GObject    *object,
     case PROP_WORKERS:
       g_value_set_uint (value, self->workers);
       break;
+    case PROP_ALLOW_DEMO_CREDENTIALS:
+      g_value_set_boolean (value, self->allow_demo_credentials);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -105,6 +110,9 @@ symfonic_server_set_property (GObject      *object,
       break;
     case PROP_WORKERS:
       symfonic_server_set_workers (self, g_value_get_uint (value));
+      break;
+    case PROP_ALLOW_DEMO_CREDENTIALS:
+      symfonic_server_set_allow_demo_credentials (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -132,6 +140,12 @@ symfonic_server_class_init (SymfonicServerClass *klass)
     g_param_spec_uint ("workers", "Workers", "Worker threads; 0 uses the pipeline's",
                        0, 256, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  properties[PROP_ALLOW_DEMO_CREDENTIALS] =
+    g_param_spec_boolean ("allow-demo-credentials", "Allow demo credentials",
+                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -210,6 +224,29 @@ symfonic_server_set_workers (SymfonicServer *self,
 
   self->workers = workers;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKERS]);
+}
+
+/**
+ * symfonic_server_set_allow_demo_credentials:
+ * @self: a #SymfonicServer
+ * @allow: whether to allow it
+ *
+ * The published demo tokens let anyone in, so by default the server only
+ * serves a pipeline that accepts them on a loopback address. Takes effect
+ * at the next start.
+ */
+void
+symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
+                                            gboolean        allow)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+
+  allow = !!allow;
+  if (self->allow_demo_credentials == allow)
+    return;
+
+  self->allow_demo_credentials = allow;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALLOW_DEMO_CREDENTIALS]);
 }
 
 static gboolean
@@ -312,6 +349,43 @@ open_socket (GInetAddress  *address,
 }
 
 /**
+ * symfonic_server_check:
+ * @self: a #SymfonicServer
+ * @error: return location for a #GError
+ *
+ * Checks what symfonic_server_start() would refuse before binding anything:
+ * the listen address, and demo credentials on a non-loopback address.
+ *
+ * Returns: %TRUE if the server may start
+ */
+gboolean
+symfonic_server_check (SymfonicServer  *self,
+                       GError         **error)
+{
+  const char *listen;
+
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
+  g_clear_object (&self->address);
+  if (!parse_listen (listen, &self->address, &self->port, error))
+    return FALSE;
+
+  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
+      symfonic_pipeline_uses_demo_credentials (self->pipeline))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Refusing to serve the demo tokens on %s, which is not a loopback address: "
+                     "configure real credentials, or allow it explicitly (--allow-demo-tokens)"),
+                   listen);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
  * symfonic_server_start:
  * @self: a #SymfonicServer
  * @error: return location for a #GError
@@ -325,19 +399,16 @@ gboolean
 symfonic_server_start (SymfonicServer  *self,
                        GError         **error)
 {
-  const char *listen;
   guint workers;
 
   g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
   g_return_val_if_fail (self->running->len == 0, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
-  workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);
-
-  g_clear_object (&self->address);
-  if (!parse_listen (listen, &self->address, &self->port, error))
+  if (!symfonic_server_check (self, error))
     return FALSE;
+
+  workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);
 
   for (guint i = 0; i < workers; i++)
     {

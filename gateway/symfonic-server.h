@@ -24,6 +24,10 @@ void              symfonic_server_set_listen   (SymfonicServer    *self,
                                                 const char        *listen);
 void              symfonic_server_set_workers  (SymfonicServer    *self,
                                                 guint              workers);
+void              symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
+                                                gboolean           allow);
+gboolean          symfonic_server_check        (SymfonicServer    *self,
+                                                GError           **error);
 gboolean          symfonic_server_start        (SymfonicServer    *self,
                                                 GError           **error);
 void              symfonic_server_stop         (SymfonicServer    *self);
