@@ -1,0 +1,25 @@
+/* symfonic-citation-filter.h: removes citation tags from a text stream
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _SymfonicCitationFilter SymfonicCitationFilter;
+
+SymfonicCitationFilter *symfonic_citation_filter_new     (const char * const     *kinds);
+void                    symfonic_citation_filter_free    (SymfonicCitationFilter *self);
+void                    symfonic_citation_filter_feed    (SymfonicCitationFilter *self,
+                                                          const char             *text,
+                                                          gsize                   length,
+                                                          GString                *out);
+void                    symfonic_citation_filter_flush   (SymfonicCitationFilter *self,
+                                                          GString                *out);
+guint64                 symfonic_citation_filter_get_removed (SymfonicCitationFilter *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicCitationFilter, symfonic_citation_filter_free)
+
+G_END_DECLS

@@ -1,0 +1,320 @@
+/* symfonic-citation-stage.c: removes citation tags from the answer
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-citation-filter.h"
+#include "symfonic-citation-stage.h"
+
+/* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
+ * and so on; clients must not see them. The filter withholds what could
+ * still become a tag, so the stage releases it when the answer closes:
+ * before the first event that comes after the text (so the last delta is
+ * not sent after the memory, consolidation or terminal event), or when the
+ * upstream finishes. This stage runs after extraction, whose released
+ * remainder therefore passes through here before we drain.
+ *
+ * The stage object is shared by every stream on every worker: the filter
+ * is per stream, in the stream, and the counter is atomic. */
+
+static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
+
+struct _SymfonicCitationStage
+{
+  GObject          parent_instance;
+
+  GStrv            kinds;
+
+  _Atomic guint64  tags_removed;
+};
+
+typedef struct
+{
+  SymfonicCitationFilter *filter;
+  /* how much of the filter's count was added to the stage's */
+  guint64                 removed_counted;
+} StreamState;
+
+static void symfonic_citation_stage_stage_init (SymfonicStageInterface *iface);
+static void symfonic_citation_stage_initable_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicCitationStage, symfonic_citation_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_citation_stage_stage_init)
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_citation_stage_initable_init))
+
+enum {
+  PROP_0,
+  PROP_KINDS,
+  PROP_TAGS_REMOVED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+stream_state_free (gpointer data)
+{
+  StreamState *state = data;
+
+  symfonic_citation_filter_free (state->filter);
+  g_free (state);
+}
+
+static StreamState *
+get_state (SymfonicCitationStage *self,
+           SymfonicStream        *stream)
+{
+  StreamState *state = symfonic_stream_get_stage_data (stream, SYMFONIC_STAGE (self));
+
+  if (state == NULL)
+    {
+      state = g_new0 (StreamState, 1);
+      state->filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
+    }
+
+  return state;
+}
+
+static void
+emit_and_count (SymfonicCitationStage *self,
+                SymfonicStream        *stream,
+                StreamState           *state,
+                GString               *text)
+{
+  guint64 removed = symfonic_citation_filter_get_removed (state->filter);
+
+  if (removed != state->removed_counted)
+    {
+      atomic_fetch_add_explicit (&self->tags_removed, removed - state->removed_counted,
+                                 memory_order_relaxed);
+      state->removed_counted = removed;
+    }
+
+  if (text->len > 0)
+    {
+      g_autoptr(SymfonicEvent) delta = symfonic_event_new_text_delta (text->str);
+
+      symfonic_stream_emit (stream, delta);
+    }
+}
+
+static void
+drain (SymfonicCitationStage *self,
+       SymfonicStream        *stream,
+       StreamState           *state)
+{
+  g_autoptr(GString) rest = g_string_new (NULL);
+
+  symfonic_citation_filter_flush (state->filter, rest);
+  emit_and_count (self, stream, state, rest);
+}
+
+/* The upstream's terminal carries its own whole text, which encoders fall
+ * back on when no delta streamed: it must not carry a tag either. Not
+ * counted: when deltas streamed, its tags were counted there. */
+static SymfonicEvent *
+clean_terminal (SymfonicCitationStage *self,
+                SymfonicEvent         *event)
+{
+  g_autoptr(SymfonicCitationFilter) filter =
+    symfonic_citation_filter_new ((const char * const *) self->kinds);
+  const char *text = symfonic_event_get_text (event);
+  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+  symfonic_citation_filter_feed (filter, text, strlen (text), clean);
+  symfonic_citation_filter_flush (filter, clean);
+  if (symfonic_citation_filter_get_removed (filter) == 0)
+    return symfonic_event_ref (event);
+
+  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (event));
+}
+
+static gboolean
+symfonic_citation_stage_process (SymfonicStage   *stage,
+                                 SymfonicStream  *stream,
+                                 SymfonicEvent   *event,
+                                 GError         **error)
+{
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
+  StreamState *state = get_state (self, stream);
+
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      {
+        const char *text = symfonic_event_get_text (event);
+        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+        symfonic_citation_filter_feed (state->filter, text, strlen (text), clean);
+        emit_and_count (self, stream, state, clean);
+      }
+      return TRUE;
+
+    /* the events that close the answer: no text may follow them */
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+      drain (self, stream, state);
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      {
+        g_autoptr(SymfonicEvent) terminal = NULL;
+
+        drain (self, stream, state);
+        terminal = clean_terminal (self, event);
+        symfonic_stream_emit (stream, terminal);
+      }
+      return TRUE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+    }
+}
+
+static gboolean
+symfonic_citation_stage_finish (SymfonicStage   *stage,
+                                SymfonicStream  *stream,
+                                GError         **error)
+{
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
+
+  drain (self, stream, get_state (self, stream));
+
+  return TRUE;
+}
+
+static void
+symfonic_citation_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->process = symfonic_citation_stage_process;
+  iface->finish = symfonic_citation_stage_finish;
+}
+
+/* A kind with brackets, a colon or blanks could never match the tag
+ * grammar, and an empty one would match `[]`: refuse them at load. */
+static gboolean
+symfonic_citation_stage_initable_init_impl (GInitable     *initable,
+                                            GCancellable  *cancellable,
+                                            GError       **error)
+{
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (initable);
+
+  for (guint i = 0; self->kinds[i] != NULL; i++)
+    {
+      const char *kind = self->kinds[i];
+
+      if (*kind == '\0' || strpbrk (kind, "[]: \t\r\n") != NULL)
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("“%s”: “%s” is not a citation kind"), "kinds", kind);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+static void
+symfonic_citation_stage_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_citation_stage_initable_init_impl;
+}
+
+static void
+symfonic_citation_stage_finalize (GObject *object)
+{
+  SymfonicCitationStage *self = (SymfonicCitationStage *) object;
+
+  g_strfreev (self->kinds);
+
+  G_OBJECT_CLASS (symfonic_citation_stage_parent_class)->finalize (object);
+}
+
+static void
+symfonic_citation_stage_get_property (GObject    *object,
+                                      guint       prop_id,
+                                      GValue     *value,
+                                      GParamSpec *pspec)
+{
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_KINDS:
+      g_value_set_boxed (value, self->kinds);
+      break;
+    case PROP_TAGS_REMOVED:
+      g_value_set_uint64 (value, atomic_load_explicit (&self->tags_removed, memory_order_relaxed));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_citation_stage_set_property (GObject      *object,
+                                      guint         prop_id,
+                                      const GValue *value,
+                                      GParamSpec   *pspec)
+{
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (object);
+  const char * const *kinds;
+
+  switch (prop_id)
+    {
+    case PROP_KINDS:
+      /* NULL means the default; an empty list removes nothing */
+      kinds = g_value_get_boxed (value);
+      g_strfreev (self->kinds);
+      self->kinds = g_strdupv ((char **) (kinds != NULL ? kinds : default_kinds));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_citation_stage_class_init (SymfonicCitationStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_citation_stage_finalize;
+  object_class->get_property = symfonic_citation_stage_get_property;
+  object_class->set_property = symfonic_citation_stage_set_property;
+
+  properties[PROP_KINDS] =
+    g_param_spec_boxed ("kinds", "Kinds",
+                        "Citation tag words removed, in any ASCII case (default: semantic;episodic;procedural)",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TAGS_REMOVED] =
+    g_param_spec_uint64 ("tags-removed", "Tags removed",
+                         "Citation tags removed so far, on all streams",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_citation_stage_init (SymfonicCitationStage *self)
+{
+  self->kinds = g_strdupv ((char **) default_kinds);
+  atomic_init (&self->tags_removed, 0);
+}

@@ -1,0 +1,29 @@
+/* symfonic-extraction-filter.h: lifts memory-extraction blocks out of a text stream
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _SymfonicExtractionFilter SymfonicExtractionFilter;
+
+SymfonicExtractionFilter *symfonic_extraction_filter_new         (const char               *open_tag,
+                                                                  const char               *close_tag,
+                                                                  gsize                     max_block);
+void                      symfonic_extraction_filter_free        (SymfonicExtractionFilter *self);
+void                      symfonic_extraction_filter_feed        (SymfonicExtractionFilter *self,
+                                                                  const char               *text,
+                                                                  gsize                     length,
+                                                                  GString                  *out);
+void                      symfonic_extraction_filter_flush       (SymfonicExtractionFilter *self,
+                                                                  GString                  *out);
+JsonArray                *symfonic_extraction_filter_get_ops     (SymfonicExtractionFilter *self);
+JsonArray                *symfonic_extraction_filter_take_ops    (SymfonicExtractionFilter *self);
+guint                     symfonic_extraction_filter_get_dropped (SymfonicExtractionFilter *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicExtractionFilter, symfonic_extraction_filter_free)
+
+G_END_DECLS

@@ -1,0 +1,16 @@
+/* symfonic-extraction-plugin.c: the extraction plugin's entry point
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-extraction-stage.h"
+
+static gboolean
+extraction_plugin_init (SymfonicPlugin  *plugin,
+                        GError         **error)
+{
+  return symfonic_plugin_register_type (plugin, "extraction", SYMFONIC_TYPE_EXTRACTION_STAGE, error);
+}
+
+SYMFONIC_PLUGIN_DEFINE ("extraction", "Lifts memory-extraction blocks out of the answer", extraction_plugin_init);

@@ -1,0 +1,413 @@
+/* symfonic-extraction-stage.c: withholds and removes memory-extraction blocks
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-extraction-filter.h"
+#include "symfonic-extraction-stage.h"
+
+/* The model writes the memory ops it wants applied inside the answer, as a
+ * JSON list between two tags. This stage takes them out of the text deltas
+ * (whatever the split), and publishes what it parsed as one
+ * MemoryExtractedEvent after the last text delta.
+ *
+ * The typed stream wants that event before ConsolidationScheduledEvent, so
+ * the first event that closes the answer (consolidation, graph, terminal,
+ * or an upstream MemoryExtractedEvent, whose ops are merged into ours)
+ * makes the stage release its withheld text and send its event first.
+ * Without such an event that happens when the upstream finishes.
+ *
+ * The stage object is shared by every stream on every worker: the filter
+ * is per stream, in the stream, and the counter is atomic. */
+
+#define DEFAULT_OPEN_TAG "<memory_ops>"
+#define DEFAULT_CLOSE_TAG "</memory_ops>"
+#define DEFAULT_MAX_BLOCK_BYTES (64 * 1024)
+#define MAX_MAX_BLOCK_BYTES (64 * 1024 * 1024)
+
+struct _SymfonicExtractionStage
+{
+  GObject          parent_instance;
+
+  char            *open_tag;
+  char            *close_tag;
+  guint            max_block_bytes;
+
+  _Atomic guint64  blocks_dropped;
+};
+
+typedef struct
+{
+  SymfonicExtractionFilter *filter;
+  /* how much of the filter's drop count was added to the stage's */
+  guint                     dropped_counted;
+  /* the answer was closed: our MemoryExtractedEvent's place has passed */
+  gboolean                  closed;
+} StreamState;
+
+static void symfonic_extraction_stage_stage_init (SymfonicStageInterface *iface);
+static void symfonic_extraction_stage_initable_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicExtractionStage, symfonic_extraction_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_extraction_stage_stage_init)
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_extraction_stage_initable_init))
+
+enum {
+  PROP_0,
+  PROP_OPEN_TAG,
+  PROP_CLOSE_TAG,
+  PROP_MAX_BLOCK_BYTES,
+  PROP_BLOCKS_DROPPED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+stream_state_free (gpointer data)
+{
+  StreamState *state = data;
+
+  symfonic_extraction_filter_free (state->filter);
+  g_free (state);
+}
+
+static StreamState *
+get_state (SymfonicExtractionStage *self,
+           SymfonicStream          *stream)
+{
+  StreamState *state = symfonic_stream_get_stage_data (stream, SYMFONIC_STAGE (self));
+
+  if (state == NULL)
+    {
+      state = g_new0 (StreamState, 1);
+      state->filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
+                                                      self->max_block_bytes);
+      symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
+    }
+
+  return state;
+}
+
+static void
+count_drops (SymfonicExtractionStage *self,
+             StreamState             *state)
+{
+  guint dropped = symfonic_extraction_filter_get_dropped (state->filter);
+
+  if (dropped != state->dropped_counted)
+    {
+      atomic_fetch_add_explicit (&self->blocks_dropped, dropped - state->dropped_counted,
+                                 memory_order_relaxed);
+      state->dropped_counted = dropped;
+    }
+}
+
+static void
+emit_text (SymfonicStream *stream,
+           GString        *text)
+{
+  g_autoptr(SymfonicEvent) delta = NULL;
+
+  if (text->len == 0)
+    return;
+
+  delta = symfonic_event_new_text_delta (text->str);
+  symfonic_stream_emit (stream, delta);
+}
+
+/* Releases the withheld prose and sends the one MemoryExtractedEvent, with
+ * @upstream's ops merged in when the upstream sent its own. */
+static gboolean
+close_answer (SymfonicExtractionStage  *self,
+              SymfonicStream           *stream,
+              StreamState              *state,
+              SymfonicEvent            *upstream,
+              GError                  **error)
+{
+  g_autoptr(GString) rest = g_string_new (NULL);
+  g_autoptr(JsonArray) ops = NULL;
+  g_autoptr(JsonObject) payload = NULL;
+  g_autoptr(SymfonicEvent) extracted = NULL;
+
+  symfonic_extraction_filter_flush (state->filter, rest);
+  emit_text (stream, rest);
+
+  ops = symfonic_extraction_filter_take_ops (state->filter);
+  if (upstream != NULL)
+    {
+      JsonArray *theirs = json_object_get_array_member (symfonic_event_get_payload (upstream), "ops");
+      guint n = json_array_get_length (theirs);
+
+      for (guint i = 0; i < n; i++)
+        json_array_add_element (ops, json_node_copy (json_array_get_element (theirs, i)));
+    }
+
+  if (state->closed)
+    {
+      /* text after the answer closed (an upstream out of order): its prose
+       * is still released, but a second MemoryExtractedEvent would break
+       * the at-most-one guarantee */
+      if (json_array_get_length (ops) > 0)
+        {
+          g_debug ("Dropped %u memory ops parsed after the answer closed",
+                   json_array_get_length (ops));
+          atomic_fetch_add_explicit (&self->blocks_dropped, 1, memory_order_relaxed);
+        }
+      count_drops (self, state);
+      return TRUE;
+    }
+
+  state->closed = TRUE;
+  count_drops (self, state);
+  if (json_array_get_length (ops) == 0)
+    return TRUE;
+
+  payload = json_object_new ();
+  json_object_set_array_member (payload, "ops", g_steal_pointer (&ops));
+  extracted = symfonic_event_new (SYMFONIC_EVENT_MEMORY_EXTRACTED, payload, error);
+  if (extracted == NULL)
+    return FALSE;
+  symfonic_stream_emit (stream, extracted);
+
+  return TRUE;
+}
+
+/* The upstream's terminal carries its own whole text, which encoders fall
+ * back on when no delta streamed: it must not carry a block either. Its
+ * ops are not published: when deltas streamed they are the same ops, and
+ * the terminal comes after the place of the MemoryExtractedEvent anyway. */
+static SymfonicEvent *
+clean_terminal (SymfonicExtractionStage *self,
+                SymfonicEvent           *event)
+{
+  g_autoptr(SymfonicExtractionFilter) filter =
+    symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+  const char *text = symfonic_event_get_text (event);
+  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+  symfonic_extraction_filter_feed (filter, text, strlen (text), clean);
+  symfonic_extraction_filter_flush (filter, clean);
+  if (strcmp (clean->str, text) == 0)
+    return symfonic_event_ref (event);
+
+  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (event));
+}
+
+static gboolean
+symfonic_extraction_stage_process (SymfonicStage   *stage,
+                                   SymfonicStream  *stream,
+                                   SymfonicEvent   *event,
+                                   GError         **error)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
+  StreamState *state = get_state (self, stream);
+
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      {
+        const char *text = symfonic_event_get_text (event);
+        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+        symfonic_extraction_filter_feed (state->filter, text, strlen (text), clean);
+        count_drops (self, state);
+        emit_text (stream, clean);
+      }
+      return TRUE;
+
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+      if (!state->closed)
+        return close_answer (self, stream, state, event, error);
+      /* ours is out already; the typed encoder refuses a second one */
+      if (!close_answer (self, stream, state, NULL, error))
+        return FALSE;
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+      if (!close_answer (self, stream, state, NULL, error))
+        return FALSE;
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      {
+        g_autoptr(SymfonicEvent) terminal = NULL;
+
+        if (!close_answer (self, stream, state, NULL, error))
+          return FALSE;
+        terminal = clean_terminal (self, event);
+        symfonic_stream_emit (stream, terminal);
+      }
+      return TRUE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+    }
+}
+
+static gboolean
+symfonic_extraction_stage_finish (SymfonicStage   *stage,
+                                  SymfonicStream  *stream,
+                                  GError         **error)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
+
+  return close_answer (self, stream, get_state (self, stream), NULL, error);
+}
+
+static void
+symfonic_extraction_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->process = symfonic_extraction_stage_process;
+  iface->finish = symfonic_extraction_stage_finish;
+}
+
+/* Empty tags would match everywhere: refuse them at load. */
+static gboolean
+symfonic_extraction_stage_initable_init_impl (GInitable     *initable,
+                                              GCancellable  *cancellable,
+                                              GError       **error)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (initable);
+
+  if (self->open_tag == NULL || *self->open_tag == '\0')
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("“%s” must not be empty"), "open-tag");
+      return FALSE;
+    }
+  if (self->close_tag == NULL || *self->close_tag == '\0')
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("“%s” must not be empty"), "close-tag");
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static void
+symfonic_extraction_stage_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_extraction_stage_initable_init_impl;
+}
+
+static void
+symfonic_extraction_stage_finalize (GObject *object)
+{
+  SymfonicExtractionStage *self = (SymfonicExtractionStage *) object;
+
+  g_free (self->open_tag);
+  g_free (self->close_tag);
+
+  G_OBJECT_CLASS (symfonic_extraction_stage_parent_class)->finalize (object);
+}
+
+static void
+symfonic_extraction_stage_get_property (GObject    *object,
+                                        guint       prop_id,
+                                        GValue     *value,
+                                        GParamSpec *pspec)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_OPEN_TAG:
+      g_value_set_string (value, self->open_tag);
+      break;
+    case PROP_CLOSE_TAG:
+      g_value_set_string (value, self->close_tag);
+      break;
+    case PROP_MAX_BLOCK_BYTES:
+      g_value_set_uint (value, self->max_block_bytes);
+      break;
+    case PROP_BLOCKS_DROPPED:
+      g_value_set_uint64 (value, atomic_load_explicit (&self->blocks_dropped, memory_order_relaxed));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_extraction_stage_set_property (GObject      *object,
+                                        guint         prop_id,
+                                        const GValue *value,
+                                        GParamSpec   *pspec)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_OPEN_TAG:
+      g_free (self->open_tag);
+      self->open_tag = g_value_dup_string (value);
+      break;
+    case PROP_CLOSE_TAG:
+      g_free (self->close_tag);
+      self->close_tag = g_value_dup_string (value);
+      break;
+    case PROP_MAX_BLOCK_BYTES:
+      self->max_block_bytes = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_extraction_stage_class_init (SymfonicExtractionStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->finalize = symfonic_extraction_stage_finalize;
+  object_class->get_property = symfonic_extraction_stage_get_property;
+  object_class->set_property = symfonic_extraction_stage_set_property;
+
+  properties[PROP_OPEN_TAG] =
+    g_param_spec_string ("open-tag", "Open tag",
+                         "The tag that opens a memory-extraction block",
+                         DEFAULT_OPEN_TAG, flags);
+  properties[PROP_CLOSE_TAG] =
+    g_param_spec_string ("close-tag", "Close tag",
+                         "The tag that closes a memory-extraction block",
+                         DEFAULT_CLOSE_TAG, flags);
+  properties[PROP_MAX_BLOCK_BYTES] =
+    g_param_spec_uint ("max-block-bytes", "Maximum block bytes",
+                       "The most bytes of content a block may have; a larger block is dropped",
+                       1, MAX_MAX_BLOCK_BYTES, DEFAULT_MAX_BLOCK_BYTES, flags);
+  properties[PROP_BLOCKS_DROPPED] =
+    g_param_spec_uint64 ("blocks-dropped", "Blocks dropped",
+                         "Blocks dropped so far: malformed, too large or unterminated, on all streams",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_extraction_stage_init (SymfonicExtractionStage *self)
+{
+  self->open_tag = g_strdup (DEFAULT_OPEN_TAG);
+  self->close_tag = g_strdup (DEFAULT_CLOSE_TAG);
+  self->max_block_bytes = DEFAULT_MAX_BLOCK_BYTES;
+  atomic_init (&self->blocks_dropped, 0);
+}

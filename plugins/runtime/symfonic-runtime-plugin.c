@@ -1,0 +1,16 @@
+/* symfonic-runtime-plugin.c: the runtime plugin's entry point
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-runtime-source.h"
+
+static gboolean
+runtime_plugin_init (SymfonicPlugin  *plugin,
+                     GError         **error)
+{
+  return symfonic_plugin_register_type (plugin, "runtime", SYMFONIC_TYPE_RUNTIME_SOURCE, error);
+}
+
+SYMFONIC_PLUGIN_DEFINE ("runtime", "Streams from an agent runtime that speaks the typed event stream over HTTP", runtime_plugin_init);

@@ -1,0 +1,842 @@
+/* symfonic-runtime-source.c: an agent runtime behind HTTP
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+#include <libsoup/soup.h>
+
+#include "symfonic-runtime-source.h"
+
+/* POSTs each invocation as JSON to an agent runtime (or another gateway)
+ * and reads the typed event stream back, so the runtime's events travel
+ * through the pipeline as if they were produced here.
+ *
+ * The source object is shared by every worker thread, so everything it
+ * holds is set at construction and read-only afterwards; what a request
+ * needs lives in its Request, on the thread that started it. */
+struct _SymfonicRuntimeSource
+{
+  GObject   parent_instance;
+
+  char     *url;
+  GUri     *uri;
+  /* for the log: no user info or query, which may carry secrets */
+  char     *display_url;
+  guint     timeout;
+  char    **request_headers;
+  guint     max_event_bytes;
+
+  /* request-headers, split once at load */
+  GStrv     header_names;
+  GStrv     header_values;
+};
+
+static void symfonic_runtime_source_initable_init (GInitableIface *iface);
+static void symfonic_runtime_source_source_init (SymfonicSourceInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicRuntimeSource, symfonic_runtime_source, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_runtime_source_initable_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_SOURCE, symfonic_runtime_source_source_init))
+
+enum {
+  PROP_0,
+  PROP_URL,
+  PROP_TIMEOUT,
+  PROP_REQUEST_HEADERS,
+  PROP_MAX_EVENT_BYTES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+#define DEFAULT_TIMEOUT 60
+#define DEFAULT_MAX_EVENT_BYTES (8 * 1024 * 1024)
+#define READ_CHUNK_SIZE (16 * 1024)
+/* libsoup's default of 2 connections per host would queue every stream
+ * past the second behind the first ones: each stream holds its connection
+ * for as long as the runtime talks. */
+#define MAX_CONNECTIONS 1024
+
+/* --- one SoupSession per thread ------------------------------------------ */
+
+/* A SoupSession must only be used from the thread (and main context) that
+ * created it, and each worker thread has its own context. */
+typedef struct
+{
+  SoupSession  *session;
+  GMainContext *context;
+} ThreadSession;
+
+static void
+thread_session_free (gpointer data)
+{
+  ThreadSession *ts = data;
+
+  /* requests still running hold their own reference to the session */
+  g_object_unref (ts->session);
+  g_main_context_unref (ts->context);
+  g_free (ts);
+}
+
+static GPrivate thread_session = G_PRIVATE_INIT (thread_session_free);
+
+static SoupSession *
+get_thread_session (void)
+{
+  ThreadSession *ts = g_private_get (&thread_session);
+  GMainContext *context = g_main_context_get_thread_default ();
+
+  if (context == NULL)
+    context = g_main_context_default ();
+
+  if (ts == NULL || ts->context != context)
+    {
+      g_autoptr(GProxyResolver) resolver = NULL;
+
+      ts = g_new0 (ThreadSession, 1);
+      ts->context = g_main_context_ref (context);
+      /* The idle timeout is the source's own, per request; libsoup's I/O
+       * timeout would fire on a runtime that thinks quietly for a while
+       * even when the operator allowed it. */
+      ts->session = soup_session_new_with_options ("timeout", 0,
+                                                   "max-conns", MAX_CONNECTIONS,
+                                                   "max-conns-per-host", MAX_CONNECTIONS,
+                                                   "user-agent", "symfonic-gateway/" SYMFONIC_VERSION " ",
+                                                   NULL);
+      /* Without Accept-Encoding the runtime sends identity: a compressor
+       * between frames would hold them back until its block fills. */
+      soup_session_remove_feature_by_type (ts->session, SOUP_TYPE_CONTENT_DECODER);
+      g_private_replace (&thread_session, ts);
+    }
+
+  return ts->session;
+}
+
+/* --- the idle timer ---------------------------------------------------- */
+
+/* A source that fires at its ready time: pushed forward on every chunk
+ * without allocating a new timeout source each time. */
+static gboolean
+timer_dispatch (GSource     *source,
+                GSourceFunc  callback,
+                gpointer     user_data)
+{
+  g_source_set_ready_time (source, -1);
+  return callback (user_data);
+}
+
+static GSourceFuncs timer_funcs = {
+  .dispatch = timer_dispatch,
+};
+
+/* --- one request ------------------------------------------------------- */
+
+typedef struct
+{
+  SymfonicRuntimeSource *source;
+  SymfonicStream        *stream;
+  SoupSession           *session;
+  SoupMessage           *message;
+  GInputStream          *body;
+  SymfonicSseParser     *parser;
+  JsonParser            *json;
+
+  /* cancels the request's I/O: on the client's cancellation (chained from
+   * the stream's) or when the idle timer fires */
+  GCancellable          *cancellable;
+  GCancellable          *stream_cancellable;
+  gulong                 cancelled_id;
+  GSource               *timer;
+  gboolean               timed_out;
+  gboolean               completed;
+} Request;
+
+static void
+request_free (Request *req)
+{
+  if (req->timer != NULL)
+    {
+      g_source_destroy (req->timer);
+      g_source_unref (req->timer);
+    }
+  g_cancellable_disconnect (req->stream_cancellable, req->cancelled_id);
+  g_object_unref (req->stream_cancellable);
+  g_object_unref (req->cancellable);
+  g_clear_object (&req->body);
+  g_object_unref (req->message);
+  g_object_unref (req->session);
+  g_object_unref (req->parser);
+  g_object_unref (req->json);
+  g_object_unref (req->stream);
+  g_object_unref (req->source);
+  g_free (req);
+}
+
+/* Ends the request: stops the upstream I/O, then ends the stream exactly
+ * once. Called only when no operation of the request is pending. */
+static void
+request_finish (Request *req,
+                GError  *error)
+{
+  g_autoptr(SymfonicStream) stream = g_object_ref (req->stream);
+  g_autoptr(GError) owned_error = error;
+
+  g_cancellable_cancel (req->cancellable);
+  /* libsoup marks a body that was not read to its end as finished without
+   * reading on, and does not reuse the connection: the runtime sees it
+   * close, which is how it learns to stop. */
+  if (req->body != NULL)
+    g_input_stream_close (req->body, NULL, NULL);
+  request_free (req);
+
+  symfonic_stream_push_end (stream, error);
+}
+
+static void
+reset_timer (Request *req)
+{
+  if (req->timer != NULL)
+    g_source_set_ready_time (req->timer,
+                             g_get_monotonic_time () + (gint64) req->source->timeout * G_USEC_PER_SEC);
+}
+
+static gboolean
+on_timeout (gpointer data)
+{
+  Request *req = data;
+
+  /* the pending operation returns cancelled and reports the timeout */
+  req->timed_out = TRUE;
+  g_cancellable_cancel (req->cancellable);
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_stream_cancelled (GCancellable *stream_cancellable,
+                     gpointer      data)
+{
+  g_cancellable_cancel (data);
+}
+
+/* Upstream text only ever reaches the log, and only a little of it. */
+static char *
+quote_upstream (const char *text)
+{
+  g_autofree char *cut = g_strndup (text, 64);
+
+  return g_strescape (cut, NULL);
+}
+
+/* The SYMFONIC_ERROR form of a transport failure. */
+static GError *
+transport_error (Request      *req,
+                 const GError *error)
+{
+  if (g_cancellable_is_cancelled (req->stream_cancellable))
+    return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away"));
+
+  if (req->timed_out || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                        _("The upstream %s was silent for %u s"),
+                        req->source->display_url, req->source->timeout);
+
+  if (error->domain == G_RESOLVER_ERROR ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
+    return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
+                        _("The upstream %s cannot be reached: %s"),
+                        req->source->display_url, error->message);
+
+  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                      _("The connection to the upstream %s failed: %s"),
+                      req->source->display_url, error->message);
+}
+
+static gboolean
+read_count (JsonObject *object,
+            const char *name,
+            guint64    *count)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_INT64:
+      if (json_node_get_int (node) < 0)
+        return FALSE;
+      *count = json_node_get_int (node);
+      return TRUE;
+    case G_TYPE_DOUBLE:
+      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
+        return FALSE;
+      *count = json_node_get_double (node);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+/* Anthropic-style (input/output) or OpenAI-style (prompt/completion)
+ * counts; anything else is not a usage report. */
+static void
+add_usage (Request    *req,
+           JsonObject *usage)
+{
+  guint64 input = 0;
+  guint64 output = 0;
+  gboolean has_input;
+  gboolean has_output;
+
+  has_input = read_count (usage, "input_tokens", &input) || read_count (usage, "prompt_tokens", &input);
+  has_output = read_count (usage, "output_tokens", &output) || read_count (usage, "completion_tokens", &output);
+  if (has_input || has_output)
+    symfonic_stream_add_usage (req->stream, input, output);
+}
+
+static JsonObject *
+get_usage_member (JsonNode *data)
+{
+  JsonNode *usage;
+
+  if (!JSON_NODE_HOLDS_OBJECT (data))
+    return NULL;
+  usage = json_object_get_member (json_node_get_object (data), "usage");
+
+  return usage != NULL && JSON_NODE_HOLDS_OBJECT (usage) ? json_node_get_object (usage) : NULL;
+}
+
+static gboolean
+parse_data (Request     *req,
+            const char  *event,
+            const char  *data,
+            GError     **error)
+{
+  /* json-glib takes an empty document as a NULL root */
+  if (!json_parser_load_from_data (req->json, data, -1, NULL) ||
+      json_parser_get_root (req->json) == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("The upstream sent a %s whose data is not JSON"), event);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+handle_error_frame (Request     *req,
+                    const char  *data,
+                    GError     **error)
+{
+  JsonNode *root;
+  JsonNode *status = NULL;
+
+  if (json_parser_load_from_data (req->json, data, -1, NULL) &&
+      (root = json_parser_get_root (req->json)) != NULL &&
+      JSON_NODE_HOLDS_OBJECT (root))
+    status = json_object_get_member (json_node_get_object (root), "status");
+
+  /* the runtime's detail is its own business: only its status is kept */
+  if (status != NULL && JSON_NODE_HOLDS_VALUE (status) && json_node_get_value_type (status) == G_TYPE_INT64)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                 _("The upstream reported an error with status %" G_GINT64_FORMAT),
+                 json_node_get_int (status));
+  else
+    g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                         _("The upstream reported an error"));
+
+  return FALSE;
+}
+
+/* Returns FALSE with @error set when the frame breaks the stream. */
+static gboolean
+handle_frame (Request     *req,
+              const char  *event,
+              const char  *data,
+              GError     **error)
+{
+  g_autoptr(SymfonicEvent) parsed = NULL;
+  SymfonicEventKind kind;
+
+  if (strcmp (event, "error") == 0)
+    return handle_error_frame (req, data, error);
+
+  /* usage reports are for metering only, and a broken one is no reason to
+   * fail a stream that is otherwise fine */
+  if (strcmp (event, "usage") == 0)
+    {
+      JsonNode *root;
+      JsonObject *usage;
+
+      if (!json_parser_load_from_data (req->json, data, -1, NULL) ||
+          (root = json_parser_get_root (req->json)) == NULL)
+        {
+          g_debug ("Ignoring a usage report that is not JSON");
+          return TRUE;
+        }
+      usage = get_usage_member (root);
+      if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
+        usage = json_node_get_object (root);
+      if (usage != NULL)
+        add_usage (req, usage);
+      return TRUE;
+    }
+
+  if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+    {
+      g_autofree char *quoted = quote_upstream (event);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("The upstream sent an unknown event “%s”"), quoted);
+      return FALSE;
+    }
+
+  if (!parse_data (req, event, data, error))
+    return FALSE;
+
+  parsed = symfonic_event_new_from_json (event, json_parser_get_root (req->json), error);
+  if (parsed == NULL)
+    return FALSE;
+
+  if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+    {
+      JsonObject *usage = get_usage_member (json_parser_get_root (req->json));
+
+      /* before the push, so stages that see the terminal see the usage */
+      if (usage != NULL)
+        add_usage (req, usage);
+      req->completed = TRUE;
+    }
+
+  symfonic_stream_push (req->stream, parsed);
+
+  return TRUE;
+}
+
+/* Hands every complete frame to the stream. Returns TRUE to read on, or
+ * FALSE when the request is over: completed, or with @error set. */
+static gboolean
+drain (Request  *req,
+       GError  **error)
+{
+  for (;;)
+    {
+      g_autofree char *event = NULL;
+      g_autofree char *data = NULL;
+
+      if (!symfonic_sse_parser_next (req->parser, &event, &data, NULL))
+        return TRUE;
+
+      if (!handle_frame (req, event, data, error))
+        return FALSE;
+      if (req->completed)
+        return FALSE;
+      /* a stage failed the stream (which cancelled it): stop reading */
+      if (symfonic_stream_is_over (req->stream))
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                               _("The stream ended while the upstream was still talking"));
+          return FALSE;
+        }
+    }
+}
+
+static void read_next (Request *req);
+
+static void
+read_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Request *req = user_data;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) local_error = NULL;
+  GError *error = NULL;
+  gsize length;
+  const guint8 *data;
+
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &local_error);
+  if (bytes == NULL)
+    {
+      request_finish (req, transport_error (req, local_error));
+      return;
+    }
+
+  data = g_bytes_get_data (bytes, &length);
+  if (length == 0)
+    {
+      symfonic_sse_parser_end (req->parser);
+      if (drain (req, &error) && !req->completed)
+        g_set_error_literal (&error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                             _("The upstream closed the stream without a ResponseCompleteEvent"));
+      request_finish (req, error);
+      return;
+    }
+
+  if (!symfonic_sse_parser_feed (req->parser, data, length, &error) || !drain (req, &error))
+    {
+      request_finish (req, error);
+      return;
+    }
+
+  reset_timer (req);
+  read_next (req);
+}
+
+static void
+read_next (Request *req)
+{
+  g_input_stream_read_bytes_async (req->body, READ_CHUNK_SIZE, G_PRIORITY_DEFAULT,
+                                   req->cancellable, read_cb, req);
+}
+
+static void
+send_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Request *req = user_data;
+  g_autoptr(GError) local_error = NULL;
+  SoupMessageHeaders *headers;
+  const char *content_type;
+  guint status;
+
+  req->body = soup_session_send_finish (SOUP_SESSION (object), result, &local_error);
+  if (req->body == NULL)
+    {
+      request_finish (req, transport_error (req, local_error));
+      return;
+    }
+
+  status = soup_message_get_status (req->message);
+  if (!SOUP_STATUS_IS_SUCCESSFUL (status))
+    {
+      /* our own phrase for the status: the runtime's body and reason
+       * phrase stay out of the message */
+      request_finish (req, g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                                        _("The upstream %s answered HTTP %u %s"),
+                                        req->source->display_url, status, soup_status_get_phrase (status)));
+      return;
+    }
+
+  headers = soup_message_get_response_headers (req->message);
+  content_type = soup_message_headers_get_content_type (headers, NULL);
+  if (content_type == NULL || g_ascii_strcasecmp (content_type, "text/event-stream") != 0)
+    {
+      g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
+
+      request_finish (req, g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                                        _("The upstream %s answered “%s” instead of an event stream"),
+                                        req->source->display_url, quoted));
+      return;
+    }
+
+  reset_timer (req);
+  read_next (req);
+}
+
+static GBytes *
+build_body (SymfonicStream *stream)
+{
+  g_autoptr(JsonNode) node = symfonic_invocation_to_json (symfonic_stream_get_invocation (stream));
+  char *text;
+
+  if (symfonic_route_get_kind (symfonic_stream_get_route (stream)) == SYMFONIC_ROUTE_KIND_RESUME)
+    json_object_set_boolean_member (json_node_get_object (node), "resume", TRUE);
+
+  text = json_to_string (node, FALSE);
+
+  return g_bytes_new_take (text, strlen (text));
+}
+
+static void
+symfonic_runtime_source_start (SymfonicSource *source,
+                               SymfonicStream *stream,
+                               GCancellable   *cancellable)
+{
+  SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (source);
+  g_autoptr(GBytes) body = build_body (stream);
+  SoupMessageHeaders *headers;
+  Request *req;
+
+  req = g_new0 (Request, 1);
+  req->source = g_object_ref (self);
+  req->stream = g_object_ref (stream);
+  req->session = g_object_ref (get_thread_session ());
+  req->parser = symfonic_sse_parser_new (self->max_event_bytes);
+  req->json = json_parser_new ();
+  req->cancellable = g_cancellable_new ();
+  req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
+  /* runs at once if the client is already gone */
+  req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled),
+                                             g_object_ref (req->cancellable), g_object_unref);
+
+  req->message = soup_message_new_from_uri (SOUP_METHOD_POST, self->uri);
+  soup_message_set_request_body_from_bytes (req->message, "application/json", body);
+  headers = soup_message_get_request_headers (req->message);
+  for (guint i = 0; self->header_names[i] != NULL; i++)
+    soup_message_headers_append (headers, self->header_names[i], self->header_values[i]);
+  soup_message_headers_replace (headers, "Accept", "text/event-stream");
+
+  if (self->timeout > 0)
+    {
+      req->timer = g_source_new (&timer_funcs, sizeof (GSource));
+      g_source_set_callback (req->timer, on_timeout, req, NULL);
+      g_source_set_static_name (req->timer, "[symfonic-runtime] idle timeout");
+      g_source_attach (req->timer, g_main_context_get_thread_default ());
+      reset_timer (req);
+    }
+
+  soup_session_send_async (req->session, req->message, G_PRIORITY_DEFAULT,
+                           req->cancellable, send_cb, req);
+}
+
+static void
+symfonic_runtime_source_source_init (SymfonicSourceInterface *iface)
+{
+  iface->start = symfonic_runtime_source_start;
+}
+
+/* --- configuration ------------------------------------------------------- */
+
+/* Headers the source sets itself, or that would break the message's
+ * framing if an operator overrode them. */
+static const char * const reserved_headers[] = {
+  "Accept", "Connection", "Content-Length", "Content-Type", "Host",
+  "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
+};
+
+static gboolean
+is_token (const char *text,
+          gsize       length)
+{
+  if (length == 0)
+    return FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+parse_request_headers (SymfonicRuntimeSource  *self,
+                       GError                **error)
+{
+  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
+  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+
+  for (guint i = 0; self->request_headers != NULL && self->request_headers[i] != NULL; i++)
+    {
+      const char *line = self->request_headers[i];
+      const char *colon = strchr (line, ':');
+      g_autofree char *name = NULL;
+      g_autofree char *value = NULL;
+
+      if (colon == NULL || !is_token (line, colon - line))
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("request-headers: “%s” is not “Name: value”"), line);
+          return FALSE;
+        }
+
+      name = g_strndup (line, colon - line);
+      value = g_strstrip (g_strdup (colon + 1));
+      for (const char *p = value; *p != '\0'; p++)
+        {
+          if (g_ascii_iscntrl (*p) && *p != '\t')
+            {
+              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("request-headers: the value of “%s” has a control character"), name);
+              return FALSE;
+            }
+        }
+      for (guint j = 0; j < G_N_ELEMENTS (reserved_headers); j++)
+        {
+          if (g_ascii_strcasecmp (name, reserved_headers[j]) == 0)
+            {
+              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("request-headers: “%s” is set by the source itself"), name);
+              return FALSE;
+            }
+        }
+
+      g_strv_builder_add (names, name);
+      g_strv_builder_add (values, value);
+    }
+
+  self->header_names = g_strv_builder_end (names);
+  self->header_values = g_strv_builder_end (values);
+
+  return TRUE;
+}
+
+static gboolean
+symfonic_runtime_source_initable_init_impl (GInitable     *initable,
+                                            GCancellable  *cancellable,
+                                            GError       **error)
+{
+  SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (initable);
+  g_autoptr(GUri) uri = NULL;
+  const char *scheme;
+  const char *host;
+
+  if (self->url == NULL || *self->url == '\0')
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("url: the runtime’s http or https URL is required"));
+      return FALSE;
+    }
+
+  uri = g_uri_parse (self->url, SOUP_HTTP_URI_FLAGS, NULL);
+  scheme = uri != NULL ? g_uri_get_scheme (uri) : NULL;
+  host = uri != NULL ? g_uri_get_host (uri) : NULL;
+  if (uri == NULL ||
+      (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
+      host == NULL || *host == '\0')
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("url: “%s” is not an http or https URL"), self->url);
+      return FALSE;
+    }
+
+  if (!parse_request_headers (self, error))
+    return FALSE;
+
+  self->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY |
+                                                     G_URI_HIDE_FRAGMENT);
+  self->uri = g_steal_pointer (&uri);
+
+  return TRUE;
+}
+
+static void
+symfonic_runtime_source_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_runtime_source_initable_init_impl;
+}
+
+static void
+symfonic_runtime_source_finalize (GObject *object)
+{
+  SymfonicRuntimeSource *self = (SymfonicRuntimeSource *) object;
+
+  g_free (self->url);
+  g_clear_pointer (&self->uri, g_uri_unref);
+  g_free (self->display_url);
+  g_strfreev (self->request_headers);
+  g_strfreev (self->header_names);
+  g_strfreev (self->header_values);
+
+  G_OBJECT_CLASS (symfonic_runtime_source_parent_class)->finalize (object);
+}
+
+static void
+symfonic_runtime_source_get_property (GObject    *object,
+                                      guint       prop_id,
+                                      GValue     *value,
+                                      GParamSpec *pspec)
+{
+  SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_URL:
+      g_value_set_string (value, self->url);
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint (value, self->timeout);
+      break;
+    case PROP_REQUEST_HEADERS:
+      g_value_set_boxed (value, self->request_headers);
+      break;
+    case PROP_MAX_EVENT_BYTES:
+      g_value_set_uint (value, self->max_event_bytes);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_runtime_source_set_property (GObject      *object,
+                                      guint         prop_id,
+                                      const GValue *value,
+                                      GParamSpec   *pspec)
+{
+  SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_URL:
+      g_free (self->url);
+      self->url = g_value_dup_string (value);
+      break;
+    case PROP_TIMEOUT:
+      self->timeout = g_value_get_uint (value);
+      break;
+    case PROP_REQUEST_HEADERS:
+      g_strfreev (self->request_headers);
+      self->request_headers = g_value_dup_boxed (value);
+      break;
+    case PROP_MAX_EVENT_BYTES:
+      self->max_event_bytes = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_runtime_source_class_init (SymfonicRuntimeSourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_runtime_source_finalize;
+  object_class->get_property = symfonic_runtime_source_get_property;
+  object_class->set_property = symfonic_runtime_source_set_property;
+
+  properties[PROP_URL] =
+    g_param_spec_string ("url", "URL",
+                         "The runtime's http or https endpoint; each invocation is POSTed to it as JSON",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TIMEOUT] =
+    g_param_spec_uint ("timeout", "Timeout",
+                       "Seconds the runtime may stay silent, while connecting or between reads, "
+                       "before the stream fails; 0 waits forever",
+                       0, G_MAXUINT, DEFAULT_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_REQUEST_HEADERS] =
+    g_param_spec_boxed ("request-headers", "Request headers",
+                        "Extra headers sent to the runtime, each as “Name: value”",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_EVENT_BYTES] =
+    g_param_spec_uint ("max-event-bytes", "Maximum event bytes",
+                       "The largest event the runtime may send; a larger one fails the stream. "
+                       "0 for no limit",
+                       0, G_MAXUINT, DEFAULT_MAX_EVENT_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_runtime_source_init (SymfonicRuntimeSource *self)
+{
+  self->timeout = DEFAULT_TIMEOUT;
+  self->max_event_bytes = DEFAULT_MAX_EVENT_BYTES;
+}

@@ -1,0 +1,1238 @@
+/* test-runtime.c: the runtime source against a fake agent runtime
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 7: the runtime source POSTs the invocation as JSON and reads the
+ * typed wire format of section 4 back. The fake runtime here is a
+ * SoupServer on its own thread that records what it was sent and answers
+ * with scripted frames, split adversarially (one byte per chunk, random
+ * chunks, every line ending, comments and retry lines in between,
+ * multi-line data, no final blank line). The gateway runs in its worker
+ * threads; the test's client runs on the main thread.
+ */
+#include <string.h>
+
+#include "symfonic-test-support.h"
+
+#define SECRET "SECRET-UPSTREAM-DETAIL"
+#define CLOSE_NOTICE_LIMIT_US (1 * G_USEC_PER_SEC)
+#define CLIENT_BODY \
+  "{\"query\":\"hello there\",\"session_id\":\"a:b:c\"," \
+  "\"attachments\":[{\"name\":\"notes.txt\",\"size\":3},\"plain\"]," \
+  "\"tenant_id\":\"evil\",\"principal_id\":\"evil-too\",\"unknown\":1}"
+
+/* --- the fake runtime ------------------------------------------------- */
+
+typedef enum {
+  CHUNK_WHOLE,
+  CHUNK_ONE_BYTE,
+  CHUNK_RANDOM,
+} ChunkMode;
+
+typedef enum {
+  /* finish the body: the gateway reads EOF */
+  AFTER_CLOSE,
+  /* write nothing more and keep the connection open */
+  AFTER_STALL,
+  /* write a comment every 20 ms until the peer goes away */
+  AFTER_KEEPALIVE,
+} AfterBody;
+
+typedef struct
+{
+  guint      status;
+  char      *content_type;
+  GBytes    *body;
+  ChunkMode  chunking;
+  guint      delay_ms;
+  AfterBody  after;
+} Scenario;
+
+typedef struct
+{
+  char               *path;
+  JsonNode           *body;
+  SoupMessageHeaders *headers;
+  /* when the runtime noticed its connection closed before it finished
+   * writing, 0 if it did not */
+  gint64              closed_us;
+  gboolean            completed;
+} Record;
+
+typedef struct
+{
+  GThread      *thread;
+  GMainContext *context;
+  GMainLoop    *loop;
+  SoupServer   *server;
+  guint         port;
+
+  GMutex        lock;
+  GCond         cond;
+  gboolean      ready;
+  /* path -> Scenario */
+  GHashTable   *scenarios;
+  GPtrArray    *records;
+  /* responses still being written; a stalled one never finishes */
+  GPtrArray    *writers;
+} FakeRuntime;
+
+typedef struct
+{
+  FakeRuntime       *fake;
+  SoupServerMessage *message;
+  Scenario          *scenario;
+  Record            *record;
+  gsize              offset;
+  GRand             *rand;
+  GSource           *timer;
+  gboolean           complete;
+} Writer;
+
+static void
+scenario_free (gpointer data)
+{
+  Scenario *scenario = data;
+
+  g_free (scenario->content_type);
+  g_bytes_unref (scenario->body);
+  g_free (scenario);
+}
+
+static void
+record_free (gpointer data)
+{
+  Record *record = data;
+
+  g_free (record->path);
+  g_clear_pointer (&record->body, json_node_unref);
+  soup_message_headers_unref (record->headers);
+  g_free (record);
+}
+
+static void
+writer_free (Writer *writer)
+{
+  if (writer->timer != NULL)
+    {
+      g_source_destroy (writer->timer);
+      g_source_unref (writer->timer);
+    }
+  g_rand_free (writer->rand);
+  g_free (writer);
+}
+
+static gboolean writer_step (gpointer data);
+
+static void
+writer_schedule (Writer *writer,
+                 guint   delay_ms)
+{
+  if (writer->timer != NULL)
+    {
+      g_source_destroy (writer->timer);
+      g_source_unref (writer->timer);
+    }
+  writer->timer = g_timeout_source_new (delay_ms);
+  g_source_set_callback (writer->timer, writer_step, writer, NULL);
+  g_source_attach (writer->timer, writer->fake->context);
+}
+
+static void
+writer_append (Writer     *writer,
+               const void *data,
+               gsize       length)
+{
+  SoupMessageBody *body = soup_server_message_get_response_body (writer->message);
+
+  soup_message_body_append (body, SOUP_MEMORY_COPY, data, length);
+  soup_server_message_unpause (writer->message);
+}
+
+static gboolean
+writer_step (gpointer data)
+{
+  Writer *writer = data;
+  gsize length;
+  const char *bytes = g_bytes_get_data (writer->scenario->body, &length);
+
+  if (writer->offset < length)
+    {
+      gsize n = length - writer->offset;
+
+      if (writer->scenario->chunking == CHUNK_ONE_BYTE)
+        n = 1;
+      else if (writer->scenario->chunking == CHUNK_RANDOM)
+        n = MIN (n, (gsize) g_rand_int_range (writer->rand, 1, 48));
+      writer_append (writer, bytes + writer->offset, n);
+      writer->offset += n;
+      writer_schedule (writer, writer->scenario->delay_ms);
+      return G_SOURCE_REMOVE;
+    }
+
+  switch (writer->scenario->after)
+    {
+    case AFTER_CLOSE:
+      writer->complete = TRUE;
+      soup_message_body_complete (soup_server_message_get_response_body (writer->message));
+      soup_server_message_unpause (writer->message);
+      break;
+    case AFTER_STALL:
+      break;
+    case AFTER_KEEPALIVE:
+      writer_append (writer, ": still here\n", strlen (": still here\n"));
+      writer_schedule (writer, 20);
+      break;
+    }
+
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_message_finished (SoupServerMessage *message,
+                     gpointer           data)
+{
+  Writer *writer = data;
+  FakeRuntime *fake = writer->fake;
+
+  g_signal_handlers_disconnect_by_data (message, writer);
+  g_ptr_array_remove_fast (fake->writers, writer);
+  g_mutex_lock (&fake->lock);
+  if (writer->complete)
+    writer->record->completed = TRUE;
+  else
+    writer->record->closed_us = g_get_monotonic_time ();
+  g_cond_broadcast (&fake->cond);
+  g_mutex_unlock (&fake->lock);
+  writer_free (writer);
+}
+
+static void
+fake_handler (SoupServer        *server,
+              SoupServerMessage *message,
+              const char        *path,
+              GHashTable        *query,
+              gpointer           data)
+{
+  FakeRuntime *fake = data;
+  SoupMessageBody *request_body = soup_server_message_get_request_body (message);
+  g_autoptr(GBytes) flat = soup_message_body_flatten (request_body);
+  SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
+  Record *record = g_new0 (Record, 1);
+  Scenario *scenario;
+  Writer *writer;
+
+  record->path = g_strdup (path);
+  record->body = json_from_string (g_bytes_get_data (flat, NULL), NULL);
+  record->headers = soup_message_headers_ref (soup_server_message_get_request_headers (message));
+
+  g_mutex_lock (&fake->lock);
+  g_ptr_array_add (fake->records, record);
+  scenario = g_hash_table_lookup (fake->scenarios, path);
+  g_cond_broadcast (&fake->cond);
+  g_mutex_unlock (&fake->lock);
+
+  if (scenario == NULL)
+    {
+      soup_server_message_set_status (message, SOUP_STATUS_NOT_FOUND, NULL);
+      return;
+    }
+
+  soup_server_message_set_status (message, scenario->status, NULL);
+  soup_message_headers_set_content_type (headers, scenario->content_type, NULL);
+  soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
+  soup_message_body_set_accumulate (soup_server_message_get_response_body (message), FALSE);
+
+  writer = g_new0 (Writer, 1);
+  writer->fake = fake;
+  writer->message = message;
+  writer->scenario = scenario;
+  writer->record = record;
+  writer->rand = g_rand_new_with_seed (g_test_rand_int ());
+  g_signal_connect (message, "finished", G_CALLBACK (on_message_finished), writer);
+  g_ptr_array_add (fake->writers, writer);
+
+  soup_server_message_pause (message);
+  writer_schedule (writer, 0);
+}
+
+static gpointer
+fake_thread (gpointer data)
+{
+  FakeRuntime *fake = data;
+  g_autoptr(GError) error = NULL;
+  GSList *uris;
+
+  g_main_context_push_thread_default (fake->context);
+
+  fake->server = soup_server_new (NULL, NULL);
+  soup_server_add_handler (fake->server, NULL, fake_handler, fake, NULL);
+  soup_server_listen_local (fake->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
+  g_assert_no_error (error);
+  uris = soup_server_get_uris (fake->server);
+  g_assert_nonnull (uris);
+
+  g_mutex_lock (&fake->lock);
+  fake->port = g_uri_get_port (uris->data);
+  fake->ready = TRUE;
+  g_cond_broadcast (&fake->cond);
+  g_mutex_unlock (&fake->lock);
+  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+
+  g_main_loop_run (fake->loop);
+
+  soup_server_disconnect (fake->server);
+  while (g_main_context_pending (fake->context))
+    g_main_context_iteration (fake->context, FALSE);
+  g_clear_object (&fake->server);
+  /* whatever never finished went with the server */
+  while (fake->writers->len > 0)
+    writer_free (g_ptr_array_steal_index_fast (fake->writers, 0));
+  while (g_main_context_pending (fake->context))
+    g_main_context_iteration (fake->context, FALSE);
+
+  g_main_context_pop_thread_default (fake->context);
+
+  return NULL;
+}
+
+static FakeRuntime *
+fake_runtime_new (void)
+{
+  FakeRuntime *fake = g_new0 (FakeRuntime, 1);
+
+  g_mutex_init (&fake->lock);
+  g_cond_init (&fake->cond);
+  fake->context = g_main_context_new ();
+  fake->loop = g_main_loop_new (fake->context, FALSE);
+  fake->scenarios = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, scenario_free);
+  fake->records = g_ptr_array_new_with_free_func (record_free);
+  fake->writers = g_ptr_array_new ();
+  fake->thread = g_thread_new ("fake-runtime", fake_thread, fake);
+
+  g_mutex_lock (&fake->lock);
+  while (!fake->ready)
+    g_cond_wait (&fake->cond, &fake->lock);
+  g_mutex_unlock (&fake->lock);
+
+  return fake;
+}
+
+static gboolean
+quit_cb (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+fake_runtime_free (FakeRuntime *fake)
+{
+  g_main_context_invoke (fake->context, quit_cb, fake->loop);
+  g_thread_join (fake->thread);
+  g_main_loop_unref (fake->loop);
+  g_main_context_unref (fake->context);
+  g_hash_table_unref (fake->scenarios);
+  g_ptr_array_unref (fake->records);
+  g_ptr_array_unref (fake->writers);
+  g_mutex_clear (&fake->lock);
+  g_cond_clear (&fake->cond);
+  g_free (fake);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (FakeRuntime, fake_runtime_free)
+
+/* Serves @body at @path; returns the URL. */
+static char *
+fake_runtime_add (FakeRuntime *fake,
+                  const char  *path,
+                  guint        status,
+                  const char  *content_type,
+                  GBytes      *body,
+                  ChunkMode    chunking,
+                  guint        delay_ms,
+                  AfterBody    after)
+{
+  Scenario *scenario = g_new0 (Scenario, 1);
+
+  scenario->status = status;
+  scenario->content_type = g_strdup (content_type);
+  scenario->body = g_bytes_ref (body);
+  scenario->chunking = chunking;
+  scenario->delay_ms = delay_ms;
+  scenario->after = after;
+
+  g_mutex_lock (&fake->lock);
+  g_hash_table_replace (fake->scenarios, g_strdup (path), scenario);
+  g_mutex_unlock (&fake->lock);
+
+  return g_strdup_printf ("http://127.0.0.1:%u%s", fake->port, path);
+}
+
+/* The one request the runtime received at @path. Waits for it. */
+static Record *
+fake_runtime_get_record (FakeRuntime *fake,
+                         const char  *path)
+{
+  gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  Record *found = NULL;
+
+  g_mutex_lock (&fake->lock);
+  while (found == NULL)
+    {
+      for (guint i = 0; i < fake->records->len; i++)
+        {
+          Record *record = g_ptr_array_index (fake->records, i);
+
+          if (g_str_equal (record->path, path))
+            {
+              g_assert_null (found);
+              found = record;
+            }
+        }
+      if (found == NULL && !g_cond_wait_until (&fake->cond, &fake->lock, deadline))
+        break;
+    }
+  g_mutex_unlock (&fake->lock);
+
+  g_assert_nonnull (found);
+  return found;
+}
+
+/* Waits until the runtime finished writing @record's response, or saw its
+ * connection close; returns whether it finished. */
+static gboolean
+fake_runtime_wait_over (FakeRuntime *fake,
+                        Record      *record)
+{
+  gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  gboolean completed;
+
+  g_mutex_lock (&fake->lock);
+  while (!record->completed && record->closed_us == 0 &&
+         g_cond_wait_until (&fake->cond, &fake->lock, deadline))
+    ;
+  completed = record->completed;
+  g_mutex_unlock (&fake->lock);
+
+  return completed;
+}
+
+/* --- scripts ------------------------------------------------------------- */
+
+typedef struct
+{
+  const char *event;
+  const char *data;
+} ScriptEvent;
+
+/* One turn of an agent runtime, in the published order. The texts hold
+ * what would confuse a careless reader: escaped line ends, field names,
+ * colons, non-ASCII. */
+static const ScriptEvent turn[] = {
+  { "ActivationEvent", "{\"node_id\":\"n1\",\"node_label\":\"Paris\",\"score\":0.5,\"layer\":1,\"source_node_id\":null}" },
+  { "ThinkingDeltaEvent", "{\"text\":\"hmm\\nlet me think: data: no\"}" },
+  { "TextDeltaEvent", "{\"text\":\"Hel\"}" },
+  { "ToolCallStartEvent", "{\"tool_name\":\"search\",\"tool_call_id\":\"t1\"}" },
+  { "ToolResultEvent", "{\"tool_call_id\":\"t1\",\"result\":{\"hits\":[1,2,3],\"q\":\"caf\\u00e9\"}}" },
+  { "TextDeltaEvent", "{\"text\":\"lo, \\\"w\\u00f6rld\\\" \\u20ac\"}" },
+  { "usage", "{\"input_tokens\":3,\"output_tokens\":4}" },
+  { "TextDeltaEvent", "{\"text\":\"!\\r\\n\\revent: x\\n\\nid: 9\"}" },
+  { "MemoryExtractedEvent", "{\"ops\":[{\"op\":\"add\",\"text\":\"likes Paris\"}]}" },
+  { "ConsolidationScheduledEvent", "{\"report\":{\"scheduled\":true},\"graph_mutations\":[]}" },
+  { "GraphNodeCreatedEvent", "{\"node_id\":\"n2\",\"label\":\"Paris\",\"layer\":2}" },
+  { "GraphEdgeCreatedEvent", "{\"source\":\"n1\",\"target\":\"n2\",\"relationship\":\"about\"}" },
+  { "ResponseCompleteEvent", "{\"text\":\"Hello, \\\"w\\u00f6rld\\\" \\u20ac!\\r\\n\\revent: x\\n\\nid: 9\",\"duration_ms\":12}" },
+};
+
+#define TURN_TEXT "Hello, \"w\xC3\xB6rld\" \xE2\x82\xAC!\r\n\revent: x\n\nid: 9"
+
+/* Writes @events as an event stream that uses every liberty the format
+ * allows: a byte-order mark, each line ending in turn, comments and retry
+ * and id lines between fields, data split over several lines (pretty
+ * printed JSON) or without the space after the colon, and @tail after the
+ * last data line instead of the blank line. */
+static GBytes *
+encode_adversarially (const ScriptEvent *events,
+                      guint              n_events,
+                      const char        *tail)
+{
+  static const char * const ends[] = { "\n", "\r\n", "\r" };
+  GString *out = g_string_new ("\xEF\xBB\xBF: fake runtime\r\nretry: 2500\n");
+
+  for (guint i = 0; i < n_events; i++)
+    {
+      const char *eol = ends[i % G_N_ELEMENTS (ends)];
+      g_autoptr(JsonNode) node = json_from_string (events[i].data, NULL);
+
+      g_assert_nonnull (node);
+      if (i % 2 == 0)
+        g_string_append_printf (out, ": comment %u%s", i, eol);
+      if (i % 4 == 1)
+        g_string_append_printf (out, "retry: 1000%s", eol);
+      if (i % 3 == 2)
+        g_string_append_printf (out, "id: %u%s", i, eol);
+      g_string_append_printf (out, "event: %s%s", events[i].event, eol);
+      if (i % 4 == 3)
+        g_string_append_printf (out, ":between fields%s", eol);
+
+      if (i % 2 == 1)
+        {
+          g_autofree char *pretty = json_to_string (node, TRUE);
+          g_auto(GStrv) lines = g_strsplit (pretty, "\n", -1);
+
+          for (guint j = 0; lines[j] != NULL; j++)
+            g_string_append_printf (out, "data: %s%s", lines[j], eol);
+        }
+      else
+        {
+          g_string_append_printf (out, "data:%s", events[i].data);
+          if (i + 1 < n_events)
+            g_string_append (out, eol);
+        }
+
+      if (i + 1 < n_events)
+        g_string_append (out, eol);
+      else
+        g_string_append (out, tail);
+    }
+
+  return g_string_free_to_bytes (out);
+}
+
+static GBytes *
+plain_bytes (const char *text)
+{
+  return g_bytes_new (text, strlen (text));
+}
+
+/* --- the gateway ------------------------------------------------------- */
+
+static SymfonicServer *
+gateway_new (const char *url,
+             const char *extra_source_lines)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+
+  text = g_strdup_printf ("[gateway]\n"
+                          "listen=127.0.0.1:8080\n"
+                          "workers=2\n"
+                          "\n"
+                          "[route:typed]\n"
+                          "path=" SYMFONIC_TEST_TYPED_PATH "\n"
+                          "kind=typed\n"
+                          "source=up\n"
+                          "\n"
+                          "[route:resume]\n"
+                          "path=/api/v1/resume\n"
+                          "kind=resume\n"
+                          "source=up\n"
+                          "\n"
+                          "[source:up]\n"
+                          "type=runtime\n"
+                          "url=%s\n"
+                          "request-headers=X-Runtime-Key: k-123;X-Trace:  t 1 \n"
+                          "%s\n",
+                          url, extra_source_lines != NULL ? extra_source_lines : "");
+
+  return symfonic_test_server_new (text, base_dir, 2);
+}
+
+static SymfonicTestStream *
+post_typed (SymfonicServer *server,
+            SoupSession    *session)
+{
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+
+  return symfonic_test_stream_post (session, url, CLIENT_BODY,
+                                    "Authorization", "Bearer client-token",
+                                    "X-Tenant-ID", "acme",
+                                    NULL);
+}
+
+static void
+assert_json_equal (const char *actual,
+                   const char *expected)
+{
+  g_autoptr(JsonNode) a = NULL;
+  g_autoptr(JsonNode) e = NULL;
+  g_autoptr(GError) error = NULL;
+
+  symfonic_test_json_is_strict (actual, -1, &error);
+  g_assert_no_error (error);
+  a = json_from_string (actual, NULL);
+  e = json_from_string (expected, NULL);
+  if (!json_node_equal (a, e))
+    g_error ("JSON differs:\n  got      %s\n  expected %s", actual, expected);
+}
+
+static SymfonicTestFrame *
+frame_at (SymfonicTestStream *stream,
+          guint               i)
+{
+  return g_ptr_array_index (stream->frames, i);
+}
+
+/* --- a whole turn, split every way ---------------------------------------- */
+
+static void
+check_turn (ChunkMode   chunking,
+            guint       delay_ms,
+            const char *tail)
+{
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = encode_adversarially (turn, G_N_ELEMENTS (turn), tail);
+  g_autofree char *url = fake_runtime_add (fake, "/turn", 200, "text/event-stream; charset=utf-8",
+                                           body, chunking, delay_ms, AFTER_CLOSE);
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  SymfonicTestFrame *last;
+  guint n = 0;
+
+  stream = post_typed (server, session);
+  symfonic_test_stream_wait_done (stream);
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_test_message ("%" G_GSIZE_FORMAT " bytes upstream, turn took %" G_GINT64_FORMAT " ms",
+                  g_bytes_get_size (body), (stream->end_us - stream->start_us) / 1000);
+
+  /* every scripted event but usage reports and the runtime's own terminal,
+   * in order and equal as JSON */
+  for (guint i = 0; i < G_N_ELEMENTS (turn); i++)
+    {
+      SymfonicTestFrame *frame;
+
+      if (g_str_equal (turn[i].event, "usage") || g_str_equal (turn[i].event, "ResponseCompleteEvent"))
+        continue;
+      g_assert_cmpuint (n, <, stream->frames->len);
+      frame = frame_at (stream, n++);
+      g_assert_cmpstr (frame->event, ==, turn[i].event);
+      assert_json_equal (frame->data, turn[i].data);
+    }
+
+  /* then exactly the terminal, whose text is the deltas' */
+  g_assert_cmpuint (stream->frames->len, ==, n + 1);
+  last = frame_at (stream, n);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  {
+    g_autoptr(JsonNode) data = symfonic_test_json_parse (last->data);
+
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (data), "text"), ==, TURN_TEXT);
+  }
+
+  g_assert_true (fake_runtime_wait_over (fake, fake_runtime_get_record (fake, "/turn")));
+  symfonic_server_stop (server);
+}
+
+static void
+test_runtime_turn_whole (void)
+{
+  check_turn (CHUNK_WHOLE, 0, "\n\n");
+}
+
+static void
+test_runtime_turn_one_byte (void)
+{
+  /* and no line end at all after the last data line */
+  check_turn (CHUNK_ONE_BYTE, 1, "");
+}
+
+static void
+test_runtime_turn_random (void)
+{
+  /* a lone CR last: the reader must not wait for an LF that never comes */
+  check_turn (CHUNK_RANDOM, 1, "\r");
+}
+
+/* --- what the runtime is sent ------------------------------------------ */
+
+static const char *
+member_string (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  g_assert_nonnull (node);
+  return JSON_NODE_HOLDS_NULL (node) ? NULL : json_node_get_string (node);
+}
+
+static void
+test_runtime_request (void)
+{
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes ("event: TextDeltaEvent\ndata: {\"text\":\"hi\"}\n\n"
+                                        "event: ResponseCompleteEvent\ndata: {\"text\":\"hi\",\"duration_ms\":1}\n\n");
+  g_autofree char *url = fake_runtime_add (fake, "/request", 200, "text/event-stream", body,
+                                           CHUNK_WHOLE, 0, AFTER_CLOSE);
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
+  g_autoptr(JsonNode) attachments = json_from_string ("[{\"name\":\"notes.txt\",\"size\":3},\"plain\"]", NULL);
+  Record *record;
+  JsonObject *sent;
+
+  symfonic_test_stream_wait_done (stream);
+  g_assert_cmpuint (stream->frames->len, >=, 1);
+  g_assert_cmpstr (frame_at (stream, stream->frames->len - 1)->event, ==, "ResponseCompleteEvent");
+
+  record = fake_runtime_get_record (fake, "/request");
+  g_assert_nonnull (record->body);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (record->body));
+  sent = json_node_get_object (record->body);
+  g_assert_cmpstr (member_string (sent, "query"), ==, "hello there");
+  g_assert_cmpstr (member_string (sent, "session_id"), ==, "a:b:c");
+  g_assert_true (json_node_equal (json_object_get_member (sent, "attachments"), attachments));
+  /* identity never comes from the body; without an auth stage there is
+   * none at all */
+  g_assert_cmpstr (member_string (sent, "tenant_id"), ==, NULL);
+  g_assert_cmpstr (member_string (sent, "principal_id"), ==, NULL);
+  g_assert_false (json_object_has_member (sent, "resume"));
+  g_assert_false (json_object_has_member (sent, "unknown"));
+
+  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "Accept"), ==, "text/event-stream");
+  g_assert_cmpstr (soup_message_headers_get_content_type (record->headers, NULL), ==, "application/json");
+  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "X-Runtime-Key"), ==, "k-123");
+  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "X-Trace"), ==, "t 1");
+  /* identity, so frames are not held back in a compressor */
+  g_assert_null (soup_message_headers_get_one (record->headers, "Accept-Encoding"));
+  /* the client's credentials are not the runtime's business */
+  g_assert_null (soup_message_headers_get_one (record->headers, "Authorization"));
+  g_assert_null (soup_message_headers_get_one (record->headers, "X-Tenant-ID"));
+
+  symfonic_server_stop (server);
+}
+
+static void
+test_runtime_resume (void)
+{
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes ("event: TextDeltaEvent\ndata: {\"text\":\"resumed\"}\n\n"
+                                        "event: ResponseCompleteEvent\ndata: {\"text\":\"resumed\",\"duration_ms\":1}\n\n");
+  g_autofree char *url = fake_runtime_add (fake, "/resume", 200, "text/event-stream", body,
+                                           CHUNK_WHOLE, 0, AFTER_CLOSE);
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *resume_url = symfonic_test_server_dup_url (server, "/api/v1/resume");
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  JsonObject *sent;
+
+  response = symfonic_test_request (session, "POST", resume_url, "application/json", CLIENT_BODY, NULL);
+  g_test_message ("resume answered %u: %s", response->status, symfonic_test_response_get_text (response));
+
+  sent = json_node_get_object (fake_runtime_get_record (fake, "/resume")->body);
+  g_assert_true (json_object_get_boolean_member (sent, "resume"));
+  g_assert_cmpstr (member_string (sent, "query"), ==, "hello there");
+  g_assert_cmpstr (member_string (sent, "session_id"), ==, "a:b:c");
+
+  symfonic_server_stop (server);
+}
+
+/* --- failures: exactly one error frame, never a terminal ------------------ */
+
+typedef struct
+{
+  const char *name;
+  guint       status;
+  const char *content_type;
+  const char *body;
+  AfterBody   after;
+  /* extra [source:up] lines */
+  const char *settings;
+  const char *code;
+} FailureCase;
+
+#define ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"partial\"}\n\n"
+#define TERMINAL "event: ResponseCompleteEvent\ndata: {\"text\":\"partial\",\"duration_ms\":1}\n\n"
+
+static const FailureCase failures[] = {
+  { "http-500", 500, "application/json", "{\"detail\":\"" SECRET "\"}", AFTER_CLOSE, NULL, "upstream_error" },
+  { "http-404", 404, "text/event-stream", ONE_DELTA TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "text-plain", 200, "text/plain", SECRET "\n" ONE_DELTA TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "malformed-json", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\": " SECRET "}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "data-not-an-object", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata: [\"" SECRET "\"]\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "missing-field", 200, "text/event-stream",
+    ONE_DELTA "event: ToolCallStartEvent\ndata: {\"tool_name\":\"" SECRET "\"}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "empty-data", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata:\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "unknown-event", 200, "text/event-stream",
+    ONE_DELTA "event: " SECRET "\ndata: {}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "unnamed-event", 200, "text/event-stream",
+    ONE_DELTA "data: {\"text\":\"" SECRET "\"}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "upstream-error", 200, "text/event-stream",
+    ONE_DELTA "event: error\ndata: {\"detail\":\"" SECRET "\",\"status\":503,\"code\":\"x\"}\n\n" TERMINAL,
+    AFTER_CLOSE, NULL, "upstream_error" },
+  { "eof-without-terminal", 200, "text/event-stream", ONE_DELTA ONE_DELTA, AFTER_CLOSE, NULL, "upstream_error" },
+  { "event-too-large", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"" SECRET SECRET SECRET SECRET "\"}\n\n" TERMINAL,
+    AFTER_CLOSE, "max-event-bytes=64", "upstream_error" },
+  { "stall", 200, "text/event-stream", ONE_DELTA, AFTER_STALL, "timeout=1", "upstream_timeout" },
+};
+
+static void
+assert_one_error_frame (SymfonicTestStream *stream,
+                        const char         *code)
+{
+  SymfonicTestFrame *last;
+  g_autoptr(JsonNode) data = NULL;
+  JsonObject *error;
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_assert_cmpuint (stream->frames->len, >=, 1);
+  for (guint i = 0; i + 1 < stream->frames->len; i++)
+    {
+      g_assert_cmpstr (frame_at (stream, i)->event, !=, "error");
+      g_assert_cmpstr (frame_at (stream, i)->event, !=, "ResponseCompleteEvent");
+    }
+
+  last = frame_at (stream, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  data = symfonic_test_json_parse (last->data);
+  error = json_node_get_object (data);
+  g_assert_true (json_object_has_member (error, "status"));
+  g_assert_cmpstr (json_object_get_string_member_with_default (error, "code", NULL), ==, code);
+  /* what the runtime said stays out of what the client sees */
+  g_assert_null (strstr (stream->raw->str, SECRET));
+}
+
+static void
+test_runtime_failure (gconstpointer data)
+{
+  const FailureCase *c = data;
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes (c->body);
+  g_autofree char *path = g_strconcat ("/", c->name, NULL);
+  g_autofree char *url = fake_runtime_add (fake, path, c->status, c->content_type, body,
+                                           CHUNK_WHOLE, 0, c->after);
+  g_autoptr(SymfonicServer) server = gateway_new (url, c->settings);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
+
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("%s: error frame after %" G_GINT64_FORMAT " ms", c->name,
+                  (stream->end_us - stream->headers_us) / 1000);
+  assert_one_error_frame (stream, c->code);
+  fake_runtime_get_record (fake, path);
+
+  if (c->after == AFTER_STALL)
+    {
+      /* timeout=1: not before a second of silence, and not much after */
+      g_assert_cmpint (stream->end_us - stream->headers_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
+      g_assert_cmpint (stream->end_us - stream->headers_us, <, 3 * G_USEC_PER_SEC);
+    }
+
+  symfonic_server_stop (server);
+}
+
+static guint
+closed_port (void)
+{
+  g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+                                            G_SOCKET_PROTOCOL_TCP, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_socket_bind (socket, any, FALSE, &error);
+  g_assert_no_error (error);
+  bound = g_socket_get_local_address (socket, &error);
+  g_assert_no_error (error);
+
+  /* bound but never listening, then closed: connecting is refused */
+  return g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+}
+
+static void
+test_runtime_connection_refused (void)
+{
+  g_autofree char *url = g_strdup_printf ("http://127.0.0.1:%u/nobody", closed_port ());
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
+
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("refused: error frame after %" G_GINT64_FORMAT " ms",
+                  (stream->end_us - stream->headers_us) / 1000);
+  assert_one_error_frame (stream, "upstream_unavailable");
+  g_assert_cmpuint (stream->frames->len, ==, 1);
+
+  symfonic_server_stop (server);
+}
+
+/* A runtime whose kernel accepts the connection but which never reads nor
+ * answers: the timeout covers the wait for the response headers too. */
+static void
+test_runtime_no_answer (void)
+{
+  g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+                                            G_SOCKET_PROTOCOL_TCP, NULL);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *url = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+
+  g_socket_bind (socket, any, FALSE, &error);
+  g_assert_no_error (error);
+  g_socket_listen (socket, &error);
+  g_assert_no_error (error);
+  bound = g_socket_get_local_address (socket, &error);
+  g_assert_no_error (error);
+  url = g_strdup_printf ("http://127.0.0.1:%u/run",
+                         g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+
+  server = gateway_new (url, "timeout=1");
+  stream = post_typed (server, session);
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("no answer: error frame after %" G_GINT64_FORMAT " ms",
+                  (stream->end_us - stream->headers_us) / 1000);
+  assert_one_error_frame (stream, "upstream_timeout");
+  g_assert_cmpuint (stream->frames->len, ==, 1);
+  g_assert_cmpint (stream->end_us - stream->headers_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpint (stream->end_us - stream->headers_us, <, 3 * G_USEC_PER_SEC);
+
+  symfonic_server_stop (server);
+}
+
+/* --- the client goes away ------------------------------------------------ */
+
+static gboolean
+tick_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+test_runtime_client_disconnect (void)
+{
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes (ONE_DELTA ONE_DELTA);
+  g_autofree char *url = fake_runtime_add (fake, "/forever", 200, "text/event-stream", body,
+                                           CHUNK_WHOLE, 0, AFTER_KEEPALIVE);
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
+  GSource *tick = g_timeout_source_new (5);
+  gint64 hung_up_us;
+  gint64 deadline;
+  gint64 closed_us;
+  Record *record;
+
+  symfonic_test_stream_wait_frames (stream, 2);
+  g_assert_false (stream->done);
+  g_assert_cmpuint (stream->frames->len, ==, 2);
+  record = fake_runtime_get_record (fake, "/forever");
+
+  /* hang up: libsoup closes the socket of a half-read response only when
+   * its session goes */
+  hung_up_us = g_get_monotonic_time ();
+  symfonic_test_stream_close (stream);
+  soup_session_abort (session);
+  g_clear_object (&session);
+
+  /* libsoup closes the client's socket from this thread's main loop */
+  deadline = hung_up_us + 5 * G_USEC_PER_SEC;
+  g_source_set_callback (tick, tick_cb, NULL, NULL);
+  g_source_attach (tick, NULL);
+  do
+    {
+      g_main_context_iteration (NULL, TRUE);
+      g_mutex_lock (&fake->lock);
+      closed_us = record->closed_us;
+      g_mutex_unlock (&fake->lock);
+    }
+  while (closed_us == 0 && g_get_monotonic_time () < deadline);
+  g_source_destroy (tick);
+  g_source_unref (tick);
+
+  g_test_message ("the runtime saw its connection close %" G_GINT64_FORMAT " ms after the client hung up",
+                  closed_us > 0 ? (closed_us - hung_up_us) / 1000 : -1);
+  g_assert_cmpint (closed_us, >, 0);
+  g_assert_cmpint (closed_us - hung_up_us, <, CLOSE_NOTICE_LIMIT_US);
+  g_assert_false (record->completed);
+
+  symfonic_server_stop (server);
+}
+
+/* After its terminal the runtime has nothing more to say: the stream ends
+ * at once, successfully, and the connection is let go even though the
+ * runtime keeps it open and keeps talking. */
+static void
+test_runtime_terminal_ends_stream (void)
+{
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes (ONE_DELTA TERMINAL ONE_DELTA);
+  g_autofree char *url = fake_runtime_add (fake, "/chatty", 200, "text/event-stream", body,
+                                           CHUNK_WHOLE, 0, AFTER_KEEPALIVE);
+  g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
+  GSource *tick = g_timeout_source_new (5);
+  gint64 deadline;
+  gint64 closed_us;
+  Record *record;
+
+  symfonic_test_stream_wait_done (stream);
+  g_assert_no_error (stream->error);
+  /* the delta after the terminal was never read */
+  g_assert_cmpuint (stream->frames->len, >=, 2);
+  g_assert_cmpstr (frame_at (stream, 0)->event, ==, "TextDeltaEvent");
+  for (guint i = 1; i + 1 < stream->frames->len; i++)
+    g_assert_cmpstr (frame_at (stream, i)->event, ==, "ConsolidationScheduledEvent");
+  g_assert_cmpstr (frame_at (stream, stream->frames->len - 1)->event, ==, "ResponseCompleteEvent");
+  record = fake_runtime_get_record (fake, "/chatty");
+
+  deadline = stream->end_us + 5 * G_USEC_PER_SEC;
+  g_source_set_callback (tick, tick_cb, NULL, NULL);
+  g_source_attach (tick, NULL);
+  do
+    {
+      g_main_context_iteration (NULL, TRUE);
+      g_mutex_lock (&fake->lock);
+      closed_us = record->closed_us;
+      g_mutex_unlock (&fake->lock);
+    }
+  while (closed_us == 0 && g_get_monotonic_time () < deadline);
+  g_source_destroy (tick);
+  g_source_unref (tick);
+
+  g_test_message ("the runtime saw its connection close %" G_GINT64_FORMAT " ms after the terminal",
+                  closed_us > 0 ? (closed_us - stream->end_us) / 1000 : -1);
+  g_assert_cmpint (closed_us, >, 0);
+  g_assert_cmpint (closed_us - stream->end_us, <, CLOSE_NOTICE_LIMIT_US);
+
+  symfonic_server_stop (server);
+}
+
+/* --- usage reports ------------------------------------------------------- */
+
+typedef struct
+{
+  const char *name;
+  const char *body;
+  guint64     input;
+  guint64     output;
+} UsageCase;
+
+static const UsageCase usage_cases[] = {
+  { "in-terminal",
+    "event: TextDeltaEvent\ndata: {\"text\":\"a\"}\n\n"
+    "event: ResponseCompleteEvent\ndata: {\"text\":\"a\",\"duration_ms\":1,"
+    "\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}\n\n", 12, 34 },
+  { "usage-frame-openai-names",
+    "event: TextDeltaEvent\ndata: {\"text\":\"a\"}\n\n"
+    "event: usage\ndata: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}\n\n"
+    "event: ResponseCompleteEvent\ndata: {\"text\":\"a\",\"duration_ms\":1}\n\n", 5, 7 },
+  { "usage-frame-bare",
+    "event: usage\ndata: {\"input_tokens\":1,\"output_tokens\":2}\n\n"
+    "event: usage\ndata: {\"input_tokens\":10,\"output_tokens\":20}\n\n"
+    "event: ResponseCompleteEvent\ndata: {\"text\":\"\",\"duration_ms\":1}\n\n", 11, 22 },
+  /* a broken report is ignored, not fatal */
+  { "broken-report-ignored",
+    "event: usage\ndata: {\"input_tokens\":\n\n"
+    "event: usage\ndata:\n\n"
+    "event: usage\ndata: {\"input_tokens\":-4,\"output_tokens\":\"many\"}\n\n"
+    "event: ResponseCompleteEvent\ndata: {\"text\":\"\",\"duration_ms\":1,"
+    "\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3}}\n\n", 2, 3 },
+};
+
+/* The source on its own, on this thread: the stream is never started, so
+ * what it is pushed goes nowhere, but the usage it is told is kept. */
+static void
+test_runtime_usage (gconstpointer data)
+{
+  const UsageCase *c = data;
+  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(GBytes) body = plain_bytes (c->body);
+  g_autofree char *path = g_strconcat ("/usage-", c->name, NULL);
+  g_autofree char *url = fake_runtime_add (fake, path, 200, "text/event-stream", body,
+                                           CHUNK_ONE_BYTE, 0, AFTER_CLOSE);
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicSource) source = NULL;
+  g_autoptr(SymfonicRoute) route = NULL;
+  g_autoptr(SymfonicInvocation) invocation = symfonic_invocation_new ("count me");
+  g_autoptr(SymfonicStream) stream = NULL;
+  g_autoptr(GCancellable) cancellable = NULL;
+  GSource *tick = g_timeout_source_new (5);
+  gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  guint64 input = 0, output = 0;
+  gboolean completed = FALSE;
+
+  symfonic_registry_scan (registry, &error);
+  g_assert_no_error (error);
+  source = g_initable_new (symfonic_registry_lookup (registry, "runtime"), NULL, &error,
+                           "url", url, NULL);
+  g_assert_no_error (error);
+  route = symfonic_route_new ("usage", "/usage", SYMFONIC_ROUTE_KIND_TYPED, source);
+  stream = symfonic_stream_new (route, invocation);
+  cancellable = g_object_ref (symfonic_stream_get_cancellable (stream));
+
+  g_source_set_callback (tick, tick_cb, NULL, NULL);
+  g_source_attach (tick, NULL);
+  symfonic_source_start (source, stream, cancellable);
+
+  /* done when the runtime finished writing and the last report is in */
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_mutex_lock (&fake->lock);
+      completed = fake->records->len == 1 && ((Record *) g_ptr_array_index (fake->records, 0))->completed;
+      g_mutex_unlock (&fake->lock);
+      symfonic_stream_get_usage (stream, &input, &output, NULL);
+      if (completed && input == c->input && output == c->output)
+        break;
+      g_main_context_iteration (NULL, TRUE);
+    }
+  /* let the source see the end and let go of the stream */
+  for (guint i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, TRUE);
+  g_cancellable_cancel (cancellable);
+  for (guint i = 0; i < 20; i++)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_destroy (tick);
+  g_source_unref (tick);
+
+  g_assert_true (completed);
+  g_assert_cmpuint (input, ==, c->input);
+  g_assert_cmpuint (output, ==, c->output);
+}
+
+/* --- configuration ------------------------------------------------------- */
+
+typedef struct
+{
+  const char *name;
+  const char *lines;
+  /* the key the error must name, or NULL when the settings are valid */
+  const char *key;
+} ConfigCase;
+
+static const ConfigCase config_cases[] = {
+  { "minimal", "url=http://127.0.0.1:9/run", NULL },
+  { "https", "url=https://runtime.example/v1/run\ntimeout=5\nmax-event-bytes=1024", NULL },
+  { "headers", "url=http://127.0.0.1:9/\nrequest-headers=Authorization: Bearer x;X-A:b", NULL },
+  { "no-url", "timeout=5", "url" },
+  { "empty-url", "url=", "url" },
+  { "ftp-url", "url=ftp://127.0.0.1/run", "url" },
+  { "relative-url", "url=/run", "url" },
+  { "no-host", "url=http:///run", "url" },
+  { "not-a-url", "url=not a url", "url" },
+  { "negative-timeout", "url=http://127.0.0.1:9/\ntimeout=-1", "timeout" },
+  { "header-without-colon", "url=http://127.0.0.1:9/\nrequest-headers=X-A b", "request-headers" },
+  { "header-bad-name", "url=http://127.0.0.1:9/\nrequest-headers=X A: b", "request-headers" },
+  { "header-empty-name", "url=http://127.0.0.1:9/\nrequest-headers=: b", "request-headers" },
+  { "header-newline", "url=http://127.0.0.1:9/\nrequest-headers=X-A: b\\nX-B: c", "request-headers" },
+  { "header-content-length", "url=http://127.0.0.1:9/\nrequest-headers=Content-Length: 3", "request-headers" },
+  { "header-accept", "url=http://127.0.0.1:9/\nrequest-headers=accept: text/html", "request-headers" },
+  { "unknown-key", "url=http://127.0.0.1:9/\nretries=3", "retries" },
+};
+
+static SymfonicRegistry *
+scanned_registry (void)
+{
+  SymfonicRegistry *registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+
+  symfonic_registry_scan (registry, &error);
+  g_assert_no_error (error);
+  g_assert_true (symfonic_registry_lookup (registry, "runtime") != G_TYPE_INVALID);
+
+  return registry;
+}
+
+static void
+test_runtime_config (void)
+{
+  g_autoptr(SymfonicRegistry) registry = scanned_registry ();
+  g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
+
+  for (guint i = 0; i < G_N_ELEMENTS (config_cases); i++)
+    {
+      const ConfigCase *c = &config_cases[i];
+      g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
+                                               "[source:up]\ntype=runtime\n%s\n", c->lines);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SymfonicPipeline) pipeline =
+        symfonic_pipeline_new_from_data (registry, text, -1, base, "runtime.pipeline", &error);
+
+      g_test_message ("case %s: %s", c->name, error != NULL ? error->message : "loads");
+      if (c->key == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_nonnull (pipeline);
+        }
+      else
+        {
+          g_assert_null (pipeline);
+          g_assert_nonnull (error);
+          g_assert_nonnull (strstr (error->message, c->key));
+        }
+    }
+}
+
+static void
+test_runtime_properties (void)
+{
+  g_autoptr(SymfonicRegistry) registry = scanned_registry ();
+  GType type = symfonic_registry_lookup (registry, "runtime");
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  static const char * const names[] = { "url", "timeout", "request-headers", "max-event-bytes" };
+  GParamSpec *pspec;
+
+  g_assert_true (g_type_is_a (type, SYMFONIC_TYPE_SOURCE));
+  g_assert_true (g_type_is_a (type, G_TYPE_INITABLE));
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), names[i]);
+      g_assert_nonnull (pspec);
+      g_assert_nonnull (g_param_spec_get_nick (pspec));
+      g_assert_cmpstr (g_param_spec_get_blurb (pspec), !=, g_param_spec_get_nick (pspec));
+    }
+
+  pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), "timeout");
+  g_assert_cmpuint (G_PARAM_SPEC_UINT (pspec)->default_value, ==, 60);
+  pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), "max-event-bytes");
+  g_assert_cmpuint (G_PARAM_SPEC_UINT (pspec)->default_value, ==, 8 * 1024 * 1024);
+  pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), "request-headers");
+  g_assert_true (G_PARAM_SPEC_VALUE_TYPE (pspec) == G_TYPE_STRV);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/runtime/properties", test_runtime_properties);
+  g_test_add_func ("/runtime/config", test_runtime_config);
+  g_test_add_func ("/runtime/turn/whole", test_runtime_turn_whole);
+  g_test_add_func ("/runtime/turn/one-byte", test_runtime_turn_one_byte);
+  g_test_add_func ("/runtime/turn/random", test_runtime_turn_random);
+  g_test_add_func ("/runtime/request", test_runtime_request);
+  g_test_add_func ("/runtime/resume", test_runtime_resume);
+  g_test_add_func ("/runtime/failure/connection-refused", test_runtime_connection_refused);
+  g_test_add_func ("/runtime/failure/no-answer", test_runtime_no_answer);
+  for (guint i = 0; i < G_N_ELEMENTS (failures); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/runtime/failure/%s", failures[i].name);
+
+      g_test_add_data_func (path, &failures[i], test_runtime_failure);
+    }
+  g_test_add_func ("/runtime/client-disconnect", test_runtime_client_disconnect);
+  g_test_add_func ("/runtime/terminal-ends-stream", test_runtime_terminal_ends_stream);
+  for (guint i = 0; i < G_N_ELEMENTS (usage_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/runtime/usage/%s", usage_cases[i].name);
+
+      g_test_add_data_func (path, &usage_cases[i], test_runtime_usage);
+    }
+
+  return g_test_run ();
+}

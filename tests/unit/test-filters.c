@@ -1,0 +1,645 @@
+/* test-filters.c: the extraction and citation filters over every split
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <json-glib/json-glib.h>
+
+#include "../../plugins/citation/symfonic-citation-filter.h"
+#include "../../plugins/extraction/symfonic-extraction-filter.h"
+
+/* The upstream splits the answer wherever it likes, down to the middle of
+ * a UTF-8 character. So each case runs unsplit and is compared with a
+ * literal written here (so the test can fail), then runs split in two at
+ * every byte offset, byte by byte, and in seeded random multi-way splits
+ * (empty pieces included): every run must give the literal output, the
+ * literal ops and the same counts; every piece released must be valid
+ * UTF-8; and no open tag, citation tag or block content may come out,
+ * checked with an oracle independent of the filters. */
+
+#define RANDOM_SPLITS 300
+#define MAX_RANDOM_CUTS 24
+/* every block in the tables contains this; the output never may */
+#define SECRET "XYZZY"
+#define DEFAULT_MAX_BLOCK 65536
+
+typedef enum {
+  FILTER_EXTRACTION,
+  FILTER_CITATION,
+  /* extraction then citation, flushed in seed 000's order */
+  FILTER_PIPELINE,
+} FilterKind;
+
+typedef struct
+{
+  const char         *input;
+  const char         *expected;
+  /* extraction and pipeline: the ops, a JSON list; NULL for none */
+  const char         *ops;
+  guint               dropped;
+  guint               removed;
+  const char         *open_tag;
+  const char         *close_tag;
+  gsize               max_block;
+  const char * const *kinds;
+  /* removal is one pass, like re.sub: what is left around a removed tag
+   * or block may itself read as one, and is prose */
+  gboolean            rebuilds_tag;
+} Case;
+
+typedef struct
+{
+  FilterKind  kind;
+  const Case *c;
+} CaseData;
+
+static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
+static const char * const custom_kinds[] = { "mem_1", "x-y", "Ünï", NULL };
+
+typedef struct
+{
+  SymfonicExtractionFilter *extraction;
+  SymfonicCitationFilter   *citation;
+  gboolean                  naive_flush;
+  GString                  *output;
+  guint                     n_pieces;
+} Run;
+
+static void
+run_init (Run        *run,
+          FilterKind  kind,
+          const Case *c)
+{
+  memset (run, 0, sizeof *run);
+  if (kind != FILTER_CITATION)
+    run->extraction = symfonic_extraction_filter_new (c->open_tag ? c->open_tag : "<memory_ops>",
+                                                      c->close_tag ? c->close_tag : "</memory_ops>",
+                                                      c->max_block ? c->max_block : DEFAULT_MAX_BLOCK);
+  if (kind != FILTER_EXTRACTION)
+    run->citation = symfonic_citation_filter_new (c->kinds ? c->kinds : default_kinds);
+  run->output = g_string_new (NULL);
+}
+
+static void
+run_clear (Run *run)
+{
+  g_clear_pointer (&run->extraction, symfonic_extraction_filter_free);
+  g_clear_pointer (&run->citation, symfonic_citation_filter_free);
+  g_string_free (run->output, TRUE);
+}
+
+/* What a stage would emit as one delta. */
+static void
+run_release (Run     *run,
+             GString *piece)
+{
+  if (piece->len == 0)
+    return;
+
+  if (!g_utf8_validate (piece->str, piece->len, NULL))
+    g_test_message ("released a piece that is not UTF-8: “%s”", piece->str);
+  g_assert_true (g_utf8_validate (piece->str, piece->len, NULL));
+  g_string_append_len (run->output, piece->str, piece->len);
+  run->n_pieces++;
+}
+
+static void
+run_citation (Run        *run,
+              const char *text,
+              gsize       len)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  symfonic_citation_filter_feed (run->citation, text, len, out);
+  run_release (run, out);
+}
+
+static void
+run_feed (Run        *run,
+          const char *text,
+          gsize       len)
+{
+  g_autoptr(GString) clean = g_string_new (NULL);
+
+  if (run->extraction == NULL)
+    {
+      run_citation (run, text, len);
+      return;
+    }
+
+  symfonic_extraction_filter_feed (run->extraction, text, len, clean);
+  if (run->citation == NULL)
+    run_release (run, clean);
+  else if (clean->len > 0)
+    run_citation (run, clean->str, clean->len);
+}
+
+static void
+run_flush (Run *run)
+{
+  g_autoptr(GString) rest = g_string_new (NULL);
+  g_autoptr(GString) tail = g_string_new (NULL);
+
+  if (run->extraction != NULL && run->naive_flush)
+    {
+      /* the bug seed 000 warns about: the citation filter drains first,
+       * and the extraction remainder skips it */
+      symfonic_citation_filter_flush (run->citation, tail);
+      run_release (run, tail);
+      symfonic_extraction_filter_flush (run->extraction, rest);
+      run_release (run, rest);
+      return;
+    }
+
+  /* seed 000: the extraction remainder passes the citation filter, and
+   * only then does the citation filter drain */
+  if (run->extraction != NULL)
+    {
+      symfonic_extraction_filter_flush (run->extraction, rest);
+      if (run->citation == NULL)
+        run_release (run, rest);
+      else if (rest->len > 0)
+        run_citation (run, rest->str, rest->len);
+    }
+  if (run->citation != NULL)
+    {
+      symfonic_citation_filter_flush (run->citation, tail);
+      run_release (run, tail);
+    }
+}
+
+typedef struct
+{
+  char      *output;
+  char      *ops;
+  JsonNode  *ops_node;
+  guint      dropped;
+  guint64    removed;
+} Result;
+
+static void
+result_clear (Result *result)
+{
+  g_free (result->output);
+  g_free (result->ops);
+  g_clear_pointer (&result->ops_node, json_node_unref);
+}
+
+/* Runs @c's input cut at @cuts: sorted byte offsets, repeats allowed. */
+static void
+run_split (FilterKind   kind,
+           const Case  *c,
+           const gsize *cuts,
+           guint        n_cuts,
+           gboolean     naive_flush,
+           Result      *result)
+{
+  gsize len = strlen (c->input);
+  gsize at = 0;
+  Run run;
+
+  run_init (&run, kind, c);
+  run.naive_flush = naive_flush;
+  for (guint i = 0; i <= n_cuts; i++)
+    {
+      gsize next = i < n_cuts ? cuts[i] : len;
+
+      g_assert_cmpuint (next, >=, at);
+      run_feed (&run, c->input + at, next - at);
+      at = next;
+    }
+  run_flush (&run);
+
+  memset (result, 0, sizeof *result);
+  result->output = g_strndup (run.output->str, run.output->len);
+  if (run.extraction != NULL)
+    {
+      JsonArray *ops = symfonic_extraction_filter_get_ops (run.extraction);
+
+      result->ops_node = json_node_init_array (json_node_alloc (), ops);
+      result->ops = json_to_string (result->ops_node, FALSE);
+      result->dropped = symfonic_extraction_filter_get_dropped (run.extraction);
+    }
+  if (run.citation != NULL)
+    result->removed = symfonic_citation_filter_get_removed (run.citation);
+  run_clear (&run);
+}
+
+/* The oracle: a citation tag as the spec words it, independent of the
+ * filter's code. */
+static gboolean
+holds_citation_tag (const char         *text,
+                    const char * const *kinds)
+{
+  g_autoptr(GString) pattern = g_string_new ("\\[(");
+  g_autoptr(GRegex) regex = NULL;
+
+  for (guint i = 0; kinds[i] != NULL; i++)
+    {
+      g_autofree char *escaped = g_regex_escape_string (kinds[i], -1);
+
+      g_string_append_printf (pattern, "%s%s", i > 0 ? "|" : "", escaped);
+    }
+  g_string_append (pattern, ")(:[A-Za-z0-9_.-]{1,64})?\\]");
+  regex = g_regex_new (pattern->str, G_REGEX_CASELESS | G_REGEX_RAW, 0, NULL);
+  g_assert_nonnull (regex);
+
+  return g_regex_match (regex, text, 0, NULL);
+}
+
+static void
+assert_clean (FilterKind  kind,
+              const Case *c,
+              const char *output)
+{
+  g_assert_null (strstr (output, SECRET));
+  if (c->rebuilds_tag)
+    return;
+  if (kind != FILTER_CITATION)
+    g_assert_null (strstr (output, c->open_tag ? c->open_tag : "<memory_ops>"));
+  if (kind != FILTER_EXTRACTION)
+    g_assert_false (holds_citation_tag (output, c->kinds ? c->kinds : default_kinds));
+}
+
+static void
+assert_same (const Result *expected,
+             const Result *got)
+{
+  g_assert_cmpstr (got->output, ==, expected->output);
+  g_assert_cmpstr (got->ops, ==, expected->ops);
+  g_assert_cmpuint (got->dropped, ==, expected->dropped);
+  g_assert_cmpuint (got->removed, ==, expected->removed);
+}
+
+static void
+test_case (gconstpointer data)
+{
+  const CaseData *case_data = data;
+  const Case *c = case_data->c;
+  FilterKind kind = case_data->kind;
+  gsize len = strlen (c->input);
+  g_autoptr(GRand) rand = NULL;
+  g_autofree gsize *cuts = NULL;
+  Result unsplit;
+  guint n_runs = 0;
+
+  g_assert_true (g_utf8_validate (c->input, -1, NULL));
+
+  /* unsplit, against the literals */
+  run_split (kind, c, NULL, 0, FALSE, &unsplit);
+  g_assert_cmpstr (unsplit.output, ==, c->expected);
+  if (kind != FILTER_CITATION)
+    {
+      g_autoptr(JsonNode) want = json_from_string (c->ops ? c->ops : "[]", NULL);
+
+      g_assert_nonnull (want);
+      if (!json_node_equal (want, unsplit.ops_node))
+        g_test_message ("ops: %s, expected %s", unsplit.ops, c->ops ? c->ops : "[]");
+      g_assert_true (json_node_equal (want, unsplit.ops_node));
+      g_assert_cmpuint (unsplit.dropped, ==, c->dropped);
+    }
+  if (kind != FILTER_EXTRACTION)
+    g_assert_cmpuint (unsplit.removed, ==, c->removed);
+  assert_clean (kind, c, unsplit.output);
+
+  /* in two, at every byte offset */
+  for (gsize k = 0; k <= len; k++)
+    {
+      Result split;
+
+      run_split (kind, c, &k, 1, FALSE, &split);
+      assert_same (&unsplit, &split);
+      result_clear (&split);
+      n_runs++;
+    }
+
+  /* byte by byte */
+  cuts = g_new0 (gsize, MAX (len, MAX_RANDOM_CUTS) + 1);
+  for (gsize k = 0; k < len; k++)
+    cuts[k] = k;
+  {
+    Result split;
+
+    run_split (kind, c, cuts, len, FALSE, &split);
+    assert_same (&unsplit, &split);
+    result_clear (&split);
+    n_runs++;
+  }
+
+  /* seeded random multi-way splits, a different seed per input */
+  rand = g_rand_new_with_seed (g_str_hash (c->input));
+  for (guint r = 0; r < RANDOM_SPLITS; r++)
+    {
+      guint n = g_rand_int_range (rand, 1, MAX_RANDOM_CUTS + 1);
+      Result split;
+
+      for (guint i = 0; i < n; i++)
+        cuts[i] = g_rand_int_range (rand, 0, len + 1);
+      /* insertion sort: n is small */
+      for (guint i = 1; i < n; i++)
+        for (guint j = i; j > 0 && cuts[j - 1] > cuts[j]; j--)
+          {
+            gsize t = cuts[j];
+
+            cuts[j] = cuts[j - 1];
+            cuts[j - 1] = t;
+          }
+      run_split (kind, c, cuts, n, FALSE, &split);
+      assert_same (&unsplit, &split);
+      result_clear (&split);
+      n_runs++;
+    }
+
+  g_test_message ("%u splits of %" G_GSIZE_FORMAT " bytes agree", n_runs, len);
+  result_clear (&unsplit);
+}
+
+static const Case citation_cases[] = {
+  { "blue [semantic].", "blue.", .removed = 1 },
+  { "A [episodic] B", "A B", .removed = 1 },
+  { "[semantic]Start of text", "Start of text", .removed = 1 },
+  { "[semantic] start", " start", .removed = 1 },
+  { "the end [procedural]", "the end", .removed = 1 },
+  { "the end[procedural:x]", "the end", .removed = 1 },
+  { "back [semantic][episodic] to back", "back to back", .removed = 2 },
+  { "x [semantic] [episodic] y", "x y", .removed = 2 },
+  { "Mixed [SEMANTIC] and [Episodic:N42].", "Mixed and.", .removed = 2 },
+  { "id [semantic:n42] ok [episodic:a_b.c-d] fine [procedural:9]", "id ok fine", .removed = 3 },
+  { "two  [semantic] spaces", "two  spaces", .removed = 1 },
+  { "tab\t[semantic] and nbsp\u00a0[episodic]", "tab\t and nbsp\u00a0", .removed = 2 },
+  { "[semantic]", "", .removed = 1 },
+  { " [semantic]", "", .removed = 1 },
+  { "", "" },
+  { "   ", "   " },
+  { "trailing space ", "trailing space " },
+  /* near misses stay, verbatim */
+  { "[semantics] [semantic [ semantic] [semantic:] [semantic:a b] [sem] [episodic",
+    "[semantics] [semantic [ semantic] [semantic:] [semantic:a b] [sem] [episodic" },
+  { "[semantic :a] [semantic:a:b] [semantic:a/b] [sémantic] [semantic]]",
+    "[semantic :a] [semantic:a:b] [semantic:a/b] [sémantic]]", .removed = 1 },
+  { "[link](http://x) [1] [2] [] [[]] a[b]c", "[link](http://x) [1] [2] [] [[]] a[b]c" },
+  { "nested [[semantic]] and [x[episodic]y] [ [procedural]]", "nested [] and [xy] []", .removed = 3 },
+  /* the longest id goes, one longer stays */
+  { "a [semantic:0123456789012345678901234567890123456789012345678901234567890123] b",
+    "a b", .removed = 1 },
+  { "a [semantic:01234567890123456789012345678901234567890123456789012345678901234] b",
+    "a [semantic:01234567890123456789012345678901234567890123456789012345678901234] b" },
+  { "unterminated id [semantic:0123456789012345678901234567890123456789012345678901234567890123",
+    "unterminated id [semantic:0123456789012345678901234567890123456789012345678901234567890123" },
+  { "Grüße [semantic] 😀 [episodic:x] 日本語 [procedural]", "Grüße 😀 日本語", .removed = 3 },
+  { "😀[semantic]😀 é [episodic]é 𝄞 [semantic:𝄞]", "😀😀 éé 𝄞 [semantic:𝄞]", .removed = 2 },
+  { "[[[[semantic]]]] [ [ [", "[[[]]] [ [ [", .removed = 1 },
+  /* one pass: what is left around a removed tag is prose */
+  { "[sem[semantic]antic]", "[semantic]", .removed = 1, .rebuilds_tag = TRUE },
+  /* kinds are words from the configuration, not only letters */
+  { "a [mem_1] b [X-Y:z] c [ünï] [Ünï] [mem_2]", "a b c [ünï] [mem_2]", .removed = 3,
+    .kinds = custom_kinds },
+};
+
+static const Case extraction_cases[] = {
+  { "Hello<memory_ops>[{\"op\":\"add\",\"x\":\"" SECRET "\"}]</memory_ops> world", "Hello world",
+    "[{\"op\":\"add\",\"x\":\"" SECRET "\"}]" },
+  { "<memory_ops>[{\"a\":1,\"s\":\"" SECRET "\"}]</memory_ops>At the start", "At the start",
+    "[{\"a\":1,\"s\":\"" SECRET "\"}]" },
+  { "At the end<memory_ops>[{\"a\":[1,2,{\"b\":null}],\"s\":\"" SECRET "\"}]</memory_ops>", "At the end",
+    "[{\"a\":[1,2,{\"b\":null}],\"s\":\"" SECRET "\"}]" },
+  { "<memory_ops>[{\"a\":1}]</memory_ops><memory_ops>[{\"b\":2},{\"c\":\"" SECRET "\"}]</memory_ops>back to back",
+    "back to back", "[{\"a\":1},{\"b\":2},{\"c\":\"" SECRET "\"}]" },
+  { "a<memory_ops>\n  [ {\"op\": \"x\", \"q\": \"" SECRET "\"} ]\n</memory_ops>b", "ab",
+    "[{\"op\":\"x\",\"q\":\"" SECRET "\"}]" },
+  { "a<memory_ops>[]</memory_ops>b", "ab" },
+  { "<memory_ops>[{\"a\":1}]</memory_ops>", "", "[{\"a\":1}]" },
+  { "", "" },
+  { "Grüße 😀<memory_ops>[{\"t\":\"日本😀 " SECRET "\"}]</memory_ops>日本語 😀", "Grüße 😀日本語 😀",
+    "[{\"t\":\"日本😀 " SECRET "\"}]" },
+  { "esc<memory_ops>[{\"t\":\"\\u00e9\\\"</memory\\/x " SECRET "\"}]</memory_ops>aped", "escaped",
+    "[{\"t\":\"é\\\"</memory/x " SECRET "\"}]" },
+  /* malformed: dropped, never text */
+  { "x<memory_ops>[{" SECRET "</memory_ops>y", "xy", .dropped = 1 },
+  { "a<memory_ops>[1, {\"" SECRET "\":1}]</memory_ops>b", "ab", .dropped = 1 },
+  { "<memory_ops>{\"" SECRET "\":1}</memory_ops>not a list", "not a list", .dropped = 1 },
+  { "<memory_ops></memory_ops>empty", "empty", .dropped = 1 },
+  { "lenient<memory_ops>[{'" SECRET "':1}]</memory_ops> JSON", "lenient JSON", .dropped = 1 },
+  { "c<memory_ops>/* " SECRET " */[]</memory_ops>omment", "comment", .dropped = 1 },
+  { "z<memory_ops>[{\"" SECRET "\":01}]</memory_ops>ero", "zero", .dropped = 1 },
+  { "t<memory_ops>[{\"" SECRET "\":1},]</memory_ops>railing", "trailing", .dropped = 1 },
+  { "n<memory_ops>[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{\"" SECRET "\":1}"
+    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]</memory_ops>ested", "nested",
+    .dropped = 1 },
+  { "a<memory_ops>[<memory_ops>[{\"" SECRET "\":1}]</memory_ops>b", "ab", .dropped = 1 },
+  { "good<memory_ops>[{\"a\":1}]</memory_ops> bad<memory_ops>[" SECRET "</memory_ops> good",
+    "good bad good", "[{\"a\":1}]", .dropped = 1 },
+  /* unterminated: dropped */
+  { "keep this<memory_ops>[{\"" SECRET "\":1}]", "keep this", .dropped = 1 },
+  { "Use the <memory_ops> tag to " SECRET, "Use the ", .dropped = 1 },
+  { "almost closed<memory_ops>[{\"" SECRET "\":1}]</memory_op", "almost closed", .dropped = 1 },
+  /* too large: dropped, whatever the split */
+  { "a<memory_ops>[{\"k\":\"" SECRET "-long-long\"}]</memory_ops>b<memory_ops>[{\"k\":1}]</memory_ops>c",
+    "abc", "[{\"k\":1}]", .dropped = 1, .max_block = 16 },
+  { "exactly<memory_ops>[{\"k\":\"12345\"}]</memory_ops> at the limit", "exactly at the limit",
+    "[{\"k\":\"12345\"}]", .max_block = 15 },
+  { "one over<memory_ops>[{\"k\":\"123456\"}]</memory_ops> the limit", "one over the limit",
+    .dropped = 1, .max_block = 15 },
+  { "large and open<memory_ops>[{\"k\":\"" SECRET "-long-long\"", "large and open",
+    .dropped = 1, .max_block = 16 },
+  /* near misses stay, verbatim */
+  { "<memory_op> <memory_ops <MEMORY_OPS> </memory_ops> <memory_opsx <memory_o",
+    "<memory_op> <memory_ops <MEMORY_OPS> </memory_ops> <memory_opsx <memory_o" },
+  { "a < b <= c <<memory_ops>[]</memory_ops><", "a < b <= c <<" },
+  { "<<<<memory_ops>[{\"" SECRET "\":2}]</memory_ops>>>>", "<<<>>>", "[{\"" SECRET "\":2}]" },
+  /* one pass: what is left around a removed block is prose */
+  { "<memory_<memory_ops>[]</memory_ops>ops>", "<memory_ops>", .rebuilds_tag = TRUE },
+  /* other tags, including ones that overlap themselves */
+  { "x[[[ops[{\"" SECRET "\":1}]ENDy", "x[y", "[{\"" SECRET "\":1}]",
+    .open_tag = "[[ops", .close_tag = "END" },
+  { "aaab<m>[{\"" SECRET "\":1}]</m>aab", "aaabaab", "[{\"" SECRET "\":1}]",
+    .open_tag = "<m>", .close_tag = "</m>" },
+  { "abababc[{\"" SECRET "\":1}]END ab", "ab ab", "[{\"" SECRET "\":1}]",
+    .open_tag = "ababc", .close_tag = "END" },
+  { "«mem»[{\"" SECRET "\":\"é\"}]«/mem»prose «me", "prose «me", "[{\"" SECRET "\":\"é\"}]",
+    .open_tag = "«mem»", .close_tag = "«/mem»" },
+};
+
+static const Case pipeline_cases[] = {
+  { "Blue [semantic]<memory_ops>[{\"op\":\"add\",\"s\":\"" SECRET "\"}]</memory_ops> sky [episodic:n1].",
+    "Blue sky.", "[{\"op\":\"add\",\"s\":\"" SECRET "\"}]", .removed = 2 },
+  /* a block inside a tag: extraction goes first, so the tag is whole
+   * when the citation filter sees it */
+  { "A [sem<memory_ops>[{\"" SECRET "\":1}]</memory_ops>antic] B", "A B", "[{\"" SECRET "\":1}]",
+    .removed = 1 },
+  { "[semantic]<memory_ops>[" SECRET "</memory_ops> end [episodic", " end [episodic",
+    .dropped = 1, .removed = 1 },
+  { "Grüße [semantic:ü] 😀<memory_ops>[{\"t\":\"😀" SECRET "\"}]</memory_ops> [procedural]",
+    "Grüße [semantic:ü] 😀", "[{\"t\":\"😀" SECRET "\"}]", .removed = 1 },
+  /* seed 000's flush order: the extraction filter withholds "]]" (it may
+   * open a block), so the tag is only whole once that remainder has passed
+   * the citation filter, after which the citation filter drains */
+  { "blue [semantic]]", "blue]", .removed = 1, .open_tag = "]]ops[[", .close_tag = "[[/ops]]" },
+  { "x [episodic:a] ]]ops[[[{\"" SECRET "\":1}][[/ops]] y [semantic]]", "x  y]", "[{\"" SECRET "\":1}]",
+    .removed = 2, .open_tag = "]]ops[[", .close_tag = "[[/ops]]" },
+};
+
+/* The control: with the flush order seed 000 warns against, the same case
+ * leaks a tag, so the pipeline cases above do test the order. */
+static void
+test_pipeline_naive_flush_leaks (void)
+{
+  const Case *c = &pipeline_cases[G_N_ELEMENTS (pipeline_cases) - 2];
+  Result naive;
+
+  run_split (FILTER_PIPELINE, c, NULL, 0, TRUE, &naive);
+  g_assert_cmpstr (naive.output, ==, "blue [semantic]]");
+  g_assert_true (holds_citation_tag (naive.output, default_kinds));
+  result_clear (&naive);
+}
+
+/* The filters hold back only what may still be a tag, the space before a
+ * citation tag, and an unfinished UTF-8 character. */
+static void
+test_extraction_withholds_least (void)
+{
+  const struct {
+    const char *fed;
+    const char *released;
+  } steps[] = {
+    { "Hello wor", "Hello wor" },
+    { "Hello <mem", "Hello " },
+    { "a<", "a" },
+    { "a <b", "a <b" },
+    { "a <memory_ops", "a " },
+    { "a <memory_ops>", "a " },
+    { "p<memory_ops>[{\"x\"", "p" },
+    { "x\xf0\x9f", "x" },
+    { "x\xf0\x9f\x98\x80", "x\xf0\x9f\x98\x80" },
+    { "caf\xc3", "caf" },
+    { "</memory_ops>", "</memory_ops>" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      g_autoptr(SymfonicExtractionFilter) filter =
+        symfonic_extraction_filter_new ("<memory_ops>", "</memory_ops>", DEFAULT_MAX_BLOCK);
+      g_autoptr(GString) out = g_string_new (NULL);
+
+      symfonic_extraction_filter_feed (filter, steps[i].fed, strlen (steps[i].fed), out);
+      g_assert_cmpstr (out->str, ==, steps[i].released);
+    }
+}
+
+static void
+test_citation_withholds_least (void)
+{
+  const struct {
+    const char *fed;
+    const char *released;
+  } steps[] = {
+    { "blue", "blue" },
+    { "blue ", "blue" },
+    { "blue  ", "blue " },
+    { "blue [sem", "blue" },
+    { "blue [x", "blue [x" },
+    { "blue [semantic", "blue" },
+    { "blue [semantic:abc", "blue" },
+    { "blue [semantic:abc ", "blue [semantic:abc" },
+    { "blue [semantics", "blue [semantics" },
+    { "blue [semantic:0123456789012345678901234567890123456789012345678901234567890123",
+      "blue" },
+    { "blue [semantic:01234567890123456789012345678901234567890123456789012345678901234",
+      "blue [semantic:01234567890123456789012345678901234567890123456789012345678901234" },
+    { "[", "" },
+    { "[]", "[]" },
+    { "caf\xc3", "caf" },
+    { "x \xf0\x9f\x98", "x" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      g_autoptr(SymfonicCitationFilter) filter = symfonic_citation_filter_new (default_kinds);
+      g_autoptr(GString) out = g_string_new (NULL);
+
+      symfonic_citation_filter_feed (filter, steps[i].fed, strlen (steps[i].fed), out);
+      g_assert_cmpstr (out->str, ==, steps[i].released);
+    }
+}
+
+static void
+feed_extraction (SymfonicExtractionFilter *filter,
+                 const char               *text,
+                 GString                  *out)
+{
+  symfonic_extraction_filter_feed (filter, text, strlen (text), out);
+}
+
+static void
+feed_citation (SymfonicCitationFilter *filter,
+               const char             *text,
+               GString                *out)
+{
+  symfonic_citation_filter_feed (filter, text, strlen (text), out);
+}
+
+/* A filter is flushed when the answer closes; text that still follows
+ * (an upstream out of order) is filtered as a new answer. */
+static void
+test_filters_reusable_after_flush (void)
+{
+  g_autoptr(SymfonicExtractionFilter) extraction =
+    symfonic_extraction_filter_new ("<memory_ops>", "</memory_ops>", DEFAULT_MAX_BLOCK);
+  g_autoptr(SymfonicCitationFilter) citation = symfonic_citation_filter_new (default_kinds);
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(JsonArray) taken = NULL;
+
+  feed_extraction (extraction, "a<memory_ops>[{\"a\":1}]</memory_ops><mem", out);
+  symfonic_extraction_filter_flush (extraction, out);
+  g_assert_cmpstr (out->str, ==, "a<mem");
+  taken = symfonic_extraction_filter_take_ops (extraction);
+  g_assert_cmpuint (json_array_get_length (taken), ==, 1);
+  g_assert_cmpuint (json_array_get_length (symfonic_extraction_filter_get_ops (extraction)), ==, 0);
+  feed_extraction (extraction, "ory_ops>b", out);
+  symfonic_extraction_filter_flush (extraction, out);
+  g_assert_cmpstr (out->str, ==, "a<memory_ops>b");
+
+  g_string_truncate (out, 0);
+  feed_citation (citation, "x [sem", out);
+  symfonic_citation_filter_flush (citation, out);
+  feed_citation (citation, "antic] y [episodic]", out);
+  symfonic_citation_filter_flush (citation, out);
+  g_assert_cmpstr (out->str, ==, "x [semantic] y");
+  g_assert_cmpuint (symfonic_citation_filter_get_removed (citation), ==, 1);
+}
+
+static void
+add_cases (const char *prefix,
+           FilterKind  kind,
+           const Case *cases,
+           guint       n_cases)
+{
+  for (guint i = 0; i < n_cases; i++)
+    {
+      CaseData *data = g_new0 (CaseData, 1);
+      g_autofree char *path = g_strdup_printf ("%s/%02u", prefix, i);
+
+      data->kind = kind;
+      data->c = &cases[i];
+      g_test_add_data_func_full (path, data, test_case, g_free);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+
+  add_cases ("/filters/citation/split", FILTER_CITATION, citation_cases, G_N_ELEMENTS (citation_cases));
+  add_cases ("/filters/extraction/split", FILTER_EXTRACTION, extraction_cases, G_N_ELEMENTS (extraction_cases));
+  add_cases ("/filters/pipeline/split", FILTER_PIPELINE, pipeline_cases, G_N_ELEMENTS (pipeline_cases));
+  g_test_add_func ("/filters/pipeline/naive-flush-leaks", test_pipeline_naive_flush_leaks);
+  g_test_add_func ("/filters/extraction/withholds-least", test_extraction_withholds_least);
+  g_test_add_func ("/filters/citation/withholds-least", test_citation_withholds_least);
+  g_test_add_func ("/filters/reusable-after-flush", test_filters_reusable_after_flush);
+
+  return g_test_run ();
+}
