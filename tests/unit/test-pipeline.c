@@ -459,6 +459,20 @@ test_pipeline_crlf (void)
 static void
 test_pipeline_default_file (void)
 {
+  static const struct
+  {
+    const char        *path;
+    SymfonicRouteKind  kind;
+    const char        *stages;
+  } routes[] = {
+    { "/api/v1/stream/typed", SYMFONIC_ROUTE_KIND_TYPED,
+      "auth;rate-limit;budget;release-line;extraction;citation;errors" },
+    { "/api/v1/stream", SYMFONIC_ROUTE_KIND_CHUNKS,
+      "auth;rate-limit;budget;release-line;extraction;citation;projection;errors" },
+    { "/api/v1/chat", SYMFONIC_ROUTE_KIND_CHAT,
+      "auth;rate-limit;budget;release-line;extraction;citation;errors" },
+    { "/api/v1/resume", SYMFONIC_ROUTE_KIND_RESUME, "auth;rate-limit;budget;errors" },
+  };
   g_autoptr(GFile) file = g_file_new_for_path (SYMFONIC_TEST_DATA_DIR "/pipelines/default.pipeline");
   g_autoptr(GFile) default_file = symfonic_pipeline_get_default_file ();
   g_autoptr(SymfonicPipeline) pipeline = NULL;
@@ -474,13 +488,22 @@ test_pipeline_default_file (void)
   g_assert_cmpstr (symfonic_pipeline_get_listen (pipeline), ==, "127.0.0.1:8080");
   g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
 
-  g_assert_cmpuint (symfonic_pipeline_get_n_routes (pipeline), ==, 1);
-  route = symfonic_pipeline_get_route (pipeline, 0);
-  g_assert_true (symfonic_pipeline_lookup_route (pipeline, "/api/v1/stream/typed") == route);
-  g_assert_cmpstr (symfonic_route_get_name (route), ==, "typed");
-  g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_TYPED);
-  g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
-  g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+  /* every endpoint of DESIGN section 3, in file order */
+  g_assert_cmpuint (symfonic_pipeline_get_n_routes (pipeline), ==, G_N_ELEMENTS (routes));
+  for (guint i = 0; i < G_N_ELEMENTS (routes); i++)
+    {
+      g_auto(GStrv) stages = g_strsplit (routes[i].stages, ";", -1);
+
+      route = symfonic_pipeline_get_route (pipeline, i);
+      g_test_message ("route %s", routes[i].path);
+      g_assert_true (symfonic_pipeline_lookup_route (pipeline, routes[i].path) == route);
+      g_assert_cmpint (symfonic_route_get_kind (route), ==, routes[i].kind);
+      g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
+      g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+      g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, g_strv_length (stages));
+      for (guint j = 0; stages[j] != NULL; j++)
+        g_assert_true (symfonic_route_get_stage (route, j) == symfonic_pipeline_get_stage (pipeline, stages[j]));
+    }
 }
 
 static void

@@ -1,0 +1,879 @@
+/* symfonic-error-map-stage.c: the one mapper from failures to error frames
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error-map-stage.h"
+
+/* Which status, detail, code and headers a failure gets is data (the table
+ * file), so changing what clients see is a reviewed edit of that file, and
+ * the rules that keep it safe (a 5xx never echoes its message, a foreign
+ * error is an opaque 500 with no code) live here once for every entry
+ * point. The table is read and checked at load and never changes after:
+ * every worker thread maps with the same stage, without locks. */
+
+typedef enum {
+  DETAIL_MESSAGE,
+  DETAIL_OPAQUE,
+  DETAIL_OVERRIDE,
+} DetailMode;
+
+static const char * const detail_mode_names[] = {
+  [DETAIL_MESSAGE] = "message",
+  [DETAIL_OPAQUE] = "opaque",
+  [DETAIL_OVERRIDE] = "override",
+};
+
+/* One [code:NAME] group. */
+typedef struct
+{
+  guint       active;
+  /* 0: the row has no target status */
+  guint       target;
+  DetailMode  detail_mode;
+  char       *detail_override;
+  /* name, value, name, value, ..., NULL */
+  GStrv       headers;
+} StatusRule;
+
+/* One [policy:NAME] group: what differs between entry points. */
+typedef struct
+{
+  char     *name;
+  guint     fallback_status;
+  char     *opaque_detail;
+  gboolean  collapse_server_errors;
+} ErrorPolicy;
+
+struct _SymfonicErrorMapStage
+{
+  GObject       parent_instance;
+
+  GFile        *table;
+  gboolean      use_target_statuses;
+
+  gboolean      loaded;
+  /* indexed by SymfonicError code, n_codes long: the published code name
+   * (borrowed, NULL for codes without one) and the row (NULL: none) */
+  guint         n_codes;
+  const char  **code_names;
+  StatusRule  **rules;
+  /* owns the ErrorPolicy structs */
+  GPtrArray    *policies;
+  /* indexed by SymfonicRouteKind, n_kinds long, borrowed from policies */
+  guint         n_kinds;
+  ErrorPolicy **by_kind;
+};
+
+static void symfonic_error_map_stage_initable_init (GInitableIface *iface);
+static void symfonic_error_map_stage_stage_init (SymfonicStageInterface *iface);
+static void symfonic_error_map_stage_error_mapper_init (SymfonicErrorMapperInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicErrorMapStage, symfonic_error_map_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_error_map_stage_initable_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_error_map_stage_stage_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_ERROR_MAPPER,
+                                                      symfonic_error_map_stage_error_mapper_init))
+
+enum {
+  PROP_0,
+  PROP_TABLE,
+  PROP_USE_TARGET_STATUSES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* Only for a route kind value outside the enum: the load checked that
+ * every kind has a policy. */
+static const ErrorPolicy builtin_policy = {
+  (char *) "builtin", 500, (char *) SYMFONIC_OPAQUE_DETAIL, FALSE,
+};
+
+static void
+status_rule_free (StatusRule *rule)
+{
+  g_free (rule->detail_override);
+  g_strfreev (rule->headers);
+  g_free (rule);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (StatusRule, status_rule_free)
+
+static void
+error_policy_free (ErrorPolicy *policy)
+{
+  g_free (policy->name);
+  g_free (policy->opaque_detail);
+  g_free (policy);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ErrorPolicy, error_policy_free)
+
+/* ---- mapping ---------------------------------------------------------- */
+
+static const ErrorPolicy *
+policy_for (SymfonicErrorMapStage *self,
+            SymfonicRoute         *route)
+{
+  guint kind = (guint) symfonic_route_get_kind (route);
+
+  if (kind >= self->n_kinds || self->by_kind[kind] == NULL)
+    return &builtin_policy;
+
+  return self->by_kind[kind];
+}
+
+static SymfonicErrorFrame *
+symfonic_error_map_stage_map (SymfonicErrorMapper *mapper,
+                              const GError        *error,
+                              SymfonicRoute       *route)
+{
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (mapper);
+  const ErrorPolicy *policy;
+  const char *message = error->message != NULL ? error->message : "";
+  const StatusRule *rule = NULL;
+  const char *code = NULL;
+  const char *detail;
+  SymfonicErrorFrame *frame;
+  guint status;
+
+  /* created without g_initable_init(): no table, so the library's own
+   * mapping rather than a guess */
+  if (!self->loaded)
+    return symfonic_error_frame_new_for_error (error);
+
+  policy = policy_for (self, route);
+
+  /* A failure from a library underneath (GIO, libsoup, json-glib) was not
+   * written for clients: its text may name hosts and paths, and it has no
+   * code a client could branch on. */
+  if (error->domain != SYMFONIC_ERROR)
+    return symfonic_error_frame_new (500, policy->opaque_detail, NULL);
+
+  if (error->code >= 0 && (guint) error->code < self->n_codes)
+    {
+      code = self->code_names[error->code];
+      rule = self->rules[error->code];
+    }
+
+  if (rule == NULL)
+    {
+      status = policy->fallback_status;
+      return symfonic_error_frame_new (status, status >= 500 ? policy->opaque_detail : message, code);
+    }
+
+  status = rule->active;
+  if (self->use_target_statuses && rule->target != 0)
+    status = rule->target;
+
+  /* The shipped /resume behaviour (seed 002, EMAP-3): a server-side status
+   * becomes the entry point's fallback and the message is echoed. Only
+   * errors of our own domain get here, whose messages are written for
+   * clients. */
+  if (status >= 500 && policy->collapse_server_errors)
+    return symfonic_error_frame_new (policy->fallback_status, message, code);
+
+  switch (rule->detail_mode)
+    {
+    case DETAIL_OVERRIDE:
+      detail = rule->detail_override;
+      break;
+    case DETAIL_OPAQUE:
+      detail = policy->opaque_detail;
+      break;
+    case DETAIL_MESSAGE:
+    default:
+      /* the same row can be a 4xx or a 5xx depending on the switch, and
+       * a 5xx's real message belongs in the log, not on the socket */
+      detail = status >= 500 ? policy->opaque_detail : message;
+      break;
+    }
+
+  frame = symfonic_error_frame_new (status, detail, code);
+  for (guint i = 0; rule->headers[i] != NULL; i += 2)
+    symfonic_error_frame_set_header (frame, rule->headers[i], rule->headers[i + 1]);
+
+  return frame;
+}
+
+static void
+symfonic_error_map_stage_error_mapper_init (SymfonicErrorMapperInterface *iface)
+{
+  iface->map = symfonic_error_map_stage_map;
+}
+
+/* Every hook keeps its default: the stage maps errors and does nothing to
+ * the stream itself. */
+static void
+symfonic_error_map_stage_stage_init (SymfonicStageInterface *iface)
+{
+}
+
+/* ---- loading the table ------------------------------------------------ */
+
+typedef struct
+{
+  GKeyFile   *key_file;
+  /* the table's name in messages */
+  const char *file;
+  /* "group" and "group\nkey" -> line number: GKeyFile forgets where
+   * things are */
+  GHashTable *lines;
+} Table;
+
+static char *
+line_id (const char *group,
+         const char *key)
+{
+  return key != NULL ? g_strconcat (group, "\n", key, NULL) : g_strdup (group);
+}
+
+static guint
+table_line (const Table *table,
+            const char  *group,
+            const char  *key)
+{
+  g_autofree char *id = NULL;
+
+  if (group == NULL)
+    return 0;
+
+  id = line_id (group, key);
+  if (key != NULL && !g_hash_table_contains (table->lines, id))
+    return table_line (table, group, NULL);
+
+  return GPOINTER_TO_UINT (g_hash_table_lookup (table->lines, id));
+}
+
+static gboolean
+table_error (const Table  *table,
+             GError      **error,
+             const char   *group,
+             const char   *key,
+             const char   *format,
+             ...) G_GNUC_PRINTF (5, 6);
+
+/* Every load error names the file, the line, the group and, when there is
+ * one, the key, so an operator can find what to fix. */
+static gboolean
+table_error (const Table  *table,
+             GError      **error,
+             const char   *group,
+             const char   *key,
+             const char   *format,
+             ...)
+{
+  g_autofree char *message = NULL;
+  g_autofree char *where = NULL;
+  guint line = table_line (table, group, key);
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  where = line > 0 ? g_strdup_printf ("%s:%u", table->file, line) : g_strdup (table->file);
+  if (group == NULL)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", where, message);
+  else if (key == NULL)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s]: %s", where, group, message);
+  else
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s] %s: %s", where, group, key, message);
+
+  return FALSE;
+}
+
+/* Records where each group and key is, and refuses what GKeyFile would
+ * silently merge: a repeated group or key is a row edited in one place
+ * and still in effect from another. Lines GKeyFile cannot parse are left
+ * for it to report. */
+static gboolean
+index_lines (Table       *table,
+             const char  *contents,
+             GError     **error)
+{
+  g_auto(GStrv) lines = g_strsplit (contents, "\n", -1);
+  g_autofree char *group = NULL;
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *text = lines[i];
+      guint lineno = i + 1;
+      g_autofree char *id = NULL;
+      const char *end;
+
+      while (g_ascii_isspace (*text))
+        text++;
+      if (*text == '\0' || *text == '#')
+        continue;
+
+      if (*text == '[')
+        {
+          end = strchr (text, ']');
+          if (end == NULL)
+            continue;
+          g_free (group);
+          group = g_strndup (text + 1, end - text - 1);
+          id = line_id (group, NULL);
+        }
+      else
+        {
+          g_autofree char *key = NULL;
+
+          end = strchr (text, '=');
+          if (end == NULL || group == NULL)
+            continue;
+          key = g_strstrip (g_strndup (text, end - text));
+          id = line_id (group, key);
+        }
+
+      if (g_hash_table_contains (table->lines, id))
+        {
+          guint first = GPOINTER_TO_UINT (g_hash_table_lookup (table->lines, id));
+
+          if (*text == '[')
+            g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                         _("%s:%u: [%s]: group already appears on line %u"), table->file, lineno, group, first);
+          else
+            g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                         _("%s:%u: [%s] %s: key already set on line %u"), table->file, lineno, group,
+                         id + strlen (group) + 1, first);
+          return FALSE;
+        }
+      g_hash_table_insert (table->lines, g_steal_pointer (&id), GUINT_TO_POINTER (lineno));
+    }
+
+  return TRUE;
+}
+
+static gboolean
+check_keys (const Table        *table,
+            const char         *group,
+            const char * const *known,
+            const char         *known_list,
+            GError            **error)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys (table->key_file, group, NULL, NULL);
+
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      if (!g_strv_contains (known, keys[i]))
+        return table_error (table, error, group, keys[i], _("unknown key (known: %s)"), known_list);
+    }
+
+  return TRUE;
+}
+
+/* The value of @key, or %NULL with no error when the key is absent. */
+static gboolean
+get_string (const Table  *table,
+            const char   *group,
+            const char   *key,
+            char        **out,
+            GError      **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *text = NULL;
+
+  *out = NULL;
+  if (!g_key_file_has_key (table->key_file, group, key, NULL))
+    return TRUE;
+
+  text = g_key_file_get_string (table->key_file, group, key, &local_error);
+  if (local_error != NULL)
+    return table_error (table, error, group, key, "%s", local_error->message);
+
+  *out = g_steal_pointer (&text);
+  return TRUE;
+}
+
+static gboolean
+get_status (const Table  *table,
+            const char   *group,
+            const char   *key,
+            gboolean      required,
+            guint        *out,
+            GError      **error)
+{
+  g_autofree char *text = NULL;
+  guint64 status;
+
+  if (!get_string (table, group, key, &text, error))
+    return FALSE;
+  if (text == NULL)
+    {
+      if (required)
+        return table_error (table, error, group, key, _("missing key"));
+      return TRUE;
+    }
+
+  g_strstrip (text);
+  if (!g_ascii_string_to_unsigned (text, 10, 400, 599, &status, NULL))
+    return table_error (table, error, group, key,
+                        _("“%s” is not an HTTP error status (a whole number from 400 to 599)"), text);
+
+  *out = (guint) status;
+  return TRUE;
+}
+
+static gboolean
+is_token_char (char c)
+{
+  return g_ascii_isalnum (c) || (c != '\0' && strchr ("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* "Name: value": a name of RFC 9110 token characters and a value without
+ * control characters, which could split a response header. */
+static gboolean
+parse_header (const char  *line,
+              char       **name,
+              char       **value)
+{
+  const char *colon = strchr (line, ':');
+  g_autofree char *n = NULL;
+  g_autofree char *v = NULL;
+
+  if (colon == NULL)
+    return FALSE;
+
+  n = g_strstrip (g_strndup (line, colon - line));
+  v = g_strstrip (g_strdup (colon + 1));
+  if (*n == '\0' || *v == '\0')
+    return FALSE;
+  for (const char *p = n; *p != '\0'; p++)
+    {
+      if (!is_token_char (*p))
+        return FALSE;
+    }
+  for (const char *p = v; *p != '\0'; p++)
+    {
+      if ((guchar) *p < 0x20 && *p != '\t')
+        return FALSE;
+      if ((guchar) *p == 0x7f)
+        return FALSE;
+    }
+
+  *name = g_steal_pointer (&n);
+  *value = g_steal_pointer (&v);
+  return TRUE;
+}
+
+static gboolean
+get_headers (const Table  *table,
+             const char   *group,
+             GStrv        *out,
+             GError      **error)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (g_key_file_has_key (table->key_file, group, "headers", NULL))
+    {
+      lines = g_key_file_get_string_list (table->key_file, group, "headers", NULL, &local_error);
+      if (local_error != NULL)
+        return table_error (table, error, group, "headers", "%s", local_error->message);
+    }
+
+  for (guint i = 0; lines != NULL && lines[i] != NULL; i++)
+    {
+      g_autofree char *name = NULL;
+      g_autofree char *value = NULL;
+
+      if (!parse_header (lines[i], &name, &value))
+        {
+          g_autofree char *shown = g_strescape (lines[i], NULL);
+
+          return table_error (table, error, group, "headers",
+                              _("“%s” is not a header line “Name: value”"), shown);
+        }
+      for (guint j = 0; j < names->len; j++)
+        {
+          if (g_ascii_strcasecmp (g_ptr_array_index (names, j), name) == 0)
+            return table_error (table, error, group, "headers", _("header “%s” appears twice"), name);
+        }
+
+      g_strv_builder_add (builder, name);
+      g_strv_builder_add (builder, value);
+      g_ptr_array_add (names, g_steal_pointer (&name));
+    }
+
+  *out = g_strv_builder_end (builder);
+  return TRUE;
+}
+
+static StatusRule *
+load_rule (const Table  *table,
+           const char   *group,
+           GError      **error)
+{
+  static const char * const known[] = {
+    "status", "target-status", "detail", "detail-override", "headers", NULL
+  };
+  g_autoptr(StatusRule) rule = g_new0 (StatusRule, 1);
+  g_autofree char *mode = NULL;
+  gboolean found = FALSE;
+
+  if (!check_keys (table, group, known, "status, target-status, detail, detail-override, headers", error))
+    return NULL;
+
+  if (!get_status (table, group, "status", TRUE, &rule->active, error) ||
+      !get_status (table, group, "target-status", FALSE, &rule->target, error))
+    return NULL;
+
+  if (!get_string (table, group, "detail", &mode, error))
+    return NULL;
+  if (mode == NULL)
+    {
+      rule->detail_mode = DETAIL_MESSAGE;
+    }
+  else
+    {
+      g_strstrip (mode);
+      for (guint i = 0; i < G_N_ELEMENTS (detail_mode_names); i++)
+        {
+          if (g_str_equal (mode, detail_mode_names[i]))
+            {
+              rule->detail_mode = (DetailMode) i;
+              found = TRUE;
+            }
+        }
+      if (!found)
+        {
+          table_error (table, error, group, "detail",
+                       _("unknown detail mode “%s” (known: message, opaque, override)"), mode);
+          return NULL;
+        }
+    }
+
+  if (!get_string (table, group, "detail-override", &rule->detail_override, error))
+    return NULL;
+  if (rule->detail_mode == DETAIL_OVERRIDE && (rule->detail_override == NULL || *rule->detail_override == '\0'))
+    {
+      table_error (table, error, group, "detail-override", _("detail=override needs a non-empty text"));
+      return NULL;
+    }
+  /* a text that is never shown is a mistake waiting to be believed */
+  if (rule->detail_mode != DETAIL_OVERRIDE && rule->detail_override != NULL)
+    {
+      table_error (table, error, group, "detail-override", _("only allowed with detail=override"));
+      return NULL;
+    }
+
+  if (!get_headers (table, group, &rule->headers, error))
+    return NULL;
+
+  return g_steal_pointer (&rule);
+}
+
+static gboolean
+load_policy (SymfonicErrorMapStage  *self,
+             const Table            *table,
+             const char             *group,
+             const char             *name,
+             GError                **error)
+{
+  static const char * const known[] = {
+    "kinds", "fallback-status", "opaque-detail", "collapse-server-errors", NULL
+  };
+  g_autoptr(ErrorPolicy) owned = g_new0 (ErrorPolicy, 1);
+  ErrorPolicy *policy = owned;
+  g_autoptr(GEnumClass) kinds_class = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
+  g_autoptr(GError) local_error = NULL;
+  g_auto(GStrv) kinds = NULL;
+  g_autofree char *collapse = NULL;
+
+  if (!check_keys (table, group, known, "kinds, fallback-status, opaque-detail, collapse-server-errors", error))
+    return FALSE;
+
+  policy->name = g_strdup (name);
+  policy->fallback_status = 500;
+  if (!get_status (table, group, "fallback-status", FALSE, &policy->fallback_status, error))
+    return FALSE;
+
+  if (!get_string (table, group, "opaque-detail", &policy->opaque_detail, error))
+    return FALSE;
+  if (policy->opaque_detail == NULL)
+    policy->opaque_detail = g_strdup (SYMFONIC_OPAQUE_DETAIL);
+  else if (*policy->opaque_detail == '\0')
+    return table_error (table, error, group, "opaque-detail", _("must not be empty"));
+
+  if (!get_string (table, group, "collapse-server-errors", &collapse, error))
+    return FALSE;
+  if (collapse != NULL)
+    {
+      policy->collapse_server_errors = g_key_file_get_boolean (table->key_file, group,
+                                                               "collapse-server-errors", &local_error);
+      if (local_error != NULL)
+        return table_error (table, error, group, "collapse-server-errors",
+                            _("“%s” is not true or false"), collapse);
+    }
+  /* collapsing a 5xx into another 5xx would only hide which fault it was */
+  if (policy->collapse_server_errors && policy->fallback_status >= 500)
+    return table_error (table, error, group, "fallback-status",
+                        _("collapse-server-errors needs a fallback-status below 500"));
+
+  if (!g_key_file_has_key (table->key_file, group, "kinds", NULL))
+    return table_error (table, error, group, "kinds", _("missing key"));
+  kinds = g_key_file_get_string_list (table->key_file, group, "kinds", NULL, &local_error);
+  if (local_error != NULL)
+    return table_error (table, error, group, "kinds", "%s", local_error->message);
+
+  /* owned by the stage from here on, so the kinds below never point at a
+   * freed policy, even when a later kind fails */
+  g_ptr_array_add (self->policies, g_steal_pointer (&owned));
+
+  for (guint i = 0; kinds[i] != NULL; i++)
+    {
+      const char *nick = g_strstrip (kinds[i]);
+      GEnumValue *kind;
+
+      if (*nick == '\0')
+        continue;
+      kind = g_enum_get_value_by_nick (kinds_class, nick);
+      if (kind == NULL || (guint) kind->value >= self->n_kinds)
+        return table_error (table, error, group, "kinds",
+                            _("unknown route kind “%s” (known: typed, chunks, chat, resume)"), nick);
+      if (self->by_kind[kind->value] != NULL)
+        return table_error (table, error, group, "kinds",
+                            _("route kind “%s” already uses [policy:%s]"),
+                            nick, self->by_kind[kind->value]->name);
+      self->by_kind[kind->value] = policy;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+load_code (SymfonicErrorMapStage  *self,
+           const Table            *table,
+           const char             *group,
+           const char             *name,
+           GError                **error)
+{
+  for (guint code = 0; code < self->n_codes; code++)
+    {
+      if (self->code_names[code] != NULL && g_str_equal (self->code_names[code], name))
+        {
+          self->rules[code] = load_rule (table, group, error);
+          return self->rules[code] != NULL;
+        }
+    }
+
+  {
+    g_autoptr(GString) known = g_string_new (NULL);
+
+    for (guint code = 0; code < self->n_codes; code++)
+      {
+        if (self->code_names[code] != NULL)
+          g_string_append_printf (known, "%s%s", known->len > 0 ? ", " : "", self->code_names[code]);
+      }
+
+    return table_error (table, error, group, NULL,
+                        _("“%s” is not a published error code (known: %s)"), name, known->str);
+  }
+}
+
+static gboolean
+symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
+                                             GCancellable  *cancellable,
+                                             GError       **error)
+{
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
+  g_autoptr(GEnumClass) codes_class = NULL;
+  g_autoptr(GEnumClass) kinds_class = NULL;
+  g_autoptr(GKeyFile) key_file = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *display = NULL;
+  g_autofree char *contents = NULL;
+  g_autoptr(GHashTable) lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_auto(GStrv) groups = NULL;
+  gsize length;
+  Table table;
+
+  if (self->loaded)
+    return TRUE;
+
+  if (self->table == NULL)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("“table” must name an error table file (the gateway ships error-map.ini)"));
+      return FALSE;
+    }
+
+  display = g_file_get_parse_name (self->table);
+  if (!g_file_load_contents (self->table, cancellable, &contents, &length, NULL, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "table: %s", local_error->message);
+      return FALSE;
+    }
+
+  key_file = g_key_file_new ();
+  if (!g_key_file_load_from_data (key_file, contents, length, G_KEY_FILE_NONE, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", display, local_error->message);
+      return FALSE;
+    }
+  table.key_file = key_file;
+  table.file = display;
+  table.lines = lines;
+  if (!index_lines (&table, contents, error))
+    return FALSE;
+
+  /* sized from the enums, so a code or kind added to the library later has
+   * a slot (and maps by the fallback until the table names it) */
+  codes_class = g_type_class_ref (SYMFONIC_TYPE_ERROR);
+  kinds_class = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
+  self->n_codes = (guint) codes_class->maximum + 1;
+  self->code_names = g_new0 (const char *, self->n_codes);
+  self->rules = g_new0 (StatusRule *, self->n_codes);
+  for (guint i = 0; i < codes_class->n_values; i++)
+    {
+      int code = codes_class->values[i].value;
+
+      if (code >= 0)
+        self->code_names[code] = symfonic_error_code_name ((SymfonicError) code);
+    }
+  self->n_kinds = (guint) kinds_class->maximum + 1;
+  self->by_kind = g_new0 (ErrorPolicy *, self->n_kinds);
+
+  groups = g_key_file_get_groups (key_file, NULL);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      const char *group = groups[i];
+      const char *colon = strchr (group, ':');
+      g_autofree char *prefix = colon != NULL ? g_strndup (group, colon - group) : g_strdup (group);
+      const char *name = colon != NULL ? colon + 1 : "";
+
+      if (!g_str_equal (prefix, "code") && !g_str_equal (prefix, "policy"))
+        return table_error (&table, error, group, NULL,
+                            _("unknown group (known: [code:NAME], [policy:NAME])"));
+      if (*name == '\0')
+        return table_error (&table, error, group, NULL, _("the group needs a name after the colon"));
+
+      if (g_str_equal (prefix, "code") ? !load_code (self, &table, group, name, error)
+                                       : !load_policy (self, &table, group, name, error))
+        return FALSE;
+    }
+
+  /* without this, an entry point would silently map by rules nobody wrote
+   * down, such as /resume losing its collapse */
+  for (guint kind = 0; kind < self->n_kinds; kind++)
+    {
+      GEnumValue *value = g_enum_get_value (kinds_class, (int) kind);
+
+      if (value != NULL && self->by_kind[kind] == NULL)
+        return table_error (&table, error, NULL, NULL,
+                            _("no [policy:NAME] group lists route kind “%s” in its kinds"),
+                            value->value_nick);
+    }
+
+  self->loaded = TRUE;
+  return TRUE;
+}
+
+static void
+symfonic_error_map_stage_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_error_map_stage_initable_init_impl;
+}
+
+/* ---- GObject ---------------------------------------------------------- */
+
+static void
+symfonic_error_map_stage_finalize (GObject *object)
+{
+  SymfonicErrorMapStage *self = (SymfonicErrorMapStage *) object;
+
+  g_clear_object (&self->table);
+  for (guint i = 0; i < self->n_codes; i++)
+    g_clear_pointer (&self->rules[i], status_rule_free);
+  g_free (self->rules);
+  g_free (self->code_names);
+  g_free (self->by_kind);
+  g_ptr_array_unref (self->policies);
+
+  G_OBJECT_CLASS (symfonic_error_map_stage_parent_class)->finalize (object);
+}
+
+static void
+symfonic_error_map_stage_get_property (GObject    *object,
+                                       guint       prop_id,
+                                       GValue     *value,
+                                       GParamSpec *pspec)
+{
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TABLE:
+      g_value_set_object (value, self->table);
+      break;
+    case PROP_USE_TARGET_STATUSES:
+      g_value_set_boolean (value, self->use_target_statuses);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_error_map_stage_set_property (GObject      *object,
+                                       guint         prop_id,
+                                       const GValue *value,
+                                       GParamSpec   *pspec)
+{
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TABLE:
+      g_set_object (&self->table, g_value_get_object (value));
+      break;
+    case PROP_USE_TARGET_STATUSES:
+      self->use_target_statuses = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_error_map_stage_class_init (SymfonicErrorMapStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_error_map_stage_finalize;
+  object_class->get_property = symfonic_error_map_stage_get_property;
+  object_class->set_property = symfonic_error_map_stage_set_property;
+
+  /* construct-only, like the table they select from: the stage is shared
+   * by every worker thread and never changes after load */
+  properties[PROP_TABLE] =
+    g_param_spec_object ("table", "Table",
+                         "Error table file: [code:NAME] rows and [policy:NAME] entry-point policies "
+                         "(the gateway ships error-map.ini)",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_USE_TARGET_STATUSES] =
+    g_param_spec_boolean ("use-target-statuses", "Use target statuses",
+                          "Rows with a target-status use it instead of their active status "
+                          "(conflict 409, upstream unavailable 503, upstream timeout 504): "
+                          "a major behaviour change for clients",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_error_map_stage_init (SymfonicErrorMapStage *self)
+{
+  self->policies = g_ptr_array_new_with_free_func ((GDestroyNotify) error_policy_free);
+}

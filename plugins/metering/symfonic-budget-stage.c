@@ -1,0 +1,467 @@
+/* symfonic-budget-stage.c: a token budget per tenant and window
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-budget-stage.h"
+
+/* Reserve at admission, settle at close. Admission reserves the worst case
+ * (`reserve-tokens`) and is refused unless usage already charged to the
+ * window plus every reservation still in flight plus this one fit in
+ * `tokens-per-window`: however many requests race, the reservations the
+ * budget admits never exceed it. When the stream is over — completed,
+ * failed, or abandoned by its client — the close hook settles what it
+ * really used, releasing the rest.
+ *
+ * What it used: the upstream's own report (input + output tokens) when it
+ * made one; otherwise an estimate of about four bytes per token, the usual
+ * figure for English text under BPE tokenizers: ceil (query bytes / 4)
+ * input tokens plus ceil (bytes / 4) output tokens, counting the text of
+ * every text and thinking delta that passed this stage. A stream that never
+ * reached its upstream (a later stage refused it) used nothing.
+ *
+ * A stream that uses more than its reservation is charged all of it: the
+ * window then ends above its limit by that overrun, and the excess is
+ * carried into the next windows, which admit that much less. That only
+ * happens when `reserve-tokens` is below the real worst case (the
+ * upstream's max_tokens plus the longest prompt), and is logged. */
+struct _SymfonicBudgetStage
+{
+  GObject             parent_instance;
+
+  guint64             tokens_per_window;
+  guint               window_seconds;
+  guint64             reserve_tokens;
+  char               *store_name;
+
+  SymfonicMeterStore *store;
+};
+
+/* per stream */
+typedef struct
+{
+  char     *key;
+  guint64   reserved;
+  guint64   text_bytes;
+  gboolean  begun;
+  gboolean  settled;
+} Reservation;
+
+static void symfonic_budget_stage_stage_init (SymfonicStageInterface *iface);
+static void symfonic_budget_stage_initable_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicBudgetStage, symfonic_budget_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_budget_stage_initable_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_budget_stage_stage_init))
+
+enum {
+  PROP_0,
+  PROP_TOKENS_PER_WINDOW,
+  PROP_WINDOW_SECONDS,
+  PROP_RESERVE_TOKENS,
+  PROP_STORE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+reservation_free (Reservation *reservation)
+{
+  g_free (reservation->key);
+  g_free (reservation);
+}
+
+/**
+ * symfonic_budget_estimate_tokens:
+ * @n_bytes: a length of UTF-8 text
+ *
+ * Returns: the tokens @n_bytes of text are estimated to hold: ceil (n / 4)
+ */
+guint64
+symfonic_budget_estimate_tokens (guint64 n_bytes)
+{
+  return n_bytes / 4 + (n_bytes % 4 != 0);
+}
+
+/**
+ * symfonic_budget_stage_dup_key:
+ * @self: a #SymfonicBudgetStage
+ * @stream: a stream
+ *
+ * Returns: (transfer full): the store key of @stream's tenant
+ */
+char *
+symfonic_budget_stage_dup_key (SymfonicBudgetStage *self,
+                               SymfonicStream      *stream)
+{
+  g_return_val_if_fail (SYMFONIC_IS_BUDGET_STAGE (self), NULL);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), NULL);
+
+  return g_strconcat ("t:", symfonic_meter_get_tenant (stream), NULL);
+}
+
+static gint64
+window_us (SymfonicBudgetStage *self)
+{
+  return (gint64) self->window_seconds * G_USEC_PER_SEC;
+}
+
+typedef struct
+{
+  SymfonicStream *stream;
+  char           *key;
+} Admission;
+
+static void
+admission_free (Admission *admission)
+{
+  g_object_unref (admission->stream);
+  g_free (admission->key);
+  g_free (admission);
+}
+
+static void
+reserve_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SymfonicBudgetStage *self = g_task_get_source_object (task);
+  Admission *admission = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  Reservation *reservation;
+  gint64 retry_after_us = 0;
+  gboolean reserved = FALSE;
+
+  if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved,
+                                            &retry_after_us, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  if (!reserved)
+    {
+      /* the header first: the refusal's response is built from the stream */
+      symfonic_meter_set_retry_after (admission->stream, retry_after_us);
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
+                               _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
+                                 "retry after %" G_GUINT64_FORMAT " s"),
+                               self->tokens_per_window, self->window_seconds,
+                               symfonic_meter_retry_after_seconds (retry_after_us));
+      return;
+    }
+
+  reservation = g_new0 (Reservation, 1);
+  reservation->key = g_steal_pointer (&admission->key);
+  reservation->reserved = self->reserve_tokens;
+  symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
+                                  (GDestroyNotify) reservation_free);
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+symfonic_budget_stage_admit_async (SymfonicStage       *stage,
+                                   SymfonicStream      *stream,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  Admission *admission;
+
+  g_task_set_source_tag (task, symfonic_budget_stage_admit_async);
+  /* once the store granted the reservation, the stream must count this
+   * stage as admitted even if its client left meanwhile: only then is the
+   * close hook called to give the reservation back */
+  g_task_set_check_cancellable (task, FALSE);
+  if (self->store == NULL)
+    {
+      /* a programming error: the pipeline loader always initializes */
+      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                               _("The budget is not initialized"));
+      return;
+    }
+
+  admission = g_new0 (Admission, 1);
+  admission->stream = g_object_ref (stream);
+  admission->key = symfonic_budget_stage_dup_key (self, stream);
+  g_task_set_task_data (task, admission, (GDestroyNotify) admission_free);
+
+  symfonic_meter_store_reserve_async (self->store, admission->key, self->reserve_tokens,
+                                      self->tokens_per_window, window_us (self),
+                                      symfonic_meter_store_get_time (self->store), cancellable,
+                                      reserve_cb, g_steal_pointer (&task));
+}
+
+static gboolean
+symfonic_budget_stage_admit_finish (SymfonicStage  *stage,
+                                    GAsyncResult   *result,
+                                    GError        **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, stage), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static gboolean
+symfonic_budget_stage_begin (SymfonicStage   *stage,
+                             SymfonicStream  *stream,
+                             GError         **error)
+{
+  Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+
+  if (reservation != NULL)
+    reservation->begun = TRUE;
+
+  return TRUE;
+}
+
+/* Per event: one pointer lookup and an addition, on state only this
+ * stream touches. */
+static gboolean
+symfonic_budget_stage_process (SymfonicStage   *stage,
+                               SymfonicStream  *stream,
+                               SymfonicEvent   *event,
+                               GError         **error)
+{
+  SymfonicEventKind kind = symfonic_event_get_kind (event);
+
+  if (kind == SYMFONIC_EVENT_TEXT_DELTA || kind == SYMFONIC_EVENT_THINKING_DELTA)
+    {
+      Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+      const char *text = symfonic_event_get_text (event);
+
+      if (reservation != NULL && text != NULL)
+        reservation->text_bytes += strlen (text);
+    }
+
+  symfonic_stream_emit (stream, event);
+
+  return TRUE;
+}
+
+static void
+settle_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!symfonic_meter_store_settle_finish (SYMFONIC_METER_STORE (object), result, &error))
+    g_warning ("Could not settle a token reservation: %s", error->message);
+}
+
+static void
+symfonic_budget_stage_close (SymfonicStage  *stage,
+                             SymfonicStream *stream)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
+  Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+  guint64 input = 0, output = 0;
+  gboolean reported = FALSE;
+  guint64 actual;
+
+  if (reservation == NULL || reservation->settled)
+    return;
+  reservation->settled = TRUE;
+
+  symfonic_stream_get_usage (stream, &input, &output, &reported);
+  if (reported)
+    {
+      actual = input + output;
+    }
+  else if (reservation->begun)
+    {
+      const char *query = symfonic_invocation_get_query (symfonic_stream_get_invocation (stream));
+
+      actual = symfonic_budget_estimate_tokens (query != NULL ? strlen (query) : 0) +
+               symfonic_budget_estimate_tokens (reservation->text_bytes);
+    }
+  else
+    {
+      actual = 0;
+    }
+
+  if (actual > reservation->reserved)
+    g_message ("A stream of %s used %" G_GUINT64_FORMAT " tokens, more than the %" G_GUINT64_FORMAT
+               " reserved: raise reserve-tokens to the real worst case",
+               reservation->key, actual, reservation->reserved);
+
+  /* no cancellable: the stream's is cancelled by now, and the settlement
+   * must happen whatever became of the stream */
+  symfonic_meter_store_settle_async (self->store, reservation->key, reservation->reserved, actual,
+                                     symfonic_meter_store_get_time (self->store), NULL,
+                                     settle_cb, NULL);
+}
+
+static void
+symfonic_budget_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->admit = symfonic_meter_admit_sync;
+  iface->admit_async = symfonic_budget_stage_admit_async;
+  iface->admit_finish = symfonic_budget_stage_admit_finish;
+  iface->begin = symfonic_budget_stage_begin;
+  iface->process = symfonic_budget_stage_process;
+  iface->close = symfonic_budget_stage_close;
+}
+
+static gboolean
+symfonic_budget_stage_initable_init_impl (GInitable     *initable,
+                                          GCancellable  *cancellable,
+                                          GError       **error)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (initable);
+
+  if (self->store != NULL)
+    return TRUE;
+
+  if (self->reserve_tokens > self->tokens_per_window)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("reserve-tokens (%" G_GUINT64_FORMAT ") exceeds tokens-per-window (%" G_GUINT64_FORMAT "): "
+                     "no request could ever be admitted"),
+                   self->reserve_tokens, self->tokens_per_window);
+      return FALSE;
+    }
+
+  self->store = symfonic_meter_store_new_for_name (self->store_name, error);
+
+  return self->store != NULL;
+}
+
+static void
+symfonic_budget_stage_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_budget_stage_initable_init_impl;
+}
+
+/**
+ * symfonic_budget_stage_get_store:
+ * @self: a #SymfonicBudgetStage
+ *
+ * Returns: (transfer none) (nullable): the stage's store, once initialized
+ */
+SymfonicMeterStore *
+symfonic_budget_stage_get_store (SymfonicBudgetStage *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_BUDGET_STAGE (self), NULL);
+
+  return self->store;
+}
+
+static void
+symfonic_budget_stage_finalize (GObject *object)
+{
+  SymfonicBudgetStage *self = (SymfonicBudgetStage *) object;
+
+  g_free (self->store_name);
+  g_clear_object (&self->store);
+
+  G_OBJECT_CLASS (symfonic_budget_stage_parent_class)->finalize (object);
+}
+
+static void
+symfonic_budget_stage_get_property (GObject    *object,
+                                    guint       prop_id,
+                                    GValue     *value,
+                                    GParamSpec *pspec)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TOKENS_PER_WINDOW:
+      g_value_set_uint64 (value, self->tokens_per_window);
+      break;
+    case PROP_WINDOW_SECONDS:
+      g_value_set_uint (value, self->window_seconds);
+      break;
+    case PROP_RESERVE_TOKENS:
+      g_value_set_uint64 (value, self->reserve_tokens);
+      break;
+    case PROP_STORE:
+      g_value_set_string (value, self->store_name);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_budget_stage_set_property (GObject      *object,
+                                    guint         prop_id,
+                                    const GValue *value,
+                                    GParamSpec   *pspec)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TOKENS_PER_WINDOW:
+      self->tokens_per_window = g_value_get_uint64 (value);
+      break;
+    case PROP_WINDOW_SECONDS:
+      self->window_seconds = g_value_get_uint (value);
+      break;
+    case PROP_RESERVE_TOKENS:
+      self->reserve_tokens = g_value_get_uint64 (value);
+      break;
+    case PROP_STORE:
+      g_free (self->store_name);
+      self->store_name = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_budget_stage_finalize;
+  object_class->get_property = symfonic_budget_stage_get_property;
+  object_class->set_property = symfonic_budget_stage_set_property;
+
+  /* settings are construct-only: streams on every worker read them with
+   * no lock, so they must not change under them */
+  properties[PROP_TOKENS_PER_WINDOW] =
+    g_param_spec_uint64 ("tokens-per-window", "Tokens per window",
+                         "Input plus output tokens a tenant may use per window",
+                         1, G_MAXINT64, 1000000,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_WINDOW_SECONDS] =
+    g_param_spec_uint ("window-seconds", "Window seconds",
+                       "Length of a budget window; a tenant's window opens at its first "
+                       "request after the previous one closed",
+                       1, 366 * 24 * 3600, 3600,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_RESERVE_TOKENS] =
+    g_param_spec_uint64 ("reserve-tokens", "Reserve tokens",
+                         "Tokens reserved when a request is admitted: its worst case, "
+                         "at most tokens-per-window; the real usage is settled when it ends",
+                         1, G_MAXINT64, 4096,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_STORE] =
+    g_param_spec_string ("store", "Store",
+                         "Where the budgets live: memory (this stage, this process)",
+                         "memory",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_budget_stage_init (SymfonicBudgetStage *self)
+{
+}

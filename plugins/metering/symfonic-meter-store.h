@@ -1,0 +1,143 @@
+/* symfonic-meter-store.h: where the metering stages keep their shared state
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <symfonic.h>
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_METER_STORE (symfonic_meter_store_get_type ())
+
+G_DECLARE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, SYMFONIC, METER_STORE, GObject)
+
+/**
+ * SymfonicMeterStoreInterface:
+ * @get_time: the store's clock, in microseconds. Every `now_us` handed to
+ *   the store must come from it, so that all callers sharing the store agree
+ *   on time (a store shared by several instances uses a clock they share).
+ * @take_async: one GCRA admission, see symfonic_meter_store_take_async().
+ * @take_finish: completes @take_async.
+ * @reserve_async: a budget reservation, see
+ *   symfonic_meter_store_reserve_async().
+ * @reserve_finish: completes @reserve_async.
+ * @settle_async: settles a reservation, see
+ *   symfonic_meter_store_settle_async().
+ * @settle_finish: completes @settle_async.
+ *
+ * The operations the rate-limit and budget stages need from the state they
+ * share across streams, workers and (for a networked store) instances. Each
+ * is one atomic read-modify-write, so a store answers it in one round trip
+ * (a Redis store: one Lua script) and the stages never hold a lock across
+ * calls. They are asynchronous because a networked store does I/O; an
+ * in-process store completes them at once.
+ *
+ * A refusal is an answer, not an error: errors mean the store could not
+ * answer at all.
+ */
+struct _SymfonicMeterStoreInterface
+{
+  GTypeInterface parent_iface;
+
+  gint64   (*get_time)       (SymfonicMeterStore   *self);
+
+  void     (*take_async)     (SymfonicMeterStore   *self,
+                              const char           *key,
+                              gint64                emission_interval_us,
+                              gint64                burst_tolerance_us,
+                              gint64                now_us,
+                              GCancellable         *cancellable,
+                              GAsyncReadyCallback   callback,
+                              gpointer              user_data);
+  gboolean (*take_finish)    (SymfonicMeterStore   *self,
+                              GAsyncResult         *result,
+                              gboolean             *allowed,
+                              gint64               *retry_after_us,
+                              GError              **error);
+
+  void     (*reserve_async)  (SymfonicMeterStore   *self,
+                              const char           *key,
+                              guint64               amount,
+                              guint64               limit,
+                              gint64                window_us,
+                              gint64                now_us,
+                              GCancellable         *cancellable,
+                              GAsyncReadyCallback   callback,
+                              gpointer              user_data);
+  gboolean (*reserve_finish) (SymfonicMeterStore   *self,
+                              GAsyncResult         *result,
+                              gboolean             *reserved,
+                              gint64               *retry_after_us,
+                              GError              **error);
+
+  void     (*settle_async)   (SymfonicMeterStore   *self,
+                              const char           *key,
+                              guint64               reserved,
+                              guint64               actual,
+                              gint64                now_us,
+                              GCancellable         *cancellable,
+                              GAsyncReadyCallback   callback,
+                              gpointer              user_data);
+  gboolean (*settle_finish)  (SymfonicMeterStore   *self,
+                              GAsyncResult         *result,
+                              GError              **error);
+};
+
+SymfonicMeterStore *symfonic_meter_store_new_for_name (const char           *name,
+                                                       GError              **error);
+
+gint64   symfonic_meter_store_get_time       (SymfonicMeterStore   *self);
+
+void     symfonic_meter_store_take_async     (SymfonicMeterStore   *self,
+                                              const char           *key,
+                                              gint64                emission_interval_us,
+                                              gint64                burst_tolerance_us,
+                                              gint64                now_us,
+                                              GCancellable         *cancellable,
+                                              GAsyncReadyCallback   callback,
+                                              gpointer              user_data);
+gboolean symfonic_meter_store_take_finish    (SymfonicMeterStore   *self,
+                                              GAsyncResult         *result,
+                                              gboolean             *allowed,
+                                              gint64               *retry_after_us,
+                                              GError              **error);
+
+void     symfonic_meter_store_reserve_async  (SymfonicMeterStore   *self,
+                                              const char           *key,
+                                              guint64               amount,
+                                              guint64               limit,
+                                              gint64                window_us,
+                                              gint64                now_us,
+                                              GCancellable         *cancellable,
+                                              GAsyncReadyCallback   callback,
+                                              gpointer              user_data);
+gboolean symfonic_meter_store_reserve_finish (SymfonicMeterStore   *self,
+                                              GAsyncResult         *result,
+                                              gboolean             *reserved,
+                                              gint64               *retry_after_us,
+                                              GError              **error);
+
+void     symfonic_meter_store_settle_async   (SymfonicMeterStore   *self,
+                                              const char           *key,
+                                              guint64               reserved,
+                                              guint64               actual,
+                                              gint64                now_us,
+                                              GCancellable         *cancellable,
+                                              GAsyncReadyCallback   callback,
+                                              gpointer              user_data);
+gboolean symfonic_meter_store_settle_finish  (SymfonicMeterStore   *self,
+                                              GAsyncResult         *result,
+                                              GError              **error);
+
+/* helpers the stages share */
+guint64  symfonic_meter_retry_after_seconds  (gint64                retry_after_us);
+void     symfonic_meter_set_retry_after      (SymfonicStream       *stream,
+                                              gint64                retry_after_us);
+const char *symfonic_meter_get_tenant        (SymfonicStream       *stream);
+const char *symfonic_meter_get_principal     (SymfonicStream       *stream);
+gboolean symfonic_meter_admit_sync           (SymfonicStage        *stage,
+                                              SymfonicStream       *stream,
+                                              GError              **error);
+
+G_END_DECLS

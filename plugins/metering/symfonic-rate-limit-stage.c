@@ -1,0 +1,330 @@
+/* symfonic-rate-limit-stage.c: admissions per second, per tenant or principal
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-rate-limit-stage.h"
+
+/* GCRA (the generic cell rate algorithm): one timestamp per key instead of
+ * a token count plus a refill time, and one atomic step per admission,
+ * which is what a shared store can do in a single round trip. `rate`
+ * admissions per second on average, up to `burst` at once after a quiet
+ * spell. Only admission is metered: the stage has no per-event work. */
+struct _SymfonicRateLimitStage
+{
+  GObject               parent_instance;
+
+  double                rate;
+  guint                 burst;
+  SymfonicRateLimitKey  key;
+  char                 *store_name;
+
+  SymfonicMeterStore   *store;
+  gint64                emission_interval_us;
+  gint64                burst_tolerance_us;
+};
+
+static void symfonic_rate_limit_stage_stage_init (SymfonicStageInterface *iface);
+static void symfonic_rate_limit_stage_initable_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicRateLimitStage, symfonic_rate_limit_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_rate_limit_stage_initable_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_rate_limit_stage_stage_init))
+
+enum {
+  PROP_0,
+  PROP_RATE,
+  PROP_BURST,
+  PROP_KEY,
+  PROP_STORE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+GType
+symfonic_rate_limit_key_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { SYMFONIC_RATE_LIMIT_KEY_TENANT, "SYMFONIC_RATE_LIMIT_KEY_TENANT", "tenant" },
+    { SYMFONIC_RATE_LIMIT_KEY_PRINCIPAL, "SYMFONIC_RATE_LIMIT_KEY_PRINCIPAL", "principal" },
+    { SYMFONIC_RATE_LIMIT_KEY_TENANT_PRINCIPAL, "SYMFONIC_RATE_LIMIT_KEY_TENANT_PRINCIPAL", "tenant-principal" },
+    { 0, NULL, NULL },
+  };
+
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static (g_intern_static_string ("SymfonicRateLimitKey"), values));
+
+  return type;
+}
+
+/**
+ * symfonic_rate_limit_stage_dup_key:
+ * @self: a #SymfonicRateLimitStage
+ * @stream: a stream
+ *
+ * The store key @stream is counted under. Tenant and principal ids are
+ * arbitrary strings, so the pair carries the tenant's length: no choice of
+ * ids makes two pairs collide.
+ *
+ * Returns: (transfer full): the key
+ */
+char *
+symfonic_rate_limit_stage_dup_key (SymfonicRateLimitStage *self,
+                                   SymfonicStream         *stream)
+{
+  const char *tenant;
+
+  g_return_val_if_fail (SYMFONIC_IS_RATE_LIMIT_STAGE (self), NULL);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), NULL);
+
+  tenant = symfonic_meter_get_tenant (stream);
+  switch (self->key)
+    {
+    case SYMFONIC_RATE_LIMIT_KEY_PRINCIPAL:
+      return g_strconcat ("p:", symfonic_meter_get_principal (stream), NULL);
+    case SYMFONIC_RATE_LIMIT_KEY_TENANT_PRINCIPAL:
+      return g_strdup_printf ("tp:%" G_GSIZE_FORMAT ":%s:%s", strlen (tenant), tenant,
+                              symfonic_meter_get_principal (stream));
+    case SYMFONIC_RATE_LIMIT_KEY_TENANT:
+    default:
+      return g_strconcat ("t:", tenant, NULL);
+    }
+}
+
+static void
+take_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SymfonicRateLimitStage *self = g_task_get_source_object (task);
+  SymfonicStream *stream = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  char rate[G_ASCII_DTOSTR_BUF_SIZE];
+  gint64 retry_after_us = 0;
+  gboolean allowed = FALSE;
+
+  if (!symfonic_meter_store_take_finish (SYMFONIC_METER_STORE (object), result, &allowed,
+                                         &retry_after_us, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
+  if (allowed)
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+
+  /* the header first: the refusal's response is built from the stream */
+  symfonic_meter_set_retry_after (stream, retry_after_us);
+  g_ascii_formatd (rate, sizeof rate, "%g", self->rate);
+  g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
+                           _("Too many requests: the limit is %s per second with bursts of %u; "
+                             "retry after %" G_GUINT64_FORMAT " s"),
+                           rate, self->burst, symfonic_meter_retry_after_seconds (retry_after_us));
+}
+
+static void
+symfonic_rate_limit_stage_admit_async (SymfonicStage       *stage,
+                                       SymfonicStream      *stream,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data)
+{
+  SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (stage);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autofree char *key = NULL;
+
+  g_task_set_source_tag (task, symfonic_rate_limit_stage_admit_async);
+  g_task_set_task_data (task, g_object_ref (stream), g_object_unref);
+  if (self->store == NULL)
+    {
+      /* a programming error: the pipeline loader always initializes */
+      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                               _("The rate limit is not initialized"));
+      return;
+    }
+
+  key = symfonic_rate_limit_stage_dup_key (self, stream);
+  symfonic_meter_store_take_async (self->store, key, self->emission_interval_us, self->burst_tolerance_us,
+                                   symfonic_meter_store_get_time (self->store), cancellable,
+                                   take_cb, g_steal_pointer (&task));
+}
+
+static gboolean
+symfonic_rate_limit_stage_admit_finish (SymfonicStage  *stage,
+                                        GAsyncResult   *result,
+                                        GError        **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, stage), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+symfonic_rate_limit_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->admit = symfonic_meter_admit_sync;
+  iface->admit_async = symfonic_rate_limit_stage_admit_async;
+  iface->admit_finish = symfonic_rate_limit_stage_admit_finish;
+}
+
+static gboolean
+symfonic_rate_limit_stage_initable_init_impl (GInitable     *initable,
+                                              GCancellable  *cancellable,
+                                              GError       **error)
+{
+  SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (initable);
+  double interval;
+
+  if (self->store != NULL)
+    return TRUE;
+
+  self->store = symfonic_meter_store_new_for_name (self->store_name, error);
+  if (self->store == NULL)
+    return FALSE;
+
+  /* the property ranges keep both within a few hours of microseconds */
+  interval = MAX (G_USEC_PER_SEC / self->rate + 0.5, 1.0);
+  self->emission_interval_us = (gint64) interval;
+  self->burst_tolerance_us = (gint64) (self->burst - 1) * self->emission_interval_us;
+
+  return TRUE;
+}
+
+static void
+symfonic_rate_limit_stage_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_rate_limit_stage_initable_init_impl;
+}
+
+/**
+ * symfonic_rate_limit_stage_get_store:
+ * @self: a #SymfonicRateLimitStage
+ *
+ * Returns: (transfer none) (nullable): the stage's store, once initialized
+ */
+SymfonicMeterStore *
+symfonic_rate_limit_stage_get_store (SymfonicRateLimitStage *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_RATE_LIMIT_STAGE (self), NULL);
+
+  return self->store;
+}
+
+static void
+symfonic_rate_limit_stage_finalize (GObject *object)
+{
+  SymfonicRateLimitStage *self = (SymfonicRateLimitStage *) object;
+
+  g_free (self->store_name);
+  g_clear_object (&self->store);
+
+  G_OBJECT_CLASS (symfonic_rate_limit_stage_parent_class)->finalize (object);
+}
+
+static void
+symfonic_rate_limit_stage_get_property (GObject    *object,
+                                        guint       prop_id,
+                                        GValue     *value,
+                                        GParamSpec *pspec)
+{
+  SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_RATE:
+      g_value_set_double (value, self->rate);
+      break;
+    case PROP_BURST:
+      g_value_set_uint (value, self->burst);
+      break;
+    case PROP_KEY:
+      g_value_set_enum (value, self->key);
+      break;
+    case PROP_STORE:
+      g_value_set_string (value, self->store_name);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_rate_limit_stage_set_property (GObject      *object,
+                                        guint         prop_id,
+                                        const GValue *value,
+                                        GParamSpec   *pspec)
+{
+  SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_RATE:
+      self->rate = g_value_get_double (value);
+      break;
+    case PROP_BURST:
+      self->burst = g_value_get_uint (value);
+      break;
+    case PROP_KEY:
+      self->key = g_value_get_enum (value);
+      break;
+    case PROP_STORE:
+      g_free (self->store_name);
+      self->store_name = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_rate_limit_stage_finalize;
+  object_class->get_property = symfonic_rate_limit_stage_get_property;
+  object_class->set_property = symfonic_rate_limit_stage_set_property;
+
+  /* settings are construct-only: streams on every worker read them with
+   * no lock, so they must not change under them */
+  properties[PROP_RATE] =
+    g_param_spec_double ("rate", "Rate",
+                         "Admissions per second allowed on average, per key",
+                         0.000001, 1000000.0, 10.0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_BURST] =
+    g_param_spec_uint ("burst", "Burst",
+                       "Admissions allowed at once after a quiet spell, per key",
+                       1, 1000000, 10,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_KEY] =
+    g_param_spec_enum ("key", "Key",
+                       "Whose admissions count together: tenant, principal or tenant-principal "
+                       "(“anonymous” when no auth stage ran)",
+                       SYMFONIC_TYPE_RATE_LIMIT_KEY, SYMFONIC_RATE_LIMIT_KEY_TENANT,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_STORE] =
+    g_param_spec_string ("store", "Store",
+                         "Where the counters live: memory (this stage, this process)",
+                         "memory",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_rate_limit_stage_init (SymfonicRateLimitStage *self)
+{
+}

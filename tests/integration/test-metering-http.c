@@ -1,0 +1,401 @@
+/* test-metering-http.c: rate limits and budgets, over HTTP, on two workers
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 3 and 6: a refusal is a 429 with a JSON body and Retry-After,
+ * before any SSE; the shared state holds across worker threads; a budget
+ * never admits more reservations than it has, however many requests race,
+ * and a client that hangs up still settles its reservation.
+ */
+#include <string.h>
+
+#include "symfonic-test-support.h"
+
+#define QUERY "{\"query\":\"count me\"}"
+/* the bytes of "count me" */
+#define QUERY_BYTES 8
+
+static char *
+pipeline_with_stage (const char *transcript,
+                     double      time_scale,
+                     const char *stage_group)
+{
+  g_autofree char *base = symfonic_test_replay_pipeline ("transcripts", transcript, time_scale);
+  g_autoptr(GString) text = g_string_new (base);
+
+  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", "source=fixtures\nstages=meter\n", 1), ==, 1);
+  g_string_append (text, "[stage:meter]\n");
+  g_string_append (text, stage_group);
+
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static SymfonicServer *
+server_new (const char *transcript,
+            double      time_scale,
+            const char *stage_group)
+{
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autofree char *text = pipeline_with_stage (transcript, time_scale, stage_group);
+
+  return symfonic_test_server_new (text, base_dir, 2);
+}
+
+/* A refusal: 429 before any SSE, the error frame as JSON, Retry-After. */
+static void
+assert_refusal (guint               status,
+                SoupMessageHeaders *headers,
+                const char         *data,
+                gsize               length,
+                const char         *code,
+                const char         *retry_after)
+{
+  /* the body is not NUL-terminated */
+  g_autofree char *body = g_strndup (data, length);
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *object;
+
+  g_assert_cmpuint (status, ==, 429);
+  g_assert_cmpstr (soup_message_headers_get_content_type (headers, NULL), ==, "application/json");
+  g_assert_cmpstr (soup_message_headers_get_one (headers, "Retry-After"), ==, retry_after);
+
+  symfonic_test_json_is_strict (body, -1, &error);
+  g_assert_no_error (error);
+  node = symfonic_test_json_parse (body);
+  object = json_node_get_object (node);
+  g_assert_cmpint (json_object_get_int_member (object, "status"), ==, 429);
+  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, code);
+  g_assert_cmpuint (strlen (json_object_get_string_member (object, "detail")), >, 0);
+}
+
+static void
+assert_response_refused (SymfonicTestResponse *response,
+                         const char           *code,
+                         const char           *retry_after)
+{
+  gsize length;
+  const char *data = g_bytes_get_data (response->body, &length);
+
+  assert_refusal (response->status, response->headers, data, length, code, retry_after);
+}
+
+static SymfonicTestResponse *
+post (SoupSession *session,
+      const char  *url,
+      const char  *transcript)
+{
+  return symfonic_test_request (session, "POST", url, "application/json", QUERY,
+                                "X-Symfonic-Transcript", transcript, NULL);
+}
+
+static void
+test_rate_limit_refusal (void)
+{
+  /* one admission every 2 s: the second request waits 1 to 2 s, "2" */
+  g_autoptr(SymfonicServer) server = server_new ("typed", 0, "type=rate-limit\nrate=0.5\nburst=1\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) first = post (session, url, "typed");
+  g_autoptr(SymfonicTestResponse) second = post (session, url, "typed");
+
+  g_assert_cmpuint (first->status, ==, 200);
+  g_assert_null (soup_message_headers_get_one (first->headers, "Retry-After"));
+  assert_response_refused (second, "rate_limited", "2");
+
+  symfonic_server_stop (server);
+}
+
+/* Waits until every stream has its status. */
+static gboolean
+all_answered (gpointer data)
+{
+  GPtrArray *streams = data;
+
+  for (guint i = 0; i < streams->len; i++)
+    {
+      SymfonicTestStream *stream = g_ptr_array_index (streams, i);
+
+      if (!stream->got_headers && !stream->done)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+/* Polls until a request is admitted; returns how long that took, or -1. */
+static gint64
+wait_admitted (SoupSession *session,
+               const char  *url,
+               guint        limit_ms)
+{
+  gint64 start = g_get_monotonic_time ();
+
+  while (g_get_monotonic_time () - start < limit_ms * (gint64) 1000)
+    {
+      g_autoptr(SymfonicTestResponse) response = post (session, url, "typed");
+
+      if (response->status == 200)
+        return g_get_monotonic_time () - start;
+      g_assert_cmpuint (response->status, ==, 429);
+      symfonic_test_iterate_until (NULL, never, NULL, 20);
+    }
+
+  return -1;
+}
+
+/* A hundred requests at once against a budget with room for exactly
+ * seven reservations: seven streams, ninety-three 429s. The admitted
+ * streams play for 5 s, so none settles while the others arrive. */
+#define N_REQUESTS 100
+#define N_FIT 7
+
+static void
+test_budget_concurrent (void)
+{
+  g_autofree char *group = g_strdup_printf ("type=budget\ntokens-per-window=%u\nreserve-tokens=100\n"
+                                            "window-seconds=3600\n", N_FIT * 100);
+  g_autoptr(SymfonicServer) server = server_new ("long", 1, group);
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SoupSession) later = symfonic_test_session_new ();
+  g_autoptr(GPtrArray) streams = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_stream_free);
+  guint ok = 0, refused = 0;
+  gint64 start, answered, readmitted;
+
+  start = g_get_monotonic_time ();
+  for (guint i = 0; i < N_REQUESTS; i++)
+    g_ptr_array_add (streams, symfonic_test_stream_post (session, url, QUERY,
+                                                         "X-Symfonic-Transcript", "long", NULL));
+  g_assert_true (symfonic_test_iterate_until (NULL, all_answered, streams, SYMFONIC_TEST_WAIT_MS));
+  answered = g_get_monotonic_time () - start;
+
+  for (guint i = 0; i < streams->len; i++)
+    {
+      SymfonicTestStream *stream = g_ptr_array_index (streams, i);
+      SoupMessageHeaders *headers = soup_message_get_response_headers (stream->message);
+
+      g_assert_no_error (stream->error);
+      if (stream->status == 200)
+        {
+          ok++;
+          g_assert_cmpstr (soup_message_headers_get_content_type (headers, NULL), ==, "text/event-stream");
+        }
+      else
+        {
+          refused++;
+          symfonic_test_stream_wait_done (stream);
+          /* only reservations in flight are in the way */
+          assert_refusal (stream->status, headers, stream->raw->str, stream->raw->len, "budget_exceeded", "1");
+        }
+    }
+  g_test_message ("%u requests answered in %" G_GINT64_FORMAT " ms: %u admitted, %u refused",
+                  N_REQUESTS, answered / 1000, ok, refused);
+  g_assert_cmpint (answered, <, 4 * G_USEC_PER_SEC);
+  g_assert_cmpuint (ok, ==, N_FIT);
+  g_assert_cmpuint (refused, ==, N_REQUESTS - N_FIT);
+
+  /* every admitted client hangs up mid-stream: their reservations settle
+   * (a few tokens each), and the budget admits again */
+  for (guint i = 0; i < streams->len; i++)
+    symfonic_test_stream_close (g_ptr_array_index (streams, i));
+  soup_session_abort (session);
+  readmitted = wait_admitted (later, url, 2000);
+  g_test_message ("admitted again %" G_GINT64_FORMAT " ms after the hang-ups", readmitted / 1000);
+  g_assert_cmpint (readmitted, >=, 0);
+
+  g_ptr_array_set_size (streams, 0);
+  symfonic_server_stop (server);
+}
+
+/* One stream in flight takes the whole room; a client that hangs up in the
+ * middle of it still gives it back. */
+static void
+test_budget_disconnect_settles (void)
+{
+  g_autoptr(SymfonicServer) server = server_new ("long", 1,
+                                                 "type=budget\ntokens-per-window=1500\nreserve-tokens=1000\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) stream_session = symfonic_test_session_new ();
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  gint64 readmitted;
+
+  stream = symfonic_test_stream_post (stream_session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  symfonic_test_stream_wait_frames (stream, 3);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_assert_false (stream->done);
+
+  {
+    g_autoptr(SymfonicTestResponse) response = post (session, url, "typed");
+
+    assert_response_refused (response, "budget_exceeded", "1");
+  }
+
+  symfonic_test_stream_close (stream);
+  soup_session_abort (stream_session);
+  readmitted = wait_admitted (session, url, 2000);
+  g_test_message ("admitted again %" G_GINT64_FORMAT " ms after the hang-up", readmitted / 1000);
+  g_assert_cmpint (readmitted, >=, 0);
+
+  symfonic_server_stop (server);
+}
+
+/* The bytes of text and thinking deltas in a transcript. */
+static guint64
+transcript_text_bytes (const char *name)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", name, NULL);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint64 n = 0;
+
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonNode) node = NULL;
+      JsonObject *object;
+      const char *event;
+
+      if (lines[i][0] != '{')
+        continue;
+      node = json_from_string (lines[i], NULL);
+      g_assert_nonnull (node);
+      object = json_node_get_object (node);
+      event = json_object_get_string_member (object, "event");
+      if (g_str_equal (event, "TextDeltaEvent") || g_str_equal (event, "ThinkingDeltaEvent"))
+        n += strlen (json_object_get_string_member (json_object_get_object_member (object, "data"), "text"));
+    }
+
+  return n;
+}
+
+/* Without reported usage, a stream is charged ceil (query / 4) +
+ * ceil (text / 4): a window of exactly that plus one reservation admits a
+ * second request, one token less does not (and says to wait for the next
+ * window, not for streams in flight). */
+static void
+test_budget_estimate (void)
+{
+  guint64 text_bytes = transcript_text_bytes ("typed.jsonl");
+  guint64 charge = (QUERY_BYTES + 3) / 4 + (text_bytes + 3) / 4;
+
+  g_test_message ("typed.jsonl: %" G_GUINT64_FORMAT " bytes of text; a stream is charged %" G_GUINT64_FORMAT
+                  " tokens", text_bytes, charge);
+
+  for (guint slack = 0; slack < 2; slack++)
+    {
+      g_autofree char *group = g_strdup_printf ("type=budget\nreserve-tokens=1000\nwindow-seconds=3600\n"
+                                                "tokens-per-window=%" G_GUINT64_FORMAT "\n",
+                                                charge + 1000 - 1 + slack);
+      g_autoptr(SymfonicServer) server = server_new ("typed", 0, group);
+      g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+      g_autoptr(SoupSession) session = symfonic_test_session_new ();
+      g_autoptr(SymfonicTestResponse) first = post (session, url, "typed");
+      g_autoptr(SymfonicTestResponse) second = post (session, url, "typed");
+
+      g_assert_cmpuint (first->status, ==, 200);
+      if (slack == 1)
+        g_assert_cmpuint (second->status, ==, 200);
+      else
+        assert_response_refused (second, "budget_exceeded", "3600");
+
+      symfonic_server_stop (server);
+    }
+}
+
+typedef struct
+{
+  SoupSession *session;
+  const char  *url;
+  GPtrArray   *streams;
+  guint        n;
+} Volley;
+
+static gboolean
+volley_fire (gpointer data)
+{
+  Volley *volley = data;
+
+  g_ptr_array_add (volley->streams, symfonic_test_stream_post (volley->session, volley->url, QUERY,
+                                                               "X-Symfonic-Transcript", "typed", NULL));
+  return volley->streams->len < volley->n ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+static gboolean
+volley_answered (gpointer data)
+{
+  Volley *volley = data;
+
+  return volley->streams->len == volley->n && all_answered (volley->streams);
+}
+
+/* rate 5, burst 5, across two workers: 40 requests spread over a second
+ * get at most burst + rate × elapsed through, and at least the burst. */
+static void
+test_rate_limit_two_workers (void)
+{
+  g_autoptr(SymfonicServer) server = server_new ("typed", 0, "type=rate-limit\nrate=5\nburst=5\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(GPtrArray) streams = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_stream_free);
+  Volley volley = { session, url, streams, 40 };
+  gint64 start, elapsed;
+  guint ok = 0, refused = 0;
+  double bound;
+
+  start = g_get_monotonic_time ();
+  g_timeout_add (25, volley_fire, &volley);
+  g_assert_true (symfonic_test_iterate_until (NULL, volley_answered, &volley, SYMFONIC_TEST_WAIT_MS));
+  elapsed = g_get_monotonic_time () - start;
+
+  for (guint i = 0; i < streams->len; i++)
+    {
+      SymfonicTestStream *stream = g_ptr_array_index (streams, i);
+
+      symfonic_test_stream_wait_done (stream);
+      g_assert_no_error (stream->error);
+      if (stream->status == 200)
+        {
+          ok++;
+        }
+      else
+        {
+          refused++;
+          /* T = 200 ms: never more than that to wait */
+          assert_refusal (stream->status, soup_message_get_response_headers (stream->message),
+                          stream->raw->str, stream->raw->len, "rate_limited", "1");
+        }
+    }
+
+  bound = 5 + 5.0 * elapsed / G_USEC_PER_SEC;
+  g_test_message ("40 requests over %" G_GINT64_FORMAT " ms: %u admitted (bound %.1f), %u refused",
+                  elapsed / 1000, ok, bound, refused);
+  g_assert_cmpuint (ok + refused, ==, 40);
+  g_assert_cmpuint (ok, >=, 5);
+  g_assert_cmpfloat (ok, <=, bound);
+
+  symfonic_server_stop (server);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/metering-http/rate-limit/refusal", test_rate_limit_refusal);
+  g_test_add_func ("/metering-http/rate-limit/two-workers", test_rate_limit_two_workers);
+  g_test_add_func ("/metering-http/budget/concurrent", test_budget_concurrent);
+  g_test_add_func ("/metering-http/budget/disconnect-settles", test_budget_disconnect_settles);
+  g_test_add_func ("/metering-http/budget/estimate", test_budget_estimate);
+
+  return g_test_run ();
+}
