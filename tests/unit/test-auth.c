@@ -265,12 +265,12 @@ load_auth (const char  *settings,
                                            "\n"
                                            "[source:s]\n"
                                            "type=replay\n"
-                                           "transcripts=%s/transcripts\n"
+                                           "transcripts=%s/fixtures/transcripts\n"
                                            "\n"
                                            "[stage:auth]\n"
                                            "type=auth\n"
                                            "%s",
-                                           SYMFONIC_TEST_DATA_DIR, settings);
+                                           SYMFONIC_TEST_UNIT_DIR, settings);
 
   return symfonic_pipeline_new_from_data (symfonic_registry_get_default (), text, -1, base_dir,
                                           "auth.pipeline", error);

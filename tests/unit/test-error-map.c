@@ -22,7 +22,7 @@
   "[route:chunks]\npath=/chunks\nkind=chunks\nsource=s\nstages=errors\n" \
   "[route:chat]\npath=/chat\nkind=chat\nsource=s\nstages=errors\n" \
   "[route:resume]\npath=/resume\nkind=resume\nsource=s\nstages=errors\n" \
-  "[source:s]\ntype=replay\ntranscripts=../transcripts\n"
+  "[source:s]\ntype=replay\ntranscripts=" SYMFONIC_TEST_UNIT_DIR "/fixtures/transcripts\n"
 
 static const char * const all_paths[] = { "/typed", "/chunks", "/chat", "/resume" };
 
