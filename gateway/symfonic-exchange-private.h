@@ -17,7 +17,12 @@ void                symfonic_exchange_run           (SoupServerMessage  *message
                                                      GBytes             *body,
                                                      SymfonicRoute      *route,
                                                      SymfonicMetrics    *metrics,
-                                                     GMainContext       *context);
+                                                     GMainContext       *context,
+                                                     GHashTable         *live);
+G_GNUC_INTERNAL
+void                symfonic_exchange_end_all       (GHashTable         *live);
+G_GNUC_INTERNAL
+void                symfonic_exchange_abandon_all   (GHashTable         *live);
 G_GNUC_INTERNAL
 SymfonicErrorFrame *symfonic_exchange_map_error     (SymfonicRoute      *route,
                                                      const GError       *error);

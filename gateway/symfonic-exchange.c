@@ -24,6 +24,8 @@ typedef struct
   SymfonicRoute     *route;
   SymfonicMetrics   *metrics;
   GMainContext      *context;
+  /* the worker's set of exchanges in flight */
+  GHashTable        *live;
   SymfonicStream    *stream;
   SymfonicEncoder   *encoder;
   SymfonicSseWriter *writer;
@@ -37,6 +39,7 @@ typedef struct
 static void
 exchange_free (Exchange *self)
 {
+  g_hash_table_remove (self->live, self);
   if (self->hangup_source != NULL)
     {
       g_source_destroy (self->hangup_source);
@@ -403,7 +406,8 @@ symfonic_exchange_run (SoupServerMessage *message,
                        GBytes            *body,
                        SymfonicRoute     *route,
                        SymfonicMetrics   *metrics,
-                       GMainContext      *context)
+                       GMainContext      *context,
+                       GHashTable        *live)
 {
   g_autoptr(SymfonicInvocation) invocation = NULL;
   g_autoptr(GError) error = NULL;
@@ -425,10 +429,57 @@ symfonic_exchange_run (SoupServerMessage *message,
   self->route = g_object_ref (route);
   self->metrics = metrics;
   self->context = g_main_context_ref (context);
+  self->live = live;
+  g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
 
   soup_server_message_pause (message);
   self->admitting = TRUE;
   symfonic_stream_admit_async (self->stream, admitted_cb, self);
+}
+
+/* The worker is stopping: every running stream ends with its one error
+ * frame, which the worker then gives a moment to reach the client. */
+void
+symfonic_exchange_end_all (GHashTable *live)
+{
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
+                                                 _("The gateway is shutting down"));
+  g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
+
+  for (GList *l = exchanges; l != NULL; l = l->next)
+    {
+      Exchange *self = l->data;
+
+      if (self->running)
+        symfonic_stream_abort (self->stream, error);
+    }
+}
+
+/* What did not finish in time is dropped with its connection: nothing of
+ * it may run once the server is gone. */
+void
+symfonic_exchange_abandon_all (GHashTable *live)
+{
+  g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
+
+  for (GList *l = exchanges; l != NULL; l = l->next)
+    {
+      Exchange *self = l->data;
+
+      if (self->running)
+        {
+          client_gone (self);
+          symfonic_metrics_stream_closed (self->metrics);
+        }
+      if (self->admitting)
+        {
+          /* the admission callback frees it when it answers */
+          self->finished = TRUE;
+          g_clear_signal_handler (&self->finished_id, self->message);
+          continue;
+        }
+      exchange_free (self);
+    }
 }

@@ -36,5 +36,8 @@ G_GNUC_INTERNAL
 void     symfonic_stream_start        (SymfonicStream            *self);
 G_GNUC_INTERNAL
 void     symfonic_stream_cancel       (SymfonicStream            *self);
+G_GNUC_INTERNAL
+void     symfonic_stream_abort        (SymfonicStream            *self,
+                                       const GError              *error);
 
 G_END_DECLS

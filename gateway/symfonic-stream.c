@@ -723,6 +723,19 @@ symfonic_stream_start (SymfonicStream *self)
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
 }
 
+/* The gateway ends a running stream itself (it is shutting down): the
+ * client still gets its one terminal frame. */
+void
+symfonic_stream_abort (SymfonicStream *self,
+                       const GError   *error)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (error != NULL);
+
+  if (self->state == STREAM_RUNNING)
+    stream_end (self, error);
+}
+
 /* The client went away: no more output, the upstream is told to stop, and
  * the stages settle. Not an error. */
 void

@@ -7,10 +7,15 @@
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-early-refusal-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-version.h"
 #include "symfonic-worker-private.h"
+
+/* How long a stopping worker lets the error frames of its running streams
+ * reach their clients. */
+#define SHUTDOWN_GRACE_MS 1000
 
 /* A worker is a thread with its own main context and its own SoupServer on
  * its own SO_REUSEPORT socket: the kernel spreads connections over the
@@ -25,6 +30,8 @@ struct _SymfonicWorker
   GMainContext     *context;
   GMainLoop        *loop;
   GThread          *thread;
+  /* exchanges in flight on this worker */
+  GHashTable       *live;
 
   /* start-up handshake with the thread */
   GMutex            lock;
@@ -113,7 +120,13 @@ handle_headers (SoupServer        *server,
   if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
       (guint64) soup_message_headers_get_content_length (headers) > limit)
     {
-      payload_too_large (message, route, limit);
+      g_autofree char *detail = g_strdup_printf (_("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
+      g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, detail);
+      g_autoptr(SymfonicErrorFrame) frame = symfonic_exchange_map_error (route, error);
+
+      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (route),
+                                       symfonic_error_frame_get_status (frame));
+      symfonic_early_refusal_send (message, frame);
       return;
     }
 
@@ -184,7 +197,30 @@ handle_request (SoupServer        *server,
     }
 
   bytes = g_byte_array_free_to_bytes (g_byte_array_ref (body->bytes));
-  symfonic_exchange_run (message, bytes, route, self->metrics, self->context);
+  symfonic_exchange_run (message, bytes, route, self->metrics, self->context, self->live);
+}
+
+static gboolean
+grace_over (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Stopping: running streams end with their error frame, and get a short
+ * grace to reach their clients before the connections close. */
+static void
+drain (SymfonicWorker *self)
+{
+  g_autoptr(GSource) grace = g_timeout_source_new (SHUTDOWN_GRACE_MS);
+  gboolean over = FALSE;
+
+  symfonic_exchange_end_all (self->live);
+  g_source_set_callback (grace, grace_over, &over, NULL);
+  g_source_attach (grace, self->context);
+  while (!over && g_hash_table_size (self->live) > 0)
+    g_main_context_iteration (self->context, TRUE);
+  g_source_destroy (grace);
 }
 
 static gpointer
@@ -210,8 +246,10 @@ worker_thread (gpointer data)
   if (error == NULL)
     {
       g_main_loop_run (self->loop);
-      /* closes every connection; their exchanges end on this thread */
+      drain (self);
+      /* closes every connection left */
       soup_server_disconnect (server);
+      symfonic_exchange_abandon_all (self->live);
       while (g_main_context_pending (self->context))
         g_main_context_iteration (self->context, FALSE);
     }
@@ -242,6 +280,7 @@ symfonic_worker_new (guint              index,
   self->loop = g_main_loop_new (self->context, FALSE);
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
+  self->live = g_hash_table_new (NULL, NULL);
 
   self->thread = g_thread_new (name, worker_thread, self);
 
@@ -277,6 +316,7 @@ symfonic_worker_stop (SymfonicWorker *self)
   g_main_context_unref (self->context);
   g_object_unref (self->socket);
   g_object_unref (self->pipeline);
+  g_hash_table_unref (self->live);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   g_free (self);
