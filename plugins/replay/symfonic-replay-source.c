@@ -93,6 +93,8 @@ schedule (Playback *playback,
 {
   g_clear_pointer (&playback->timer, g_source_unref);
   playback->timer = g_timeout_source_new (delay_ms);
+  /* below the client's writes: what was played goes out before more is */
+  g_source_set_priority (playback->timer, G_PRIORITY_DEFAULT_IDLE);
   g_source_set_callback (playback->timer, playback_step, playback, NULL);
   g_source_set_static_name (playback->timer, "[symfonic-replay] step");
   g_source_attach (playback->timer, g_main_context_get_thread_default ());
@@ -105,13 +107,18 @@ scaled_delay (Playback *playback,
   return (guint) (delay_ms * playback->source->time_scale + 0.5);
 }
 
+/* At most this many events are played per main-loop iteration, about what
+ * one read of a network upstream yields: the connection writes between
+ * batches instead of queueing a whole transcript at once. */
+#define EVENTS_PER_ITERATION 256
+
 /* Plays every event that is due, then sleeps until the next one. */
 static gboolean
 playback_step (gpointer data)
 {
   Playback *playback = data;
   guint length = symfonic_transcript_get_length (playback->transcript);
-  gboolean first = TRUE;
+  guint played = 0;
 
   while (playback->position < length)
     {
@@ -119,12 +126,12 @@ playback_step (gpointer data)
         symfonic_transcript_get_entry (playback->transcript, playback->position);
       guint delay = scaled_delay (playback, entry->delay_ms);
 
-      if (!first && delay > 0)
+      if (played > 0 && (delay > 0 || played == EVENTS_PER_ITERATION))
         {
-          schedule (playback, delay);
+          schedule (playback, played == EVENTS_PER_ITERATION ? 0 : delay);
           return G_SOURCE_REMOVE;
         }
-      first = FALSE;
+      played++;
       playback->position++;
 
       if (entry->error != NULL)

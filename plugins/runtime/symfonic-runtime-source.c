@@ -495,7 +495,10 @@ read_cb (GObject      *object,
 static void
 read_next (Request *req)
 {
-  g_input_stream_read_bytes_async (req->body, READ_CHUNK_SIZE, G_PRIORITY_DEFAULT,
+  /* below the default priority of the client's writes: delivering what was
+   * read comes before reading more, so a fast client is never shed for a
+   * burst the gateway itself had not written yet */
+  g_input_stream_read_bytes_async (req->body, READ_CHUNK_SIZE, G_PRIORITY_DEFAULT_IDLE,
                                    req->cancellable, read_cb, req);
 }
 
