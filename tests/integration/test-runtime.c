@@ -3,16 +3,18 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * DESIGN 7: the runtime source POSTs the invocation as JSON and reads the
- * typed wire format of section 4 back. The fake runtime here is a
- * SoupServer on its own thread that records what it was sent and answers
- * with scripted frames, split adversarially (one byte per chunk, random
- * chunks, every line ending, comments and retry lines in between,
- * multi-line data, no final blank line). The gateway runs in its worker
- * threads; the test's client runs on the main thread.
+ * typed wire format of section 4 back. The fake runtime is the support
+ * library's test upstream, a SoupServer on its own thread that records
+ * what it was sent and answers with the frames scripted here, split
+ * adversarially (one byte per chunk, random chunks, every line ending,
+ * comments and retry lines in between, multi-line data, no final blank
+ * line). The gateway runs in its worker threads; the test's client runs
+ * on the main thread.
  */
 #include <string.h>
 
 #include "symfonic-test-support.h"
+#include "symfonic-test-upstream.h"
 
 #define SECRET "SECRET-UPSTREAM-DETAIL"
 #define CLOSE_NOTICE_LIMIT_US (1 * G_USEC_PER_SEC)
@@ -23,398 +25,29 @@
 
 /* --- the fake runtime ------------------------------------------------- */
 
-typedef enum {
-  CHUNK_WHOLE,
-  CHUNK_ONE_BYTE,
-  CHUNK_RANDOM,
-} ChunkMode;
-
-typedef enum {
-  /* finish the body: the gateway reads EOF */
-  AFTER_CLOSE,
-  /* write nothing more and keep the connection open */
-  AFTER_STALL,
-  /* write a comment every 20 ms until the peer goes away */
-  AFTER_KEEPALIVE,
-} AfterBody;
-
-typedef struct
-{
-  guint      status;
-  char      *content_type;
-  GBytes    *body;
-  ChunkMode  chunking;
-  guint      delay_ms;
-  AfterBody  after;
-} Scenario;
-
-typedef struct
-{
-  char               *path;
-  JsonNode           *body;
-  SoupMessageHeaders *headers;
-  /* when the runtime noticed its connection closed before it finished
-   * writing, 0 if it did not */
-  gint64              closed_us;
-  gboolean            completed;
-} Record;
-
-typedef struct
-{
-  GThread      *thread;
-  GMainContext *context;
-  GMainLoop    *loop;
-  SoupServer   *server;
-  guint         port;
-
-  GMutex        lock;
-  GCond         cond;
-  gboolean      ready;
-  /* path -> Scenario */
-  GHashTable   *scenarios;
-  GPtrArray    *records;
-  /* responses still being written; a stalled one never finishes */
-  GPtrArray    *writers;
-} FakeRuntime;
-
-typedef struct
-{
-  FakeRuntime       *fake;
-  SoupServerMessage *message;
-  Scenario          *scenario;
-  Record            *record;
-  gsize              offset;
-  GRand             *rand;
-  GSource           *timer;
-  gboolean           complete;
-} Writer;
-
-static void
-scenario_free (gpointer data)
-{
-  Scenario *scenario = data;
-
-  g_free (scenario->content_type);
-  g_bytes_unref (scenario->body);
-  g_free (scenario);
-}
-
-static void
-record_free (gpointer data)
-{
-  Record *record = data;
-
-  g_free (record->path);
-  g_clear_pointer (&record->body, json_node_unref);
-  soup_message_headers_unref (record->headers);
-  g_free (record);
-}
-
-static void
-writer_free (Writer *writer)
-{
-  if (writer->timer != NULL)
-    {
-      g_source_destroy (writer->timer);
-      g_source_unref (writer->timer);
-    }
-  g_rand_free (writer->rand);
-  g_free (writer);
-}
-
-static gboolean writer_step (gpointer data);
-
-static void
-writer_schedule (Writer *writer,
-                 guint   delay_ms)
-{
-  if (writer->timer != NULL)
-    {
-      g_source_destroy (writer->timer);
-      g_source_unref (writer->timer);
-    }
-  writer->timer = g_timeout_source_new (delay_ms);
-  g_source_set_callback (writer->timer, writer_step, writer, NULL);
-  g_source_attach (writer->timer, writer->fake->context);
-}
-
-static void
-writer_append (Writer     *writer,
-               const void *data,
-               gsize       length)
-{
-  SoupMessageBody *body = soup_server_message_get_response_body (writer->message);
-
-  soup_message_body_append (body, SOUP_MEMORY_COPY, data, length);
-  soup_server_message_unpause (writer->message);
-}
-
-static gboolean
-writer_step (gpointer data)
-{
-  Writer *writer = data;
-  gsize length;
-  const char *bytes = g_bytes_get_data (writer->scenario->body, &length);
-
-  if (writer->offset < length)
-    {
-      gsize n = length - writer->offset;
-
-      if (writer->scenario->chunking == CHUNK_ONE_BYTE)
-        n = 1;
-      else if (writer->scenario->chunking == CHUNK_RANDOM)
-        n = MIN (n, (gsize) g_rand_int_range (writer->rand, 1, 48));
-      writer_append (writer, bytes + writer->offset, n);
-      writer->offset += n;
-      writer_schedule (writer, writer->scenario->delay_ms);
-      return G_SOURCE_REMOVE;
-    }
-
-  switch (writer->scenario->after)
-    {
-    case AFTER_CLOSE:
-      writer->complete = TRUE;
-      soup_message_body_complete (soup_server_message_get_response_body (writer->message));
-      soup_server_message_unpause (writer->message);
-      break;
-    case AFTER_STALL:
-      break;
-    case AFTER_KEEPALIVE:
-      writer_append (writer, ": still here\n", strlen (": still here\n"));
-      writer_schedule (writer, 20);
-      break;
-    }
-
-  return G_SOURCE_REMOVE;
-}
-
-static void
-on_message_finished (SoupServerMessage *message,
-                     gpointer           data)
-{
-  Writer *writer = data;
-  FakeRuntime *fake = writer->fake;
-
-  g_signal_handlers_disconnect_by_data (message, writer);
-  g_ptr_array_remove_fast (fake->writers, writer);
-  g_mutex_lock (&fake->lock);
-  if (writer->complete)
-    writer->record->completed = TRUE;
-  else
-    writer->record->closed_us = g_get_monotonic_time ();
-  g_cond_broadcast (&fake->cond);
-  g_mutex_unlock (&fake->lock);
-  writer_free (writer);
-}
-
-static void
-fake_handler (SoupServer        *server,
-              SoupServerMessage *message,
-              const char        *path,
-              GHashTable        *query,
-              gpointer           data)
-{
-  FakeRuntime *fake = data;
-  SoupMessageBody *request_body = soup_server_message_get_request_body (message);
-  g_autoptr(GBytes) flat = soup_message_body_flatten (request_body);
-  SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
-  Record *record = g_new0 (Record, 1);
-  Scenario *scenario;
-  Writer *writer;
-
-  record->path = g_strdup (path);
-  record->body = json_from_string (g_bytes_get_data (flat, NULL), NULL);
-  record->headers = soup_message_headers_ref (soup_server_message_get_request_headers (message));
-
-  g_mutex_lock (&fake->lock);
-  g_ptr_array_add (fake->records, record);
-  scenario = g_hash_table_lookup (fake->scenarios, path);
-  g_cond_broadcast (&fake->cond);
-  g_mutex_unlock (&fake->lock);
-
-  if (scenario == NULL)
-    {
-      soup_server_message_set_status (message, SOUP_STATUS_NOT_FOUND, NULL);
-      return;
-    }
-
-  soup_server_message_set_status (message, scenario->status, NULL);
-  soup_message_headers_set_content_type (headers, scenario->content_type, NULL);
-  soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
-  soup_message_body_set_accumulate (soup_server_message_get_response_body (message), FALSE);
-
-  writer = g_new0 (Writer, 1);
-  writer->fake = fake;
-  writer->message = message;
-  writer->scenario = scenario;
-  writer->record = record;
-  writer->rand = g_rand_new_with_seed (g_test_rand_int ());
-  g_signal_connect (message, "finished", G_CALLBACK (on_message_finished), writer);
-  g_ptr_array_add (fake->writers, writer);
-
-  soup_server_message_pause (message);
-  writer_schedule (writer, 0);
-}
-
-static gpointer
-fake_thread (gpointer data)
-{
-  FakeRuntime *fake = data;
-  g_autoptr(GError) error = NULL;
-  GSList *uris;
-
-  g_main_context_push_thread_default (fake->context);
-
-  fake->server = soup_server_new (NULL, NULL);
-  soup_server_add_handler (fake->server, NULL, fake_handler, fake, NULL);
-  soup_server_listen_local (fake->server, 0, SOUP_SERVER_LISTEN_IPV4_ONLY, &error);
-  g_assert_no_error (error);
-  uris = soup_server_get_uris (fake->server);
-  g_assert_nonnull (uris);
-
-  g_mutex_lock (&fake->lock);
-  fake->port = g_uri_get_port (uris->data);
-  fake->ready = TRUE;
-  g_cond_broadcast (&fake->cond);
-  g_mutex_unlock (&fake->lock);
-  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
-
-  g_main_loop_run (fake->loop);
-
-  soup_server_disconnect (fake->server);
-  while (g_main_context_pending (fake->context))
-    g_main_context_iteration (fake->context, FALSE);
-  g_clear_object (&fake->server);
-  /* whatever never finished went with the server */
-  while (fake->writers->len > 0)
-    writer_free (g_ptr_array_steal_index_fast (fake->writers, 0));
-  while (g_main_context_pending (fake->context))
-    g_main_context_iteration (fake->context, FALSE);
-
-  g_main_context_pop_thread_default (fake->context);
-
-  return NULL;
-}
-
-static FakeRuntime *
-fake_runtime_new (void)
-{
-  FakeRuntime *fake = g_new0 (FakeRuntime, 1);
-
-  g_mutex_init (&fake->lock);
-  g_cond_init (&fake->cond);
-  fake->context = g_main_context_new ();
-  fake->loop = g_main_loop_new (fake->context, FALSE);
-  fake->scenarios = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, scenario_free);
-  fake->records = g_ptr_array_new_with_free_func (record_free);
-  fake->writers = g_ptr_array_new ();
-  fake->thread = g_thread_new ("fake-runtime", fake_thread, fake);
-
-  g_mutex_lock (&fake->lock);
-  while (!fake->ready)
-    g_cond_wait (&fake->cond, &fake->lock);
-  g_mutex_unlock (&fake->lock);
-
-  return fake;
-}
-
-static gboolean
-quit_cb (gpointer data)
-{
-  g_main_loop_quit (data);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-fake_runtime_free (FakeRuntime *fake)
-{
-  g_main_context_invoke (fake->context, quit_cb, fake->loop);
-  g_thread_join (fake->thread);
-  g_main_loop_unref (fake->loop);
-  g_main_context_unref (fake->context);
-  g_hash_table_unref (fake->scenarios);
-  g_ptr_array_unref (fake->records);
-  g_ptr_array_unref (fake->writers);
-  g_mutex_clear (&fake->lock);
-  g_cond_clear (&fake->cond);
-  g_free (fake);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (FakeRuntime, fake_runtime_free)
-
-/* Serves @body at @path; returns the URL. */
+/* Serves @body at @path from the shared test upstream; returns the URL. */
 static char *
-fake_runtime_add (FakeRuntime *fake,
-                  const char  *path,
-                  guint        status,
-                  const char  *content_type,
-                  GBytes      *body,
-                  ChunkMode    chunking,
-                  guint        delay_ms,
-                  AfterBody    after)
+fake_runtime_add (SymfonicTestUpstream *fake,
+                  const char           *path,
+                  guint                 status,
+                  const char           *content_type,
+                  GBytes               *body,
+                  SymfonicTestSplit     split,
+                  guint                 delay_ms,
+                  SymfonicTestAfter     after)
 {
-  Scenario *scenario = g_new0 (Scenario, 1);
+  SymfonicTestScenario scenario = {
+    .status = status,
+    .content_type = content_type,
+    .body = body,
+    .split = split,
+    /* the test's seed, so --seed replays a failure */
+    .seed = g_test_rand_int (),
+    .delay_ms = delay_ms,
+    .after = after,
+  };
 
-  scenario->status = status;
-  scenario->content_type = g_strdup (content_type);
-  scenario->body = g_bytes_ref (body);
-  scenario->chunking = chunking;
-  scenario->delay_ms = delay_ms;
-  scenario->after = after;
-
-  g_mutex_lock (&fake->lock);
-  g_hash_table_replace (fake->scenarios, g_strdup (path), scenario);
-  g_mutex_unlock (&fake->lock);
-
-  return g_strdup_printf ("http://127.0.0.1:%u%s", fake->port, path);
-}
-
-/* The one request the runtime received at @path. Waits for it. */
-static Record *
-fake_runtime_get_record (FakeRuntime *fake,
-                         const char  *path)
-{
-  gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
-  Record *found = NULL;
-
-  g_mutex_lock (&fake->lock);
-  while (found == NULL)
-    {
-      for (guint i = 0; i < fake->records->len; i++)
-        {
-          Record *record = g_ptr_array_index (fake->records, i);
-
-          if (g_str_equal (record->path, path))
-            {
-              g_assert_null (found);
-              found = record;
-            }
-        }
-      if (found == NULL && !g_cond_wait_until (&fake->cond, &fake->lock, deadline))
-        break;
-    }
-  g_mutex_unlock (&fake->lock);
-
-  g_assert_nonnull (found);
-  return found;
-}
-
-/* Waits until the runtime finished writing @record's response, or saw its
- * connection close; returns whether it finished. */
-static gboolean
-fake_runtime_wait_over (FakeRuntime *fake,
-                        Record      *record)
-{
-  gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
-  gboolean completed;
-
-  g_mutex_lock (&fake->lock);
-  while (!record->completed && record->closed_us == 0 &&
-         g_cond_wait_until (&fake->cond, &fake->lock, deadline))
-    ;
-  completed = record->completed;
-  g_mutex_unlock (&fake->lock);
-
-  return completed;
+  return symfonic_test_upstream_add (fake, path, &scenario);
 }
 
 /* --- scripts ------------------------------------------------------------- */
@@ -576,14 +209,14 @@ frame_at (SymfonicTestStream *stream,
 /* --- a whole turn, split every way ---------------------------------------- */
 
 static void
-check_turn (ChunkMode   chunking,
+check_turn (SymfonicTestSplit chunking,
             guint       delay_ms,
             const char *tail)
 {
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = encode_adversarially (turn, G_N_ELEMENTS (turn), tail);
   g_autofree char *url = fake_runtime_add (fake, "/turn", 200, "text/event-stream; charset=utf-8",
-                                           body, chunking, delay_ms, AFTER_CLOSE);
+                                           body, chunking, delay_ms, SYMFONIC_TEST_AFTER_CLOSE);
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = NULL;
@@ -621,28 +254,28 @@ check_turn (ChunkMode   chunking,
     g_assert_cmpstr (json_object_get_string_member (json_node_get_object (data), "text"), ==, TURN_TEXT);
   }
 
-  g_assert_true (fake_runtime_wait_over (fake, fake_runtime_get_record (fake, "/turn")));
+  g_assert_true (symfonic_test_upstream_wait_over (fake, symfonic_test_upstream_wait_record (fake, "/turn", NULL)));
   symfonic_server_stop (server);
 }
 
 static void
 test_runtime_turn_whole (void)
 {
-  check_turn (CHUNK_WHOLE, 0, "\n\n");
+  check_turn (SYMFONIC_TEST_SPLIT_WHOLE, 0, "\n\n");
 }
 
 static void
 test_runtime_turn_one_byte (void)
 {
   /* and no line end at all after the last data line */
-  check_turn (CHUNK_ONE_BYTE, 1, "");
+  check_turn (SYMFONIC_TEST_SPLIT_ONE_BYTE, 1, "");
 }
 
 static void
 test_runtime_turn_random (void)
 {
   /* a lone CR last: the reader must not wait for an LF that never comes */
-  check_turn (CHUNK_RANDOM, 1, "\r");
+  check_turn (SYMFONIC_TEST_SPLIT_RANDOM, 1, "\r");
 }
 
 /* --- what the runtime is sent ------------------------------------------ */
@@ -660,23 +293,23 @@ member_string (JsonObject *object,
 static void
 test_runtime_request (void)
 {
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes ("event: TextDeltaEvent\ndata: {\"text\":\"hi\"}\n\n"
                                         "event: ResponseCompleteEvent\ndata: {\"text\":\"hi\",\"duration_ms\":1}\n\n");
   g_autofree char *url = fake_runtime_add (fake, "/request", 200, "text/event-stream", body,
-                                           CHUNK_WHOLE, 0, AFTER_CLOSE);
+                                           SYMFONIC_TEST_SPLIT_WHOLE, 0, SYMFONIC_TEST_AFTER_CLOSE);
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
   g_autoptr(JsonNode) attachments = json_from_string ("[{\"name\":\"notes.txt\",\"size\":3},\"plain\"]", NULL);
-  Record *record;
+  SymfonicTestUpstreamRecord *record;
   JsonObject *sent;
 
   symfonic_test_stream_wait_done (stream);
   g_assert_cmpuint (stream->frames->len, >=, 1);
   g_assert_cmpstr (frame_at (stream, stream->frames->len - 1)->event, ==, "ResponseCompleteEvent");
 
-  record = fake_runtime_get_record (fake, "/request");
+  record = symfonic_test_upstream_wait_record (fake, "/request", NULL);
   g_assert_nonnull (record->body);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (record->body));
   sent = json_node_get_object (record->body);
@@ -706,11 +339,11 @@ test_runtime_request (void)
 static void
 test_runtime_resume (void)
 {
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes ("event: TextDeltaEvent\ndata: {\"text\":\"resumed\"}\n\n"
                                         "event: ResponseCompleteEvent\ndata: {\"text\":\"resumed\",\"duration_ms\":1}\n\n");
   g_autofree char *url = fake_runtime_add (fake, "/resume", 200, "text/event-stream", body,
-                                           CHUNK_WHOLE, 0, AFTER_CLOSE);
+                                           SYMFONIC_TEST_SPLIT_WHOLE, 0, SYMFONIC_TEST_AFTER_CLOSE);
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autofree char *resume_url = symfonic_test_server_dup_url (server, "/api/v1/resume");
@@ -720,7 +353,7 @@ test_runtime_resume (void)
   response = symfonic_test_request (session, "POST", resume_url, "application/json", CLIENT_BODY, NULL);
   g_test_message ("resume answered %u: %s", response->status, symfonic_test_response_get_text (response));
 
-  sent = json_node_get_object (fake_runtime_get_record (fake, "/resume")->body);
+  sent = json_node_get_object (symfonic_test_upstream_wait_record (fake, "/resume", NULL)->body);
   g_assert_true (json_object_get_boolean_member (sent, "resume"));
   g_assert_cmpstr (member_string (sent, "query"), ==, "hello there");
   g_assert_cmpstr (member_string (sent, "session_id"), ==, "a:b:c");
@@ -736,7 +369,7 @@ typedef struct
   guint       status;
   const char *content_type;
   const char *body;
-  AfterBody   after;
+  SymfonicTestAfter after;
   /* extra [source:up] lines */
   const char *settings;
   const char *code;
@@ -746,29 +379,29 @@ typedef struct
 #define TERMINAL "event: ResponseCompleteEvent\ndata: {\"text\":\"partial\",\"duration_ms\":1}\n\n"
 
 static const FailureCase failures[] = {
-  { "http-500", 500, "application/json", "{\"detail\":\"" SECRET "\"}", AFTER_CLOSE, NULL, "upstream_error" },
-  { "http-404", 404, "text/event-stream", ONE_DELTA TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
-  { "text-plain", 200, "text/plain", SECRET "\n" ONE_DELTA TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+  { "http-500", 500, "application/json", "{\"detail\":\"" SECRET "\"}", SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  { "http-404", 404, "text/event-stream", ONE_DELTA TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  { "text-plain", 200, "text/plain", SECRET "\n" ONE_DELTA TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "malformed-json", 200, "text/event-stream",
-    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\": " SECRET "}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\": " SECRET "}\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "data-not-an-object", 200, "text/event-stream",
-    ONE_DELTA "event: TextDeltaEvent\ndata: [\"" SECRET "\"]\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "event: TextDeltaEvent\ndata: [\"" SECRET "\"]\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "missing-field", 200, "text/event-stream",
-    ONE_DELTA "event: ToolCallStartEvent\ndata: {\"tool_name\":\"" SECRET "\"}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "event: ToolCallStartEvent\ndata: {\"tool_name\":\"" SECRET "\"}\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "empty-data", 200, "text/event-stream",
-    ONE_DELTA "event: TextDeltaEvent\ndata:\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "event: TextDeltaEvent\ndata:\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "unknown-event", 200, "text/event-stream",
-    ONE_DELTA "event: " SECRET "\ndata: {}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "event: " SECRET "\ndata: {}\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "unnamed-event", 200, "text/event-stream",
-    ONE_DELTA "data: {\"text\":\"" SECRET "\"}\n\n" TERMINAL, AFTER_CLOSE, NULL, "upstream_error" },
+    ONE_DELTA "data: {\"text\":\"" SECRET "\"}\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "upstream-error", 200, "text/event-stream",
     ONE_DELTA "event: error\ndata: {\"detail\":\"" SECRET "\",\"status\":503,\"code\":\"x\"}\n\n" TERMINAL,
-    AFTER_CLOSE, NULL, "upstream_error" },
-  { "eof-without-terminal", 200, "text/event-stream", ONE_DELTA ONE_DELTA, AFTER_CLOSE, NULL, "upstream_error" },
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  { "eof-without-terminal", 200, "text/event-stream", ONE_DELTA ONE_DELTA, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "event-too-large", 200, "text/event-stream",
     ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"" SECRET SECRET SECRET SECRET "\"}\n\n" TERMINAL,
-    AFTER_CLOSE, "max-event-bytes=64", "upstream_error" },
-  { "stall", 200, "text/event-stream", ONE_DELTA, AFTER_STALL, "timeout=1", "upstream_timeout" },
+    SYMFONIC_TEST_AFTER_CLOSE, "max-event-bytes=64", "upstream_error" },
+  { "stall", 200, "text/event-stream", ONE_DELTA, SYMFONIC_TEST_AFTER_STALL, "timeout=1", "upstream_timeout" },
 };
 
 static void
@@ -802,11 +435,11 @@ static void
 test_runtime_failure (gconstpointer data)
 {
   const FailureCase *c = data;
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes (c->body);
   g_autofree char *path = g_strconcat ("/", c->name, NULL);
   g_autofree char *url = fake_runtime_add (fake, path, c->status, c->content_type, body,
-                                           CHUNK_WHOLE, 0, c->after);
+                                           SYMFONIC_TEST_SPLIT_WHOLE, 0, c->after);
   g_autoptr(SymfonicServer) server = gateway_new (url, c->settings);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
@@ -815,9 +448,9 @@ test_runtime_failure (gconstpointer data)
   g_test_message ("%s: error frame after %" G_GINT64_FORMAT " ms", c->name,
                   (stream->end_us - stream->headers_us) / 1000);
   assert_one_error_frame (stream, c->code);
-  fake_runtime_get_record (fake, path);
+  symfonic_test_upstream_wait_record (fake, path, NULL);
 
-  if (c->after == AFTER_STALL)
+  if (c->after == SYMFONIC_TEST_AFTER_STALL)
     {
       /* timeout=1: not before a second of silence, and not much after */
       g_assert_cmpint (stream->end_us - stream->headers_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
@@ -912,10 +545,10 @@ tick_cb (gpointer data)
 static void
 test_runtime_client_disconnect (void)
 {
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes (ONE_DELTA ONE_DELTA);
   g_autofree char *url = fake_runtime_add (fake, "/forever", 200, "text/event-stream", body,
-                                           CHUNK_WHOLE, 0, AFTER_KEEPALIVE);
+                                           SYMFONIC_TEST_SPLIT_WHOLE, 0, SYMFONIC_TEST_AFTER_KEEPALIVE);
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
@@ -923,12 +556,12 @@ test_runtime_client_disconnect (void)
   gint64 hung_up_us;
   gint64 deadline;
   gint64 closed_us;
-  Record *record;
+  SymfonicTestUpstreamRecord *record;
 
   symfonic_test_stream_wait_frames (stream, 2);
   g_assert_false (stream->done);
   g_assert_cmpuint (stream->frames->len, ==, 2);
-  record = fake_runtime_get_record (fake, "/forever");
+  record = symfonic_test_upstream_wait_record (fake, "/forever", NULL);
 
   /* hang up: libsoup closes the socket of a half-read response only when
    * its session goes */
@@ -944,9 +577,7 @@ test_runtime_client_disconnect (void)
   do
     {
       g_main_context_iteration (NULL, TRUE);
-      g_mutex_lock (&fake->lock);
-      closed_us = record->closed_us;
-      g_mutex_unlock (&fake->lock);
+      closed_us = symfonic_test_upstream_get_closed_us (fake, record);
     }
   while (closed_us == 0 && g_get_monotonic_time () < deadline);
   g_source_destroy (tick);
@@ -956,7 +587,7 @@ test_runtime_client_disconnect (void)
                   closed_us > 0 ? (closed_us - hung_up_us) / 1000 : -1);
   g_assert_cmpint (closed_us, >, 0);
   g_assert_cmpint (closed_us - hung_up_us, <, CLOSE_NOTICE_LIMIT_US);
-  g_assert_false (record->completed);
+  g_assert_false (symfonic_test_upstream_get_completed (fake, record));
 
   symfonic_server_stop (server);
 }
@@ -967,17 +598,17 @@ test_runtime_client_disconnect (void)
 static void
 test_runtime_terminal_ends_stream (void)
 {
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes (ONE_DELTA TERMINAL ONE_DELTA);
   g_autofree char *url = fake_runtime_add (fake, "/chatty", 200, "text/event-stream", body,
-                                           CHUNK_WHOLE, 0, AFTER_KEEPALIVE);
+                                           SYMFONIC_TEST_SPLIT_WHOLE, 0, SYMFONIC_TEST_AFTER_KEEPALIVE);
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
   GSource *tick = g_timeout_source_new (5);
   gint64 deadline;
   gint64 closed_us;
-  Record *record;
+  SymfonicTestUpstreamRecord *record;
 
   symfonic_test_stream_wait_done (stream);
   g_assert_no_error (stream->error);
@@ -987,7 +618,7 @@ test_runtime_terminal_ends_stream (void)
   for (guint i = 1; i + 1 < stream->frames->len; i++)
     g_assert_cmpstr (frame_at (stream, i)->event, ==, "ConsolidationScheduledEvent");
   g_assert_cmpstr (frame_at (stream, stream->frames->len - 1)->event, ==, "ResponseCompleteEvent");
-  record = fake_runtime_get_record (fake, "/chatty");
+  record = symfonic_test_upstream_wait_record (fake, "/chatty", NULL);
 
   deadline = stream->end_us + 5 * G_USEC_PER_SEC;
   g_source_set_callback (tick, tick_cb, NULL, NULL);
@@ -995,9 +626,7 @@ test_runtime_terminal_ends_stream (void)
   do
     {
       g_main_context_iteration (NULL, TRUE);
-      g_mutex_lock (&fake->lock);
-      closed_us = record->closed_us;
-      g_mutex_unlock (&fake->lock);
+      closed_us = symfonic_test_upstream_get_closed_us (fake, record);
     }
   while (closed_us == 0 && g_get_monotonic_time () < deadline);
   g_source_destroy (tick);
@@ -1049,11 +678,11 @@ static void
 test_runtime_usage (gconstpointer data)
 {
   const UsageCase *c = data;
-  g_autoptr(FakeRuntime) fake = fake_runtime_new ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
   g_autoptr(GBytes) body = plain_bytes (c->body);
   g_autofree char *path = g_strconcat ("/usage-", c->name, NULL);
   g_autofree char *url = fake_runtime_add (fake, path, 200, "text/event-stream", body,
-                                           CHUNK_ONE_BYTE, 0, AFTER_CLOSE);
+                                           SYMFONIC_TEST_SPLIT_ONE_BYTE, 0, SYMFONIC_TEST_AFTER_CLOSE);
   g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
   g_autoptr(GError) error = NULL;
   g_autoptr(SymfonicSource) source = NULL;
@@ -1065,6 +694,7 @@ test_runtime_usage (gconstpointer data)
   gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
   guint64 input = 0, output = 0;
   gboolean completed = FALSE;
+  SymfonicTestUpstreamRecord *record;
 
   symfonic_registry_scan (registry, &error);
   g_assert_no_error (error);
@@ -1082,9 +712,8 @@ test_runtime_usage (gconstpointer data)
   /* done when the runtime finished writing and the last report is in */
   while (g_get_monotonic_time () < deadline)
     {
-      g_mutex_lock (&fake->lock);
-      completed = fake->records->len == 1 && ((Record *) g_ptr_array_index (fake->records, 0))->completed;
-      g_mutex_unlock (&fake->lock);
+      record = symfonic_test_upstream_find_record (fake, path, NULL);
+      completed = record != NULL && symfonic_test_upstream_get_completed (fake, record);
       symfonic_stream_get_usage (stream, &input, &output, NULL);
       if (completed && input == c->input && output == c->output)
         break;
