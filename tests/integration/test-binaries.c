@@ -220,6 +220,61 @@ test_serve_and_stop (gconstpointer data)
   g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
 }
 
+/* A stream in flight when the gateway stops still ends with its one
+ * terminal frame, an error, and the process exits 0. */
+static void
+test_stop_with_stream_in_flight (void)
+{
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GDataInputStream) output = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *url = NULL;
+  SymfonicTestFrame *last;
+  gboolean exited = FALSE;
+  guint n_errors = 0;
+  const char *at;
+
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "1", NULL);
+  g_assert_no_error (error);
+  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
+  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  at = strstr (line, " on http://");
+  g_assert_nonnull (at);
+  url = g_strconcat (at + strlen (" on "), "api/v1/stream/typed", NULL);
+
+  /* the reasoning transcript takes over a second to play */
+  stream = symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
+                                      "Authorization", "Bearer demo-token-alice",
+                                      "X-Tenant-ID", "acme",
+                                      "X-Symfonic-Transcript", "reasoning",
+                                      NULL);
+  symfonic_test_stream_wait_frames (stream, 1);
+  g_subprocess_send_signal (process, SIGTERM);
+  symfonic_test_stream_wait_done (stream);
+
+  for (guint i = 0; i < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+
+      n_errors += g_str_equal (frame->event, "error");
+      g_assert_cmpstr (frame->event, !=, "ResponseCompleteEvent");
+    }
+  last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_cmpuint (n_errors, ==, 1);
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
+
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -233,6 +288,7 @@ main (int   argc,
   g_test_add_func ("/binaries/inspect-type", test_inspect_type);
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
+  g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
 
   return g_test_run ();
 }
