@@ -87,16 +87,18 @@ on_got_chunk (SoupServerMessage *message,
   g_byte_array_append (body->bytes, g_bytes_get_data (chunk, NULL), length);
 }
 
-static void
-payload_too_large (SoupServerMessage *message,
-                   SymfonicRoute     *route,
-                   guint64            limit)
+static SymfonicErrorFrame *
+payload_too_large (SymfonicWorker *self,
+                   SymfonicRoute  *route,
+                   guint64         limit)
 {
-  g_autofree char *detail = g_strdup_printf (_("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
+  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
+                                         _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
+  SymfonicErrorFrame *frame = symfonic_exchange_map_error (route, error);
 
-  /* the client may still be sending: do not keep the connection */
-  soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
-  respond_error (message, route, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, detail);
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (route),
+                                   symfonic_error_frame_get_status (frame));
+  return frame;
 }
 
 /* Runs once the request headers are in, before any body byte is read: a
@@ -120,12 +122,8 @@ handle_headers (SoupServer        *server,
   if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
       (guint64) soup_message_headers_get_content_length (headers) > limit)
     {
-      g_autofree char *detail = g_strdup_printf (_("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
-      g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, detail);
-      g_autoptr(SymfonicErrorFrame) frame = symfonic_exchange_map_error (route, error);
+      g_autoptr(SymfonicErrorFrame) frame = payload_too_large (self, route, limit);
 
-      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (route),
-                                       symfonic_error_frame_get_status (frame));
       symfonic_early_refusal_send (message, frame);
       return;
     }
@@ -192,7 +190,11 @@ handle_request (SoupServer        *server,
   body = g_object_get_data (G_OBJECT (message), "symfonic-body");
   if (body->too_large)
     {
-      payload_too_large (message, route, body->limit);
+      g_autoptr(SymfonicErrorFrame) frame = payload_too_large (self, route, body->limit);
+
+      /* the client may still be sending: do not keep the connection */
+      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
+      symfonic_exchange_respond_error (message, frame);
       return;
     }
 
