@@ -13,7 +13,7 @@
 #include "symfonic-citation-stage.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
- * and so on; clients must not see them. The filter withholds what could
+ * and so on, in its answer and in its thinking; clients must not see them. The filter withholds what could
  * still become a tag, so the stage releases it when the answer closes:
  * before the first event that comes after the text (so the last delta is
  * not sent after the memory, consolidation or terminal event), or when the
@@ -34,11 +34,19 @@ struct _SymfonicCitationStage
   _Atomic guint64  tags_removed;
 };
 
+/* The answer and the thinking are two texts, each split its own way. */
 typedef struct
 {
   SymfonicCitationFilter *filter;
+  SymfonicEventKind       kind;
   /* how much of the filter's count was added to the stage's */
   guint64                 removed_counted;
+} Channel;
+
+typedef struct
+{
+  Channel answer;
+  Channel thinking;
 } StreamState;
 
 static void symfonic_citation_stage_stage_init (SymfonicStageInterface *iface);
@@ -62,7 +70,8 @@ stream_state_free (gpointer data)
 {
   StreamState *state = data;
 
-  symfonic_citation_filter_free (state->filter);
+  symfonic_citation_filter_free (state->answer.filter);
+  symfonic_citation_filter_free (state->thinking.filter);
   g_free (state);
 }
 
@@ -75,7 +84,10 @@ get_state (SymfonicCitationStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
-      state->filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      state->answer.filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      state->answer.kind = SYMFONIC_EVENT_TEXT_DELTA;
+      state->thinking.filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      state->thinking.kind = SYMFONIC_EVENT_THINKING_DELTA;
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
 
@@ -85,24 +97,39 @@ get_state (SymfonicCitationStage *self,
 static void
 emit_and_count (SymfonicCitationStage *self,
                 SymfonicStream        *stream,
-                StreamState           *state,
+                Channel               *channel,
                 GString               *text)
 {
-  guint64 removed = symfonic_citation_filter_get_removed (state->filter);
+  guint64 removed = symfonic_citation_filter_get_removed (channel->filter);
 
-  if (removed != state->removed_counted)
+  if (removed != channel->removed_counted)
     {
-      atomic_fetch_add_explicit (&self->tags_removed, removed - state->removed_counted,
+      atomic_fetch_add_explicit (&self->tags_removed, removed - channel->removed_counted,
                                  memory_order_relaxed);
-      state->removed_counted = removed;
+      channel->removed_counted = removed;
     }
 
   if (text->len > 0)
     {
-      g_autoptr(SymfonicEvent) delta = symfonic_event_new_text_delta (text->str);
+      g_autoptr(SymfonicEvent) delta = channel->kind == SYMFONIC_EVENT_TEXT_DELTA
+        ? symfonic_event_new_text_delta (text->str)
+        : symfonic_event_new_thinking_delta (text->str);
 
       symfonic_stream_emit (stream, delta);
     }
+}
+
+static void
+feed (SymfonicCitationStage *self,
+      SymfonicStream        *stream,
+      Channel               *channel,
+      SymfonicEvent         *event)
+{
+  const char *text = symfonic_event_get_text (event);
+  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+  symfonic_citation_filter_feed (channel->filter, text, strlen (text), clean);
+  emit_and_count (self, stream, channel, clean);
 }
 
 static void
@@ -110,10 +137,15 @@ drain (SymfonicCitationStage *self,
        SymfonicStream        *stream,
        StreamState           *state)
 {
-  g_autoptr(GString) rest = g_string_new (NULL);
+  Channel *channels[] = { &state->thinking, &state->answer };
 
-  symfonic_citation_filter_flush (state->filter, rest);
-  emit_and_count (self, stream, state, rest);
+  for (guint i = 0; i < G_N_ELEMENTS (channels); i++)
+    {
+      g_autoptr(GString) rest = g_string_new (NULL);
+
+      symfonic_citation_filter_flush (channels[i]->filter, rest);
+      emit_and_count (self, stream, channels[i], rest);
+    }
 }
 
 /* The upstream's terminal carries its own whole text, which encoders fall
@@ -148,13 +180,11 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_TEXT_DELTA:
-      {
-        const char *text = symfonic_event_get_text (event);
-        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+      feed (self, stream, &state->answer, event);
+      return TRUE;
 
-        symfonic_citation_filter_feed (state->filter, text, strlen (text), clean);
-        emit_and_count (self, stream, state, clean);
-      }
+    case SYMFONIC_EVENT_THINKING_DELTA:
+      feed (self, stream, &state->thinking, event);
       return TRUE;
 
     /* the events that close the answer: no text may follow them */
@@ -177,7 +207,6 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
       return TRUE;
 
     case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_THINKING_DELTA:
     case SYMFONIC_EVENT_TOOL_CALL_START:
     case SYMFONIC_EVENT_TOOL_RESULT:
     case SYMFONIC_EVENT_CHUNK:

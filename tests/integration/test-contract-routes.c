@@ -71,8 +71,9 @@ static const char * const near_misses[] = {
   "[semantic:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx]",
 };
 
+/* Thinking may cite memories too: its tags go as the answer's do. */
 static const char * const thinking_texts[] = {
-  "Thinking about \xF0\x9D\x84\x9E music\xE2\x80\xA6 ",
+  "Thinking about \xF0\x9D\x84\x9E music [episodic:t1]\xE2\x80\xA6 ",
   "the user said \"tea\"\nand Z\xC3\xBCrich",
 };
 
@@ -513,15 +514,25 @@ string_member (JsonObject *object,
   return json_node_get_string (node);
 }
 
+/* Cleaning may regroup the thinking deltas (a withheld space goes out
+ * with the next piece): what counts is the text they make. */
 static void
 assert_thinking_texts (const Turn *turn,
                        GPtrArray  *texts)
 {
   guint n = turn->thinking ? (turn->thinking_between ? 2 : 1) : 0;
+  g_autoptr(GString) sent = g_string_new (NULL);
+  g_autoptr(GString) recorded = g_string_new (NULL);
+  g_autofree char *expected = NULL;
 
-  g_assert_cmpuint (texts->len, ==, n);
+  for (guint i = 0; i < texts->len; i++)
+    g_string_append (sent, g_ptr_array_index (texts, i));
   for (guint i = 0; i < n; i++)
-    g_assert_cmpstr (g_ptr_array_index (texts, i), ==, thinking_texts[i]);
+    g_string_append (recorded, thinking_texts[i]);
+  expected = reference_clean (recorded->str);
+
+  g_assert_cmpuint (texts->len > 0, ==, n > 0);
+  g_assert_cmpstr (sent->str, ==, expected);
 }
 
 /* What holds for any route: the text a client sees, and every byte. */
