@@ -45,6 +45,9 @@ struct _SymfonicExtractionStage
 typedef struct
 {
   SymfonicExtractionFilter *filter;
+  /* a block in the thinking is removed too, but its ops are not the
+   * answer's: they are never published */
+  SymfonicExtractionFilter *thinking;
   /* how much of the filter's drop count was added to the stage's */
   guint                     dropped_counted;
   /* the answer was closed: our MemoryExtractedEvent's place has passed */
@@ -75,6 +78,7 @@ stream_state_free (gpointer data)
   StreamState *state = data;
 
   symfonic_extraction_filter_free (state->filter);
+  symfonic_extraction_filter_free (state->thinking);
   g_free (state);
 }
 
@@ -89,6 +93,8 @@ get_state (SymfonicExtractionStage *self,
       state = g_new0 (StreamState, 1);
       state->filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
                                                       self->max_block_bytes);
+      state->thinking = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
+                                                        self->max_block_bytes);
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
 
@@ -99,7 +105,8 @@ static void
 count_drops (SymfonicExtractionStage *self,
              StreamState             *state)
 {
-  guint dropped = symfonic_extraction_filter_get_dropped (state->filter);
+  guint dropped = symfonic_extraction_filter_get_dropped (state->filter) +
+                  symfonic_extraction_filter_get_dropped (state->thinking);
 
   if (dropped != state->dropped_counted)
     {
@@ -122,6 +129,19 @@ emit_text (SymfonicStream *stream,
   symfonic_stream_emit (stream, delta);
 }
 
+static void
+emit_thinking (SymfonicStream *stream,
+               GString        *text)
+{
+  g_autoptr(SymfonicEvent) delta = NULL;
+
+  if (text->len == 0)
+    return;
+
+  delta = symfonic_event_new_thinking_delta (text->str);
+  symfonic_stream_emit (stream, delta);
+}
+
 /* Releases the withheld prose and sends the one MemoryExtractedEvent, with
  * @upstream's ops merged in when the upstream sent its own. */
 static gboolean
@@ -131,10 +151,18 @@ close_answer (SymfonicExtractionStage  *self,
               SymfonicEvent            *upstream,
               GError                  **error)
 {
+  g_autoptr(GString) thinking = g_string_new (NULL);
   g_autoptr(GString) rest = g_string_new (NULL);
   g_autoptr(JsonArray) ops = NULL;
+  g_autoptr(JsonArray) thinking_ops = NULL;
   g_autoptr(JsonObject) payload = NULL;
   g_autoptr(SymfonicEvent) extracted = NULL;
+
+  symfonic_extraction_filter_flush (state->thinking, thinking);
+  emit_thinking (stream, thinking);
+  thinking_ops = symfonic_extraction_filter_take_ops (state->thinking);
+  if (json_array_get_length (thinking_ops) > 0)
+    g_debug ("Not publishing %u memory ops found in thinking text", json_array_get_length (thinking_ops));
 
   symfonic_extraction_filter_flush (state->filter, rest);
   emit_text (stream, rest);
@@ -250,8 +278,18 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
       }
       return TRUE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
     case SYMFONIC_EVENT_THINKING_DELTA:
+      {
+        const char *text = symfonic_event_get_text (event);
+        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+
+        symfonic_extraction_filter_feed (state->thinking, text, strlen (text), clean);
+        count_drops (self, state);
+        emit_thinking (stream, clean);
+      }
+      return TRUE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
     case SYMFONIC_EVENT_TOOL_CALL_START:
     case SYMFONIC_EVENT_TOOL_RESULT:
     case SYMFONIC_EVENT_CHUNK:

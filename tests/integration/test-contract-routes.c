@@ -74,7 +74,7 @@ static const char * const near_misses[] = {
 /* Thinking may cite memories too: its tags go as the answer's do. */
 static const char * const thinking_texts[] = {
   "Thinking about \xF0\x9D\x84\x9E music [episodic:t1]\xE2\x80\xA6 ",
-  "the user said \"tea\"\nand Z\xC3\xBCrich",
+  "the user said \"tea\"<memory_ops>[{\"op\":\"add\",\"node\":\"t2\",\"value\":\"v1\"}]</memory_ops>\nand Z\xC3\xBCrich",
 };
 
 static const char * const activations[] = {
