@@ -179,7 +179,12 @@ writer_step (gpointer data)
       if (writer->scenario->split == SYMFONIC_TEST_SPLIT_ONE_BYTE)
         n = 1;
       else if (writer->scenario->split == SYMFONIC_TEST_SPLIT_RANDOM)
-        n = MIN (n, (gsize) g_rand_int_range (writer->rand, 1, RANDOM_CHUNK_LIMIT));
+        {
+          /* drawn once: MIN () would draw it twice */
+          gsize chunk = g_rand_int_range (writer->rand, 1, RANDOM_CHUNK_LIMIT);
+
+          n = MIN (n, chunk);
+        }
       writer_mark_started (writer);
       writer_append (writer, bytes + writer->offset, n);
       writer->offset += n;
