@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include <symfonic.h>
+
 #include "symfonic-citation-filter.h"
 
 /* A tag is `[kind]` or `[kind:id]`: kind one of the configured words (ASCII,
@@ -130,36 +132,13 @@ match_tag (SymfonicCitationFilter *self,
   return any_prefix ? TAG_PARTIAL : TAG_NO;
 }
 
-/* Length of the longest prefix of s[0..len) that ends on a UTF-8 boundary
- * as far as the tail is concerned: an unfinished sequence at the end is
- * held back. */
-static gsize
-whole_utf8_prefix (const char *s,
-                   gsize       len)
-{
-  gsize back = 0;
-
-  while (back < len && back < 4 && ((guchar) s[len - 1 - back] & 0xC0) == 0x80)
-    back++;
-  if (back < len)
-    {
-      guchar lead = s[len - 1 - back];
-      gsize need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-
-      if (need > back + 1)
-        return len - back - 1;
-    }
-
-  return len;
-}
-
 static void
 process (SymfonicCitationFilter *self,
          GString                *out,
          gboolean                at_end)
 {
   const char *s = self->pending->str;
-  gsize len = at_end ? self->pending->len : whole_utf8_prefix (s, self->pending->len);
+  gsize len = self->pending->len - (at_end ? 0 : symfonic_utf8_unfinished_suffix (s, self->pending->len));
   gsize keep_from = len;
   gsize i = 0;
 

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include <symfonic.h>
+
 #include "symfonic-extraction-filter.h"
 
 /* Outside a block the filter releases text as it comes, withholding only a
@@ -121,27 +123,6 @@ partial_tag_suffix (const char *s,
     {
       if (memcmp (s + len - n, tag, n) == 0)
         return n;
-    }
-
-  return 0;
-}
-
-/* How many bytes at the end of s are an unfinished UTF-8 sequence. */
-static gsize
-unfinished_utf8 (const char *s,
-                 gsize       len)
-{
-  gsize back = 0;
-
-  while (back < len && back < 3 && ((guchar) s[len - 1 - back] & 0xC0) == 0x80)
-    back++;
-  if (back < len)
-    {
-      guchar lead = s[len - 1 - back];
-      gsize need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-
-      if (need > back + 1)
-        return back + 1;
     }
 
   return 0;
@@ -446,7 +427,7 @@ process (SymfonicExtractionFilter *self,
           keep = 0;
           if (!at_end)
             keep = MAX (partial_tag_suffix (s, len, self->open_tag, self->open_len),
-                        unfinished_utf8 (s, len));
+                        symfonic_utf8_unfinished_suffix (s, len));
           g_string_append_len (out, s, len - keep);
           g_string_erase (self->pending, 0, len - keep);
           return;
