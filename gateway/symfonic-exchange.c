@@ -95,11 +95,14 @@ respond (Exchange           *self,
 {
   guint status = frame != NULL ? symfonic_error_frame_get_status (frame) : SOUP_STATUS_OK;
 
-  apply_stream_headers (self);
+  /* a mapped frame already carries the stream's headers (map_error) */
   if (frame != NULL)
     symfonic_exchange_respond_error (self->message, frame);
   else
-    symfonic_exchange_respond_json (self->message, status, body->str);
+    {
+      apply_stream_headers (self);
+      symfonic_exchange_respond_json (self->message, status, body->str);
+    }
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), status);
   soup_server_message_unpause (self->message);
 }
