@@ -4,212 +4,502 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
+#include <glib/gi18n-lib.h>
 
-#include "symfonic-json-private.h"
+#include "symfonic-error.h"
+#include "symfonic-json.h"
 
-/* Text deltas are the bulk of every stream; writing them through a
- * JsonGenerator would build a node tree per event just to throw it away. */
-void
-symfonic_json_append_string (GString    *out,
-                             const char *str,
-                             gssize      len)
+/* json-glib 1.6 has no strict mode and recurses once per nesting level, so
+ * JSON from outside is read here in one pass, without recursion, straight
+ * into an ordinary json-glib tree. */
+
+typedef struct
 {
-  static const char hex[] = "0123456789abcdef";
-  const char *p;
-  const char *end;
-  const char *run;
+  const guchar *data;
+  gsize         length;
+  gsize         pos;
+  /* the text of the string being read; an object's member name stays at
+   * its start, NUL-terminated, while the member's value is read after it */
+  GString      *text;
+  GError      **error;
+} Reader;
 
-  if (len < 0)
-    len = strlen (str);
-
-  end = str + len;
-  g_string_append_c (out, '"');
-  for (p = run = str; p < end; p++)
-    {
-      guchar c = (guchar) *p;
-      const char *escape = NULL;
-
-      if (c >= 0x20 && c != '"' && c != '\\')
-        continue;
-
-      if (p > run)
-        g_string_append_len (out, run, p - run);
-      run = p + 1;
-
-      switch (c)
-        {
-        case '"': escape = "\\\""; break;
-        case '\\': escape = "\\\\"; break;
-        case '\n': escape = "\\n"; break;
-        case '\r': escape = "\\r"; break;
-        case '\t': escape = "\\t"; break;
-        case '\b': escape = "\\b"; break;
-        case '\f': escape = "\\f"; break;
-        default:
-          break;
-        }
-
-      if (escape != NULL)
-        {
-          g_string_append (out, escape);
-        }
-      else
-        {
-          char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
-          g_string_append_len (out, u, sizeof u);
-        }
-    }
-  if (p > run)
-    g_string_append_len (out, run, p - run);
-  g_string_append_c (out, '"');
+/* Every message names what is wrong and where, and never quotes the input. */
+static gboolean
+fail_at (Reader     *r,
+         gsize       offset,
+         const char *what)
+{
+  g_set_error (r->error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+               _("Invalid JSON at byte %" G_GSIZE_FORMAT ": %s"), offset, what);
+  return FALSE;
 }
 
-/* The shortest text that reads back as the same double: json-glib writes
- * %.17g, which turns a transcript's 0.91 into 0.91000000000000003. */
-static void
-append_double (GString *out,
-               double   value)
+static gboolean
+fail (Reader     *r,
+      const char *what)
 {
-  static const char * const formats[] = { "%.15g", "%.16g", "%.17g" };
-  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+  return fail_at (r, r->pos, what);
+}
 
-  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+static void
+skip_space (Reader *r)
+{
+  while (r->pos < r->length)
     {
-      g_ascii_formatd (buffer, sizeof buffer, formats[i], value);
-      if (g_ascii_strtod (buffer, NULL) == value)
+      guchar c = r->data[r->pos];
+
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+        break;
+      r->pos++;
+    }
+}
+
+/* The next byte after whitespace, or 0 at the end: a raw NUL is never
+ * valid there, so the callers need no separate end check. */
+static guchar
+peek (Reader *r)
+{
+  skip_space (r);
+  return r->pos < r->length ? r->data[r->pos] : 0;
+}
+
+static gboolean
+expect (Reader     *r,
+        guchar      c,
+        const char *what)
+{
+  if (peek (r) != c)
+    return fail (r, what);
+  r->pos++;
+  return TRUE;
+}
+
+static int
+hex_value (guchar c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Reads the four hex digits of a \u escape that starts at r->pos. */
+static gboolean
+read_hex4 (Reader   *r,
+           gunichar *out)
+{
+  gunichar value = 0;
+
+  if (r->length - r->pos < 6 || r->data[r->pos] != '\\' || r->data[r->pos + 1] != 'u')
+    return FALSE;
+  for (guint i = 2; i < 6; i++)
+    {
+      int digit = hex_value (r->data[r->pos + i]);
+
+      if (digit < 0)
+        return FALSE;
+      value = value << 4 | digit;
+    }
+  *out = value;
+  r->pos += 6;
+  return TRUE;
+}
+
+static gboolean
+read_unicode_escape (Reader *r)
+{
+  gsize start = r->pos;
+  gunichar c;
+  gunichar low;
+
+  if (!read_hex4 (r, &c))
+    return fail_at (r, start, _("invalid escape in a string"));
+  if (c == 0)
+    return fail_at (r, start, _("NUL character in a string"));
+  if (c >= 0xDC00 && c <= 0xDFFF)
+    return fail_at (r, start, _("unpaired UTF-16 surrogate"));
+  if (c >= 0xD800 && c <= 0xDBFF)
+    {
+      if (!read_hex4 (r, &low) || low < 0xDC00 || low > 0xDFFF)
+        return fail_at (r, start, _("unpaired UTF-16 surrogate"));
+      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+    }
+  g_string_append_unichar (r->text, c);
+  return TRUE;
+}
+
+/* Appends the string that starts at r->pos (on its quote) to r->text. */
+static gboolean
+read_string (Reader *r)
+{
+  r->pos++;
+  for (;;)
+    {
+      gsize start = r->pos;
+      const char *invalid;
+      guchar c = 0;
+
+      /* '"', '\\' and control characters are ASCII, so they never split a
+       * multi-byte character and each run validates on its own */
+      while (r->pos < r->length)
+        {
+          c = r->data[r->pos];
+          if (c == '"' || c == '\\' || c < 0x20)
+            break;
+          r->pos++;
+        }
+      if (!g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
+        return fail_at (r, invalid - (const char *) r->data, _("invalid UTF-8"));
+      g_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
+
+      if (r->pos == r->length)
+        return fail (r, _("the input ends inside a string"));
+      if (c == '"')
+        {
+          r->pos++;
+          return TRUE;
+        }
+      if (c < 0x20)
+        return fail (r, _("control character in a string"));
+
+      if (r->pos + 1 < r->length && r->data[r->pos + 1] == 'u')
+        {
+          if (!read_unicode_escape (r))
+            return FALSE;
+          continue;
+        }
+
+      switch (r->pos + 1 < r->length ? r->data[r->pos + 1] : 0)
+        {
+        case '"': c = '"'; break;
+        case '\\': c = '\\'; break;
+        case '/': c = '/'; break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        default:
+          return fail (r, _("invalid escape in a string"));
+        }
+      g_string_append_c (r->text, c);
+      r->pos += 2;
+    }
+}
+
+static gsize
+skip_digits (Reader *r)
+{
+  gsize start = r->pos;
+
+  while (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]))
+    r->pos++;
+  return r->pos - start;
+}
+
+/* Steps over one number (RFC 8259 §6); @integral tells whether it has
+ * neither a fraction nor an exponent. */
+static gboolean
+skip_number (Reader   *r,
+             gboolean *integral)
+{
+  if (r->data[r->pos] == '-')
+    r->pos++;
+  if (r->pos < r->length && r->data[r->pos] == '0')
+    {
+      r->pos++;
+      if (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]))
+        return fail (r, _("leading zero in a number"));
+    }
+  else if (skip_digits (r) == 0)
+    return fail (r, _("invalid number"));
+
+  *integral = TRUE;
+  if (r->pos < r->length && r->data[r->pos] == '.')
+    {
+      *integral = FALSE;
+      r->pos++;
+      if (skip_digits (r) == 0)
+        return fail (r, _("invalid number"));
+    }
+  if (r->pos < r->length && (r->data[r->pos] == 'e' || r->data[r->pos] == 'E'))
+    {
+      *integral = FALSE;
+      r->pos++;
+      if (r->pos < r->length && (r->data[r->pos] == '+' || r->data[r->pos] == '-'))
+        r->pos++;
+      if (skip_digits (r) == 0)
+        return fail (r, _("invalid number"));
+    }
+
+  return TRUE;
+}
+
+/* FALSE when the integer does not fit in a gint64. */
+static gboolean
+to_int64 (const guchar *text,
+          gsize         length,
+          gint64       *out)
+{
+  gboolean negative = text[0] == '-';
+  guint64 limit = negative ? (guint64) G_MAXINT64 + 1 : (guint64) G_MAXINT64;
+  guint64 magnitude = 0;
+
+  for (gsize i = negative; i < length; i++)
+    {
+      guint digit = text[i] - '0';
+
+      if (magnitude > (limit - digit) / 10)
+        return FALSE;
+      magnitude = magnitude * 10 + digit;
+    }
+  *out = negative ? -(gint64) (magnitude - 1) - 1 : (gint64) magnitude;
+  return TRUE;
+}
+
+/* Integers that fit are gint64, every other number a double, as JsonParser
+ * reads them. */
+static JsonNode *
+read_number (Reader *r)
+{
+  gsize start = r->pos;
+  gboolean integral;
+  gint64 integer;
+  char buffer[64];
+  g_autofree char *long_text = NULL;
+  char *text = buffer;
+  gsize length;
+  double value;
+
+  if (!skip_number (r, &integral))
+    return NULL;
+  length = r->pos - start;
+  if (integral && to_int64 (r->data + start, length, &integer))
+    return json_node_init_int (json_node_alloc (), integer);
+
+  /* strtod needs a NUL-terminated copy */
+  if (length >= sizeof buffer)
+    text = long_text = g_malloc (length + 1);
+  memcpy (text, r->data + start, length);
+  text[length] = '\0';
+  value = g_ascii_strtod (text, NULL);
+  if (!isfinite (value))
+    {
+      fail_at (r, start, _("number out of range"));
+      return NULL;
+    }
+
+  return json_node_init_double (json_node_alloc (), value);
+}
+
+static gboolean
+read_literal (Reader     *r,
+              const char *word)
+{
+  gsize length = strlen (word);
+
+  if (r->length - r->pos < length || memcmp (r->data + r->pos, word, length) != 0)
+    return fail (r, _("expected a value"));
+  r->pos += length;
+  return TRUE;
+}
+
+/* One value at r->pos; an array or object comes back empty, to be filled
+ * by the caller. */
+static JsonNode *
+read_value (Reader *r)
+{
+  gsize start = r->text->len;
+  JsonNode *node;
+
+  switch (peek (r))
+    {
+    case '{':
+      r->pos++;
+      node = json_node_new (JSON_NODE_OBJECT);
+      json_node_take_object (node, json_object_new ());
+      return node;
+    case '[':
+      r->pos++;
+      node = json_node_new (JSON_NODE_ARRAY);
+      json_node_take_array (node, json_array_new ());
+      return node;
+    case '"':
+      if (!read_string (r))
+        return NULL;
+      node = json_node_init_string (json_node_alloc (), r->text->str + start);
+      g_string_truncate (r->text, start);
+      return node;
+    case 't':
+      return read_literal (r, "true") ? json_node_init_boolean (json_node_alloc (), TRUE) : NULL;
+    case 'f':
+      return read_literal (r, "false") ? json_node_init_boolean (json_node_alloc (), FALSE) : NULL;
+    case 'n':
+      return read_literal (r, "null") ? json_node_init_null (json_node_alloc ()) : NULL;
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+      return read_number (r);
+    default:
+      fail (r, r->pos == r->length ? _("the input ends where a value belongs") : _("expected a value"));
+      return NULL;
+    }
+}
+
+/* Reads `"name":` into the start of r->text and refuses a repeated name:
+ * which of two values a reader keeps is not defined (RFC 8259 §4). */
+static gboolean
+read_member_name (Reader     *r,
+                  JsonObject *object)
+{
+  gsize start;
+
+  if (peek (r) != '"')
+    return fail (r, _("expected a member name"));
+  start = r->pos;
+  g_string_truncate (r->text, 0);
+  if (!read_string (r))
+    return FALSE;
+  if (json_object_has_member (object, r->text->str))
+    return fail_at (r, start, _("duplicate member name"));
+  /* values are read after the name's NUL */
+  g_string_append_c (r->text, '\0');
+
+  return expect (r, ':', _("expected a colon after a member name"));
+}
+
+static void
+attach (Reader   *r,
+        JsonNode *parent,
+        JsonNode *node)
+{
+  json_node_set_parent (node, parent);
+  if (JSON_NODE_HOLDS_ARRAY (parent))
+    {
+      json_array_add_element (json_node_get_array (parent), node);
+    }
+  else
+    {
+      json_object_set_member (json_node_get_object (parent), r->text->str, node);
+      g_string_truncate (r->text, 0);
+    }
+}
+
+/**
+ * symfonic_json_parse:
+ * @data: (array length=length) (element-type guint8): the text
+ * @length: its size in bytes
+ * @max_depth: how many arrays and objects may nest, usually
+ *   %SYMFONIC_JSON_MAX_DEPTH
+ * @error: return location for a #GError
+ *
+ * Reads exactly one strict RFC 8259 JSON document, with surrounding
+ * whitespace only. Comments, single quotes, trailing commas, NaN and
+ * Infinity, leading zeros, raw control characters in strings, invalid UTF-8
+ * and unpaired surrogates are refused, and so are what json-glib cannot
+ * hold faithfully: a repeated member name in one object, and `\u0000` in a
+ * string. Nesting deeper than @max_depth is refused before any deeper node
+ * is built, and the reader never recurses, so hostile input cannot exhaust
+ * the stack.
+ *
+ * Members keep their document order; integers that fit are #gint64, other
+ * numbers doubles.
+ *
+ * The error, in the %SYMFONIC_ERROR domain with
+ * %SYMFONIC_ERROR_BAD_REQUEST, names the problem and its byte offset and
+ * never quotes the input.
+ *
+ * Returns: (transfer full): the document's root, or %NULL with @error set
+ */
+JsonNode *
+symfonic_json_parse (const char  *data,
+                     gsize        length,
+                     guint        max_depth,
+                     GError     **error)
+{
+  g_autoptr(GString) text = g_string_sized_new (64);
+  Reader reader = { (const guchar *) data, length, 0, text, error };
+  Reader *r = &reader;
+  g_autoptr(JsonNode) root = NULL;
+  JsonNode *current = NULL;
+  guint depth = 0;
+
+  g_return_val_if_fail (data != NULL || length == 0, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  for (;;)
+    {
+      guchar c = peek (r);
+      JsonNode *node;
+
+      if ((c == '[' || c == '{') && depth == max_depth)
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                       _("Invalid JSON at byte %" G_GSIZE_FORMAT ": nesting deeper than %u levels"),
+                       r->pos, max_depth);
+          return NULL;
+        }
+      node = read_value (r);
+      if (node == NULL)
+        return NULL;
+      if (current == NULL)
+        root = node;
+      else
+        attach (r, current, node);
+
+      if (c == '[' || c == '{')
+        {
+          depth++;
+          current = node;
+          if (peek (r) != (c == '[' ? ']' : '}'))
+            {
+              if (c == '{' && !read_member_name (r, json_node_get_object (current)))
+                return NULL;
+              continue;
+            }
+          /* an empty one closes below */
+        }
+
+      /* after a value: a comma goes on, a bracket closes, perhaps several */
+      while (current != NULL)
+        {
+          gboolean is_array = JSON_NODE_HOLDS_ARRAY (current);
+
+          c = peek (r);
+          if (c == ',')
+            {
+              r->pos++;
+              if (!is_array && !read_member_name (r, json_node_get_object (current)))
+                return NULL;
+              break;
+            }
+          if (c != (is_array ? ']' : '}'))
+            {
+              fail (r, r->pos == r->length ? _("the input ends inside an array or object")
+                                           : is_array ? _("expected a comma or ']'")
+                                                      : _("expected a comma or '}'"));
+              return NULL;
+            }
+          r->pos++;
+          depth--;
+          current = json_node_get_parent (current);
+        }
+      if (current == NULL)
         break;
     }
-  g_string_append (out, buffer);
-  /* keep it a JSON number that reads back as a double */
-  if (strpbrk (buffer, ".eE") == NULL)
-    g_string_append (out, ".0");
-}
 
-/* Members in the order they were written: JsonObjectIter walks a hash. */
-void
-symfonic_json_append_node (GString  *out,
-                           JsonNode *node)
-{
-  if (node == NULL)
+  skip_space (r);
+  if (r->pos < r->length)
     {
-      g_string_append (out, "null");
-      return;
+      fail (r, _("text after the document"));
+      return NULL;
     }
 
-  switch (json_node_get_node_type (node))
-    {
-    case JSON_NODE_OBJECT:
-      {
-        JsonObject *object = json_node_get_object (node);
-        g_autoptr(GList) members = json_object_get_members (object);
-
-        g_string_append_c (out, '{');
-        for (GList *l = members; l != NULL; l = l->next)
-          {
-            if (l != members)
-              g_string_append_c (out, ',');
-            symfonic_json_append_string (out, l->data, -1);
-            g_string_append_c (out, ':');
-            symfonic_json_append_node (out, json_object_get_member (object, l->data));
-          }
-        g_string_append_c (out, '}');
-      }
-      break;
-
-    case JSON_NODE_ARRAY:
-      {
-        JsonArray *array = json_node_get_array (node);
-        guint n = json_array_get_length (array);
-
-        g_string_append_c (out, '[');
-        for (guint i = 0; i < n; i++)
-          {
-            if (i > 0)
-              g_string_append_c (out, ',');
-            symfonic_json_append_node (out, json_array_get_element (array, i));
-          }
-        g_string_append_c (out, ']');
-      }
-      break;
-
-    case JSON_NODE_NULL:
-      g_string_append (out, "null");
-      break;
-
-    case JSON_NODE_VALUE:
-    default:
-      switch (json_node_get_value_type (node))
-        {
-        case G_TYPE_STRING:
-          symfonic_json_append_string (out, json_node_get_string (node), -1);
-          break;
-        case G_TYPE_BOOLEAN:
-          g_string_append (out, json_node_get_boolean (node) ? "true" : "false");
-          break;
-        case G_TYPE_DOUBLE:
-          append_double (out, json_node_get_double (node));
-          break;
-        case G_TYPE_INT64:
-        default:
-          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
-          break;
-        }
-      break;
-    }
-}
-
-/* json_node_copy() shares containers; events must own what they carry. */
-JsonNode *
-symfonic_json_node_deep_copy (JsonNode *node)
-{
-  JsonNode *copy;
-
-  switch (json_node_get_node_type (node))
-    {
-    case JSON_NODE_OBJECT:
-      {
-        JsonObject *src = json_node_get_object (node);
-        g_autoptr(JsonObject) dst = json_object_new ();
-        g_autoptr(GList) members = json_object_get_members (src);
-
-        /* in the order they were written */
-        for (GList *l = members; l != NULL; l = l->next)
-          json_object_set_member (dst, l->data, symfonic_json_node_deep_copy (json_object_get_member (src, l->data)));
-
-        copy = json_node_new (JSON_NODE_OBJECT);
-        json_node_set_object (copy, dst);
-        return copy;
-      }
-
-    case JSON_NODE_ARRAY:
-      {
-        JsonArray *src = json_node_get_array (node);
-        guint n = json_array_get_length (src);
-        g_autoptr(JsonArray) dst = json_array_sized_new (n);
-
-        for (guint i = 0; i < n; i++)
-          json_array_add_element (dst, symfonic_json_node_deep_copy (json_array_get_element (src, i)));
-
-        copy = json_node_new (JSON_NODE_ARRAY);
-        json_node_set_array (copy, dst);
-        return copy;
-      }
-
-    case JSON_NODE_NULL:
-      return json_node_new (JSON_NODE_NULL);
-
-    case JSON_NODE_VALUE:
-    default:
-      {
-        /* json_node_copy() would share the value itself */
-        GValue value = G_VALUE_INIT;
-
-        json_node_get_value (node, &value);
-        copy = json_node_init (json_node_alloc (), JSON_NODE_VALUE);
-        json_node_set_value (copy, &value);
-        g_value_unset (&value);
-        return copy;
-      }
-    }
+  return g_steal_pointer (&root);
 }

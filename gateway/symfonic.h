@@ -14,6 +14,7 @@
 #include "symfonic-error-mapper.h"
 #include "symfonic-event.h"
 #include "symfonic-invocation.h"
+#include "symfonic-json.h"
 #include "symfonic-stage.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"

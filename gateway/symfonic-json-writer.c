@@ -1,0 +1,215 @@
+/* symfonic-json-writer.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "symfonic-json-private.h"
+
+/* Text deltas are the bulk of every stream; writing them through a
+ * JsonGenerator would build a node tree per event just to throw it away. */
+void
+symfonic_json_append_string (GString    *out,
+                             const char *str,
+                             gssize      len)
+{
+  static const char hex[] = "0123456789abcdef";
+  const char *p;
+  const char *end;
+  const char *run;
+
+  if (len < 0)
+    len = strlen (str);
+
+  end = str + len;
+  g_string_append_c (out, '"');
+  for (p = run = str; p < end; p++)
+    {
+      guchar c = (guchar) *p;
+      const char *escape = NULL;
+
+      if (c >= 0x20 && c != '"' && c != '\\')
+        continue;
+
+      if (p > run)
+        g_string_append_len (out, run, p - run);
+      run = p + 1;
+
+      switch (c)
+        {
+        case '"': escape = "\\\""; break;
+        case '\\': escape = "\\\\"; break;
+        case '\n': escape = "\\n"; break;
+        case '\r': escape = "\\r"; break;
+        case '\t': escape = "\\t"; break;
+        case '\b': escape = "\\b"; break;
+        case '\f': escape = "\\f"; break;
+        default:
+          break;
+        }
+
+      if (escape != NULL)
+        {
+          g_string_append (out, escape);
+        }
+      else
+        {
+          char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
+          g_string_append_len (out, u, sizeof u);
+        }
+    }
+  if (p > run)
+    g_string_append_len (out, run, p - run);
+  g_string_append_c (out, '"');
+}
+
+/* The shortest text that reads back as the same double: json-glib writes
+ * %.17g, which turns a transcript's 0.91 into 0.91000000000000003. */
+static void
+append_double (GString *out,
+               double   value)
+{
+  static const char * const formats[] = { "%.15g", "%.16g", "%.17g" };
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_ascii_formatd (buffer, sizeof buffer, formats[i], value);
+      if (g_ascii_strtod (buffer, NULL) == value)
+        break;
+    }
+  g_string_append (out, buffer);
+  /* keep it a JSON number that reads back as a double */
+  if (strpbrk (buffer, ".eE") == NULL)
+    g_string_append (out, ".0");
+}
+
+/* Members in the order they were written: JsonObjectIter walks a hash. */
+void
+symfonic_json_append_node (GString  *out,
+                           JsonNode *node)
+{
+  if (node == NULL)
+    {
+      g_string_append (out, "null");
+      return;
+    }
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        g_autoptr(GList) members = json_object_get_members (object);
+
+        g_string_append_c (out, '{');
+        for (GList *l = members; l != NULL; l = l->next)
+          {
+            if (l != members)
+              g_string_append_c (out, ',');
+            symfonic_json_append_string (out, l->data, -1);
+            g_string_append_c (out, ':');
+            symfonic_json_append_node (out, json_object_get_member (object, l->data));
+          }
+        g_string_append_c (out, '}');
+      }
+      break;
+
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        guint n = json_array_get_length (array);
+
+        g_string_append_c (out, '[');
+        for (guint i = 0; i < n; i++)
+          {
+            if (i > 0)
+              g_string_append_c (out, ',');
+            symfonic_json_append_node (out, json_array_get_element (array, i));
+          }
+        g_string_append_c (out, ']');
+      }
+      break;
+
+    case JSON_NODE_NULL:
+      g_string_append (out, "null");
+      break;
+
+    case JSON_NODE_VALUE:
+    default:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_STRING:
+          symfonic_json_append_string (out, json_node_get_string (node), -1);
+          break;
+        case G_TYPE_BOOLEAN:
+          g_string_append (out, json_node_get_boolean (node) ? "true" : "false");
+          break;
+        case G_TYPE_DOUBLE:
+          append_double (out, json_node_get_double (node));
+          break;
+        case G_TYPE_INT64:
+        default:
+          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          break;
+        }
+      break;
+    }
+}
+
+/* json_node_copy() shares containers; events must own what they carry. */
+JsonNode *
+symfonic_json_node_deep_copy (JsonNode *node)
+{
+  JsonNode *copy;
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *src = json_node_get_object (node);
+        g_autoptr(JsonObject) dst = json_object_new ();
+        g_autoptr(GList) members = json_object_get_members (src);
+
+        /* in the order they were written */
+        for (GList *l = members; l != NULL; l = l->next)
+          json_object_set_member (dst, l->data, symfonic_json_node_deep_copy (json_object_get_member (src, l->data)));
+
+        copy = json_node_new (JSON_NODE_OBJECT);
+        json_node_set_object (copy, dst);
+        return copy;
+      }
+
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *src = json_node_get_array (node);
+        guint n = json_array_get_length (src);
+        g_autoptr(JsonArray) dst = json_array_sized_new (n);
+
+        for (guint i = 0; i < n; i++)
+          json_array_add_element (dst, symfonic_json_node_deep_copy (json_array_get_element (src, i)));
+
+        copy = json_node_new (JSON_NODE_ARRAY);
+        json_node_set_array (copy, dst);
+        return copy;
+      }
+
+    case JSON_NODE_NULL:
+      return json_node_new (JSON_NODE_NULL);
+
+    case JSON_NODE_VALUE:
+    default:
+      {
+        /* json_node_copy() would share the value itself */
+        GValue value = G_VALUE_INIT;
+
+        json_node_get_value (node, &value);
+        copy = json_node_init (json_node_alloc (), JSON_NODE_VALUE);
+        json_node_set_value (copy, &value);
+        g_value_unset (&value);
+        return copy;
+      }
+    }
+}
