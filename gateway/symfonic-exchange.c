@@ -12,6 +12,7 @@
 #include "symfonic-error.h"
 #include "symfonic-error-mapper.h"
 #include "symfonic-exchange-private.h"
+#include "symfonic-json.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-stream-private.h"
 
@@ -371,7 +372,7 @@ decode (SoupServerMessage  *message,
         GBytes             *bytes,
         GError            **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) body = NULL;
   g_autoptr(GError) parse_error = NULL;
   SymfonicInvocation *invocation;
   gsize length;
@@ -385,15 +386,18 @@ decode (SoupServerMessage  *message,
     }
 
   data = g_bytes_get_data (bytes, &length);
-  if (length == 0 || !json_parser_load_from_data (parser, data, length, &parse_error))
+  body = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, &parse_error);
+  if (body == NULL)
     {
+      /* the client gets the rule, the log gets what broke it */
+      g_debug ("Refusing a request body: %s", parse_error->message);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                   _("The request body is not valid JSON: %s"),
-                   parse_error != NULL ? parse_error->message : _("it is empty"));
+                   _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                   SYMFONIC_JSON_MAX_DEPTH);
       return NULL;
     }
 
-  invocation = symfonic_invocation_new_from_json (json_parser_get_root (parser), error);
+  invocation = symfonic_invocation_new_from_json (body, error);
   if (invocation == NULL)
     return NULL;
 
