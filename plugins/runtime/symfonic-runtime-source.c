@@ -142,7 +142,6 @@ typedef struct
   SoupMessage           *message;
   GInputStream          *body;
   SymfonicSseParser     *parser;
-  JsonParser            *json;
 
   /* cancels the request's I/O: on the client's cancellation (chained from
    * the stream's) or when the idle timer fires */
@@ -169,7 +168,6 @@ request_free (Request *req)
   g_object_unref (req->message);
   g_object_unref (req->session);
   g_object_unref (req->parser);
-  g_object_unref (req->json);
   g_object_unref (req->stream);
   g_object_unref (req->source);
   g_free (req);
@@ -314,35 +312,38 @@ get_usage_member (JsonNode *data)
   return usage != NULL && JSON_NODE_HOLDS_OBJECT (usage) ? json_node_get_object (usage) : NULL;
 }
 
-static gboolean
-parse_data (Request     *req,
-            const char  *event,
+/* Strict and depth-bounded: an upstream's nesting must not exhaust the
+ * worker's stack and end every stream it serves. */
+static JsonNode *
+parse_json (const char  *data,
+            GError     **error)
+{
+  return symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, error);
+}
+
+static JsonNode *
+parse_data (const char  *event,
             const char  *data,
             GError     **error)
 {
-  /* json-glib takes an empty document as a NULL root */
-  if (!json_parser_load_from_data (req->json, data, -1, NULL) ||
-      json_parser_get_root (req->json) == NULL)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("The upstream sent a %s whose data is not JSON"), event);
-      return FALSE;
-    }
+  g_autoptr(GError) parse_error = NULL;
+  JsonNode *root = parse_json (data, &parse_error);
 
-  return TRUE;
+  if (root == NULL)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                 _("The upstream sent a %s whose data is not JSON (%s)"), event, parse_error->message);
+
+  return root;
 }
 
 static gboolean
-handle_error_frame (Request     *req,
-                    const char  *data,
+handle_error_frame (const char  *data,
                     GError     **error)
 {
-  JsonNode *root;
+  g_autoptr(JsonNode) root = parse_json (data, NULL);
   JsonNode *status = NULL;
 
-  if (json_parser_load_from_data (req->json, data, -1, NULL) &&
-      (root = json_parser_get_root (req->json)) != NULL &&
-      JSON_NODE_HOLDS_OBJECT (root))
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
     status = json_object_get_member (json_node_get_object (root), "status");
 
   /* the runtime's detail is its own business: only its status is kept */
@@ -365,20 +366,20 @@ handle_frame (Request     *req,
               GError     **error)
 {
   g_autoptr(SymfonicEvent) parsed = NULL;
+  g_autoptr(JsonNode) root = NULL;
   SymfonicEventKind kind;
 
   if (strcmp (event, "error") == 0)
-    return handle_error_frame (req, data, error);
+    return handle_error_frame (data, error);
 
   /* usage reports are for metering only, and a broken one is no reason to
    * fail a stream that is otherwise fine */
   if (strcmp (event, "usage") == 0)
     {
-      JsonNode *root;
       JsonObject *usage;
 
-      if (!json_parser_load_from_data (req->json, data, -1, NULL) ||
-          (root = json_parser_get_root (req->json)) == NULL)
+      root = parse_json (data, NULL);
+      if (root == NULL)
         {
           g_debug ("Ignoring a usage report that is not JSON");
           return TRUE;
@@ -400,16 +401,17 @@ handle_frame (Request     *req,
       return FALSE;
     }
 
-  if (!parse_data (req, event, data, error))
+  root = parse_data (event, data, error);
+  if (root == NULL)
     return FALSE;
 
-  parsed = symfonic_event_new_from_json (event, json_parser_get_root (req->json), error);
+  parsed = symfonic_event_new_from_json (event, root, error);
   if (parsed == NULL)
     return FALSE;
 
   if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
     {
-      JsonObject *usage = get_usage_member (json_parser_get_root (req->json));
+      JsonObject *usage = get_usage_member (root);
 
       /* before the push, so stages that see the terminal see the usage */
       if (usage != NULL)
@@ -576,7 +578,6 @@ symfonic_runtime_source_start (SymfonicSource *source,
   req->stream = g_object_ref (stream);
   req->session = g_object_ref (get_thread_session ());
   req->parser = symfonic_sse_parser_new (self->max_event_bytes);
-  req->json = json_parser_new ();
   req->cancellable = g_cancellable_new ();
   req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
   /* runs at once if the client is already gone */

@@ -172,15 +172,23 @@ gateway_new (const char *url,
 }
 
 static SymfonicTestStream *
-post_typed (SymfonicServer *server,
-            SoupSession    *session)
+post_query (SymfonicServer *server,
+            SoupSession    *session,
+            const char     *body)
 {
   g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
 
-  return symfonic_test_stream_post (session, url, CLIENT_BODY,
+  return symfonic_test_stream_post (session, url, body,
                                     "Authorization", "Bearer client-token",
                                     "X-Tenant-ID", "acme",
                                     NULL);
+}
+
+static SymfonicTestStream *
+post_typed (SymfonicServer *server,
+            SoupSession    *session)
+{
+  return post_query (server, session, CLIENT_BODY);
 }
 
 static void
@@ -388,6 +396,13 @@ static const FailureCase failures[] = {
     ONE_DELTA "event: TextDeltaEvent\ndata: [\"" SECRET "\"]\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "missing-field", 200, "text/event-stream",
     ONE_DELTA "event: ToolCallStartEvent\ndata: {\"tool_name\":\"" SECRET "\"}\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  /* json-glib kept the last of two names and cut a string at \u0000 */
+  { "duplicate-member", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"a\",\"text\":\"" SECRET "\"}\n\n" TERMINAL,
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  { "nul-in-string", 200, "text/event-stream",
+    ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"a\\u0000" SECRET "\"}\n\n" TERMINAL,
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "empty-data", 200, "text/event-stream",
     ONE_DELTA "event: TextDeltaEvent\ndata:\n\n" TERMINAL, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "unknown-event", 200, "text/event-stream",
@@ -640,6 +655,70 @@ test_runtime_terminal_ends_stream (void)
   symfonic_server_stop (server);
 }
 
+/* --- hostile nesting ------------------------------------------------------ */
+
+#define DEEP_NESTING 200000
+
+/* Data nested 200,000 deep once overflowed the worker's stack inside
+ * json-glib and took the process down with every stream it served. Now it
+ * ends its own stream with one error frame, while a stream beside it, still
+ * being written, completes. */
+static void
+test_runtime_deep_nesting (void)
+{
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  GString *deep = g_string_new (ONE_DELTA "event: TextDeltaEvent\ndata: ");
+  g_autoptr(GBytes) deep_body = NULL;
+  /* one byte every 20 ms: seconds in flight, around the deep one */
+  g_autoptr(GBytes) calm_body = plain_bytes (ONE_DELTA ONE_DELTA ONE_DELTA TERMINAL);
+  SymfonicTestScenario calm = { .body = calm_body, .split = SYMFONIC_TEST_SPLIT_ONE_BYTE, .delay_ms = 20 };
+  SymfonicTestScenario hostile = { 0, };
+  g_autofree char *url = NULL;
+  g_autofree char *healthz = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) calm_stream = NULL;
+  g_autoptr(SymfonicTestStream) deep_stream = NULL;
+  g_autoptr(SymfonicTestResponse) health = NULL;
+
+  for (guint i = 0; i < DEEP_NESTING; i++)
+    g_string_append_c (deep, '[');
+  for (guint i = 0; i < DEEP_NESTING; i++)
+    g_string_append_c (deep, ']');
+  g_string_append (deep, "\n\n" TERMINAL);
+  deep_body = g_string_free_to_bytes (deep);
+  hostile.body = deep_body;
+
+  symfonic_test_upstream_add_for_query (fake, "/nest", "calm", &calm);
+  symfonic_test_upstream_add_for_query (fake, "/nest", "deep", &hostile);
+  url = symfonic_test_upstream_dup_url (fake, "/nest");
+  server = gateway_new (url, NULL);
+
+  calm_stream = post_query (server, session, "{\"query\":\"calm\"}");
+  symfonic_test_stream_wait_frames (calm_stream, 1);
+  deep_stream = post_query (server, session, "{\"query\":\"deep\"}");
+
+  symfonic_test_stream_wait_done (deep_stream);
+  assert_one_error_frame (deep_stream, "upstream_error");
+  g_assert_cmpuint (deep_stream->frames->len, ==, 2);
+  g_assert_false (calm_stream->done);
+
+  symfonic_test_stream_wait_done (calm_stream);
+  g_assert_no_error (calm_stream->error);
+  g_assert_cmpuint (calm_stream->frames->len, >=, 4);
+  for (guint i = 0; i < 3; i++)
+    g_assert_cmpstr (frame_at (calm_stream, i)->event, ==, "TextDeltaEvent");
+  g_assert_cmpstr (frame_at (calm_stream, calm_stream->frames->len - 1)->event, ==, "ResponseCompleteEvent");
+  g_test_message ("the deep stream ended %" G_GINT64_FORMAT " ms before the calm one",
+                  (calm_stream->end_us - deep_stream->end_us) / 1000);
+
+  healthz = symfonic_test_server_dup_url (server, "/healthz");
+  health = symfonic_test_request (session, "GET", healthz, NULL, NULL, NULL);
+  g_assert_cmpuint (health->status, ==, 200);
+
+  symfonic_server_stop (server);
+}
+
 /* --- usage reports ------------------------------------------------------- */
 
 typedef struct
@@ -856,6 +935,7 @@ main (int   argc,
     }
   g_test_add_func ("/runtime/client-disconnect", test_runtime_client_disconnect);
   g_test_add_func ("/runtime/terminal-ends-stream", test_runtime_terminal_ends_stream);
+  g_test_add_func ("/runtime/deep-nesting", test_runtime_deep_nesting);
   for (guint i = 0; i < G_N_ELEMENTS (usage_cases); i++)
     {
       g_autofree char *path = g_strdup_printf ("/runtime/usage/%s", usage_cases[i].name);
