@@ -137,231 +137,24 @@ drop_block (SymfonicExtractionFilter *self,
   g_string_truncate (self->block, 0);
 }
 
-/* json-glib's parser is lenient (single quotes, comments, leading zeros,
- * unknown escapes), and recursive. The ops are the model's word on what to
- * remember, so a block must be strict RFC 8259 JSON, checked here first;
- * the depth bound keeps a hostile `[[[[...` off the parser's stack. */
-#define MAX_JSON_DEPTH 64
-
-typedef struct
-{
-  const char *p;
-  const char *end;
-  guint       depth;
-} JsonScan;
-
-static gboolean scan_value (JsonScan *scan);
-
-static void
-scan_blanks (JsonScan *scan)
-{
-  while (scan->p < scan->end &&
-         (*scan->p == ' ' || *scan->p == '\t' || *scan->p == '\n' || *scan->p == '\r'))
-    scan->p++;
-}
-
-static gboolean
-scan_char (JsonScan *scan,
-           char      c)
-{
-  if (scan->p < scan->end && *scan->p == c)
-    {
-      scan->p++;
-      return TRUE;
-    }
-
-  return FALSE;
-}
-
-static gboolean
-scan_digits (JsonScan *scan)
-{
-  const char *start = scan->p;
-
-  while (scan->p < scan->end && g_ascii_isdigit (*scan->p))
-    scan->p++;
-
-  return scan->p > start;
-}
-
-static gboolean
-scan_string (JsonScan *scan)
-{
-  if (!scan_char (scan, '"'))
-    return FALSE;
-
-  while (scan->p < scan->end)
-    {
-      guchar c = *scan->p++;
-
-      if (c == '"')
-        return TRUE;
-      if (c < 0x20)
-        return FALSE;
-      if (c != '\\')
-        continue;
-      if (scan->p == scan->end)
-        return FALSE;
-      c = *scan->p++;
-      if (c == 'u')
-        {
-          for (guint i = 0; i < 4; i++)
-            {
-              if (scan->p == scan->end || !g_ascii_isxdigit (*scan->p))
-                return FALSE;
-              scan->p++;
-            }
-        }
-      else if (c == '\0' || strchr ("\"\\/bfnrt", c) == NULL)
-        {
-          return FALSE;
-        }
-    }
-
-  return FALSE;
-}
-
-static gboolean
-scan_number (JsonScan *scan)
-{
-  scan_char (scan, '-');
-  if (!scan_char (scan, '0') && !(scan->p < scan->end && *scan->p >= '1' && *scan->p <= '9' && scan_digits (scan)))
-    return FALSE;
-  if (scan_char (scan, '.') && !scan_digits (scan))
-    return FALSE;
-  if (scan_char (scan, 'e') || scan_char (scan, 'E'))
-    {
-      if (!scan_char (scan, '+'))
-        scan_char (scan, '-');
-      if (!scan_digits (scan))
-        return FALSE;
-    }
-
-  return TRUE;
-}
-
-static gboolean
-scan_word (JsonScan   *scan,
-           const char *word)
-{
-  gsize len = strlen (word);
-
-  if ((gsize) (scan->end - scan->p) < len || memcmp (scan->p, word, len) != 0)
-    return FALSE;
-  scan->p += len;
-
-  return TRUE;
-}
-
-/* An array when close is ']', an object when '}'. */
-static gboolean
-scan_container (JsonScan *scan,
-                char      close)
-{
-  gboolean ok = FALSE;
-
-  if (++scan->depth > MAX_JSON_DEPTH)
-    return FALSE;
-
-  scan->p++;
-  scan_blanks (scan);
-  if (scan_char (scan, close))
-    {
-      ok = TRUE;
-      goto out;
-    }
-
-  for (;;)
-    {
-      if (close == '}')
-        {
-          if (!scan_string (scan))
-            goto out;
-          scan_blanks (scan);
-          if (!scan_char (scan, ':'))
-            goto out;
-          scan_blanks (scan);
-        }
-      if (!scan_value (scan))
-        goto out;
-      scan_blanks (scan);
-      if (scan_char (scan, close))
-        break;
-      if (!scan_char (scan, ','))
-        goto out;
-      scan_blanks (scan);
-    }
-  ok = TRUE;
-
-out:
-  scan->depth--;
-  return ok;
-}
-
-static gboolean
-scan_value (JsonScan *scan)
-{
-  if (scan->p == scan->end)
-    return FALSE;
-
-  switch (*scan->p)
-    {
-    case '[':
-      return scan_container (scan, ']');
-    case '{':
-      return scan_container (scan, '}');
-    case '"':
-      return scan_string (scan);
-    case 't':
-      return scan_word (scan, "true");
-    case 'f':
-      return scan_word (scan, "false");
-    case 'n':
-      return scan_word (scan, "null");
-    default:
-      return scan_number (scan);
-    }
-}
-
-static gboolean
-is_strict_json (const char *text,
-                gsize       len)
-{
-  JsonScan scan = { text, text + len, 0 };
-
-  scan_blanks (&scan);
-  if (!scan_value (&scan))
-    return FALSE;
-  scan_blanks (&scan);
-
-  return scan.p == scan.end;
-}
-
 static void
 parse_block (SymfonicExtractionFilter *self)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
-  JsonNode *root;
+  g_autoptr(JsonNode) root = NULL;
   JsonArray *list;
   guint n;
 
-  if (!is_strict_json (self->block->str, self->block->len))
+  /* the ops are the model's word on what to remember: strict JSON only,
+   * and a hostile `[[[[...` is refused before it is built */
+  root = symfonic_json_parse (self->block->str, self->block->len, SYMFONIC_JSON_MAX_DEPTH, &error);
+  if (root == NULL)
     {
-      drop_block (self, "not strict JSON");
+      drop_block (self, error->message);
       return;
     }
 
-  if (!json_parser_load_from_data (parser, self->block->str, self->block->len, &error))
-    {
-      g_autofree char *why = g_strdup_printf ("not JSON (%s)", error->message);
-
-      drop_block (self, why);
-      return;
-    }
-
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_ARRAY (root))
+  if (!JSON_NODE_HOLDS_ARRAY (root))
     {
       drop_block (self, "not a list");
       return;

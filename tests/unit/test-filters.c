@@ -425,6 +425,10 @@ static const Case extraction_cases[] = {
   { "c<memory_ops>/* " SECRET " */[]</memory_ops>omment", "comment", .dropped = 1 },
   { "z<memory_ops>[{\"" SECRET "\":01}]</memory_ops>ero", "zero", .dropped = 1 },
   { "t<memory_ops>[{\"" SECRET "\":1},]</memory_ops>railing", "trailing", .dropped = 1 },
+  /* json-glib would keep the last of two names and cut a string at \u0000 */
+  { "d<memory_ops>[{\"a\":1,\"a\":\"" SECRET "\"}]</memory_ops>uplicate", "duplicate", .dropped = 1 },
+  { "n<memory_ops>[{\"t\":\"a\\u0000" SECRET "\"}]</memory_ops>ul", "nul", .dropped = 1 },
+  { "s<memory_ops>[{\"t\":\"\\ud800" SECRET "\"}]</memory_ops>urrogate", "surrogate", .dropped = 1 },
   { "n<memory_ops>[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{\"" SECRET "\":1}"
     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]</memory_ops>ested", "nested",
     .dropped = 1 },
