@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-transcript.h"
@@ -54,22 +55,23 @@ parse_line (const char               *line,
             SymfonicTranscriptEntry  *entry,
             GError                  **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(JsonNode) root = NULL;
   JsonObject *object;
   JsonNode *data;
   const char *name;
   gint64 delay;
 
-  if (!json_parser_load_from_data (parser, line, -1, error))
+  root = symfonic_json_parse (line, strlen (line), SYMFONIC_JSON_MAX_DEPTH, error);
+  if (root == NULL)
     return FALSE;
 
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (!JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("a line must be a JSON object"));
       return FALSE;
     }
 
-  object = json_node_get_object (json_parser_get_root (parser));
+  object = json_node_get_object (root);
   name = json_object_get_string_member_with_default (object, "event", NULL);
   data = json_object_get_member (object, "data");
   delay = json_object_get_int_member_with_default (object, "delay_ms", 0);

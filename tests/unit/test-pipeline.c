@@ -324,6 +324,56 @@ test_pipeline_base_dir (void)
   g_assert_cmpstr (g_file_peek_path (data_file), ==, notes);
 }
 
+/* A transcript line is strict, depth-bounded JSON: the pipeline does not
+ * load, and the error names the file, the line and the byte. */
+static void
+test_pipeline_transcript_strict_json (void)
+{
+  static const char good[] = "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"a\"}}\n";
+  static const struct
+  {
+    const char *line;
+    const char *error;
+  } cases[] = {
+    { "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"a\"},\"data\":{\"text\":\"b\"}}",
+      "Invalid JSON at byte 46: duplicate member name" },
+    { "{'event':'TextDeltaEvent','data':{'text':'a'}}", "Invalid JSON at byte 1: expected a member name" },
+    { "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"a\\u0000b\"}}",
+      "Invalid JSON at byte 43: NUL character in a string" },
+    { "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"a\"}} // c", "Invalid JSON at byte 47: text after the document" },
+    { NULL, "Invalid JSON at byte 96: nesting deeper than 64 levels" },
+  };
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "transcripts", NULL);
+  g_autofree char *file = g_build_filename (dir, "plain.jsonl", NULL);
+  g_autofree char *text = g_strconcat ("[route:r]\npath=/r\nsource=s\n"
+                                       "[source:s]\ntype=replay\ntranscripts=", dir, "\n", NULL);
+  GString *deep = g_string_new ("{\"event\":\"TextDeltaEvent\",\"data\":");
+  g_autofree char *deep_line = NULL;
+
+  for (guint i = 0; i < 200000; i++)
+    g_string_append_c (deep, '[');
+  for (guint i = 0; i < 200000; i++)
+    g_string_append_c (deep, ']');
+  g_string_append_c (deep, '}');
+  deep_line = g_string_free (deep, FALSE);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *contents = g_strconcat (good, cases[i].line != NULL ? cases[i].line : deep_line, "\n", NULL);
+      g_autofree char *expected = g_strdup_printf ("t.pipeline:4: [source:s]: %s:2: %s", file, cases[i].error);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("case %u", i);
+      g_assert_true (g_file_set_contents (file, contents, -1, &error));
+      pipeline = load (text, &error);
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_cmpstr (error->message, ==, expected);
+    }
+}
+
 static void
 test_pipeline_gateway (void)
 {
@@ -548,6 +598,7 @@ main (int   argc,
   g_test_add_func ("/pipeline/relative-file", test_pipeline_relative_file);
   g_test_add_func ("/pipeline/base-dir", test_pipeline_base_dir);
   g_test_add_func ("/pipeline/gateway", test_pipeline_gateway);
+  g_test_add_func ("/pipeline/transcript-strict-json", test_pipeline_transcript_strict_json);
   g_test_add_func ("/pipeline/stage-order", test_pipeline_stage_order);
   g_test_add_func ("/pipeline/comments", test_pipeline_comments);
   g_test_add_func ("/pipeline/crlf", test_pipeline_crlf);
