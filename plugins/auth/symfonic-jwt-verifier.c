@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
-#include <json-glib/json-glib.h>
 #include <jwt.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <symfonic.h>
 
 #include "symfonic-jwt-verifier.h"
 #include "symfonic-token-table.h"
@@ -351,13 +351,10 @@ static JsonObject *
 parse_object (const char *text,
               gsize       length)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
-  JsonNode *root;
+  /* the header is read before the signature is checked: strict, so a
+   * repeated name is refused (RFC 7515 4), and bounded in depth */
+  g_autoptr(JsonNode) root = symfonic_json_parse (text, length, SYMFONIC_JSON_MAX_DEPTH, NULL);
 
-  if (!json_parser_load_from_data (parser, text, length, NULL))
-    return NULL;
-
-  root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return NULL;
 

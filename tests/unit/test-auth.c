@@ -829,6 +829,33 @@ test_auth_jwt_alg_none (void)
   admit_unauthorized (pipeline, crit, "acme");
 }
 
+/* The header is read before the signature is checked, so anyone can send
+ * one: it must be strict JSON (RFC 7515 4: names are unique) and its
+ * nesting bounded, or 200,000 arrays overflow the stack inside json-glib. */
+static void
+test_auth_jwt_strict_header (void)
+{
+  g_autoptr(SymfonicPipeline) pipeline = load_ok (JWT_SETTINGS);
+  g_autofree char *claims = claims_with (NULL);
+  g_autofree char *twice = make_jwt ("HS256", "{\"alg\":\"HS256\",\"typ\":\"JWT\",\"alg\":\"HS256\"}",
+                                     claims, HS_SECRET);
+  GString *deep = g_string_new (NULL);
+  g_autofree char *deep_header = NULL;
+  g_autofree char *encoded_deep = NULL;
+  g_autofree char *deep_token = NULL;
+
+  for (guint i = 0; i < 200000; i++)
+    g_string_append_c (deep, '[');
+  for (guint i = 0; i < 200000; i++)
+    g_string_append_c (deep, ']');
+  deep_header = g_string_free (deep, FALSE);
+  encoded_deep = base64url_text (deep_header);
+  deep_token = g_strconcat (encoded_deep, ".e30.sig", NULL);
+
+  admit_unauthorized (pipeline, twice, "acme");
+  admit_unauthorized (pipeline, deep_token, "acme");
+}
+
 static void
 test_auth_jwt_confusion (void)
 {
@@ -1019,6 +1046,7 @@ main (int   argc,
   g_test_add_func ("/auth/jwt/not-before", test_auth_jwt_not_before);
   g_test_add_func ("/auth/jwt/bad-signature", test_auth_jwt_bad_signature);
   g_test_add_func ("/auth/jwt/alg-none", test_auth_jwt_alg_none);
+  g_test_add_func ("/auth/jwt/strict-header", test_auth_jwt_strict_header);
   g_test_add_func ("/auth/jwt/confusion", test_auth_jwt_confusion);
   g_test_add_func ("/auth/jwt/claims", test_auth_jwt_claims);
   g_test_add_func ("/auth/jwt/issuer-audience", test_auth_jwt_issuer_audience);
