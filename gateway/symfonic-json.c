@@ -77,18 +77,6 @@ expect (Reader     *r,
   return TRUE;
 }
 
-static int
-hex_value (guchar c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Reads the four hex digits of a \u escape that starts at r->pos. */
 static gboolean
 read_hex4 (Reader   *r,
@@ -100,7 +88,7 @@ read_hex4 (Reader   *r,
     return FALSE;
   for (guint i = 2; i < 6; i++)
     {
-      int digit = hex_value (r->data[r->pos + i]);
+      int digit = g_ascii_xdigit_value (r->data[r->pos + i]);
 
       if (digit < 0)
         return FALSE;
