@@ -76,9 +76,11 @@ LLVMFuzzerInitialize (int    *argc,
 }
 
 /* The workspace is a temporary folder laid out like data/: pipelines/ for
- * the fuzzed files, beside copies of the demo tokens, the error table and
- * the transcripts, so the default pipeline's relative paths resolve. It is
- * a fresh folder per process, so parallel fuzzing jobs never share it. */
+ * the fuzzed files, beside copies of the demo tokens and the error table,
+ * so the default pipeline's relative paths resolve. Its transcripts folder
+ * holds only the unit tests' one short transcript, which keeps a load
+ * cheap (the replay source reads every transcript as a pipeline loads).
+ * It is a fresh folder per process, so parallel jobs never share it. */
 static char *workspace;
 static GFile *pipelines_dir;
 
@@ -107,9 +109,10 @@ remove_workspace (void)
 }
 
 static void
-copy_into_workspace (const char *relative)
+copy_into_workspace (const char *from_dir,
+                     const char *relative)
 {
-  g_autofree char *from_path = g_build_filename (SYMFONIC_TEST_DATA_DIR, relative, NULL);
+  g_autofree char *from_path = g_build_filename (from_dir, relative, NULL);
   g_autofree char *to_path = g_build_filename (workspace, relative, NULL);
   g_autoptr(GFile) from = g_file_new_for_path (from_path);
   g_autoptr(GFile) to = g_file_new_for_path (to_path);
@@ -125,9 +128,6 @@ make_workspace (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *pipelines_path = NULL;
   g_autofree char *transcripts_path = NULL;
-  g_autofree char *source_transcripts_path = NULL;
-  g_autoptr(GDir) transcripts = NULL;
-  const char *name;
 
   workspace = g_dir_make_tmp ("symfonic-fuzz-XXXXXX", &error);
   if (workspace == NULL)
@@ -140,18 +140,9 @@ make_workspace (void)
   g_mkdir (transcripts_path, 0700);
   pipelines_dir = g_file_new_for_path (pipelines_path);
 
-  copy_into_workspace ("demo-tokens.ini");
-  copy_into_workspace ("error-map.ini");
-  source_transcripts_path = g_build_filename (SYMFONIC_TEST_DATA_DIR, "transcripts", NULL);
-  transcripts = g_dir_open (source_transcripts_path, 0, &error);
-  if (transcripts == NULL)
-    g_error ("Cannot read the transcripts: %s", error->message);
-  while ((name = g_dir_read_name (transcripts)) != NULL)
-    {
-      g_autofree char *relative = g_build_filename ("transcripts", name, NULL);
-
-      copy_into_workspace (relative);
-    }
+  copy_into_workspace (SYMFONIC_TEST_DATA_DIR, "demo-tokens.ini");
+  copy_into_workspace (SYMFONIC_TEST_DATA_DIR, "error-map.ini");
+  copy_into_workspace (FUZZ_FIXTURES_DIR, "transcripts/plain.jsonl");
 
   if (!symfonic_registry_scan (symfonic_registry_get_default (), &error))
     g_error ("Cannot load the plugins: %s", error->message);
