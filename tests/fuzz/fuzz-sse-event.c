@@ -2,8 +2,8 @@
  * source reads them
  *
  * The input is a FuzzSplit: the stream, cut into pieces as the network
- * might. Every complete frame whose event names a typed event is decoded
- * from its JSON data into an event and written back out.
+ * might. Every complete frame's data is parsed as JSON, and a frame whose
+ * event names a typed event is decoded into one and written back out.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -14,6 +14,8 @@
 /* small, so the fuzzer reaches the limit with inputs of its usual size */
 #define MAX_EVENT_BYTES 4096
 
+/* The runtime parses every frame's data (errors and usage reports too) and
+ * decodes the frames that name a typed event. */
 static void
 decode (JsonParser *json,
         const char *name,
@@ -24,10 +26,10 @@ decode (JsonParser *json,
   SymfonicEventKind kind;
   JsonNode *root;
 
-  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
-    return;
   if (!json_parser_load_from_data (json, data, -1, NULL) ||
       (root = json_parser_get_root (json)) == NULL)
+    return;
+  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
     return;
 
   event = symfonic_event_new_from_json (name, root, NULL);
