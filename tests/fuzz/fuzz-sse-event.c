@@ -1,0 +1,81 @@
+/* fuzz-sse-event.c: an upstream's Server-Sent Events, read as the runtime
+ * source reads them
+ *
+ * The input is a FuzzSplit: the stream, cut into pieces as the network
+ * might. Every complete frame's data is parsed as JSON, and a frame whose
+ * event names a typed event is decoded into one and written back out.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "fuzz-common.h"
+
+/* small, so the fuzzer reaches the limit with inputs of its usual size */
+#define MAX_EVENT_BYTES 4096
+
+/* The runtime parses every frame's data (errors and usage reports too) and
+ * decodes the frames that name a typed event. */
+static void
+decode (JsonParser *json,
+        const char *name,
+        const char *data)
+{
+  g_autoptr(SymfonicEvent) event = NULL;
+  g_autoptr(GString) out = NULL;
+  SymfonicEventKind kind;
+  JsonNode *root;
+
+  if (!json_parser_load_from_data (json, data, -1, NULL) ||
+      (root = json_parser_get_root (json)) == NULL)
+    return;
+  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+    return;
+
+  event = symfonic_event_new_from_json (name, root, NULL);
+  if (event == NULL)
+    return;
+
+  out = g_string_new (NULL);
+  symfonic_event_write_json (event, out);
+}
+
+static void
+drain (SymfonicSseParser *parser,
+       JsonParser        *json)
+{
+  for (;;)
+    {
+      g_autofree char *name = NULL;
+      g_autofree char *data = NULL;
+      g_autofree char *id = NULL;
+
+      if (!symfonic_sse_parser_next (parser, &name, &data, &id))
+        return;
+      decode (json, name, data);
+    }
+}
+
+int
+LLVMFuzzerTestOneInput (const guint8 *data,
+                        size_t        size)
+{
+  g_autoptr(SymfonicSseParser) parser = symfonic_sse_parser_new (MAX_EVENT_BYTES);
+  g_autoptr(JsonParser) json = json_parser_new ();
+  FuzzSplit split;
+  const guint8 *piece;
+  gsize length;
+
+  fuzz_split_init (&split, data, size);
+  while (fuzz_split_next (&split, &piece, &length))
+    {
+      /* an oversized frame fails the stream, as it does the runtime's */
+      if (!symfonic_sse_parser_feed (parser, piece, length, NULL))
+        return 0;
+      drain (parser, json);
+    }
+  symfonic_sse_parser_end (parser);
+  drain (parser, json);
+
+  return 0;
+}
