@@ -305,6 +305,21 @@ instantiate (Loader      *loader,
   return g_steal_pointer (&object);
 }
 
+/* Whether @name is among the first @n entries of @names (already stripped). */
+static gboolean
+listed_before (char * const *names,
+               guint         n,
+               const char   *name)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      if (g_str_equal (names[i], name))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
@@ -401,6 +416,16 @@ load_route (Loader      *loader,
         {
           symfonic_key_file_set_error (loader->kf, error, group, "stages",
                                        _("no [stage:%s] in this file"), stage_name);
+          return FALSE;
+        }
+      /* A stream keeps one state per stage object: a stage listed twice
+       * would share it (a budget reserving twice and settling once, a
+       * filter fed its own output). Two [stage:…] groups of one type are
+       * two objects and fine. */
+      if (listed_before (stages, i, stage_name))
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, "stages",
+                                       _("stage “%s” is listed twice"), stage_name);
           return FALSE;
         }
       symfonic_route_add_stage (route, stage);

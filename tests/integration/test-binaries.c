@@ -83,6 +83,37 @@ test_check_broken (void)
   g_assert_cmpstr (out, ==, "");
 }
 
+/* A stage listed twice in a route would share one per-stream state with
+ * itself (a budget reserving twice and settling once): refused at load. */
+static void
+test_check_repeated_stage (void)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *text = g_strdup_printf ("[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "source=demo\n"
+                                           "stages=budget;budget\n"
+                                           "\n"
+                                           "[source:demo]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=typed\n"
+                                           "\n"
+                                           "[stage:budget]\n"
+                                           "type=budget\n", transcripts);
+  g_autofree char *path = write_pipeline ("repeated.pipeline", text);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = g_strdup_printf ("%s:4: [route:typed] stages: stage “budget” is listed twice", path);
+  int status;
+
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
+  g_test_message ("stderr: %s", err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, expected));
+  g_assert_cmpstr (out, ==, "");
+}
+
 static void
 test_check_default (void)
 {
@@ -282,6 +313,7 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
+  g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
   g_test_add_func ("/binaries/check-default", test_check_default);
   g_test_add_func ("/binaries/bad-usage", test_bad_usage);
   g_test_add_func ("/binaries/inspect-lists", test_inspect_lists);

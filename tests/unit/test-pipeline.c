@@ -69,6 +69,8 @@ static const InvalidCase invalid_cases[] = {
   { "missing-type", ROUTE SOURCE "[stage:u]\nprefix=x\n", 8, { "[stage:u]", "type" } },
   { "missing-source", "[route:r]\npath=/r\nsource=nowhere\n" SOURCE, 3, { "[route:r]", "source", "nowhere" } },
   { "missing-stage", "[route:r]\npath=/r\nsource=s\nstages=u;ghost\n" SOURCE STAGE, 4, { "[route:r]", "stages", "ghost" } },
+  { "repeated-stage", "[route:r]\npath=/r\nsource=s\nstages=u; v ;u\n" SOURCE STAGE "[stage:v]\ntype=test-upper\n", 4,
+    { "[route:r]", "stages", "“u”" } },
   { "duplicate-path",
     "[route:a]\npath=/same\nsource=s\n[route:b]\npath=/same\nsource=s\n" SOURCE, 5,
     { "[route:b]", "path", "[route:a]", "line 2" } },
