@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-enums.h"
+#include "symfonic-config-file.h"
 #include "symfonic-error.h"
 #include "symfonic-keyfile-private.h"
 #include "symfonic-paths-private.h"
@@ -590,7 +591,6 @@ symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
   g_autoptr(GFile) base_dir = NULL;
   g_autofree char *contents = NULL;
   g_autofree char *display_name = NULL;
-  g_autoptr(GError) local_error = NULL;
   SymfonicPipeline *self;
   gsize length;
 
@@ -599,12 +599,8 @@ symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   display_name = g_file_get_parse_name (file);
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   "%s: %s", display_name, local_error->message);
-      return NULL;
-    }
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+    return NULL;
 
   base_dir = g_file_get_parent (file);
   self = symfonic_pipeline_new_from_data (registry, contents, length, base_dir, display_name, error);
