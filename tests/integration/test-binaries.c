@@ -5,6 +5,8 @@
 #include <string.h>
 #include <signal.h>
 
+#include <glib/gstdio.h>
+
 #include "symfonic-test-support.h"
 
 static const char *
@@ -306,6 +308,43 @@ test_stop_with_stream_in_flight (void)
   g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
 }
 
+/* Junk on the plugin path (a text file named like a module, a module with
+ * malformed info) is skipped with a warning naming it: symfonic-inspect
+ * lists the rest and the gateway serves. */
+static void
+test_junk_on_plugin_path (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("symfonic-junk-XXXXXX", &error);
+  g_autofree char *junk = g_build_filename (dir, "libjunk." G_MODULE_SUFFIX, NULL);
+  g_autofree char *malformed = g_build_filename (dir, "libsymfonic-test-malformed." G_MODULE_SUFFIX, NULL);
+  g_autoptr(GFile) malformed_source = g_file_new_for_path (TEST_PLUGIN_MALFORMED_DIR
+                                                           "/libsymfonic-test-malformed." G_MODULE_SUFFIX);
+  g_autoptr(GFile) malformed_copy = g_file_new_for_path (malformed);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_no_error (error);
+  g_file_set_contents (junk, "not a shared object\n", -1, &error);
+  g_assert_no_error (error);
+  g_file_copy (malformed_source, malformed_copy, G_FILE_COPY_NONE, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", dir, TRUE);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_test_message ("stderr: %s", err);
+  g_assert_true (g_regex_match_simple ("^  replay +source +SymfonicReplaySource", out, G_REGEX_MULTILINE, 0));
+  g_assert_nonnull (strstr (err, junk));
+  g_assert_nonnull (strstr (err, malformed));
+
+  test_serve_and_stop (GINT_TO_POINTER (SIGTERM));
+
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_unlink (junk);
+  g_unlink (malformed);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -321,6 +360,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
+  g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
 
   return g_test_run ();
 }
