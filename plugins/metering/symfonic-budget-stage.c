@@ -188,8 +188,10 @@ reserve_cb (GObject      *object,
   reservation = g_new0 (Reservation, 1);
   reservation->key = g_steal_pointer (&admission->key);
   reservation->reserved = admission->amount;
-  reservation->allowance = allowance;
-  reservation->text_bytes_allowed = symfonic_meter_saturating_mul (allowance - admission->query_tokens, 4);
+  /* a store owes at least the reservation it granted */
+  reservation->allowance = MAX (allowance, admission->amount);
+  reservation->text_bytes_allowed =
+    symfonic_meter_saturating_mul (reservation->allowance - admission->query_tokens, 4);
   symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
                                   (GDestroyNotify) reservation_free);
   g_task_return_boolean (task, TRUE);
@@ -505,8 +507,9 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_RESERVE_TOKENS] =
     g_param_spec_uint64 ("reserve-tokens", "Reserve tokens",
-                         "Tokens reserved when a request is admitted: its worst case, "
-                         "at most tokens-per-window; the real usage is settled when it ends",
+                         "Tokens reserved when a request is admitted, or its query's estimate "
+                         "when larger: its worst case, at most tokens-per-window; the real usage "
+                         "is settled when it ends",
                          1, G_MAXINT64, 4096,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <glib/gstdio.h>
 
@@ -109,6 +110,25 @@ test_check_repeated_stage (void)
   g_autofree char *expected = g_strdup_printf ("%s:4: [route:typed] stages: stage “budget” is listed twice", path);
   int status;
 
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
+  g_test_message ("stderr: %s", err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, expected));
+  g_assert_cmpstr (out, ==, "");
+}
+
+/* A FIFO in place of the pipeline file is refused at once, not waited on. */
+static void
+test_check_fifo (void)
+{
+  g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "fifo.pipeline", NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = g_strconcat (path, ": ", NULL);
+  int status;
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_cache_dir (), 0700), ==, 0);
+  g_assert_cmpint (mkfifo (path, 0600), ==, 0);
   status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
   g_test_message ("stderr: %s", err);
   g_assert_cmpint (status, ==, 1);
@@ -353,6 +373,7 @@ main (int   argc,
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
   g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
+  g_test_add_func ("/binaries/check-fifo", test_check_fifo);
   g_test_add_func ("/binaries/check-default", test_check_default);
   g_test_add_func ("/binaries/bad-usage", test_bad_usage);
   g_test_add_func ("/binaries/inspect-lists", test_inspect_lists);
