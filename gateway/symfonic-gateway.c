@@ -122,12 +122,13 @@ main (int   argc,
       return 1;
     }
 
-  uri = symfonic_server_dup_uri (server);
-  g_print (_("symfonic-gateway %s serving %s on %s\n"), SYMFONIC_VERSION, display, uri);
-
+  /* the handlers first: whoever reads the banner may signal at once */
   loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, on_signal, loop);
   g_unix_signal_add (SIGTERM, on_signal, loop);
+
+  uri = symfonic_server_dup_uri (server);
+  g_print (_("symfonic-gateway %s serving %s on %s\n"), SYMFONIC_VERSION, display, uri);
   g_main_loop_run (loop);
 
   g_print (_("symfonic-gateway: shutting down\n"));

@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-enums.h"
+#include "symfonic-config-file.h"
 #include "symfonic-error.h"
 #include "symfonic-keyfile-private.h"
 #include "symfonic-paths-private.h"
@@ -305,6 +306,21 @@ instantiate (Loader      *loader,
   return g_steal_pointer (&object);
 }
 
+/* Whether @name is among the first @n entries of @names (already stripped). */
+static gboolean
+listed_before (char * const *names,
+               guint         n,
+               const char   *name)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      if (g_str_equal (names[i], name))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
@@ -401,6 +417,16 @@ load_route (Loader      *loader,
         {
           symfonic_key_file_set_error (loader->kf, error, group, "stages",
                                        _("no [stage:%s] in this file"), stage_name);
+          return FALSE;
+        }
+      /* A stream keeps one state per stage object: a stage listed twice
+       * would share it (a budget reserving twice and settling once, a
+       * filter fed its own output). Two [stage:…] groups of one type are
+       * two objects and fine. */
+      if (listed_before (stages, i, stage_name))
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, "stages",
+                                       _("stage “%s” is listed twice"), stage_name);
           return FALSE;
         }
       symfonic_route_add_stage (route, stage);
@@ -565,7 +591,6 @@ symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
   g_autoptr(GFile) base_dir = NULL;
   g_autofree char *contents = NULL;
   g_autofree char *display_name = NULL;
-  g_autoptr(GError) local_error = NULL;
   SymfonicPipeline *self;
   gsize length;
 
@@ -574,12 +599,8 @@ symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   display_name = g_file_get_parse_name (file);
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   "%s: %s", display_name, local_error->message);
-      return NULL;
-    }
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+    return NULL;
 
   base_dir = g_file_get_parent (file);
   self = symfonic_pipeline_new_from_data (registry, contents, length, base_dir, display_name, error);

@@ -23,9 +23,9 @@
  *
  * Plugins are shared modules exporting a #SymfonicPluginInfo (see
  * SYMFONIC_PLUGIN_DEFINE()). The registry checks a module's API version
- * before it runs any of the module's code, keeps every loaded module
- * resident, and refuses a second type or plugin of a name already taken,
- * naming both owners.
+ * and the sanity of its info before it calls the module's entry point,
+ * keeps every loaded module resident, and refuses a second type or plugin
+ * of a name already taken, naming both owners.
  */
 struct _SymfonicRegistry
 {
@@ -132,6 +132,47 @@ resolve_path (const char *path)
   return copy;
 }
 
+/* Bounds on what a plugin's info may hold: a name is what pipeline authors
+ * and logs see, so it is a short identifier; the rest is one line of text. */
+#define MAX_NAME_LENGTH 64
+#define MAX_TEXT_LENGTH 1024
+
+static gboolean
+is_plugin_name (const char *name)
+{
+  gsize length = strnlen (name, MAX_NAME_LENGTH + 1);
+
+  if (length == 0 || length > MAX_NAME_LENGTH || !g_ascii_isalnum (name[0]))
+    return FALSE;
+  for (gsize i = 0; i < length; i++)
+    {
+      if (!g_ascii_isalnum (name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.')
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* One line of UTF-8, read no further than the bound. */
+static gboolean
+is_text_line (const char *text)
+{
+  gsize length;
+
+  if (text == NULL)
+    return TRUE;
+  length = strnlen (text, MAX_TEXT_LENGTH + 1);
+  if (length > MAX_TEXT_LENGTH || !g_utf8_validate_len (text, length, NULL))
+    return FALSE;
+  for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      if (g_unichar_iscntrl (g_utf8_get_char (p)))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
 static const char *
 owner_name (SymfonicPlugin *plugin)
 {
@@ -193,30 +234,18 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   return TRUE;
 }
 
-/**
- * symfonic_registry_load_plugin:
- * @self: a #SymfonicRegistry
- * @filename: a plugin module
- * @error: return location for a #GError
- *
- * Loads one plugin module, checks its API version and runs its entry point.
- * Loading a file that is already loaded does nothing.
- *
- * Returns: (transfer none) (nullable): the plugin, or %NULL with @error set
- */
-SymfonicPlugin *
-symfonic_registry_load_plugin (SymfonicRegistry  *self,
-                               const char        *filename,
-                               GError           **error)
+/* As symfonic_registry_load_plugin(); when a plugin of the same name is
+ * loaded already, also returns it in @earlier. */
+static SymfonicPlugin *
+load_plugin (SymfonicRegistry  *self,
+             const char        *filename,
+             SymfonicPlugin   **earlier,
+             GError           **error)
 {
   g_autofree char *canonical = NULL;
   g_autoptr(SymfonicPlugin) plugin = NULL;
   const SymfonicPluginInfo *info = NULL;
   GModule *module;
-
-  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
-  g_return_val_if_fail (filename != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   canonical = resolve_path (filename);
   g_mutex_lock (&self->lock);
@@ -260,6 +289,18 @@ symfonic_registry_load_plugin (SymfonicRegistry  *self,
       return NULL;
     }
 
+  /* Its strings reach logs, symfonic-inspect and error messages: a module
+   * that garbles them would garble those, and is no plugin to trust. */
+  if (!is_plugin_name (info->name) || !is_text_line (info->version) || !is_text_line (info->description))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Plugin %s declares a malformed name, version or description (a name is up to %u "
+                     "letters, digits, “-”, “_” or “.”; the rest one line of UTF-8 up to %u bytes)"),
+                   canonical, MAX_NAME_LENGTH, MAX_TEXT_LENGTH);
+      g_module_close (module);
+      return NULL;
+    }
+
   g_mutex_lock (&self->lock);
   for (guint i = 0; i < self->plugins->len; i++)
     {
@@ -267,6 +308,8 @@ symfonic_registry_load_plugin (SymfonicRegistry  *self,
 
       if (g_strcmp0 (symfonic_plugin_get_name (other), info->name) == 0)
         {
+          if (earlier != NULL)
+            *earlier = other;
           g_mutex_unlock (&self->lock);
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
                        _("Plugin “%s” of %s is already loaded from %s"),
@@ -291,11 +334,64 @@ symfonic_registry_load_plugin (SymfonicRegistry  *self,
   return plugin;
 }
 
+/**
+ * symfonic_registry_load_plugin:
+ * @self: a #SymfonicRegistry
+ * @filename: a plugin module
+ * @error: return location for a #GError
+ *
+ * Loads one plugin module, checks its API version and runs its entry point.
+ * Loading a file that is already loaded does nothing.
+ *
+ * Returns: (transfer none) (nullable): the plugin, or %NULL with @error set
+ */
+SymfonicPlugin *
+symfonic_registry_load_plugin (SymfonicRegistry  *self,
+                               const char        *filename,
+                               GError           **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (filename != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return load_plugin (self, filename, NULL, error);
+}
+
 static int
 compare_names (gconstpointer a,
                gconstpointer b)
 {
   return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+/* The `*.so` modules of @directory, in name order; none for a missing
+ * directory. */
+static GPtrArray *
+list_modules (const char  *directory,
+              GError     **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GError) local_error = NULL;
+  const char *name;
+
+  dir = g_dir_open (directory, 0, &local_error);
+  if (dir == NULL)
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return g_steal_pointer (&names);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      if (g_str_has_suffix (name, "." G_MODULE_SUFFIX))
+        g_ptr_array_add (names, g_build_filename (directory, name, NULL));
+    }
+  g_ptr_array_sort (names, compare_names);
+
+  return g_steal_pointer (&names);
 }
 
 /**
@@ -305,7 +401,8 @@ compare_names (gconstpointer a,
  * @error: return location for a #GError
  *
  * Loads every `*.so` module in @directory, in name order. A missing
- * directory is not an error; a module that cannot be loaded is.
+ * directory is not an error; a module that cannot be loaded is, and stops
+ * the load (symfonic_registry_scan() skips it instead).
  *
  * Returns: %TRUE on success
  */
@@ -314,38 +411,53 @@ symfonic_registry_load_directory (SymfonicRegistry  *self,
                                   const char        *directory,
                                   GError           **error)
 {
-  g_autoptr(GPtrArray) names = NULL;
-  g_autoptr(GDir) dir = NULL;
-  g_autoptr(GError) local_error = NULL;
-  const char *name;
+  g_autoptr(GPtrArray) paths = NULL;
 
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (directory != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  dir = g_dir_open (directory, 0, &local_error);
-  if (dir == NULL)
-    {
-      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-        return TRUE;
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
+  paths = list_modules (directory, error);
+  if (paths == NULL)
+    return FALSE;
 
-  names = g_ptr_array_new_with_free_func (g_free);
-  while ((name = g_dir_read_name (dir)) != NULL)
+  for (guint i = 0; i < paths->len; i++)
     {
-      if (g_str_has_suffix (name, "." G_MODULE_SUFFIX))
-        g_ptr_array_add (names, g_strdup (name));
-    }
-  g_ptr_array_sort (names, compare_names);
-
-  for (guint i = 0; i < names->len; i++)
-    {
-      g_autofree char *path = g_build_filename (directory, g_ptr_array_index (names, i), NULL);
-
-      if (symfonic_registry_load_plugin (self, path, error) == NULL)
+      if (load_plugin (self, g_ptr_array_index (paths, i), NULL, error) == NULL)
         return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Plugin folders hold whatever was put there: as GStreamer does, a module
+ * that cannot be loaded is skipped with a warning naming it, and the rest
+ * serve. A plugin met again further down the path (a development copy
+ * before the installed one) is not loaded twice: the first one wins. */
+static gboolean
+scan_directory (SymfonicRegistry  *self,
+                const char        *directory,
+                GError           **error)
+{
+  g_autoptr(GPtrArray) paths = list_modules (directory, error);
+
+  if (paths == NULL)
+    return FALSE;
+
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const char *path = g_ptr_array_index (paths, i);
+      g_autoptr(GError) local_error = NULL;
+      SymfonicPlugin *earlier = NULL;
+
+      if (load_plugin (self, path, &earlier, &local_error) != NULL)
+        continue;
+
+      if (earlier != NULL)
+        g_message (_("Not loading %s: plugin “%s” from %s comes first on the plugin path"),
+                   path, symfonic_plugin_get_name (earlier), owner_name (earlier));
+      else
+        g_warning (_("Skipping plugin %s: %s"), path, local_error->message);
     }
 
   return TRUE;
@@ -358,9 +470,11 @@ symfonic_registry_load_directory (SymfonicRegistry  *self,
  *
  * Loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
  * separated list), then those of the build's or installation's plugin
- * directory. A directory listed twice is read once.
+ * directory. A directory listed twice is read once. A module that cannot
+ * be loaded is skipped with a warning; of two plugins of one name, the
+ * first on the path is loaded and the other skipped with a message.
  *
- * Returns: %TRUE on success
+ * Returns: %TRUE on success, %FALSE if a directory could not be read
  */
 gboolean
 symfonic_registry_scan (SymfonicRegistry  *self,
@@ -392,7 +506,7 @@ symfonic_registry_scan (SymfonicRegistry  *self,
       for (guint j = 0; j < i && !seen; j++)
         seen = g_str_equal (dir, g_ptr_array_index (dirs, j));
 
-      if (!seen && !symfonic_registry_load_directory (self, dir, error))
+      if (!seen && !scan_directory (self, dir, error))
         return FALSE;
     }
 

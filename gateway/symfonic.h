@@ -9,6 +9,7 @@
 #include "symfonic-version.h"
 #include "symfonic-types.h"
 #include "symfonic-enums.h"
+#include "symfonic-config-file.h"
 #include "symfonic-error.h"
 #include "symfonic-error-frame.h"
 #include "symfonic-error-mapper.h"

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 #include <jwt.h>
+#include <symfonic.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -93,7 +94,7 @@ load_secret (GFile   *file,
   g_autofree char *contents = NULL;
   gsize length;
 
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "jwt-hs256-secret-file: %s", local_error->message);
       return NULL;
@@ -134,7 +135,7 @@ load_public_key (GFile      *file,
   gsize length;
   int type;
 
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "jwt-public-key-file: %s", local_error->message);
       return NULL;

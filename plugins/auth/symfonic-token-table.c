@@ -8,6 +8,8 @@
 
 #include <glib/gi18n-lib.h>
 
+#include <symfonic.h>
+
 #include "symfonic-token-table.h"
 
 /* A tokens file holds one group per principal:
@@ -333,11 +335,8 @@ symfonic_token_table_new_from_file (GFile   *file,
 
   self->principals = g_ptr_array_new_with_free_func (principal_free);
 
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", local_error->message);
-      return NULL;
-    }
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+    return NULL;
 
   if (!scan_lines (contents, display, group_lines, key_lines, error))
     return NULL;

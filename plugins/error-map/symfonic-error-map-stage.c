@@ -708,7 +708,7 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
     }
 
   display = g_file_get_parse_name (self->table);
-  if (!g_file_load_contents (self->table, cancellable, &contents, &length, NULL, &local_error))
+  if (!symfonic_config_file_load (self->table, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "table: %s", local_error->message);
       return FALSE;

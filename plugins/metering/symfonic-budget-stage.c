@@ -11,12 +11,22 @@
 #include "symfonic-budget-stage.h"
 
 /* Reserve at admission, settle at close. Admission reserves the worst case
- * (`reserve-tokens`) and is refused unless usage already charged to the
- * window plus every reservation still in flight plus this one fit in
- * `tokens-per-window`: however many requests race, the reservations the
- * budget admits never exceed it. When the stream is over — completed,
- * failed, or abandoned by its client — the close hook settles what it
- * really used, releasing the rest.
+ * (`reserve-tokens`, or the query's own estimate when that is larger) and
+ * is refused unless usage already charged to the window plus every
+ * reservation still in flight plus this one fit in `tokens-per-window`:
+ * however many requests race, the reservations the budget admits never
+ * exceed it. A query whose estimate alone exceeds the window can never be
+ * admitted and is refused as too large. When the stream is over —
+ * completed, failed, or abandoned by its client — the close hook settles
+ * what it really used, releasing the rest.
+ *
+ * While it runs, a stream may use what the budget had left when it was
+ * admitted (its allowance: its reservation plus the room nobody had
+ * reserved). The event that carries its usage past that ends it with a
+ * budget_exceeded error frame, so a long answer cannot overshoot the
+ * budget by more than one event. Streams admitted together share the
+ * unreserved room, each believing it has all of it: only their
+ * reservations are guaranteed.
  *
  * What it used: the upstream's own report (input + output tokens) when it
  * made one; otherwise an estimate of about four bytes per token, the usual
@@ -47,6 +57,10 @@ typedef struct
 {
   char     *key;
   guint64   reserved;
+  guint64   allowance;
+  /* the text bytes whose estimate, added to the query's, fills the
+   * allowance: the per-event check is one comparison */
+  guint64   text_bytes_allowed;
   guint64   text_bytes;
   gboolean  begun;
   gboolean  settled;
@@ -106,6 +120,16 @@ symfonic_budget_stage_dup_key (SymfonicBudgetStage *self,
   return g_strconcat ("t:", symfonic_meter_get_tenant (stream), NULL);
 }
 
+/* The query's share of the usage: reserved at admission, charged when no
+ * usage was reported. */
+static guint64
+query_estimate (SymfonicStream *stream)
+{
+  const char *query = symfonic_invocation_get_query (symfonic_stream_get_invocation (stream));
+
+  return symfonic_budget_estimate_tokens (query != NULL ? strlen (query) : 0);
+}
+
 static gint64
 window_us (SymfonicBudgetStage *self)
 {
@@ -116,6 +140,8 @@ typedef struct
 {
   SymfonicStream *stream;
   char           *key;
+  guint64         amount;
+  guint64         query_tokens;
 } Admission;
 
 static void
@@ -137,10 +163,11 @@ reserve_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   Reservation *reservation;
   gint64 retry_after_us = 0;
+  guint64 allowance = 0;
   gboolean reserved = FALSE;
 
   if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved,
-                                            &retry_after_us, &error))
+                                            &retry_after_us, &allowance, &error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
@@ -160,7 +187,11 @@ reserve_cb (GObject      *object,
 
   reservation = g_new0 (Reservation, 1);
   reservation->key = g_steal_pointer (&admission->key);
-  reservation->reserved = self->reserve_tokens;
+  reservation->reserved = admission->amount;
+  /* a store owes at least the reservation it granted */
+  reservation->allowance = MAX (allowance, admission->amount);
+  reservation->text_bytes_allowed =
+    symfonic_meter_saturating_mul (reservation->allowance - admission->query_tokens, 4);
   symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
                                   (GDestroyNotify) reservation_free);
   g_task_return_boolean (task, TRUE);
@@ -175,6 +206,7 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
 {
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  guint64 query_tokens = query_estimate (stream);
   Admission *admission;
 
   g_task_set_source_tag (task, symfonic_budget_stage_admit_async);
@@ -191,12 +223,24 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
       return;
     }
 
+  /* no wait would ever let it in: say so rather than advise a retry */
+  if (query_tokens > self->tokens_per_window)
+    {
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
+                               _("The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
+                                 "token budget of %" G_GUINT64_FORMAT " tokens per %u s"),
+                               query_tokens, self->tokens_per_window, self->window_seconds);
+      return;
+    }
+
   admission = g_new0 (Admission, 1);
   admission->stream = g_object_ref (stream);
   admission->key = symfonic_budget_stage_dup_key (self, stream);
+  admission->amount = MAX (self->reserve_tokens, query_tokens);
+  admission->query_tokens = query_tokens;
   g_task_set_task_data (task, admission, (GDestroyNotify) admission_free);
 
-  symfonic_meter_store_reserve_async (self->store, admission->key, self->reserve_tokens,
+  symfonic_meter_store_reserve_async (self->store, admission->key, admission->amount,
                                       self->tokens_per_window, window_us (self),
                                       symfonic_meter_store_get_time (self->store), cancellable,
                                       reserve_cb, g_steal_pointer (&task));
@@ -225,23 +269,41 @@ symfonic_budget_stage_begin (SymfonicStage   *stage,
   return TRUE;
 }
 
-/* Per event: one pointer lookup and an addition, on state only this
- * stream touches. */
+/* Per event: a pointer lookup, an addition and two comparisons, on state
+ * only this stream touches. Whichever measure of the usage so far is
+ * known (the estimate, the upstream's report) must stay in the
+ * allowance; the event that passes it is not forwarded. */
 static gboolean
 symfonic_budget_stage_process (SymfonicStage   *stage,
                                SymfonicStream  *stream,
                                SymfonicEvent   *event,
                                GError         **error)
 {
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   SymfonicEventKind kind = symfonic_event_get_kind (event);
+  Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+  guint64 input = 0, output = 0;
 
-  if (kind == SYMFONIC_EVENT_TEXT_DELTA || kind == SYMFONIC_EVENT_THINKING_DELTA)
+  if (reservation != NULL)
     {
-      Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
-      const char *text = symfonic_event_get_text (event);
+      if (kind == SYMFONIC_EVENT_TEXT_DELTA || kind == SYMFONIC_EVENT_THINKING_DELTA)
+        {
+          const char *text = symfonic_event_get_text (event);
 
-      if (reservation != NULL && text != NULL)
-        reservation->text_bytes += strlen (text);
+          if (text != NULL)
+            reservation->text_bytes += strlen (text);
+        }
+      symfonic_stream_get_usage (stream, &input, &output, NULL);
+
+      if (reservation->text_bytes > reservation->text_bytes_allowed ||
+          symfonic_meter_saturating_add (input, output) > reservation->allowance)
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
+                       _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
+                         "during this answer"),
+                       self->tokens_per_window, self->window_seconds);
+          return FALSE;
+        }
     }
 
   symfonic_stream_emit (stream, event);
@@ -281,10 +343,7 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
     }
   else if (reservation->begun)
     {
-      const char *query = symfonic_invocation_get_query (symfonic_stream_get_invocation (stream));
-
-      actual = symfonic_budget_estimate_tokens (query != NULL ? strlen (query) : 0) +
-               symfonic_budget_estimate_tokens (reservation->text_bytes);
+      actual = query_estimate (stream) + symfonic_budget_estimate_tokens (reservation->text_bytes);
     }
   else
     {
@@ -448,8 +507,9 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_RESERVE_TOKENS] =
     g_param_spec_uint64 ("reserve-tokens", "Reserve tokens",
-                         "Tokens reserved when a request is admitted: its worst case, "
-                         "at most tokens-per-window; the real usage is settled when it ends",
+                         "Tokens reserved when a request is admitted, or its query's estimate "
+                         "when larger: its worst case, at most tokens-per-window; the real usage "
+                         "is settled when it ends",
                          1, G_MAXINT64, 4096,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =

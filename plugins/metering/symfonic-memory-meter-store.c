@@ -54,6 +54,8 @@ typedef struct
 {
   gboolean granted;
   gint64   retry_after_us;
+  /* a granted reservation's room: see symfonic_meter_store_reserve_finish() */
+  guint64  allowance;
 } Verdict;
 
 static void symfonic_memory_meter_store_iface_init (SymfonicMeterStoreInterface *iface);
@@ -61,20 +63,6 @@ static void symfonic_memory_meter_store_iface_init (SymfonicMeterStoreInterface 
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryMeterStore, symfonic_memory_meter_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_METER_STORE,
                                                       symfonic_memory_meter_store_iface_init))
-
-static guint64
-saturating_add (guint64 a,
-                guint64 b)
-{
-  return a > G_MAXUINT64 - b ? G_MAXUINT64 : a + b;
-}
-
-static guint64
-saturating_mul (guint64 a,
-                guint64 b)
-{
-  return b != 0 && a > G_MAXUINT64 / b ? G_MAXUINT64 : a * b;
-}
 
 /* Closes the window if it is over and opens one at @now; every whole
  * window that passed pays back @limit of the carried debt. */
@@ -89,7 +77,7 @@ budget_roll (Budget *budget,
     return;
 
   elapsed = (guint64) ((now_us - budget->window_start) / budget->window_us);
-  repaid = saturating_mul (elapsed, budget->limit);
+  repaid = symfonic_meter_saturating_mul (elapsed, budget->limit);
   budget->charged = budget->charged > repaid ? budget->charged - repaid : 0;
   budget->window_start = now_us;
 }
@@ -147,41 +135,26 @@ return_verdict (gpointer             source,
                 GCancellable        *cancellable,
                 GAsyncReadyCallback  callback,
                 gpointer             user_data,
-                gboolean             granted,
-                gint64               retry_after_us)
+                const Verdict       *verdict)
 {
   g_autoptr(GTask) task = g_task_new (source, cancellable, callback, user_data);
-  Verdict *verdict = g_new (Verdict, 1);
 
   g_task_set_source_tag (task, tag);
   /* the state changed already; a cancellation must not report otherwise */
   g_task_set_check_cancellable (task, FALSE);
-  verdict->granted = granted;
-  verdict->retry_after_us = retry_after_us;
-  g_task_return_pointer (task, verdict, g_free);
+  g_task_return_pointer (task, g_memdup2 (verdict, sizeof *verdict), g_free);
 }
 
-static gboolean
+static Verdict *
 propagate_verdict (GAsyncResult  *result,
                    gpointer       source,
                    gpointer       tag,
-                   gboolean      *granted,
-                   gint64        *retry_after_us,
                    GError       **error)
 {
-  g_autofree Verdict *verdict = NULL;
+  g_return_val_if_fail (g_task_is_valid (result, source), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, NULL);
 
-  g_return_val_if_fail (g_task_is_valid (result, source), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, FALSE);
-
-  verdict = g_task_propagate_pointer (G_TASK (result), error);
-  if (verdict == NULL)
-    return FALSE;
-
-  *granted = verdict->granted;
-  *retry_after_us = verdict->retry_after_us;
-
-  return TRUE;
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 static void
@@ -195,8 +168,7 @@ symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
                                         gpointer             user_data)
 {
   SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
-  gboolean allowed;
-  gint64 retry_after_us = 0;
+  Verdict verdict = { FALSE, 0, 0 };
   gint64 *tat;
   gint64 start;
 
@@ -205,8 +177,8 @@ symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
   tat = g_hash_table_lookup (self->cells, key);
   start = tat != NULL ? MAX (*tat, now_us) : now_us;
   /* conforming iff now ≥ TAT − τ; written so that nothing overflows */
-  allowed = start - now_us <= burst_tolerance_us;
-  if (allowed)
+  verdict.granted = start - now_us <= burst_tolerance_us;
+  if (verdict.granted)
     {
       if (tat == NULL)
         {
@@ -218,13 +190,12 @@ symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
     }
   else
     {
-      retry_after_us = start - burst_tolerance_us - now_us;
+      verdict.retry_after_us = start - burst_tolerance_us - now_us;
     }
 
   g_mutex_unlock (&self->mutex);
 
-  return_verdict (self, symfonic_memory_meter_store_take_async, cancellable, callback, user_data,
-                  allowed, retry_after_us);
+  return_verdict (self, symfonic_memory_meter_store_take_async, cancellable, callback, user_data, &verdict);
 }
 
 static gboolean
@@ -234,8 +205,14 @@ symfonic_memory_meter_store_take_finish (SymfonicMeterStore  *store,
                                          gint64              *retry_after_us,
                                          GError             **error)
 {
-  return propagate_verdict (result, store, symfonic_memory_meter_store_take_async,
-                            allowed, retry_after_us, error);
+  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_meter_store_take_async, error);
+
+  if (verdict == NULL)
+    return FALSE;
+  *allowed = verdict->granted;
+  *retry_after_us = verdict->retry_after_us;
+
+  return TRUE;
 }
 
 static void
@@ -250,8 +227,7 @@ symfonic_memory_meter_store_reserve_async (SymfonicMeterStore  *store,
                                            gpointer             user_data)
 {
   SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
-  gboolean granted;
-  gint64 retry_after_us = 0;
+  Verdict verdict = { FALSE, 0, 0 };
   Budget *budget;
 
   g_mutex_lock (&self->mutex);
@@ -269,19 +245,32 @@ symfonic_memory_meter_store_reserve_async (SymfonicMeterStore  *store,
   budget->limit = limit;
   budget_roll (budget, now_us);
 
-  granted = saturating_add (saturating_add (budget->charged, budget->outstanding), amount) <= limit;
-  if (granted)
-    budget->outstanding += amount;
-  else if (saturating_add (budget->charged, amount) > limit)
-    /* settled usage alone leaves no room: only the next window will */
-    retry_after_us = MAX (budget->window_start + budget->window_us - now_us, 1);
+  verdict.granted = symfonic_meter_saturating_add (symfonic_meter_saturating_add (budget->charged, budget->outstanding), amount) <= limit;
+  if (verdict.granted)
+    {
+      verdict.allowance = limit - budget->charged - budget->outstanding;
+      budget->outstanding += amount;
+    }
+  else if (symfonic_meter_saturating_add (budget->charged, amount) > limit)
+    {
+      /* Settled usage alone leaves no room: each window that closes pays
+       * back @limit, so the wait is as many windows as the excess needs,
+       * the current one's rest included. */
+      guint64 excess = symfonic_meter_saturating_add (budget->charged, amount) - limit;
+      guint64 windows = excess / limit + (excess % limit != 0);
+      guint64 rest = (guint64) MAX (budget->window_start + budget->window_us - now_us, 1);
+      guint64 wait = symfonic_meter_saturating_add (rest, symfonic_meter_saturating_mul (windows - 1, (guint64) budget->window_us));
+
+      verdict.retry_after_us = (gint64) MIN (wait, (guint64) G_MAXINT64);
+    }
   else
-    retry_after_us = SYMFONIC_METER_IN_FLIGHT_RETRY_US;
+    {
+      verdict.retry_after_us = SYMFONIC_METER_IN_FLIGHT_RETRY_US;
+    }
 
   g_mutex_unlock (&self->mutex);
 
-  return_verdict (self, symfonic_memory_meter_store_reserve_async, cancellable, callback, user_data,
-                  granted, retry_after_us);
+  return_verdict (self, symfonic_memory_meter_store_reserve_async, cancellable, callback, user_data, &verdict);
 }
 
 static gboolean
@@ -289,10 +278,19 @@ symfonic_memory_meter_store_reserve_finish (SymfonicMeterStore  *store,
                                             GAsyncResult        *result,
                                             gboolean            *reserved,
                                             gint64              *retry_after_us,
+                                            guint64             *allowance,
                                             GError             **error)
 {
-  return propagate_verdict (result, store, symfonic_memory_meter_store_reserve_async,
-                            reserved, retry_after_us, error);
+  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_meter_store_reserve_async,
+                                                   error);
+
+  if (verdict == NULL)
+    return FALSE;
+  *reserved = verdict->granted;
+  *retry_after_us = verdict->retry_after_us;
+  *allowance = verdict->allowance;
+
+  return TRUE;
 }
 
 static void
@@ -322,7 +320,7 @@ symfonic_memory_meter_store_settle_async (SymfonicMeterStore  *store,
     {
       budget_roll (budget, now_us);
       budget->outstanding -= reserved;
-      budget->charged = saturating_add (budget->charged, actual);
+      budget->charged = symfonic_meter_saturating_add (budget->charged, actual);
     }
 
   g_mutex_unlock (&self->mutex);

@@ -196,7 +196,13 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @reserved: (out): whether the reservation was granted
  * @retry_after_us: (out) (optional): when refused, how long until it could
- *   be granted (> 0); 0 when granted
+ *   be granted (> 0): the rest of the window, and as many more windows as
+ *   a debt carried into them needs, when settled usage alone leaves no
+ *   room; 0 when granted
+ * @allowance: (out) (optional): when granted, what the request may use in
+ *   all before the budget is spent: @limit less the usage charged and the
+ *   other reservations in flight (at least the amount reserved); 0 when
+ *   refused
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
@@ -206,22 +212,27 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
                                      GAsyncResult        *result,
                                      gboolean            *reserved,
                                      gint64              *retry_after_us,
+                                     guint64             *allowance,
                                      GError             **error)
 {
   gboolean local_reserved = FALSE;
   gint64 local_retry = 0;
+  guint64 local_allowance = 0;
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (reserved != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_retry, error))
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_retry,
+                                                              &local_allowance, error))
     return FALSE;
 
   *reserved = local_reserved;
   if (retry_after_us != NULL)
     *retry_after_us = local_reserved ? 0 : local_retry;
+  if (allowance != NULL)
+    *allowance = local_reserved ? local_allowance : 0;
 
   return TRUE;
 }
@@ -279,6 +290,38 @@ symfonic_meter_store_settle_finish (SymfonicMeterStore  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   return SYMFONIC_METER_STORE_GET_IFACE (self)->settle_finish (self, result, error);
+}
+
+/**
+ * symfonic_meter_saturating_add:
+ * @a: a count of tokens
+ * @b: another
+ *
+ * Budgets add counts that a configuration or an upstream's report can make
+ * huge; a sum that does not fit stays at the maximum rather than wrapping
+ * round to a small number that would admit everything.
+ *
+ * Returns: @a + @b, or %G_MAXUINT64 if that overflows
+ */
+guint64
+symfonic_meter_saturating_add (guint64 a,
+                               guint64 b)
+{
+  return a > G_MAXUINT64 - b ? G_MAXUINT64 : a + b;
+}
+
+/**
+ * symfonic_meter_saturating_mul:
+ * @a: a count
+ * @b: another
+ *
+ * Returns: @a × @b, or %G_MAXUINT64 if that overflows
+ */
+guint64
+symfonic_meter_saturating_mul (guint64 a,
+                               guint64 b)
+{
+  return b != 0 && a > G_MAXUINT64 / b ? G_MAXUINT64 : a * b;
 }
 
 /**

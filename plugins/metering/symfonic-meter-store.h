@@ -69,6 +69,7 @@ struct _SymfonicMeterStoreInterface
                               GAsyncResult         *result,
                               gboolean             *reserved,
                               gint64               *retry_after_us,
+                              guint64              *allowance,
                               GError              **error);
 
   void     (*settle_async)   (SymfonicMeterStore   *self,
@@ -116,6 +117,7 @@ gboolean symfonic_meter_store_reserve_finish (SymfonicMeterStore   *self,
                                               GAsyncResult         *result,
                                               gboolean             *reserved,
                                               gint64               *retry_after_us,
+                                              guint64              *allowance,
                                               GError              **error);
 
 void     symfonic_meter_store_settle_async   (SymfonicMeterStore   *self,
@@ -131,6 +133,10 @@ gboolean symfonic_meter_store_settle_finish  (SymfonicMeterStore   *self,
                                               GError              **error);
 
 /* helpers the stages share */
+guint64  symfonic_meter_saturating_add       (guint64               a,
+                                              guint64               b);
+guint64  symfonic_meter_saturating_mul       (guint64               a,
+                                              guint64               b);
 guint64  symfonic_meter_retry_after_seconds  (gint64                retry_after_us);
 void     symfonic_meter_set_retry_after      (SymfonicStream       *stream,
                                               gint64                retry_after_us);

@@ -280,7 +280,10 @@ symfonic_replay_source_initable_init_impl (GInitable     *initable,
       SymfonicTranscript *transcript = symfonic_transcript_new_from_file (file, error);
 
       if (transcript == NULL)
-        return FALSE;
+        {
+          g_prefix_error (error, "transcripts: ");
+          return FALSE;
+        }
       g_hash_table_insert (self->by_name, (gpointer) symfonic_transcript_get_name (transcript), transcript);
     }
 

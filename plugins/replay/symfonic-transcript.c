@@ -123,7 +123,7 @@ symfonic_transcript_new_from_file (GFile   *file,
   g_array_set_clear_func (self->entries, clear_entry);
   self->name = g_strndup (basename, strlen (basename) - strlen (".jsonl"));
 
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, error))
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
     return NULL;
 
   lines = g_strsplit (contents, "\n", -1);

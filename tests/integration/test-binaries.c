@@ -4,6 +4,9 @@
  */
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
 
 #include "symfonic-test-support.h"
 
@@ -80,6 +83,56 @@ test_check_broken (void)
   g_assert_cmpint (status, ==, 1);
   g_assert_nonnull (strstr (err, expected));
   g_assert_nonnull (strstr (err, "“fast”"));
+  g_assert_cmpstr (out, ==, "");
+}
+
+/* A stage listed twice in a route would share one per-stream state with
+ * itself (a budget reserving twice and settling once): refused at load. */
+static void
+test_check_repeated_stage (void)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *text = g_strdup_printf ("[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "source=demo\n"
+                                           "stages=budget;budget\n"
+                                           "\n"
+                                           "[source:demo]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=typed\n"
+                                           "\n"
+                                           "[stage:budget]\n"
+                                           "type=budget\n", transcripts);
+  g_autofree char *path = write_pipeline ("repeated.pipeline", text);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = g_strdup_printf ("%s:4: [route:typed] stages: stage “budget” is listed twice", path);
+  int status;
+
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
+  g_test_message ("stderr: %s", err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, expected));
+  g_assert_cmpstr (out, ==, "");
+}
+
+/* A FIFO in place of the pipeline file is refused at once, not waited on. */
+static void
+test_check_fifo (void)
+{
+  g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "fifo.pipeline", NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *expected = g_strconcat (path, ": ", NULL);
+  int status;
+
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_cache_dir (), 0700), ==, 0);
+  g_assert_cmpint (mkfifo (path, 0600), ==, 0);
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
+  g_test_message ("stderr: %s", err);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, expected));
   g_assert_cmpstr (out, ==, "");
 }
 
@@ -275,6 +328,43 @@ test_stop_with_stream_in_flight (void)
   g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
 }
 
+/* Junk on the plugin path (a text file named like a module, a module with
+ * malformed info) is skipped with a warning naming it: symfonic-inspect
+ * lists the rest and the gateway serves. */
+static void
+test_junk_on_plugin_path (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("symfonic-junk-XXXXXX", &error);
+  g_autofree char *junk = g_build_filename (dir, "libjunk." G_MODULE_SUFFIX, NULL);
+  g_autofree char *malformed = g_build_filename (dir, "libsymfonic-test-malformed." G_MODULE_SUFFIX, NULL);
+  g_autoptr(GFile) malformed_source = g_file_new_for_path (TEST_PLUGIN_MALFORMED_DIR
+                                                           "/libsymfonic-test-malformed." G_MODULE_SUFFIX);
+  g_autoptr(GFile) malformed_copy = g_file_new_for_path (malformed);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_no_error (error);
+  g_file_set_contents (junk, "not a shared object\n", -1, &error);
+  g_assert_no_error (error);
+  g_file_copy (malformed_source, malformed_copy, G_FILE_COPY_NONE, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", dir, TRUE);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_test_message ("stderr: %s", err);
+  g_assert_true (g_regex_match_simple ("^  replay +source +SymfonicReplaySource", out, G_REGEX_MULTILINE, 0));
+  g_assert_nonnull (strstr (err, junk));
+  g_assert_nonnull (strstr (err, malformed));
+
+  test_serve_and_stop (GINT_TO_POINTER (SIGTERM));
+
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_unlink (junk);
+  g_unlink (malformed);
+  g_rmdir (dir);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -282,6 +372,8 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
+  g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
+  g_test_add_func ("/binaries/check-fifo", test_check_fifo);
   g_test_add_func ("/binaries/check-default", test_check_default);
   g_test_add_func ("/binaries/bad-usage", test_bad_usage);
   g_test_add_func ("/binaries/inspect-lists", test_inspect_lists);
@@ -289,6 +381,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
+  g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
 
   return g_test_run ();
 }

@@ -311,6 +311,114 @@ test_budget_estimate (void)
     }
 }
 
+/* A body whose query is @n_bytes long: an estimate of ceil (n / 4) tokens. */
+static char *
+query_of_size (gsize n_bytes)
+{
+  g_autofree char *query = g_strnfill (n_bytes, 'x');
+
+  return g_strdup_printf ("{\"query\":\"%s\"}", query);
+}
+
+static SymfonicTestResponse *
+post_query (SoupSession *session,
+            const char  *url,
+            const char  *body)
+{
+  return symfonic_test_request (session, "POST", url, "application/json", body,
+                                "X-Symfonic-Transcript", "typed", NULL);
+}
+
+/* The reservation covers the query's own estimate, not just reserve-tokens:
+ * a 15,000-token query on a 20,000-token window leaves no room for a second
+ * one (which 100-token reservations would have admitted), and the advice is
+ * the rest of the 60 s window, which opened at the first request. A query
+ * estimated above the whole window is too large, never worth a retry. */
+static void
+test_budget_query_size (void)
+{
+  g_autoptr(SymfonicServer) server = server_new ("typed", 0,
+                                                 "type=budget\ntokens-per-window=20000\nreserve-tokens=100\n"
+                                                 "window-seconds=60\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *large = query_of_size (60000);
+  g_autofree char *too_large = query_of_size (80004);
+  g_autoptr(SymfonicTestResponse) first = post_query (session, url, large);
+  g_autoptr(SymfonicTestResponse) second = post_query (session, url, large);
+  g_autoptr(SymfonicTestResponse) third = post_query (session, url, too_large);
+  g_autoptr(JsonNode) node = NULL;
+  JsonObject *object;
+
+  g_assert_cmpuint (first->status, ==, 200);
+  assert_response_refused (second, "budget_exceeded", "60");
+
+  g_assert_cmpuint (third->status, ==, 413);
+  g_assert_null (soup_message_headers_get_one (third->headers, "Retry-After"));
+  node = symfonic_test_response_dup_json (third);
+  object = json_node_get_object (node);
+  g_assert_cmpint (json_object_get_int_member (object, "status"), ==, 413);
+  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, "payload_too_large");
+
+  symfonic_server_stop (server);
+}
+
+/* A long answer on a small budget ends with its error frame when its usage
+ * passes what the budget had left, instead of running on. "count me" is 2
+ * tokens of the 30, leaving 28 tokens = 112 bytes of text: "w1 " to "w9 "
+ * are 27 bytes, "w10 " to "w30 " 84 more (111), and "w31 " passes 112, so
+ * 30 deltas reach the client, then one budget_exceeded frame. The stream
+ * is charged 2 + ceil (115 / 4) = 31, one event over: a 28-token query
+ * then waits for the next 60 s window alone (31 + 28 - 30 fits in one
+ * window's pay-back), where an uncut stream (2 + 48 tokens) would owe a
+ * second window. */
+static void
+test_budget_midstream (void)
+{
+  g_autoptr(SymfonicServer) server = server_new ("long", 0,
+                                                 "type=budget\ntokens-per-window=30\nreserve-tokens=10\n"
+                                                 "window-seconds=60\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(SymfonicTestResponse) next = NULL;
+  g_autofree char *next_query = query_of_size (112);
+  g_autoptr(JsonNode) node = NULL;
+  SymfonicTestFrame *last;
+  JsonObject *object;
+  guint n_deltas = 0;
+
+  stream = symfonic_test_stream_post (session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  symfonic_test_stream_wait_done (stream);
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+
+  for (guint i = 0; i + 1 < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+      g_autoptr(JsonNode) delta = NULL;
+      g_autofree char *expected = NULL;
+
+      g_assert_cmpstr (frame->event, ==, "TextDeltaEvent");
+      delta = symfonic_test_json_parse (frame->data);
+      expected = g_strdup_printf ("w%u ", ++n_deltas);
+      g_assert_cmpstr (json_object_get_string_member (json_node_get_object (delta), "text"), ==, expected);
+    }
+  g_assert_cmpuint (n_deltas, ==, 30);
+
+  last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  node = symfonic_test_json_parse (last->data);
+  object = json_node_get_object (node);
+  g_assert_cmpint (json_object_get_int_member (object, "status"), ==, 429);
+  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, "budget_exceeded");
+
+  next = post_query (session, url, next_query);
+  assert_response_refused (next, "budget_exceeded", "60");
+
+  symfonic_server_stop (server);
+}
+
 typedef struct
 {
   SoupSession *session;
@@ -396,6 +504,8 @@ main (int    argc,
   g_test_add_func ("/metering-http/budget/concurrent", test_budget_concurrent);
   g_test_add_func ("/metering-http/budget/disconnect-settles", test_budget_disconnect_settles);
   g_test_add_func ("/metering-http/budget/estimate", test_budget_estimate);
+  g_test_add_func ("/metering-http/budget/query-size", test_budget_query_size);
+  g_test_add_func ("/metering-http/budget/midstream", test_budget_midstream);
 
   return g_test_run ();
 }

@@ -4,6 +4,11 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 #include <symfonic.h>
 
 /* a small transcripts folder: the replay source reads all of it at load */
@@ -69,6 +74,8 @@ static const InvalidCase invalid_cases[] = {
   { "missing-type", ROUTE SOURCE "[stage:u]\nprefix=x\n", 8, { "[stage:u]", "type" } },
   { "missing-source", "[route:r]\npath=/r\nsource=nowhere\n" SOURCE, 3, { "[route:r]", "source", "nowhere" } },
   { "missing-stage", "[route:r]\npath=/r\nsource=s\nstages=u;ghost\n" SOURCE STAGE, 4, { "[route:r]", "stages", "ghost" } },
+  { "repeated-stage", "[route:r]\npath=/r\nsource=s\nstages=u; v ;u\n" SOURCE STAGE "[stage:v]\ntype=test-upper\n", 4,
+    { "[route:r]", "stages", "“u”" } },
   { "duplicate-path",
     "[route:a]\npath=/same\nsource=s\n[route:b]\npath=/same\nsource=s\n" SOURCE, 5,
     { "[route:b]", "path", "[route:a]", "line 2" } },
@@ -569,6 +576,167 @@ test_pipeline_missing_file (void)
   g_assert_nonnull (strstr (error->message, SYMFONIC_TEST_DATA_DIR "/pipelines/no-such.pipeline"));
 }
 
+/* Files a pipeline names must be regular files of a bounded size: a device
+ * would be read for ever (/dev/zero overflowed a buffer inside GLib after
+ * 4 GiB), a FIFO would block the load. Each case runs in a child so that a
+ * hang or a crash fails the case, not the whole binary. */
+typedef struct
+{
+  const char *name;
+  /* the group naming the file, before its key */
+  const char *group;
+  const char *key;
+} ResourceKey;
+
+static const ResourceKey resource_keys[] = {
+  { "tokens-file", "[stage:a]\ntype=auth", "tokens-file" },
+  { "jwt-secret", "[stage:a]\ntype=auth", "jwt-hs256-secret-file" },
+  { "jwt-public-key", "[stage:a]\ntype=auth", "jwt-public-key-file" },
+  { "error-table", "[stage:a]\ntype=error-map", "table" },
+  /* the folder holds a transcript of that kind */
+  { "transcript", "[source:t]\ntype=replay", "transcripts" },
+};
+
+static const char * const resource_kinds[] = { "device", "fifo", "directory", "oversized" };
+
+/* Builds a folder with one file of each kind, and one folder per kind
+ * holding such a file as `plain.jsonl`. */
+static char *
+make_resource_dir (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp ("symfonic-resources-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (resource_kinds); i++)
+    {
+      g_autofree char *folder = g_build_filename (dir, resource_kinds[i], NULL);
+      g_autofree char *inner = g_build_filename (folder, "plain.jsonl", NULL);
+      g_autofree char *file = g_strconcat (dir, "/", resource_kinds[i], ".file", NULL);
+      const char * const paths[] = { inner, file };
+
+      g_assert_cmpint (g_mkdir (folder, 0700), ==, 0);
+      for (guint j = 0; j < G_N_ELEMENTS (paths); j++)
+        {
+          if (g_str_equal (resource_kinds[i], "device"))
+            g_assert_cmpint (symlink ("/dev/zero", paths[j]), ==, 0);
+          else if (g_str_equal (resource_kinds[i], "fifo"))
+            g_assert_cmpint (mkfifo (paths[j], 0600), ==, 0);
+          else if (g_str_equal (resource_kinds[i], "directory"))
+            g_assert_cmpint (g_mkdir (paths[j], 0700), ==, 0);
+          else
+            {
+              /* sparse: over the cap without writing it */
+              int fd = g_open (paths[j], O_WRONLY | O_CREAT, 0600);
+
+              g_assert_cmpint (fd, >=, 0);
+              g_assert_cmpint (ftruncate (fd, SYMFONIC_CONFIG_FILE_MAX_SIZE + 1), ==, 0);
+              close (fd);
+            }
+        }
+    }
+
+  return dir;
+}
+
+static void
+remove_resource_dir (const char *dir)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (resource_kinds); i++)
+    {
+      g_autofree char *folder = g_build_filename (dir, resource_kinds[i], NULL);
+      g_autofree char *inner = g_build_filename (folder, "plain.jsonl", NULL);
+      g_autofree char *file = g_strconcat (dir, "/", resource_kinds[i], ".file", NULL);
+
+      /* g_remove() removes an empty folder too, and never follows a link */
+      g_remove (inner);
+      g_remove (folder);
+      g_remove (file);
+    }
+  g_rmdir (dir);
+}
+
+/* Runs the current test in a child that finds the files in
+ * $TEST_RESOURCE_DIR. */
+static void
+trap_with_resource_dir (void)
+{
+  g_autofree char *dir = make_resource_dir ();
+
+  g_setenv ("TEST_RESOURCE_DIR", dir, TRUE);
+  /* refusals are immediate: ten seconds leave room for a loaded machine */
+  g_test_trap_subprocess (NULL, 10 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("TEST_RESOURCE_DIR");
+  remove_resource_dir (dir);
+  g_test_trap_assert_passed ();
+}
+
+static void
+test_pipeline_resource_files (void)
+{
+  if (g_test_subprocess ())
+    {
+      const char *base = g_getenv ("TEST_RESOURCE_DIR");
+
+      g_assert_nonnull (base);
+      for (guint i = 0; i < G_N_ELEMENTS (resource_keys); i++)
+        for (guint j = 0; j < G_N_ELEMENTS (resource_kinds); j++)
+          {
+            const ResourceKey *key = &resource_keys[i];
+            gboolean folder = g_str_equal (key->key, "transcripts");
+            g_autofree char *named = folder
+              ? g_build_filename (base, resource_kinds[j], NULL)
+              : g_strconcat (base, "/", resource_kinds[j], ".file", NULL);
+            g_autofree char *shown = folder ? g_build_filename (named, "plain.jsonl", NULL) : g_strdup (named);
+            g_autofree char *group = g_strdup_printf ("%s\n%s=%s\n", key->group, key->key, named);
+            g_autofree char *text = g_strconcat ("[route:r]\npath=/r\nsource=s\n", SOURCE, group, NULL);
+            g_autoptr(SymfonicPipeline) pipeline = NULL;
+            g_autoptr(GError) error = NULL;
+            g_autofree char *where = g_strdup_printf ("t.pipeline:7: %s: %s: %s: ",
+                                                      folder ? "[source:t]" : "[stage:a]", key->key, shown);
+
+            g_test_message ("%s naming a %s", key->name, resource_kinds[j]);
+            pipeline = load (text, &error);
+            g_assert_null (pipeline);
+            g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+            g_test_message ("%s", error->message);
+            if (strstr (error->message, where) == NULL)
+              g_error ("“%s” does not contain “%s”", error->message, where);
+          }
+
+      return;
+    }
+
+  trap_with_resource_dir ();
+}
+
+/* The pipeline file itself: a FIFO or a device instead of a file. */
+static void
+test_pipeline_file_not_regular (void)
+{
+  if (g_test_subprocess ())
+    {
+      const char *base = g_getenv ("TEST_RESOURCE_DIR");
+
+      for (guint j = 0; j < G_N_ELEMENTS (resource_kinds); j++)
+        {
+          g_autofree char *path = g_strconcat (base, "/", resource_kinds[j], ".file", NULL);
+          g_autoptr(GFile) file = g_file_new_for_path (path);
+          g_autoptr(SymfonicPipeline) pipeline = NULL;
+          g_autoptr(GError) error = NULL;
+          g_autofree char *expected = g_strconcat (path, ": ", NULL);
+
+          pipeline = symfonic_pipeline_new_from_file (registry, file, &error);
+          g_assert_null (pipeline);
+          g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+          g_assert_true (g_str_has_prefix (error->message, expected));
+        }
+      return;
+    }
+
+  trap_with_resource_dir ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -604,6 +772,8 @@ main (int   argc,
   g_test_add_func ("/pipeline/crlf", test_pipeline_crlf);
   g_test_add_func ("/pipeline/default-file", test_pipeline_default_file);
   g_test_add_func ("/pipeline/missing-file", test_pipeline_missing_file);
+  g_test_add_func ("/pipeline/file-not-regular", test_pipeline_file_not_regular);
+  g_test_add_func ("/pipeline/resource-files", test_pipeline_resource_files);
 
   ret = g_test_run ();
   g_object_unref (registry);

@@ -11,6 +11,7 @@
 #define GOOD_PLUGIN TEST_PLUGIN_GOOD_DIR "/libsymfonic-test-stage." G_MODULE_SUFFIX
 #define BAD_API_PLUGIN TEST_PLUGIN_BAD_API_DIR "/libsymfonic-test-bad-api." G_MODULE_SUFFIX
 #define DUPLICATE_PLUGIN TEST_PLUGIN_DUPLICATE_DIR "/libsymfonic-test-duplicate." G_MODULE_SUFFIX
+#define MALFORMED_PLUGIN TEST_PLUGIN_MALFORMED_DIR "/libsymfonic-test-malformed." G_MODULE_SUFFIX
 #define REPLAY_PLUGIN SYMFONIC_BUILD_PLUGIN_DIR "/libsymfonic-replay." G_MODULE_SUFFIX
 
 /* An application-defined stage, registered without any plugin. */
@@ -243,6 +244,157 @@ test_registry_symlink (void)
     g_test_fail_printf ("a plugin reached through a symbolic link is loaded a second time and refused");
 }
 
+/* A name that would forge a log line, a description that is not UTF-8:
+ * refused before the entry point runs (it calls g_error()). */
+static void
+test_registry_malformed_info (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+
+  g_assert_null (symfonic_registry_load_plugin (registry, MALFORMED_PLUGIN, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, MALFORMED_PLUGIN));
+  g_assert_null (strchr (error->message, '\n'));
+
+  plugins = symfonic_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 0);
+}
+
+/* The folders of a scan as a child test finds them. */
+static char *
+scan_dir (const char *name)
+{
+  const char *base = g_getenv ("TEST_SCAN_DIR");
+
+  g_assert_nonnull (base);
+  return g_build_filename (base, name, NULL);
+}
+
+/* Runs the current test in a child, with a scratch folder holding @files
+ * (name, then what to put there: the path of a file to copy, or text),
+ * and removes them afterwards. */
+static void
+trap_with_scan_dir (const char * const *files)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("symfonic-scan-XXXXXX", &error);
+  g_autofree char *first = g_build_filename (tmp, "first", NULL);
+
+  g_assert_no_error (error);
+  g_assert_cmpint (g_mkdir (first, 0700), ==, 0);
+  for (guint i = 0; files[i] != NULL; i += 2)
+    {
+      g_autofree char *path = g_build_filename (first, files[i], NULL);
+
+      if (g_path_is_absolute (files[i + 1]))
+        {
+          g_autoptr(GFile) source = g_file_new_for_path (files[i + 1]);
+          g_autoptr(GFile) target = g_file_new_for_path (path);
+
+          g_file_copy (source, target, G_FILE_COPY_NONE, NULL, NULL, NULL, &error);
+          g_assert_no_error (error);
+        }
+      else
+        {
+          g_file_set_contents (path, files[i + 1], -1, &error);
+          g_assert_no_error (error);
+        }
+    }
+
+  g_setenv ("TEST_SCAN_DIR", tmp, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("TEST_SCAN_DIR");
+
+  for (guint i = 0; files[i] != NULL; i += 2)
+    {
+      g_autofree char *path = g_build_filename (first, files[i], NULL);
+
+      g_unlink (path);
+    }
+  g_rmdir (first);
+  g_rmdir (tmp);
+  g_test_trap_assert_passed ();
+}
+
+/* Junk on the plugin path (a text file named like a module, a module
+ * with malformed info, one built for another API) is skipped with a
+ * warning naming it, as GStreamer does; the rest still load. */
+static void
+test_registry_scan_skips_junk (void)
+{
+  static const char * const files[] = {
+    "libjunk." G_MODULE_SUFFIX, "this is not a shared object\n",
+    "libsymfonic-test-bad-api." G_MODULE_SUFFIX, BAD_API_PLUGIN,
+    "libsymfonic-test-malformed." G_MODULE_SUFFIX, MALFORMED_PLUGIN,
+    NULL
+  };
+
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) plugins = NULL;
+      g_autofree char *first = scan_dir ("first");
+
+      g_setenv ("SYMFONIC_PLUGIN_PATH", first, TRUE);
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_WARNING, "Skipping plugin */first/libjunk.so: *");
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_WARNING,
+                             "Skipping plugin */first/libsymfonic-test-bad-api.so: *");
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_WARNING,
+                             "Skipping plugin */first/libsymfonic-test-malformed.so: *");
+      g_assert_true (symfonic_registry_scan (registry, &error));
+      g_assert_no_error (error);
+      g_test_assert_expected_messages ();
+
+      g_assert_cmpstr (symfonic_plugin_get_filename (symfonic_registry_get_type_plugin (registry, "replay")),
+                       ==, REPLAY_PLUGIN);
+      plugins = symfonic_registry_list_plugins (registry);
+      for (guint i = 0; i < plugins->len; i++)
+        g_assert_false (g_str_has_prefix (symfonic_plugin_get_name (g_ptr_array_index (plugins, i)), "test-"));
+      return;
+    }
+
+  trap_with_scan_dir (files);
+}
+
+/* The same plugin in two folders of the path: the first one serves, the
+ * other is noted and left alone. */
+static void
+test_registry_scan_first_wins (void)
+{
+  static const char * const files[] = {
+    "libsymfonic-test-stage." G_MODULE_SUFFIX, GOOD_PLUGIN,
+    NULL
+  };
+
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+      g_autoptr(GError) error = NULL;
+      g_autofree char *first = scan_dir ("first");
+      g_autofree char *path = g_strconcat (first, G_SEARCHPATH_SEPARATOR_S, TEST_PLUGIN_GOOD_DIR, NULL);
+      g_autofree char *note = g_strdup_printf ("Not loading %s: plugin “test-stage” from */first/"
+                                               "libsymfonic-test-stage.so comes first on the plugin path",
+                                               GOOD_PLUGIN);
+
+      g_setenv ("SYMFONIC_PLUGIN_PATH", path, TRUE);
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_MESSAGE, note);
+      g_assert_true (symfonic_registry_scan (registry, &error));
+      g_assert_no_error (error);
+      g_test_assert_expected_messages ();
+
+      g_assert_true (g_str_has_suffix (symfonic_plugin_get_filename (symfonic_registry_get_type_plugin (registry,
+                                                                                                        "test-upper")),
+                                       "/first/libsymfonic-test-stage." G_MODULE_SUFFIX));
+      g_assert_nonnull (symfonic_registry_get_type_plugin (registry, "replay"));
+      return;
+    }
+
+  trap_with_scan_dir (files);
+}
+
 static void
 test_registry_missing_directory (void)
 {
@@ -347,6 +499,9 @@ main (int   argc,
   g_test_add_func ("/registry/duplicate-type", test_registry_duplicate_type);
   g_test_add_func ("/registry/idempotent", test_registry_idempotent);
   g_test_add_func ("/registry/symlink", test_registry_symlink);
+  g_test_add_func ("/registry/malformed-info", test_registry_malformed_info);
+  g_test_add_func ("/registry/scan-skips-junk", test_registry_scan_skips_junk);
+  g_test_add_func ("/registry/scan-first-wins", test_registry_scan_first_wins);
   g_test_add_func ("/registry/missing-directory", test_registry_missing_directory);
   g_test_add_func ("/registry/bad-files", test_registry_bad_files);
   g_test_add_func ("/registry/app-type", test_registry_app_type);
