@@ -303,15 +303,17 @@ typedef struct
 } ResumeCase;
 
 /* Seed 002: on /resume "a server-side status becomes the entry point's 400
- * and the message is echoed"; client-side statuses are as everywhere. */
+ * and the message is echoed", for rows whose detail is the message; the
+ * upstream's rows are opaque, since their messages name hosts and quote
+ * libraries. Client-side statuses are as everywhere. */
 static void
 test_error_map_resume (void)
 {
   const ResumeCase off[] = {
     { SYMFONIC_ERROR_CONFLICT, 400, NULL, "conflict", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM, 400, NULL, "upstream_error", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, NULL, "upstream_unavailable", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, NULL, "upstream_timeout", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM, 400, OPAQUE, "upstream_error", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, OPAQUE, "upstream_unavailable", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, OPAQUE, "upstream_timeout", NULL, NULL },
     { SYMFONIC_ERROR_FAILED, 400, NULL, NULL, NULL, NULL },
     { SYMFONIC_ERROR_CONFIG, 400, NULL, NULL, NULL, NULL },
     { SYMFONIC_ERROR_BAD_REQUEST, 400, NULL, "bad_request", NULL, NULL },
@@ -324,9 +326,9 @@ test_error_map_resume (void)
   const ResumeCase on[] = {
     /* a target status below 500 is not a server error to collapse */
     { SYMFONIC_ERROR_CONFLICT, 409, NULL, "conflict", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, NULL, "upstream_unavailable", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, NULL, "upstream_timeout", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM, 400, NULL, "upstream_error", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, OPAQUE, "upstream_unavailable", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, OPAQUE, "upstream_timeout", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM, 400, OPAQUE, "upstream_error", NULL, NULL },
   };
   const char *message = "run 42 is not paused";
 
