@@ -436,6 +436,89 @@ test_connection_cap (void)
   symfonic_server_stop (server);
 }
 
+/* --- item: the shipped pipeline cleans every answer ------------------------ */
+
+#define CLEAN_TEXT "Tea is calm."
+#define MEMORY_TURN \
+  "event: TextDeltaEvent\ndata: {\"text\":\"Tea is calm [sem\"}\n\n" \
+  "event: TextDeltaEvent\ndata: {\"text\":\"antic:n1].<memory_\"}\n\n" \
+  "event: TextDeltaEvent\ndata: {\"text\":\"ops>[{\\\"op\\\":\\\"add\\\"}]</memory_ops>\"}\n\n" \
+  "event: ResponseCompleteEvent\ndata: {\"text\":\"Tea is calm [semantic:n1].<memory_ops>" \
+  "[{\\\"op\\\":\\\"add\\\"}]</memory_ops>\",\"duration_ms\":1}\n\n"
+
+/* data/pipelines/default.pipeline as shipped, its source replaced by a
+ * runtime at @url. */
+static SymfonicServer *
+default_pipeline_new (const char *url)
+{
+  g_autofree char *dir = g_build_filename (SYMFONIC_TEST_DATA_DIR, "pipelines", NULL);
+  g_autofree char *path = g_build_filename (dir, "default.pipeline", NULL);
+  g_autoptr(GKeyFile) key_file = g_key_file_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  g_key_file_load_from_file (key_file, path, G_KEY_FILE_KEEP_COMMENTS, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_key_file_remove_group (key_file, "source:demo", NULL));
+  g_key_file_set_string (key_file, "source:demo", "type", "runtime");
+  g_key_file_set_string (key_file, "source:demo", "url", url);
+  text = g_key_file_to_data (key_file, NULL, NULL);
+
+  return symfonic_test_server_new (text, dir, 2);
+}
+
+static void
+test_default_pipeline_cleans (void)
+{
+  static const char * const paths[] = {
+    "/api/v1/stream/typed", "/api/v1/stream", "/api/v1/chat", "/api/v1/resume",
+  };
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  g_autofree char *url = add_scenario (fake, "/run", 200, MEMORY_TURN, SYMFONIC_TEST_AFTER_CLOSE, NULL);
+  g_autoptr(SymfonicServer) server = default_pipeline_new (url);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+    {
+      g_autofree char *route_url = symfonic_test_server_dup_url (server, paths[i]);
+      g_autofree char *seen = NULL;
+
+      if (i < 2)
+        {
+          g_autoptr(SymfonicTestStream) stream =
+            symfonic_test_stream_post (session, route_url, BODY, "Authorization", "Bearer demo-token-alice",
+                                       "X-Tenant-ID", "acme", NULL);
+
+          symfonic_test_stream_wait_done (stream);
+          g_assert_cmpuint (stream->status, ==, 200);
+          seen = g_strdup (stream->raw->str);
+          g_assert_nonnull (strstr (seen, CLEAN_TEXT));
+        }
+      else
+        {
+          g_autoptr(SymfonicTestResponse) response =
+            symfonic_test_request (session, "POST", route_url, "application/json", BODY,
+                                   "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+          g_autoptr(JsonNode) answer = NULL;
+          JsonObject *object;
+
+          g_assert_cmpuint (response->status, ==, 200);
+          seen = g_strdup (symfonic_test_response_get_text (response));
+          answer = symfonic_test_json_parse (seen);
+          object = json_node_get_object (answer);
+          g_assert_cmpstr (json_object_get_string_member (object, "response"), ==, CLEAN_TEXT);
+          g_assert_cmpuint (json_array_get_length (json_object_get_array_member (object, "memory_ops")), ==, 1);
+        }
+
+      g_test_message ("%s: %s", paths[i], seen);
+      g_assert_null (strstr (seen, "<memory_ops>"));
+      g_assert_null (strstr (seen, "</memory_ops>"));
+      g_assert_null (strstr (seen, "[semantic"));
+    }
+
+  symfonic_server_stop (server);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -451,6 +534,7 @@ main (int   argc,
   g_test_add_func ("/upstream-safety/redirect/refused", test_redirect_refused);
   g_test_add_func ("/upstream-safety/redirect/same-origin", test_redirect_same_origin);
   g_test_add_func ("/upstream-safety/connection-cap", test_connection_cap);
+  g_test_add_func ("/upstream-safety/default-pipeline-cleans", test_default_pipeline_cleans);
 
   return g_test_run ();
 }
