@@ -163,8 +163,14 @@ symfonic_error_map_stage_map (SymfonicErrorMapper *mapper,
 
   if (rule == NULL)
     {
+      /* No row says how to show it. A fault of the gateway's or of an
+       * upstream (a 5xx by the built-in mapping) keeps its text for the
+       * log even where the policy's fallback is a 4xx. */
+      g_autoptr(SymfonicErrorFrame) builtin = symfonic_error_frame_new_for_error (error);
+
       status = policy->fallback_status;
-      return symfonic_error_frame_new (status, status >= 500 ? policy->opaque_detail : message, code);
+      detail = status >= 500 || symfonic_error_frame_get_status (builtin) >= 500 ? policy->opaque_detail : message;
+      return symfonic_error_frame_new (status, detail, code);
     }
 
   status = rule->active;
