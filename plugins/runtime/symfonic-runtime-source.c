@@ -118,9 +118,6 @@ get_thread_session (void)
 
   if (ts == NULL || ts->context != context)
     {
-      /* direct connections: the default resolver would consult GSettings,
-       * starting a dconf thread in a server that has no desktop */
-      g_autoptr(GProxyResolver) resolver = g_simple_proxy_resolver_new (NULL, NULL);
       guint max_conns = fd_limit ();
 
       ts = g_new0 (ThreadSession, 1);
@@ -135,12 +132,16 @@ get_thread_session (void)
       ts->session = soup_session_new_with_options ("timeout", 0,
                                                    "max-conns", max_conns,
                                                    "max-conns-per-host", max_conns,
-                                                   "proxy-resolver", resolver,
                                                    "user-agent", "symfonic-gateway/" SYMFONIC_VERSION " ",
                                                    NULL);
       /* Without Accept-Encoding the runtime sends identity: a compressor
        * between frames would hold them back until its block fills. */
       soup_session_remove_feature_by_type (ts->session, SOUP_TYPE_CONTENT_DECODER);
+      /* No proxy resolver at all, so connections go direct: with any
+       * resolver (even one that answers "direct") GIO looks up the
+       * default one for every connection, and that reads GSettings,
+       * starting a dconf thread in a server that has no desktop. */
+      soup_session_set_proxy_resolver (ts->session, NULL);
       g_private_replace (&thread_session, ts);
     }
 
@@ -652,7 +653,7 @@ redirect_target (Request *req,
   if (location == NULL)
     return NULL;
   target = g_uri_parse_relative (soup_message_get_uri (req->message), location, SOUP_HTTP_URI_FLAGS, NULL);
-  if (target == NULL || !same_origin (target, req->source->uri))
+  if (target == NULL || g_uri_get_host (target) == NULL || !same_origin (target, req->source->uri))
     return NULL;
 
   return g_steal_pointer (&target);
@@ -688,6 +689,7 @@ send_cb (GObject      *object,
           g_input_stream_close (req->body, NULL, NULL);
           g_clear_object (&req->body);
           req->redirects++;
+          reset_timer (req);
           send_message (req, target);
           return;
         }
