@@ -212,6 +212,27 @@ start_gateway (GSubprocessLauncher  *launcher,
   return g_steal_pointer (&process);
 }
 
+/* The gateway exits 0 on its own. */
+static void
+wait_exit (GSubprocess *process)
+{
+  gboolean exited = FALSE;
+
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+/* The gateway stops cleanly on @signum. */
+static void
+stop_gateway (GSubprocess *process,
+              int          signum)
+{
+  g_subprocess_send_signal (process, signum);
+  wait_exit (process);
+}
+
 /* The binary serves the default pipeline, answers, and stops cleanly on
  * SIGTERM and on SIGINT. */
 static void
@@ -224,7 +245,6 @@ test_serve_and_stop (gconstpointer data)
   g_autoptr(SymfonicTestResponse) response = NULL;
   g_autofree char *base_url = NULL;
   g_autofree char *url = NULL;
-  gboolean exited = FALSE;
 
   /* port 0: the banner says where it listens */
   process = start_gateway (launcher, NULL, "2", &base_url);
@@ -234,11 +254,7 @@ test_serve_and_stop (gconstpointer data)
   g_assert_cmpuint (response->status, ==, 200);
   g_assert_cmpstr (symfonic_test_response_get_text (response), ==, "{\"status\":\"ok\"}");
 
-  g_subprocess_send_signal (process, signum);
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  stop_gateway (process, signum);
 }
 
 /* A stream in flight when the gateway stops still ends with its one
@@ -253,7 +269,6 @@ test_stop_with_stream_in_flight (void)
   g_autofree char *base_url = NULL;
   g_autofree char *url = NULL;
   SymfonicTestFrame *last;
-  gboolean exited = FALSE;
   guint n_errors = 0;
 
   process = start_gateway (launcher, NULL, "1", &base_url);
@@ -281,10 +296,7 @@ test_stop_with_stream_in_flight (void)
   g_assert_cmpuint (n_errors, ==, 1);
   g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
 
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  wait_exit (process);
 }
 
 /* The runtime source's connections go direct: nothing looks up the
@@ -303,7 +315,6 @@ test_runtime_starts_no_settings_thread (void)
   g_autoptr(SymfonicTestResponse) response = NULL;
   g_autoptr(GDir) dir = NULL;
   g_autoptr(GError) error = NULL;
-  gboolean exited = FALSE;
   const char *name;
 
   text = g_strdup_printf ("[route:chat]\npath=/chat\nkind=chat\nsource=up\n\n"
@@ -332,9 +343,7 @@ test_runtime_starts_no_settings_thread (void)
       g_assert_cmpstr (comm, !=, "dconf worker");
     }
 
-  g_subprocess_send_signal (process, SIGTERM);
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  stop_gateway (process, SIGTERM);
 }
 
 int
