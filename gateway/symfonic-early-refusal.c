@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-early-refusal-private.h"
+#include "symfonic-status-private.h"
 
 /* libsoup reads a request's whole body before it writes any response,
  * unless the client asked `Expect: 100-continue`. A body declared larger
@@ -110,7 +111,7 @@ symfonic_early_refusal_send (SoupServerMessage  *message,
   GString *response = g_string_new (NULL);
   Refusal *self = g_new0 (Refusal, 1);
 
-  g_string_append_printf (response, "HTTP/1.1 %u %s\r\n", status, soup_status_get_phrase (status));
+  g_string_append_printf (response, "HTTP/1.1 %u %s\r\n", status, symfonic_status_get_phrase (status));
   g_string_append (response, "Content-Type: application/json\r\n");
   for (guint i = 0; names[i] != NULL; i++)
     g_string_append_printf (response, "%s: %s\r\n", names[i], symfonic_error_frame_get_header (frame, names[i]));

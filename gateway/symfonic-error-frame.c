@@ -79,6 +79,7 @@ static const guint default_status[] = {
   [SYMFONIC_ERROR_UPSTREAM_TIMEOUT] = 500,
   [SYMFONIC_ERROR_CONFIG] = 500,
   [SYMFONIC_ERROR_PLUGIN] = 500,
+  [SYMFONIC_ERROR_OVERLOADED] = 503,
 };
 
 /**

@@ -27,6 +27,7 @@ static const char * const code_names[] = {
   [SYMFONIC_ERROR_UPSTREAM_TIMEOUT] = "upstream_timeout",
   [SYMFONIC_ERROR_CONFIG] = NULL,
   [SYMFONIC_ERROR_PLUGIN] = NULL,
+  [SYMFONIC_ERROR_OVERLOADED] = "overloaded",
 };
 
 /**

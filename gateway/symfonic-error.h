@@ -32,6 +32,8 @@ G_BEGIN_DECLS
  * @SYMFONIC_ERROR_UPSTREAM_TIMEOUT: the upstream did not answer in time
  * @SYMFONIC_ERROR_CONFIG: a pipeline file or setting is invalid
  * @SYMFONIC_ERROR_PLUGIN: a plugin could not be loaded or registered
+ * @SYMFONIC_ERROR_OVERLOADED: the gateway is at a capacity limit; the
+ *   client may retry later
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -53,6 +55,7 @@ typedef enum {
   SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
   SYMFONIC_ERROR_CONFIG,
   SYMFONIC_ERROR_PLUGIN,
+  SYMFONIC_ERROR_OVERLOADED,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

@@ -14,6 +14,7 @@
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
 #include "symfonic-sse-writer-private.h"
+#include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
 
 /* An exchange lives from the request until libsoup says the message
@@ -61,7 +62,7 @@ symfonic_exchange_respond_json (SoupServerMessage *message,
                                 guint              status,
                                 const char        *body)
 {
-  soup_server_message_set_status (message, status, NULL);
+  soup_server_message_set_status (message, status, symfonic_status_get_phrase (status));
   soup_server_message_set_response (message, "application/json", SOUP_MEMORY_COPY, body, strlen (body));
 }
 

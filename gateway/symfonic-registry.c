@@ -22,10 +22,10 @@
  * that provided them.
  *
  * Plugins are shared modules exporting a #SymfonicPluginInfo (see
- * SYMFONIC_PLUGIN_DEFINE()). The registry checks a module's API version
- * and the sanity of its info before it calls the module's entry point,
- * keeps every loaded module resident, and refuses a second type or plugin
- * of a name already taken, naming both owners.
+ * SYMFONIC_PLUGIN_DEFINE()). Loading a module runs its constructors; the
+ * registry checks its API version and the sanity of its info before it
+ * calls the entry point, keeps every loaded module resident, and refuses a
+ * second type or plugin of a name already taken, naming both owners.
  */
 struct _SymfonicRegistry
 {

@@ -25,6 +25,13 @@ G_DECLARE_INTERFACE (SymfonicSource, symfonic_source, SYMFONIC, SOURCE, GObject)
  *   pushes each event with symfonic_stream_push() from that context and
  *   ends exactly once with symfonic_stream_push_end(), also after
  *   @cancellable was cancelled (the client went away).
+ * @admit: optional; refuses, before any byte of the response, a stream
+ *   the source already knows it cannot serve (no such recording, no free
+ *   upstream connection), so the client gets a plain JSON status rather
+ *   than an error frame after the event-stream headers. Runs once every
+ *   stage admitted the stream, on the stream's thread; what it reserves
+ *   for the stream it ties to the stream's lifetime, since @start may
+ *   never follow (the client can go away first).
  *
  * An upstream: an agent runtime, an LLM provider, or a recorded transcript.
  * Like stages, a source object serves every stream of its routes at once.
@@ -36,10 +43,16 @@ struct _SymfonicSourceInterface
   void (*start) (SymfonicSource *self,
                  SymfonicStream *stream,
                  GCancellable   *cancellable);
+  gboolean (*admit) (SymfonicSource  *self,
+                     SymfonicStream  *stream,
+                     GError         **error);
 };
 
-void symfonic_source_start (SymfonicSource *self,
-                            SymfonicStream *stream,
-                            GCancellable   *cancellable);
+gboolean symfonic_source_admit (SymfonicSource  *self,
+                                SymfonicStream  *stream,
+                                GError         **error);
+void     symfonic_source_start (SymfonicSource  *self,
+                                SymfonicStream  *stream,
+                                GCancellable    *cancellable);
 
 G_END_DECLS

@@ -633,20 +633,27 @@ symfonic_stream_set_sink (SymfonicStream           *self,
 static void admit_next (SymfonicStream *self);
 
 static void
+admit_refused (SymfonicStream *self,
+               GError         *error)
+{
+  g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+
+  self->state = STREAM_OVER;
+  close_admitted_stages (self);
+  g_task_return_error (task, error);
+}
+
+static void
 admit_cb (GObject      *object,
           GAsyncResult *result,
           gpointer      user_data)
 {
   g_autoptr(SymfonicStream) self = user_data;
-  g_autoptr(GError) error = NULL;
+  GError *error = NULL;
 
   if (!symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &error))
     {
-      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-
-      self->state = STREAM_OVER;
-      close_admitted_stages (self);
-      g_task_return_error (task, g_steal_pointer (&error));
+      admit_refused (self, error);
       return;
     }
 
@@ -659,8 +666,17 @@ admit_next (SymfonicStream *self)
 {
   if (self->n_admitted == self->n_stages)
     {
-      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+      g_autoptr(GTask) task = NULL;
+      GError *error = NULL;
 
+      /* last, so a source reserves nothing for a stream a stage refused */
+      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, &error))
+        {
+          admit_refused (self, error);
+          return;
+        }
+
+      task = g_steal_pointer (&self->admit_task);
       self->state = STREAM_ADMITTED;
       g_task_return_boolean (task, TRUE);
       return;

@@ -163,20 +163,19 @@ symfonic_error_map_stage_map (SymfonicErrorMapper *mapper,
 
   if (rule == NULL)
     {
+      /* No row says how to show it. A fault of the gateway's or of an
+       * upstream (a 5xx by the built-in mapping) keeps its text for the
+       * log even where the policy's fallback is a 4xx. */
+      g_autoptr(SymfonicErrorFrame) builtin = symfonic_error_frame_new_for_error (error);
+
       status = policy->fallback_status;
-      return symfonic_error_frame_new (status, status >= 500 ? policy->opaque_detail : message, code);
+      detail = status >= 500 || symfonic_error_frame_get_status (builtin) >= 500 ? policy->opaque_detail : message;
+      return symfonic_error_frame_new (status, detail, code);
     }
 
   status = rule->active;
   if (self->use_target_statuses && rule->target != 0)
     status = rule->target;
-
-  /* The shipped /resume behaviour (seed 002, EMAP-3): a server-side status
-   * becomes the entry point's fallback and the message is echoed. Only
-   * errors of our own domain get here, whose messages are written for
-   * clients. */
-  if (status >= 500 && policy->collapse_server_errors)
-    return symfonic_error_frame_new (policy->fallback_status, message, code);
 
   switch (rule->detail_mode)
     {
@@ -190,9 +189,16 @@ symfonic_error_map_stage_map (SymfonicErrorMapper *mapper,
     default:
       /* the same row can be a 4xx or a 5xx depending on the switch, and
        * a 5xx's real message belongs in the log, not on the socket */
-      detail = status >= 500 ? policy->opaque_detail : message;
+      detail = status >= 500 && !policy->collapse_server_errors ? policy->opaque_detail : message;
       break;
     }
+
+  /* The shipped /resume behaviour (seed 002, EMAP-3): a server-side status
+   * becomes the entry point's fallback and a message row's text is echoed.
+   * An opaque row stays opaque: its errors (the upstream's) carry text
+   * meant for the log, which a client must not read on any entry point. */
+  if (status >= 500 && policy->collapse_server_errors)
+    return symfonic_error_frame_new (policy->fallback_status, detail, code);
 
   frame = symfonic_error_frame_new (status, detail, code);
   for (guint i = 0; rule->headers[i] != NULL; i += 2)

@@ -161,14 +161,47 @@ on_cancelled (GCancellable *cancellable,
   return G_SOURCE_REMOVE;
 }
 
+/* The transcript the request asks for. The name is the client's, as long
+ * as a request header may be: the refusal does not repeat it. */
+static SymfonicTranscript *
+find_transcript (SymfonicReplaySource  *self,
+                 SymfonicStream        *stream,
+                 GError               **error)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (stream);
+  SymfonicTranscript *transcript;
+  const char *name = NULL;
+
+  if (self->transcript_header != NULL && *self->transcript_header != '\0')
+    name = symfonic_invocation_get_header (invocation, self->transcript_header);
+  if (name == NULL)
+    name = self->default_transcript;
+
+  transcript = g_hash_table_lookup (self->by_name, name);
+  if (transcript == NULL)
+    g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND,
+                         _("No transcript of that name"));
+
+  return transcript;
+}
+
+/* An unknown transcript is the client's mistake: a 404 before the
+ * response begins, not an error frame after a 200. */
+static gboolean
+symfonic_replay_source_admit (SymfonicSource  *source,
+                              SymfonicStream  *stream,
+                              GError         **error)
+{
+  return find_transcript (SYMFONIC_REPLAY_SOURCE (source), stream, error) != NULL;
+}
+
 static void
 symfonic_replay_source_start (SymfonicSource *source,
                               SymfonicStream *stream,
                               GCancellable   *cancellable)
 {
   SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (source);
-  SymfonicInvocation *invocation = symfonic_stream_get_invocation (stream);
-  const char *name = NULL;
+  g_autoptr(GError) error = NULL;
   SymfonicTranscript *transcript;
   Playback *playback;
   guint first_delay;
@@ -183,17 +216,11 @@ symfonic_replay_source_start (SymfonicSource *source,
       return;
     }
 
-  if (self->transcript_header != NULL && *self->transcript_header != '\0')
-    name = symfonic_invocation_get_header (invocation, self->transcript_header);
-  if (name == NULL)
-    name = self->default_transcript;
-
-  transcript = g_hash_table_lookup (self->by_name, name);
+  /* admitted streams always find theirs; a caller that skipped admission
+   * gets the same refusal as the end of the stream */
+  transcript = find_transcript (self, stream, &error);
   if (transcript == NULL)
     {
-      g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND,
-                                             _("No transcript named “%s”"), name);
-
       symfonic_stream_push_end (stream, error);
       return;
     }
@@ -219,6 +246,7 @@ symfonic_replay_source_start (SymfonicSource *source,
 static void
 symfonic_replay_source_source_init (SymfonicSourceInterface *iface)
 {
+  iface->admit = symfonic_replay_source_admit;
   iface->start = symfonic_replay_source_start;
 }
 

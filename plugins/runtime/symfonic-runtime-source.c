@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/resource.h>
 #include <glib/gi18n-lib.h>
 #include <libsoup/soup.h>
 
@@ -28,6 +29,13 @@ struct _SymfonicRuntimeSource
   guint     timeout;
   char    **request_headers;
   guint     max_event_bytes;
+  gboolean  follow_redirects;
+  guint     max_connections;
+
+  /* the effective max-connections, and the connections held against it
+   * by streams of every worker thread (atomic) */
+  guint     connection_cap;
+  int       connections;
 
   /* request-headers, split once at load */
   GStrv     header_names;
@@ -47,6 +55,8 @@ enum {
   PROP_TIMEOUT,
   PROP_REQUEST_HEADERS,
   PROP_MAX_EVENT_BYTES,
+  PROP_FOLLOW_REDIRECTS,
+  PROP_MAX_CONNECTIONS,
   N_PROPS
 };
 
@@ -55,10 +65,24 @@ static GParamSpec *properties[N_PROPS];
 #define DEFAULT_TIMEOUT 60
 #define DEFAULT_MAX_EVENT_BYTES (8 * 1024 * 1024)
 #define READ_CHUNK_SIZE (16 * 1024)
-/* libsoup's default of 2 connections per host would queue every stream
- * past the second behind the first ones: each stream holds its connection
- * for as long as the runtime talks. */
-#define MAX_CONNECTIONS 1024
+/* a same-origin redirect loop ends here */
+#define MAX_REDIRECTS 5
+/* what a refusal at the connection cap tells the client: streams end all
+ * the time, so a slot is usually free again soon */
+#define CAP_RETRY_AFTER "1"
+
+/* The process's limit on open files: no more upstream connections than
+ * that can exist, so it is also as many as a session may open. */
+static guint
+fd_limit (void)
+{
+  struct rlimit limit;
+
+  if (getrlimit (RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > G_MAXINT)
+    return G_MAXINT;
+
+  return (guint) limit.rlim_cur;
+}
 
 /* --- one SoupSession per thread ------------------------------------------ */
 
@@ -94,21 +118,30 @@ get_thread_session (void)
 
   if (ts == NULL || ts->context != context)
     {
-      g_autoptr(GProxyResolver) resolver = NULL;
+      guint max_conns = fd_limit ();
 
       ts = g_new0 (ThreadSession, 1);
       ts->context = g_main_context_ref (context);
       /* The idle timeout is the source's own, per request; libsoup's I/O
        * timeout would fire on a runtime that thinks quietly for a while
-       * even when the operator allowed it. */
+       * even when the operator allowed it. libsoup's connection caps
+       * (10, and 2 per host) would queue streams silently behind the
+       * ones holding their connections: the cap that refuses is each
+       * source's max-connections, so the session's are as high as open
+       * files allow. */
       ts->session = soup_session_new_with_options ("timeout", 0,
-                                                   "max-conns", MAX_CONNECTIONS,
-                                                   "max-conns-per-host", MAX_CONNECTIONS,
+                                                   "max-conns", max_conns,
+                                                   "max-conns-per-host", max_conns,
                                                    "user-agent", "symfonic-gateway/" SYMFONIC_VERSION " ",
                                                    NULL);
       /* Without Accept-Encoding the runtime sends identity: a compressor
        * between frames would hold them back until its block fills. */
       soup_session_remove_feature_by_type (ts->session, SOUP_TYPE_CONTENT_DECODER);
+      /* No proxy resolver at all, so connections go direct: with any
+       * resolver (even one that answers "direct") GIO looks up the
+       * default one for every connection, and that reads GSettings,
+       * starting a dconf thread in a server that has no desktop. */
+      soup_session_set_proxy_resolver (ts->session, NULL);
       g_private_replace (&thread_session, ts);
     }
 
@@ -132,6 +165,44 @@ static GSourceFuncs timer_funcs = {
   .dispatch = timer_dispatch,
 };
 
+/* --- connection slots --------------------------------------------------- */
+
+/* the stream's slot, from admission until the request holds it */
+static GQuark connection_quark;
+
+static void
+release_connection (gpointer data)
+{
+  SymfonicRuntimeSource *self = data;
+
+  g_atomic_int_add (&self->connections, -1);
+  g_object_unref (self);
+}
+
+/* Past the cap a stream is refused at once: a session would queue it
+ * behind the running ones for as long as they last, silently. */
+static gboolean
+symfonic_runtime_source_admit (SymfonicSource  *source,
+                               SymfonicStream  *stream,
+                               GError         **error)
+{
+  SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (source);
+
+  if ((guint) g_atomic_int_add (&self->connections, 1) >= self->connection_cap)
+    {
+      g_atomic_int_add (&self->connections, -1);
+      symfonic_stream_set_response_header (stream, "Retry-After", CAP_RETRY_AFTER);
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
+                           _("Every upstream connection is in use"));
+      return FALSE;
+    }
+
+  /* held until the request ends, or with the stream if it never starts */
+  g_object_set_qdata_full (G_OBJECT (stream), connection_quark, g_object_ref (self), release_connection);
+
+  return TRUE;
+}
+
 /* --- one request ------------------------------------------------------- */
 
 typedef struct
@@ -139,7 +210,11 @@ typedef struct
   SymfonicRuntimeSource *source;
   SymfonicStream        *stream;
   SoupSession           *session;
+  GBytes                *payload;
   SoupMessage           *message;
+  guint                  redirects;
+  /* the connection slot taken at admission, or NULL */
+  gpointer               connection;
   GInputStream          *body;
   SymfonicSseParser     *parser;
 
@@ -166,6 +241,8 @@ request_free (Request *req)
   g_object_unref (req->cancellable);
   g_clear_object (&req->body);
   g_object_unref (req->message);
+  g_bytes_unref (req->payload);
+  g_clear_pointer (&req->connection, release_connection);
   g_object_unref (req->session);
   g_object_unref (req->parser);
   g_object_unref (req->stream);
@@ -229,6 +306,38 @@ quote_upstream (const char *text)
   return g_strescape (cut, NULL);
 }
 
+static GError *
+upstream_failure (Request       *req,
+                  SymfonicError  code,
+                  const char    *public_text,
+                  const char    *format,
+                  ...) G_GNUC_PRINTF (4, 5);
+
+/* A failure whose message is @public_text, fixed text that a mapper may
+ * show a client. Where the upstream is, and what it or a library said,
+ * goes to the log only: an error message can reach a client (/resume
+ * echoes some), and the runtime's address is the operator's business. */
+static GError *
+upstream_failure (Request       *req,
+                  SymfonicError  code,
+                  const char    *public_text,
+                  const char    *format,
+                  ...)
+{
+  g_autofree char *why = NULL;
+  va_list args;
+
+  va_start (args, format);
+  why = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  g_message ("Run %s: the upstream %s failed: %s",
+             symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream)),
+             req->source->display_url, why);
+
+  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+}
+
 /* The SYMFONIC_ERROR form of a transport failure. */
 static GError *
 transport_error (Request      *req,
@@ -238,22 +347,19 @@ transport_error (Request      *req,
     return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away"));
 
   if (req->timed_out || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-    return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                        _("The upstream %s was silent for %u s"),
-                        req->source->display_url, req->source->timeout);
+    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_TIMEOUT, _("The upstream did not answer in time"),
+                             "silent for %u s", req->source->timeout);
 
   if (error->domain == G_RESOLVER_ERROR ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND) ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
-    return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                        _("The upstream %s cannot be reached: %s"),
-                        req->source->display_url, error->message);
+    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, _("The upstream cannot be reached"),
+                             "%s", error->message);
 
-  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                      _("The connection to the upstream %s failed: %s"),
-                      req->source->display_url, error->message);
+  return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The connection to the upstream failed"),
+                           "%s", error->message);
 }
 
 static gboolean
@@ -396,8 +502,9 @@ handle_frame (Request     *req,
     {
       g_autofree char *quoted = quote_upstream (event);
 
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("The upstream sent an unknown event “%s”"), quoted);
+      g_propagate_error (error, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                  _("The upstream sent an unknown event"),
+                                                  "unknown event “%s”", quoted));
       return FALSE;
     }
 
@@ -504,6 +611,56 @@ read_next (Request *req)
                                    req->cancellable, read_cb, req);
 }
 
+static void send_message (Request *req,
+                          GUri    *uri);
+
+static int
+uri_port (GUri *uri)
+{
+  int port = g_uri_get_port (uri);
+
+  if (port != -1)
+    return port;
+
+  return g_ascii_strcasecmp (g_uri_get_scheme (uri), "https") == 0 ? 443 : 80;
+}
+
+static gboolean
+same_origin (GUri *a,
+             GUri *b)
+{
+  return g_ascii_strcasecmp (g_uri_get_scheme (a), g_uri_get_scheme (b)) == 0 &&
+         g_ascii_strcasecmp (g_uri_get_host (a), g_uri_get_host (b)) == 0 &&
+         uri_port (a) == uri_port (b);
+}
+
+/* A redirect the source may follow: allowed by follow-redirects, to the
+ * runtime's own origin (the request headers may carry its credentials,
+ * which are for no other host), and not one hop too many. Returns the
+ * target, or NULL. */
+static GUri *
+redirect_target (Request *req,
+                 guint    status)
+{
+  const char *location;
+  g_autoptr(GUri) target = NULL;
+
+  if (!req->source->follow_redirects || req->redirects >= MAX_REDIRECTS ||
+      (status != SOUP_STATUS_MOVED_PERMANENTLY && status != SOUP_STATUS_FOUND &&
+       status != SOUP_STATUS_SEE_OTHER && status != SOUP_STATUS_TEMPORARY_REDIRECT &&
+       status != SOUP_STATUS_PERMANENT_REDIRECT))
+    return NULL;
+
+  location = soup_message_headers_get_one (soup_message_get_response_headers (req->message), "Location");
+  if (location == NULL)
+    return NULL;
+  target = g_uri_parse_relative (soup_message_get_uri (req->message), location, SOUP_HTTP_URI_FLAGS, NULL);
+  if (target == NULL || g_uri_get_host (target) == NULL || !same_origin (target, req->source->uri))
+    return NULL;
+
+  return g_steal_pointer (&target);
+}
+
 static void
 send_cb (GObject      *object,
          GAsyncResult *result,
@@ -523,13 +680,29 @@ send_cb (GObject      *object,
     }
 
   status = soup_message_get_status (req->message);
+  if (SOUP_STATUS_IS_REDIRECTION (status))
+    {
+      g_autoptr(GUri) target = redirect_target (req, status);
+
+      if (target != NULL)
+        {
+          /* the invocation again, as a POST: the runtime answers nothing
+           * else, whatever a browser would make of the status */
+          g_input_stream_close (req->body, NULL, NULL);
+          g_clear_object (&req->body);
+          req->redirects++;
+          reset_timer (req);
+          send_message (req, target);
+          return;
+        }
+    }
+
   if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
-      /* our own phrase for the status: the runtime's body and reason
-       * phrase stay out of the message */
-      request_finish (req, g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                        _("The upstream %s answered HTTP %u %s"),
-                                        req->source->display_url, status, soup_status_get_phrase (status)));
+      /* libsoup's phrase for the status: the runtime's body and reason
+       * phrase stay out of even the log */
+      request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The upstream refused the request"),
+                                             "answered HTTP %u %s", status, soup_status_get_phrase (status)));
       return;
     }
 
@@ -539,14 +712,37 @@ send_cb (GObject      *object,
     {
       g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
 
-      request_finish (req, g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                        _("The upstream %s answered “%s” instead of an event stream"),
-                                        req->source->display_url, quoted));
+      request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                             _("The upstream did not answer with an event stream"),
+                                             "answered “%s” instead of an event stream", quoted));
       return;
     }
 
   reset_timer (req);
   read_next (req);
+}
+
+/* Libsoup follows no redirect itself: it would turn the POST into a GET
+ * and send the request headers (the runtime's credentials) to any host
+ * the runtime names. */
+static void
+send_message (Request *req,
+              GUri    *uri)
+{
+  SymfonicRuntimeSource *self = req->source;
+  SoupMessageHeaders *headers;
+
+  g_clear_object (&req->message);
+  req->message = soup_message_new_from_uri (SOUP_METHOD_POST, uri);
+  soup_message_add_flags (req->message, SOUP_MESSAGE_NO_REDIRECT);
+  soup_message_set_request_body_from_bytes (req->message, "application/json", req->payload);
+  headers = soup_message_get_request_headers (req->message);
+  for (guint i = 0; self->header_names[i] != NULL; i++)
+    soup_message_headers_append (headers, self->header_names[i], self->header_values[i]);
+  soup_message_headers_replace (headers, "Accept", "text/event-stream");
+
+  soup_session_send_async (req->session, req->message, G_PRIORITY_DEFAULT,
+                           req->cancellable, send_cb, req);
 }
 
 static GBytes *
@@ -569,27 +765,20 @@ symfonic_runtime_source_start (SymfonicSource *source,
                                GCancellable   *cancellable)
 {
   SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (source);
-  g_autoptr(GBytes) body = build_body (stream);
-  SoupMessageHeaders *headers;
   Request *req;
 
   req = g_new0 (Request, 1);
   req->source = g_object_ref (self);
   req->stream = g_object_ref (stream);
   req->session = g_object_ref (get_thread_session ());
+  req->payload = build_body (stream);
+  req->connection = g_object_steal_qdata (G_OBJECT (stream), connection_quark);
   req->parser = symfonic_sse_parser_new (self->max_event_bytes);
   req->cancellable = g_cancellable_new ();
   req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
   /* runs at once if the client is already gone */
   req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled),
                                              g_object_ref (req->cancellable), g_object_unref);
-
-  req->message = soup_message_new_from_uri (SOUP_METHOD_POST, self->uri);
-  soup_message_set_request_body_from_bytes (req->message, "application/json", body);
-  headers = soup_message_get_request_headers (req->message);
-  for (guint i = 0; self->header_names[i] != NULL; i++)
-    soup_message_headers_append (headers, self->header_names[i], self->header_values[i]);
-  soup_message_headers_replace (headers, "Accept", "text/event-stream");
 
   if (self->timeout > 0)
     {
@@ -600,13 +789,13 @@ symfonic_runtime_source_start (SymfonicSource *source,
       reset_timer (req);
     }
 
-  soup_session_send_async (req->session, req->message, G_PRIORITY_DEFAULT,
-                           req->cancellable, send_cb, req);
+  send_message (req, self->uri);
 }
 
 static void
 symfonic_runtime_source_source_init (SymfonicSourceInterface *iface)
 {
+  iface->admit = symfonic_runtime_source_admit;
   iface->start = symfonic_runtime_source_start;
 }
 
@@ -719,6 +908,17 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
   if (!parse_request_headers (self, error))
     return FALSE;
 
+  /* each stream holds two descriptors: the client's connection and the
+   * upstream's */
+  self->connection_cap = self->max_connections != 0 ? self->max_connections : MAX (fd_limit () / 2, 1);
+  if (self->connection_cap > fd_limit ())
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("max-connections: %u is above the process’s limit of %u open files"),
+                   self->connection_cap, fd_limit ());
+      return FALSE;
+    }
+
   self->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY |
                                                      G_URI_HIDE_FRAGMENT);
   self->uri = g_steal_pointer (&uri);
@@ -769,6 +969,12 @@ symfonic_runtime_source_get_property (GObject    *object,
     case PROP_MAX_EVENT_BYTES:
       g_value_set_uint (value, self->max_event_bytes);
       break;
+    case PROP_FOLLOW_REDIRECTS:
+      g_value_set_boolean (value, self->follow_redirects);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      g_value_set_uint (value, self->max_connections);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -798,6 +1004,12 @@ symfonic_runtime_source_set_property (GObject      *object,
     case PROP_MAX_EVENT_BYTES:
       self->max_event_bytes = g_value_get_uint (value);
       break;
+    case PROP_FOLLOW_REDIRECTS:
+      self->follow_redirects = g_value_get_boolean (value);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      self->max_connections = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -810,6 +1022,7 @@ symfonic_runtime_source_class_init (SymfonicRuntimeSourceClass *klass)
 
   object_class->finalize = symfonic_runtime_source_finalize;
   object_class->get_property = symfonic_runtime_source_get_property;
+  connection_quark = g_quark_from_static_string ("symfonic-runtime-connection");
   object_class->set_property = symfonic_runtime_source_set_property;
 
   properties[PROP_URL] =
@@ -833,6 +1046,19 @@ symfonic_runtime_source_class_init (SymfonicRuntimeSourceClass *klass)
                        "The largest event the runtime may send; a larger one fails the stream. "
                        "0 for no limit",
                        0, G_MAXUINT, DEFAULT_MAX_EVENT_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FOLLOW_REDIRECTS] =
+    g_param_spec_boolean ("follow-redirects", "Follow redirects",
+                          "Follow the runtime's redirects to its own origin (scheme, host and port), "
+                          "POSTing the invocation again; a redirect elsewhere always fails the stream",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_CONNECTIONS] =
+    g_param_spec_uint ("max-connections", "Maximum connections",
+                       "Streams the source serves at once, over all workers, each on its own upstream "
+                       "connection; one more is refused with 503 and Retry-After. "
+                       "0 for half the process's open-file limit",
+                       0, G_MAXUINT, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);

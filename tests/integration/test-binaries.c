@@ -234,25 +234,25 @@ wait_cb (GObject      *object,
   *(gboolean *) user_data = TRUE;
 }
 
-/* The binary serves the default pipeline, answers, and stops cleanly on
- * SIGTERM and on SIGINT. */
-static void
-test_serve_and_stop (gconstpointer data)
+/* Starts the gateway on an ephemeral port with @workers threads, serving
+ * @pipeline (NULL: the default one); @base_url is where it says it
+ * listens, from its banner, ending in '/'. */
+static GSubprocess *
+start_gateway (GSubprocessLauncher  *launcher,
+               const char           *pipeline,
+               const char           *workers,
+               char                **base_url)
 {
-  int signum = GPOINTER_TO_INT (data);
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GDataInputStream) output = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestResponse) response = NULL;
   g_autofree char *line = NULL;
-  g_autofree char *url = NULL;
-  gboolean exited = FALSE;
   const char *at;
 
-  /* port 0: the banner says where it listens */
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "2", NULL);
+  g_subprocess_launcher_set_flags (launcher, G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  process = g_subprocess_launcher_spawn (launcher, &error, binary ("SYMFONIC_GATEWAY"),
+                                         "--listen", "127.0.0.1:0", "--workers", workers,
+                                         pipeline, NULL);
   g_assert_no_error (error);
   output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
   g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
@@ -260,17 +260,54 @@ test_serve_and_stop (gconstpointer data)
   g_test_message ("banner: %s", line);
   at = strstr (line, " on http://");
   g_assert_nonnull (at);
-  url = g_strconcat (at + strlen (" on "), "healthz", NULL);
+  *base_url = g_strdup (at + strlen (" on "));
+
+  return g_steal_pointer (&process);
+}
+
+/* The gateway exits 0 on its own. */
+static void
+wait_exit (GSubprocess *process)
+{
+  gboolean exited = FALSE;
+
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+/* The gateway stops cleanly on @signum. */
+static void
+stop_gateway (GSubprocess *process,
+              int          signum)
+{
+  g_subprocess_send_signal (process, signum);
+  wait_exit (process);
+}
+
+/* The binary serves the default pipeline, answers, and stops cleanly on
+ * SIGTERM and on SIGINT. */
+static void
+test_serve_and_stop (gconstpointer data)
+{
+  int signum = GPOINTER_TO_INT (data);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+
+  /* port 0: the banner says where it listens */
+  process = start_gateway (launcher, NULL, "2", &base_url);
+  url = g_strconcat (base_url, "healthz", NULL);
 
   response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
   g_assert_cmpuint (response->status, ==, 200);
   g_assert_cmpstr (symfonic_test_response_get_text (response), ==, "{\"status\":\"ok\"}");
 
-  g_subprocess_send_signal (process, signum);
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  stop_gateway (process, signum);
 }
 
 /* A stream in flight when the gateway stops still ends with its one
@@ -278,27 +315,17 @@ test_serve_and_stop (gconstpointer data)
 static void
 test_stop_with_stream_in_flight (void)
 {
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GDataInputStream) output = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = NULL;
-  g_autofree char *line = NULL;
+  g_autofree char *base_url = NULL;
   g_autofree char *url = NULL;
   SymfonicTestFrame *last;
-  gboolean exited = FALSE;
   guint n_errors = 0;
-  const char *at;
 
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "1", NULL);
-  g_assert_no_error (error);
-  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
-  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
-  at = strstr (line, " on http://");
-  g_assert_nonnull (at);
-  url = g_strconcat (at + strlen (" on "), "api/v1/stream/typed", NULL);
+  process = start_gateway (launcher, NULL, "1", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
 
   /* the reasoning transcript takes over a second to play */
   stream = symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
@@ -322,10 +349,54 @@ test_stop_with_stream_in_flight (void)
   g_assert_cmpuint (n_errors, ==, 1);
   g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
 
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  wait_exit (process);
+}
+
+/* The runtime source's connections go direct: nothing looks up the
+ * desktop's proxy settings, which would start a dconf thread. */
+static void
+test_runtime_starts_no_settings_thread (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autofree char *pipeline = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *tasks = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *name;
+
+  text = g_strdup_printf ("[route:chat]\npath=/chat\nkind=chat\nsource=up\n\n"
+                          "[source:up]\ntype=runtime\nurl=http://127.0.0.1:%u/run\n",
+                          symfonic_test_closed_port ());
+  pipeline = write_pipeline ("runtime.pipeline", text);
+  /* as an operator runs it: GIO picks its default proxy resolver */
+  g_subprocess_launcher_unsetenv (launcher, "GIO_USE_PROXY_RESOLVER");
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  url = g_strconcat (base_url, "chat", NULL);
+
+  response = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"hi\"}", NULL);
+  g_assert_cmpuint (response->status, ==, 500);
+
+  tasks = g_strdup_printf ("/proc/%s/task", g_subprocess_get_identifier (process));
+  dir = g_dir_open (tasks, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (tasks, name, "comm", NULL);
+      g_autofree char *comm = NULL;
+
+      if (!g_file_get_contents (path, &comm, NULL, NULL))
+        continue;
+      g_test_message ("thread %s: %s", name, g_strstrip (comm));
+      g_assert_cmpstr (comm, !=, "dconf worker");
+    }
+
+  stop_gateway (process, SIGTERM);
 }
 
 /* Junk on the plugin path (a text file named like a module, a module with
@@ -382,6 +453,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
   g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
+  g_test_add_func ("/binaries/runtime-starts-no-settings-thread", test_runtime_starts_no_settings_thread);
 
   return g_test_run ();
 }

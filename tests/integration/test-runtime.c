@@ -475,29 +475,10 @@ test_runtime_failure (gconstpointer data)
   symfonic_server_stop (server);
 }
 
-static guint
-closed_port (void)
-{
-  g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
-                                            G_SOCKET_PROTOCOL_TCP, NULL);
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) any = g_inet_socket_address_new (loopback, 0);
-  g_autoptr(GSocketAddress) bound = NULL;
-  g_autoptr(GError) error = NULL;
-
-  g_socket_bind (socket, any, FALSE, &error);
-  g_assert_no_error (error);
-  bound = g_socket_get_local_address (socket, &error);
-  g_assert_no_error (error);
-
-  /* bound but never listening, then closed: connecting is refused */
-  return g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
-}
-
 static void
 test_runtime_connection_refused (void)
 {
-  g_autofree char *url = g_strdup_printf ("http://127.0.0.1:%u/nobody", closed_port ());
+  g_autofree char *url = g_strdup_printf ("http://127.0.0.1:%u/nobody", symfonic_test_closed_port ());
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
@@ -840,6 +821,9 @@ static const ConfigCase config_cases[] = {
   { "header-content-length", "url=http://127.0.0.1:9/\nrequest-headers=Content-Length: 3", "request-headers" },
   { "header-accept", "url=http://127.0.0.1:9/\nrequest-headers=accept: text/html", "request-headers" },
   { "unknown-key", "url=http://127.0.0.1:9/\nretries=3", "retries" },
+  { "redirects", "url=http://127.0.0.1:9/\nfollow-redirects=true\nmax-connections=16", NULL },
+  { "redirects-not-boolean", "url=http://127.0.0.1:9/\nfollow-redirects=maybe", "follow-redirects" },
+  { "connections-over-open-files", "url=http://127.0.0.1:9/\nmax-connections=4000000000", "max-connections" },
 };
 
 static SymfonicRegistry *
@@ -891,7 +875,9 @@ test_runtime_properties (void)
   g_autoptr(SymfonicRegistry) registry = scanned_registry ();
   GType type = symfonic_registry_lookup (registry, "runtime");
   g_autoptr(GTypeClass) klass = g_type_class_ref (type);
-  static const char * const names[] = { "url", "timeout", "request-headers", "max-event-bytes" };
+  static const char * const names[] = {
+    "url", "timeout", "request-headers", "max-event-bytes", "follow-redirects", "max-connections",
+  };
   GParamSpec *pspec;
 
   g_assert_true (g_type_is_a (type, SYMFONIC_TYPE_SOURCE));

@@ -393,17 +393,19 @@ test_typed_error_first (void)
   g_assert_null (strstr (stream->raw->str, "secret"));
 }
 
+/* The source knows before the stream starts: a JSON 404, not an error
+ * frame after a 200, and the client's header is not repeated. */
 static void
 test_typed_unknown_transcript (void)
 {
-  g_autoptr(SymfonicTestStream) stream = run_stream (SYMFONIC_TEST_TYPED_PATH, QUERY, "nope");
-  g_autoptr(JsonNode) payload = assert_stream_ends_in_error (stream, 0);
-  JsonObject *object = json_node_get_object (payload);
+  g_autofree char *url = url_for (SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SymfonicTestResponse) response =
+    symfonic_test_request (session, "POST", url, "application/json", QUERY, "X-Symfonic-Transcript", "nope", NULL);
 
-  g_assert_cmpint (json_object_get_int_member (object, "status"), ==, 404);
-  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, "not_found");
-  /* a 4xx may say what was wrong */
-  g_assert_nonnull (strstr (json_object_get_string_member (object, "detail"), "nope"));
+  g_assert_cmpuint (response->status, ==, 404);
+  g_assert_cmpstr (soup_message_headers_get_content_type (response->headers, NULL), ==, "application/json");
+  g_assert_cmpstr (symfonic_test_response_get_text (response), ==,
+                   "{\"detail\":\"No transcript of that name\",\"status\":404,\"code\":\"not_found\"}");
 }
 
 static void

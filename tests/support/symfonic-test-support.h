@@ -70,6 +70,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestSseParser, symfonic_test_sse_parser_f
 
 SoupSession *symfonic_test_session_new (void);
 
+/* A loopback port where connecting is refused. */
+guint symfonic_test_closed_port (void);
+
 gboolean symfonic_test_iterate_until (GMainContext *context,
                                       gboolean    (*done) (gpointer data),
                                       gpointer      data,

@@ -30,6 +30,7 @@ typedef struct
   guint              delay_ms;
   guint              hold_ms;
   SymfonicTestAfter  after;
+  char              *location;
 } Scenario;
 
 struct _SymfonicTestUpstream
@@ -78,6 +79,7 @@ scenario_copy (const SymfonicTestScenario *from)
   scenario->delay_ms = from->delay_ms;
   scenario->hold_ms = from->hold_ms;
   scenario->after = from->after;
+  scenario->location = g_strdup (from->location);
 
   return scenario;
 }
@@ -88,6 +90,7 @@ scenario_clear (gpointer data)
   Scenario *scenario = data;
 
   g_free (scenario->content_type);
+  g_free (scenario->location);
   g_bytes_unref (scenario->body);
 }
 
@@ -303,6 +306,8 @@ upstream_handler (SoupServer        *server,
 
   soup_server_message_set_status (message, scenario->status, NULL);
   soup_message_headers_set_content_type (headers, scenario->content_type, NULL);
+  if (scenario->location != NULL)
+    soup_message_headers_replace (headers, "Location", scenario->location);
   soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
   soup_message_body_set_accumulate (soup_server_message_get_response_body (message), FALSE);
 

@@ -52,6 +52,7 @@ typedef enum {
  * @hold_ms: the pause before anything of the response (status line
  *   included) is written
  * @after: what happens once @body is written
+ * @location: (nullable): a Location header, for a redirect
  *
  * What the upstream answers on a path. Copied when added.
  */
@@ -65,6 +66,7 @@ typedef struct
   guint              delay_ms;
   guint              hold_ms;
   SymfonicTestAfter  after;
+  const char        *location;
 } SymfonicTestScenario;
 
 /**

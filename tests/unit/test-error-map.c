@@ -303,17 +303,20 @@ typedef struct
 } ResumeCase;
 
 /* Seed 002: on /resume "a server-side status becomes the entry point's 400
- * and the message is echoed"; client-side statuses are as everywhere. */
+ * and the message is echoed", for rows whose detail is the message; the
+ * upstream's rows are opaque, since their messages name hosts and quote
+ * libraries. Client-side statuses are as everywhere. */
 static void
 test_error_map_resume (void)
 {
   const ResumeCase off[] = {
     { SYMFONIC_ERROR_CONFLICT, 400, NULL, "conflict", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM, 400, NULL, "upstream_error", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, NULL, "upstream_unavailable", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, NULL, "upstream_timeout", NULL, NULL },
-    { SYMFONIC_ERROR_FAILED, 400, NULL, NULL, NULL, NULL },
-    { SYMFONIC_ERROR_CONFIG, 400, NULL, NULL, NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM, 400, OPAQUE, "upstream_error", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, OPAQUE, "upstream_unavailable", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, OPAQUE, "upstream_timeout", NULL, NULL },
+    /* no row: a server-side fault, which names files and internals */
+    { SYMFONIC_ERROR_FAILED, 400, OPAQUE, NULL, NULL, NULL },
+    { SYMFONIC_ERROR_CONFIG, 400, OPAQUE, NULL, NULL, NULL },
     { SYMFONIC_ERROR_BAD_REQUEST, 400, NULL, "bad_request", NULL, NULL },
     { SYMFONIC_ERROR_UNAUTHORIZED, 401, NULL, "unauthorized", "WWW-Authenticate", "Bearer" },
     { SYMFONIC_ERROR_FORBIDDEN, 403, FORBIDDEN_DETAIL, "forbidden", NULL, NULL },
@@ -324,9 +327,9 @@ test_error_map_resume (void)
   const ResumeCase on[] = {
     /* a target status below 500 is not a server error to collapse */
     { SYMFONIC_ERROR_CONFLICT, 409, NULL, "conflict", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, NULL, "upstream_unavailable", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, NULL, "upstream_timeout", NULL, NULL },
-    { SYMFONIC_ERROR_UPSTREAM, 400, NULL, "upstream_error", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, 400, OPAQUE, "upstream_unavailable", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM_TIMEOUT, 400, OPAQUE, "upstream_timeout", NULL, NULL },
+    { SYMFONIC_ERROR_UPSTREAM, 400, OPAQUE, "upstream_error", NULL, NULL },
   };
   const char *message = "run 42 is not paused";
 
@@ -382,8 +385,11 @@ test_error_map_policy_by_kind (void)
     { "/typed", SYMFONIC_ERROR_RATE_LIMITED, 500, "Stream fault", "rate_limited" },
     { "/chunks", SYMFONIC_ERROR_RATE_LIMITED, 503, "Chunk fault", "rate_limited" },
     { "/chat", SYMFONIC_ERROR_RATE_LIMITED, 422, SECRET, "rate_limited" },
-    { "/chat", SYMFONIC_ERROR_FAILED, 422, SECRET, NULL },
-    { "/resume", SYMFONIC_ERROR_FAILED, 409, SECRET, NULL },
+    /* ... and a server-side fault without a row never shows its message,
+     * whatever status the fallback gives it */
+    { "/chat", SYMFONIC_ERROR_FAILED, 422, OPAQUE, NULL },
+    { "/resume", SYMFONIC_ERROR_FAILED, 409, OPAQUE, NULL },
+    { "/resume", SYMFONIC_ERROR_UPSTREAM, 409, OPAQUE, "upstream_error" },
   };
 
   g_assert_cmpint (g_mkdir_with_parents (g_get_user_cache_dir (), 0700), ==, 0);

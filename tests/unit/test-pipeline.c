@@ -528,7 +528,8 @@ test_pipeline_default_file (void)
       "auth;rate-limit;budget;release-line;extraction;citation;projection;errors" },
     { "/api/v1/chat", SYMFONIC_ROUTE_KIND_CHAT,
       "auth;rate-limit;budget;release-line;extraction;citation;errors" },
-    { "/api/v1/resume", SYMFONIC_ROUTE_KIND_RESUME, "auth;rate-limit;budget;errors" },
+    { "/api/v1/resume", SYMFONIC_ROUTE_KIND_RESUME,
+      "auth;rate-limit;budget;release-line;extraction;citation;errors" },
   };
   g_autoptr(GFile) file = g_file_new_for_path (SYMFONIC_TEST_DATA_DIR "/pipelines/default.pipeline");
   g_autoptr(GFile) default_file = symfonic_pipeline_get_default_file ();
