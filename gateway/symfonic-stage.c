@@ -82,6 +82,12 @@ symfonic_stage_real_admit_finish (SymfonicStage  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+static SymfonicAdmissionPhase
+symfonic_stage_real_get_admission_phase (SymfonicStage *self)
+{
+  return SYMFONIC_ADMISSION_PHASE_BODY;
+}
+
 static gboolean
 symfonic_stage_real_begin (SymfonicStage   *self,
                            SymfonicStream  *stream,
@@ -120,6 +126,7 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->admit = symfonic_stage_real_admit;
   iface->admit_async = symfonic_stage_real_admit_async;
   iface->admit_finish = symfonic_stage_real_admit_finish;
+  iface->get_admission_phase = symfonic_stage_real_get_admission_phase;
   iface->begin = symfonic_stage_real_begin;
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
@@ -202,6 +209,36 @@ symfonic_stage_admit_finish (SymfonicStage  *self,
   ok = SYMFONIC_STAGE_GET_IFACE (self)->admit_finish (self, result, &local_error);
 
   return check_hook (self, "admit", ok, local_error, error);
+}
+
+/**
+ * symfonic_stage_get_admission_phase:
+ * @self: a #SymfonicStage
+ *
+ * When the stage's admission hooks run: on the request head (before the
+ * body is read) or once the body is decoded.
+ *
+ * Returns: the stage's #SymfonicAdmissionPhase
+ */
+SymfonicAdmissionPhase
+symfonic_stage_get_admission_phase (SymfonicStage *self)
+{
+  SymfonicAdmissionPhase phase;
+
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), SYMFONIC_ADMISSION_PHASE_BODY);
+
+  phase = SYMFONIC_STAGE_GET_IFACE (self)->get_admission_phase (self);
+
+  /* A binding can return any integer: the body phase is the safe one, as
+   * it still runs before the stream and after authentication. */
+  if (phase != SYMFONIC_ADMISSION_PHASE_HEAD && phase != SYMFONIC_ADMISSION_PHASE_BODY)
+    {
+      g_critical ("%s: get_admission_phase returned %d, not a SymfonicAdmissionPhase",
+                  G_OBJECT_TYPE_NAME (self), phase);
+      return SYMFONIC_ADMISSION_PHASE_BODY;
+    }
+
+  return phase;
 }
 
 /**

@@ -26,6 +26,7 @@ void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        gpointer                   data);
 G_GNUC_INTERNAL
 void     symfonic_stream_admit_async  (SymfonicStream            *self,
+                                       SymfonicAdmissionPhase     phase,
                                        GAsyncReadyCallback        callback,
                                        gpointer                   user_data);
 G_GNUC_INTERNAL

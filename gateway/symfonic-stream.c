@@ -28,6 +28,8 @@
 typedef enum {
   STREAM_NEW,
   STREAM_ADMITTING,
+  /* the head-phase stages admitted it; the body phase is next */
+  STREAM_HEAD_ADMITTED,
   STREAM_ADMITTED,
   STREAM_RUNNING,
   STREAM_OVER,
@@ -35,9 +37,12 @@ typedef enum {
 
 typedef struct
 {
-  SymfonicStage  *stage;
-  gpointer        data;
-  GDestroyNotify  destroy;
+  SymfonicStage          *stage;
+  gpointer                data;
+  GDestroyNotify          destroy;
+  SymfonicAdmissionPhase  phase;
+  /* its admission succeeded: it is closed once at the end */
+  gboolean                admitted;
 } StageSlot;
 
 struct _SymfonicStream
@@ -57,8 +62,9 @@ struct _SymfonicStream
 
   StageSlot                *slots;
   guint                     n_stages;
-  /* stages whose admission succeeded: each is closed once at the end */
-  guint                     n_admitted;
+  /* the admission in progress: its phase, and the next slot to look at */
+  SymfonicAdmissionPhase    admit_phase;
+  guint                     admit_next;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -77,11 +83,13 @@ G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
 static void
 close_admitted_stages (SymfonicStream *self)
 {
-  guint n = self->n_admitted;
-
-  self->n_admitted = 0;
-  for (guint i = 0; i < n; i++)
-    symfonic_stage_close (self->slots[i].stage, self);
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (!self->slots[i].admitted)
+        continue;
+      self->slots[i].admitted = FALSE;
+      symfonic_stage_close (self->slots[i].stage, self);
+    }
 }
 
 static void
@@ -162,7 +170,10 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->release_line = g_strdup (symfonic_route_get_release_line (route));
   self->slots = g_new0 (StageSlot, self->n_stages);
   for (guint i = 0; i < self->n_stages; i++)
-    self->slots[i].stage = symfonic_route_get_stage (route, i);
+    {
+      self->slots[i].stage = symfonic_route_get_stage (route, i);
+      self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
+    }
 
   return self;
 }
@@ -650,36 +661,45 @@ admit_cb (GObject      *object,
       return;
     }
 
-  self->n_admitted++;
+  self->slots[self->admit_next++].admitted = TRUE;
   admit_next (self);
 }
 
 static void
 admit_next (SymfonicStream *self)
 {
-  if (self->n_admitted == self->n_stages)
+  while (self->admit_next < self->n_stages && self->slots[self->admit_next].phase != self->admit_phase)
+    self->admit_next++;
+
+  if (self->admit_next == self->n_stages)
     {
       g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
 
-      self->state = STREAM_ADMITTED;
+      self->state = self->admit_phase == SYMFONIC_ADMISSION_PHASE_HEAD ? STREAM_HEAD_ADMITTED : STREAM_ADMITTED;
       g_task_return_boolean (task, TRUE);
       return;
     }
 
-  symfonic_stage_admit_async (self->slots[self->n_admitted].stage, self,
+  symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
                               self->cancellable, admit_cb, g_object_ref (self));
 }
 
-/* Runs every stage's admission hook in order; the first refusal wins. */
+/* Runs the admission hooks of the stages that admit in @phase, in route
+ * order; the first refusal wins. The head phase comes first, then the
+ * body phase. */
 void
-symfonic_stream_admit_async (SymfonicStream      *self,
-                             GAsyncReadyCallback  callback,
-                             gpointer             user_data)
+symfonic_stream_admit_async (SymfonicStream         *self,
+                             SymfonicAdmissionPhase  phase,
+                             GAsyncReadyCallback     callback,
+                             gpointer                user_data)
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (self->state == STREAM_NEW);
+  g_return_if_fail (phase == SYMFONIC_ADMISSION_PHASE_HEAD ? self->state == STREAM_NEW
+                                                            : self->state == STREAM_HEAD_ADMITTED);
 
   self->state = STREAM_ADMITTING;
+  self->admit_phase = phase;
+  self->admit_next = 0;
   self->admit_task = g_task_new (self, self->cancellable, callback, user_data);
   g_task_set_source_tag (self->admit_task, symfonic_stream_admit_async);
   admit_next (self);
