@@ -65,6 +65,8 @@ struct _SymfonicStream
   /* the admission in progress: its phase, and the next slot to look at */
   SymfonicAdmissionPhase    admit_phase;
   guint                     admit_next;
+  /* ends a stream that runs longer than its route's max-duration */
+  GSource                  *deadline;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -93,10 +95,21 @@ close_admitted_stages (SymfonicStream *self)
 }
 
 static void
+clear_deadline (SymfonicStream *self)
+{
+  if (self->deadline == NULL)
+    return;
+
+  g_source_destroy (self->deadline);
+  g_clear_pointer (&self->deadline, g_source_unref);
+}
+
+static void
 symfonic_stream_dispose (GObject *object)
 {
   SymfonicStream *self = (SymfonicStream *) object;
 
+  clear_deadline (self);
   close_admitted_stages (self);
 
   G_OBJECT_CLASS (symfonic_stream_parent_class)->dispose (object);
@@ -521,6 +534,7 @@ stream_end (SymfonicStream *self,
     return;
 
   self->state = STREAM_OVER;
+  clear_deadline (self);
   g_ptr_array_set_size (self->batch, 0);
   /* stop the upstream if a stage failed while it was still producing */
   g_cancellable_cancel (self->cancellable);
@@ -715,6 +729,36 @@ symfonic_stream_admit_finish (SymfonicStream  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+static gboolean
+deadline_reached (gpointer data)
+{
+  SymfonicStream *self = data;
+  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                                         _("The stream ran longer than %u seconds"),
+                                         symfonic_route_get_max_duration (self->route));
+
+  g_clear_pointer (&self->deadline, g_source_unref);
+  stream_end (self, error);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* An upstream that keeps dripping would hold the connection and its
+ * upstream forever; the route bounds the whole stream. */
+static void
+arm_deadline (SymfonicStream *self)
+{
+  guint seconds = symfonic_route_get_max_duration (self->route);
+
+  if (seconds == 0)
+    return;
+
+  self->deadline = g_timeout_source_new ((guint64) seconds * 1000);
+  g_source_set_callback (self->deadline, deadline_reached, self, NULL);
+  g_source_set_static_name (self->deadline, "[symfonic] stream max-duration");
+  g_source_attach (self->deadline, g_main_context_get_thread_default ());
+}
+
 /* Runs the begin hooks, then opens the upstream. The sink must be set. */
 void
 symfonic_stream_start (SymfonicStream *self)
@@ -740,6 +784,7 @@ symfonic_stream_start (SymfonicStream *self)
     }
 
   self->state = STREAM_RUNNING;
+  arm_deadline (self);
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
 }
 
@@ -768,6 +813,7 @@ symfonic_stream_cancel (SymfonicStream *self)
 
   self->state = STREAM_OVER;
   self->sink = NULL;
+  clear_deadline (self);
   g_ptr_array_set_size (self->batch, 0);
   g_cancellable_cancel (self->cancellable);
   close_admitted_stages (self);
