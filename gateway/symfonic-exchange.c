@@ -540,7 +540,6 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->max_body_bytes = max_body_bytes;
   g_object_set_data (G_OBJECT (message), EXCHANGE_KEY, self);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
-  soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
 
   soup_server_message_pause (message);

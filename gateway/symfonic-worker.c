@@ -65,6 +65,10 @@ handle_headers (SoupServer        *server,
   SymfonicWorker *self = user_data;
   SymfonicRoute *route = symfonic_pipeline_lookup_route (self->pipeline, path);
 
+  /* No handler reads a body from libsoup, which would otherwise keep all
+   * of it, however large, for a request it then refuses. */
+  soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
+
   if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST)
     return;
 

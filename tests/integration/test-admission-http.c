@@ -391,18 +391,26 @@ never (gpointer data)
   return FALSE;
 }
 
-/* The resident memory of this process, which is also the server's. */
+/* A memory figure of this process, which is also the server's: "VmRSS"
+ * (resident now) or "VmHWM" (the peak of resident). */
 static gsize
-resident_bytes (void)
+memory_bytes (const char *field)
 {
   g_autofree char *status = NULL;
+  g_autofree char *key = g_strdup_printf ("\n%s:", field);
   const char *line;
 
   g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
-  line = strstr (status, "\nVmRSS:");
+  line = strstr (status, key);
   g_assert_nonnull (line);
 
-  return g_ascii_strtoull (line + strlen ("\nVmRSS:"), NULL, 10) * 1024;
+  return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
+}
+
+static gsize
+resident_bytes (void)
+{
+  return memory_bytes ("VmRSS");
 }
 
 /* A request head as alice on acme, or without credentials. */
@@ -973,6 +981,56 @@ test_order_chunked_body_without_credentials (void)
       g_assert_true (raw_is_closed (connections[i]));
       g_object_unref (connections[i]);
     }
+}
+
+/* A body sent where no route takes it (404, 405) is read and dropped,
+ * never kept: 32 MiB each leave the peak of resident memory as it was. */
+static void
+test_order_unrouted_body_not_kept (void)
+{
+  static const struct
+  {
+    const char *method;
+    const char *path;
+    guint       status;
+    const char *code;
+  } cases[] = {
+    { "POST", "/nowhere", 404, "not_found" },
+    { "PUT", "/api/v1/chat", 405, "method_not_allowed" },
+    { "POST", "/healthz", 405, "method_not_allowed" },
+  };
+  gsize length = 32 * 1024 * 1024;
+  g_autofree char *body = g_malloc0 (length);
+  gsize peak_before;
+
+  /* the body buffer itself, resident before the first measure */
+  memset (body, ' ', length);
+  peak_before = memory_bytes ("VmHWM");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *head = g_strdup_printf ("%s %s HTTP/1.1\r\n"
+                                               "Host: 127.0.0.1:%u\r\n"
+                                               "Content-Type: application/json\r\n"
+                                               "Content-Length: %" G_GSIZE_FORMAT "\r\n"
+                                               "\r\n",
+                                               cases[i].method, cases[i].path,
+                                               symfonic_server_get_port (server), length);
+      g_autoptr(GSocketConnection) connection = raw_connect ();
+      g_autoptr(SymfonicTestResponse) response = NULL;
+      g_autofree char *detail = NULL;
+
+      g_test_message ("%s %s", cases[i].method, cases[i].path);
+      raw_write (connection, head, strlen (head));
+      raw_write (connection, body, length);
+      response = raw_read_response (connection);
+      g_assert_nonnull (response);
+      detail = assert_refusal (response, cases[i].status, cases[i].code, NULL);
+    }
+
+  g_test_message ("peak resident %" G_GSIZE_FORMAT " KiB before, %" G_GSIZE_FORMAT " KiB after",
+                  peak_before / 1024, memory_bytes ("VmHWM") / 1024);
+  g_assert_cmpuint (memory_bytes ("VmHWM"), <, peak_before + 8 * 1024 * 1024);
 }
 
 /* Refusals before metering spend nothing: after a flood of requests that
@@ -1604,6 +1662,7 @@ main (int   argc,
                    test_order_declared_body_without_credentials);
   g_test_add_func ("/admission-http/order/chunked-body-without-credentials",
                    test_order_chunked_body_without_credentials);
+  g_test_add_func ("/admission-http/order/unrouted-body-not-kept", test_order_unrouted_body_not_kept);
   g_test_add_func ("/admission-http/order/metering-last", test_order_metering_last);
   g_test_add_func ("/admission-http/payload-too-large/boundary", test_payload_limit_boundary);
   g_test_add_func ("/admission-http/payload-too-large/chunked", test_payload_too_large_chunked);
