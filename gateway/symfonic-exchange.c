@@ -482,7 +482,7 @@ copy_header (const char *name,
 /* Fills @invocation from the request body. */
 static gboolean
 decode (SoupServerMessage   *message,
-        GByteArray          *bytes,
+        GBytes              *bytes,
         SymfonicInvocation  *invocation,
         GError             **error)
 {
@@ -498,8 +498,7 @@ decode (SoupServerMessage   *message,
       return FALSE;
     }
 
-  data = (const char *) bytes->data;
-  length = bytes->len;
+  data = g_bytes_get_data (bytes, &length);
   if (length == 0 || !json_parser_load_from_data (parser, data, length, &parse_error))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
@@ -553,6 +552,7 @@ void
 symfonic_exchange_run (SoupServerMessage *message)
 {
   Exchange *self = g_object_get_data (G_OBJECT (message), EXCHANGE_KEY);
+  g_autoptr(GBytes) bytes = NULL;
   g_autoptr(GError) error = NULL;
 
   g_return_if_fail (self != NULL);
@@ -570,12 +570,12 @@ symfonic_exchange_run (SoupServerMessage *message)
       return;
     }
 
-  if (!decode (message, self->body, symfonic_stream_get_invocation (self->stream), &error))
+  bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
+  if (!decode (message, bytes, symfonic_stream_get_invocation (self->stream), &error))
     {
       refuse (self, error);
       return;
     }
-  g_clear_pointer (&self->body, g_byte_array_unref);
 
   self->admitting = TRUE;
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_admitted_cb, self);
