@@ -42,6 +42,8 @@ typedef struct
   guint64            max_body_bytes;
   gboolean           body_too_large;
   gboolean           body_read;
+  /* the exchange paused libsoup's reading of the request */
+  gboolean           paused;
   gulong             finished_id;
   gulong             got_chunk_id;
   gboolean           admitting;
@@ -376,7 +378,8 @@ refuse (Exchange     *self,
     }
 
   symfonic_exchange_respond_error (self->message, frame);
-  soup_server_message_unpause (self->message);
+  if (self->paused)
+    soup_server_message_unpause (self->message);
 }
 
 /* An admission hook answered. Returns %TRUE if the request was admitted
@@ -422,18 +425,14 @@ payload_too_large (Exchange *self)
                       _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), self->max_body_bytes);
 }
 
+/* The head-phase stages admitted the request: the body may be read, if
+ * its declared length is within the limit. Only an authenticated client
+ * learns about the limit. */
 static void
-head_admitted_cb (GObject      *object,
-                  GAsyncResult *result,
-                  gpointer      user_data)
+head_admitted (Exchange *self)
 {
-  Exchange *self = user_data;
   SoupMessageHeaders *headers = soup_server_message_get_request_headers (self->message);
 
-  if (!admission_answered (self, result))
-    return;
-
-  /* only an authenticated client learns about the limit */
   if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
       (guint64) soup_message_headers_get_content_length (headers) > self->max_body_bytes)
     {
@@ -443,8 +442,22 @@ head_admitted_cb (GObject      *object,
       return;
     }
 
-  /* now libsoup may read the body */
-  soup_server_message_unpause (self->message);
+  if (self->paused)
+    {
+      self->paused = FALSE;
+      soup_server_message_unpause (self->message);
+    }
+}
+
+static void
+head_admitted_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  Exchange *self = user_data;
+
+  if (admission_answered (self, result))
+    head_admitted (self);
 }
 
 static void
@@ -541,7 +554,21 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
 
+  /* libsoup reads on once this handler returns: stages that decide at
+   * once do so here, and others have it wait */
+  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD))
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, &error))
+        head_admitted (self);
+      else
+        refuse (self, error);
+      return;
+    }
+
   soup_server_message_pause (message);
+  self->paused = TRUE;
   self->admitting = TRUE;
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_admitted_cb, self);
 }
@@ -560,6 +587,7 @@ symfonic_exchange_run (SoupServerMessage *message)
   self->body_read = TRUE;
   g_clear_signal_handler (&self->got_chunk_id, self->message);
   soup_server_message_pause (message);
+  self->paused = TRUE;
 
   if (self->body_too_large)
     {

@@ -7,7 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
-#include "symfonic-stage.h"
+#include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
 
 /**
@@ -182,6 +182,16 @@ symfonic_stage_admit_async (SymfonicStage       *self,
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
   SYMFONIC_STAGE_GET_IFACE (self)->admit_async (self, stream, cancellable, callback, user_data);
+}
+
+/* Whether the stage's admission never waits: it keeps the default
+ * asynchronous hook, which runs the synchronous one inline. */
+gboolean
+symfonic_stage_admits_inline (SymfonicStage *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+
+  return SYMFONIC_STAGE_GET_IFACE (self)->admit_async == symfonic_stage_real_admit_async;
 }
 
 /**

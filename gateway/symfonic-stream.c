@@ -9,6 +9,7 @@
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
 #include "symfonic-route.h"
+#include "symfonic-stage-private.h"
 #include "symfonic-stream-private.h"
 
 /**
@@ -655,6 +656,39 @@ symfonic_stream_set_sink (SymfonicStream           *self,
   self->sink_data = data;
 }
 
+static void
+admission_begins (SymfonicStream         *self,
+                  SymfonicAdmissionPhase  phase)
+{
+  self->state = STREAM_ADMITTING;
+  self->admit_phase = phase;
+  self->admit_next = 0;
+}
+
+/* The next slot at or after admit_next whose stage admits in the phase, or
+ * n_stages. */
+static guint
+next_in_phase (SymfonicStream *self)
+{
+  while (self->admit_next < self->n_stages && self->slots[self->admit_next].phase != self->admit_phase)
+    self->admit_next++;
+
+  return self->admit_next;
+}
+
+static void
+admission_refused (SymfonicStream *self)
+{
+  self->state = STREAM_OVER;
+  close_admitted_stages (self);
+}
+
+static void
+admission_passed (SymfonicStream *self)
+{
+  self->state = self->admit_phase == SYMFONIC_ADMISSION_PHASE_HEAD ? STREAM_HEAD_ADMITTED : STREAM_ADMITTED;
+}
+
 static void admit_next (SymfonicStream *self);
 
 static void
@@ -669,8 +703,7 @@ admit_cb (GObject      *object,
     {
       g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
 
-      self->state = STREAM_OVER;
-      close_admitted_stages (self);
+      admission_refused (self);
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
@@ -682,20 +715,69 @@ admit_cb (GObject      *object,
 static void
 admit_next (SymfonicStream *self)
 {
-  while (self->admit_next < self->n_stages && self->slots[self->admit_next].phase != self->admit_phase)
-    self->admit_next++;
-
-  if (self->admit_next == self->n_stages)
+  if (next_in_phase (self) == self->n_stages)
     {
       g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
 
-      self->state = self->admit_phase == SYMFONIC_ADMISSION_PHASE_HEAD ? STREAM_HEAD_ADMITTED : STREAM_ADMITTED;
+      admission_passed (self);
       g_task_return_boolean (task, TRUE);
       return;
     }
 
   symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
                               self->cancellable, admit_cb, g_object_ref (self));
+}
+
+static gboolean
+may_admit (SymfonicStream         *self,
+           SymfonicAdmissionPhase  phase)
+{
+  return phase == SYMFONIC_ADMISSION_PHASE_HEAD ? self->state == STREAM_NEW : self->state == STREAM_HEAD_ADMITTED;
+}
+
+/* Whether every stage that admits in @phase decides without waiting, so
+ * that symfonic_stream_admit() may run them (true of a phase without
+ * stages). */
+gboolean
+symfonic_stream_admits_inline (SymfonicStream         *self,
+                               SymfonicAdmissionPhase  phase)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (self->slots[i].phase == phase && !symfonic_stage_admits_inline (self->slots[i].stage))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* The inline form of symfonic_stream_admit_async(), for a phase whose
+ * stages all admit inline: it spares the caller a main-loop turn per
+ * request. */
+gboolean
+symfonic_stream_admit (SymfonicStream          *self,
+                       SymfonicAdmissionPhase   phase,
+                       GError                 **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+  g_return_val_if_fail (may_admit (self, phase), FALSE);
+  g_return_val_if_fail (symfonic_stream_admits_inline (self, phase), FALSE);
+
+  admission_begins (self, phase);
+  for (; next_in_phase (self) < self->n_stages; self->admit_next++)
+    {
+      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, error))
+        {
+          admission_refused (self);
+          return FALSE;
+        }
+      self->slots[self->admit_next].admitted = TRUE;
+    }
+  admission_passed (self);
+
+  return TRUE;
 }
 
 /* Runs the admission hooks of the stages that admit in @phase, in route
@@ -708,12 +790,9 @@ symfonic_stream_admit_async (SymfonicStream         *self,
                              gpointer                user_data)
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (phase == SYMFONIC_ADMISSION_PHASE_HEAD ? self->state == STREAM_NEW
-                                                            : self->state == STREAM_HEAD_ADMITTED);
+  g_return_if_fail (may_admit (self, phase));
 
-  self->state = STREAM_ADMITTING;
-  self->admit_phase = phase;
-  self->admit_next = 0;
+  admission_begins (self, phase);
   self->admit_task = g_task_new (self, self->cancellable, callback, user_data);
   g_task_set_source_tag (self->admit_task, symfonic_stream_admit_async);
   admit_next (self);
