@@ -161,7 +161,9 @@ symfonic_stream_init (SymfonicStream *self)
 /**
  * symfonic_stream_new:
  * @route: the route the request arrived on
- * @invocation: the decoded request
+ * @invocation: the request: the server creates the stream from the request
+ *   head, and decodes the body into @invocation once the head-phase stages
+ *   admitted it
  *
  * Creates the stream of one request. The server does this for every
  * request; tests and embedders may too.
