@@ -960,6 +960,31 @@ test_order_declared_body_without_credentials (void)
     }
 }
 
+/* Without a body to refuse, a refusal keeps the connection: the next
+ * request on it is answered too. */
+static void
+test_order_no_body_keeps_connection (void)
+{
+  for (guint r = 0; r < N_ROUTES; r++)
+    {
+      g_autofree char *head = raw_head_as (routes[r], FALSE, "Content-Length: 0");
+      g_autoptr(GSocketConnection) connection = raw_connect ();
+
+      g_test_message ("%s", routes[r]);
+      for (guint i = 0; i < 2; i++)
+        {
+          g_autoptr(SymfonicTestResponse) response = NULL;
+          g_autofree char *detail = NULL;
+
+          raw_write (connection, head, strlen (head));
+          response = raw_read_response (connection);
+          g_assert_nonnull (response);
+          detail = assert_refusal (response, 401, "unauthorized", "Missing Authorization header");
+          g_assert_null (soup_message_headers_get_one (response->headers, "Connection"));
+        }
+    }
+}
+
 /* A chunked body without credentials: 401 while the client is still
  * sending, and nothing of the body kept. Each of eight clients sends just
  * under the limit and never ends its body. */
@@ -1686,6 +1711,7 @@ main (int   argc,
   g_test_add_func ("/admission-http/order/auth-before-body", test_order_auth_before_body);
   g_test_add_func ("/admission-http/order/declared-body-without-credentials",
                    test_order_declared_body_without_credentials);
+  g_test_add_func ("/admission-http/order/no-body-keeps-connection", test_order_no_body_keeps_connection);
   g_test_add_func ("/admission-http/order/chunked-body-without-credentials",
                    test_order_chunked_body_without_credentials);
   g_test_add_func ("/admission-http/order/unrouted-body-not-kept", test_order_unrouted_body_not_kept);
