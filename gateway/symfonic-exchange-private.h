@@ -13,12 +13,14 @@
 G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
-void                symfonic_exchange_run           (SoupServerMessage  *message,
-                                                     GBytes             *body,
+void                symfonic_exchange_open          (SoupServerMessage  *message,
                                                      SymfonicRoute      *route,
+                                                     guint64             max_body_bytes,
                                                      SymfonicMetrics    *metrics,
                                                      GMainContext       *context,
                                                      GHashTable         *live);
+G_GNUC_INTERNAL
+void                symfonic_exchange_run           (SoupServerMessage  *message);
 G_GNUC_INTERNAL
 void                symfonic_exchange_end_all       (GHashTable         *live);
 G_GNUC_INTERNAL

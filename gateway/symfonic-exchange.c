@@ -1,4 +1,4 @@
-/* symfonic-exchange.c: decode, admit, stream, terminate
+/* symfonic-exchange.c: authenticate, read, decode, admit, stream, terminate
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
 #include "symfonic-error-mapper.h"
@@ -17,9 +18,14 @@
 #include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
 
-/* An exchange lives from the request until libsoup says the message
- * finished. Everything in it runs on the worker thread that accepted the
- * connection. */
+/* An exchange lives from the request head until libsoup says the message
+ * finished (or until the exchange took the connection to refuse it).
+ * Everything in it runs on the worker thread that accepted the
+ * connection.
+ *
+ * Its life: the head is in → head-phase admission (authentication), the
+ * body still unread → the body is read, bounded → decoded (415, 400, 413)
+ * → body-phase admission (metering) → the stream. */
 typedef struct
 {
   SoupServerMessage *message;
@@ -32,11 +38,22 @@ typedef struct
   SymfonicEncoder   *encoder;
   SymfonicSseWriter *writer;
   GSource           *hangup_source;
+  /* the request body, kept up to the limit: past it nothing more is kept,
+   * whatever the client sends */
+  GByteArray        *body;
+  guint64            max_body_bytes;
+  gboolean           body_too_large;
+  gboolean           body_read;
+  /* the exchange paused libsoup's reading of the request */
+  gboolean           paused;
   gulong             finished_id;
+  gulong             got_chunk_id;
   gboolean           admitting;
   gboolean           finished;
   gboolean           running;
 } Exchange;
+
+#define EXCHANGE_KEY "symfonic-exchange"
 
 static void
 exchange_free (Exchange *self)
@@ -48,6 +65,9 @@ exchange_free (Exchange *self)
       g_source_unref (self->hangup_source);
     }
   g_clear_signal_handler (&self->finished_id, self->message);
+  g_clear_signal_handler (&self->got_chunk_id, self->message);
+  g_object_set_data (G_OBJECT (self->message), EXCHANGE_KEY, NULL);
+  g_clear_pointer (&self->body, g_byte_array_unref);
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
   g_clear_pointer (&self->encoder, symfonic_encoder_free);
   g_clear_object (&self->stream);
@@ -322,12 +342,54 @@ begin_stream (Exchange *self)
   symfonic_stream_start (self->stream);
 }
 
-static void
-admitted_cb (GObject      *object,
-             GAsyncResult *result,
-             gpointer      user_data)
+/* A request body the client is still to send, or is sending. */
+static gboolean
+body_pending (SoupServerMessage *message)
 {
-  Exchange *self = user_data;
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (message);
+
+  switch (soup_message_headers_get_encoding (headers))
+    {
+    case SOUP_ENCODING_CONTENT_LENGTH:
+      return soup_message_headers_get_content_length (headers) > 0;
+    case SOUP_ENCODING_NONE:
+      return FALSE;
+    default:
+      return TRUE;
+    }
+}
+
+/* Answers a request that is not admitted. */
+static void
+refuse (Exchange     *self,
+        const GError *error)
+{
+  g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
+
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
+                                   symfonic_error_frame_get_status (frame));
+
+  if (!self->body_read && body_pending (self->message))
+    {
+      /* libsoup would read the whole body before answering: the answer
+       * goes out on the connection without it, and the connection with it */
+      g_clear_signal_handler (&self->finished_id, self->message);
+      symfonic_early_refusal_send (self->message, frame);
+      exchange_free (self);
+      return;
+    }
+
+  symfonic_exchange_respond_error (self->message, frame);
+  if (self->paused)
+    soup_server_message_unpause (self->message);
+}
+
+/* An admission hook answered. Returns %TRUE if the request was admitted
+ * and the exchange goes on; otherwise it was answered or is gone. */
+static gboolean
+admission_answered (Exchange     *self,
+                    GAsyncResult *result)
+{
   g_autoptr(GError) error = NULL;
 
   self->admitting = FALSE;
@@ -335,21 +397,85 @@ admitted_cb (GObject      *object,
     {
       symfonic_stream_cancel (self->stream);
       exchange_free (self);
-      return;
+      return FALSE;
     }
 
   if (!symfonic_stream_admit_finish (self->stream, result, &error))
     {
-      g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
+      refuse (self, error);
+      return FALSE;
+    }
 
-      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
-                                       symfonic_error_frame_get_status (frame));
-      symfonic_exchange_respond_error (self->message, frame);
-      soup_server_message_unpause (self->message);
+  return TRUE;
+}
+
+static void
+body_admitted_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  Exchange *self = user_data;
+
+  if (admission_answered (self, result))
+    begin_stream (self);
+}
+
+static GError *
+payload_too_large (Exchange *self)
+{
+  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
+                      _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), self->max_body_bytes);
+}
+
+/* The head-phase stages admitted the request: the body may be read, if
+ * its declared length is within the limit. Only an authenticated client
+ * learns about the limit. */
+static void
+head_admitted (Exchange *self)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (self->message);
+
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
+      (guint64) soup_message_headers_get_content_length (headers) > self->max_body_bytes)
+    {
+      g_autoptr(GError) error = payload_too_large (self);
+
+      refuse (self, error);
       return;
     }
 
-  begin_stream (self);
+  if (self->paused)
+    {
+      self->paused = FALSE;
+      soup_server_message_unpause (self->message);
+    }
+}
+
+static void
+head_admitted_cb (GObject      *object,
+                  GAsyncResult *result,
+                  gpointer      user_data)
+{
+  Exchange *self = user_data;
+
+  if (admission_answered (self, result))
+    head_admitted (self);
+}
+
+static void
+on_got_chunk (SoupServerMessage *message,
+              GBytes            *chunk,
+              gpointer           user_data)
+{
+  Exchange *self = user_data;
+  gsize length = g_bytes_get_size (chunk);
+
+  if (self->body_too_large || self->body->len + length > self->max_body_bytes)
+    {
+      self->body_too_large = TRUE;
+      return;
+    }
+  g_byte_array_append (self->body, g_bytes_get_data (chunk, NULL), length);
 }
 
 static gboolean
@@ -368,14 +494,15 @@ copy_header (const char *name,
   symfonic_invocation_set_header (user_data, name, value);
 }
 
-static SymfonicInvocation *
-decode (SoupServerMessage  *message,
-        GBytes             *bytes,
-        GError            **error)
+/* Fills @invocation from the request body. */
+static gboolean
+decode (SoupServerMessage   *message,
+        GBytes              *bytes,
+        SymfonicInvocation  *invocation,
+        GError             **error)
 {
   g_autoptr(JsonNode) body = NULL;
   g_autoptr(GError) parse_error = NULL;
-  SymfonicInvocation *invocation;
   gsize length;
   const char *data;
 
@@ -383,7 +510,7 @@ decode (SoupServerMessage  *message,
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
                            _("The request body must be application/json"));
-      return NULL;
+      return FALSE;
     }
 
   data = g_bytes_get_data (bytes, &length);
@@ -395,42 +522,28 @@ decode (SoupServerMessage  *message,
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                    _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
                    SYMFONIC_JSON_MAX_DEPTH);
-      return NULL;
+      return FALSE;
     }
 
-  invocation = symfonic_invocation_new_from_json (body, error);
-  if (invocation == NULL)
-    return NULL;
-
-  soup_message_headers_foreach (soup_server_message_get_request_headers (message), copy_header, invocation);
-
-  return invocation;
+  return symfonic_invocation_set_body (invocation, body, error);
 }
 
-/* Serves one request to an invocation route. Refusals (bad request,
- * admission) are JSON and happen before any byte of the event stream. */
+/* A request head for an invocation route is in, and nothing of its body
+ * was read: the head-phase stages (authentication) decide before libsoup
+ * reads any of it. Refusals are JSON and happen before any byte of the
+ * event stream. */
 void
-symfonic_exchange_run (SoupServerMessage *message,
-                       GBytes            *body,
-                       SymfonicRoute     *route,
-                       SymfonicMetrics   *metrics,
-                       GMainContext      *context,
-                       GHashTable        *live)
+symfonic_exchange_open (SoupServerMessage *message,
+                        SymfonicRoute     *route,
+                        guint64            max_body_bytes,
+                        SymfonicMetrics   *metrics,
+                        GMainContext      *context,
+                        GHashTable        *live)
 {
-  g_autoptr(SymfonicInvocation) invocation = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicInvocation) invocation = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
   Exchange *self;
 
-  invocation = decode (message, body, &error);
-  if (invocation == NULL)
-    {
-      g_autoptr(SymfonicErrorFrame) frame = symfonic_exchange_map_error (route, error);
-
-      symfonic_metrics_count_response (metrics, symfonic_route_get_name (route),
-                                       symfonic_error_frame_get_status (frame));
-      symfonic_exchange_respond_error (message, frame);
-      return;
-    }
+  soup_message_headers_foreach (soup_server_message_get_request_headers (message), copy_header, invocation);
 
   self = g_new0 (Exchange, 1);
   self->message = g_object_ref (message);
@@ -440,11 +553,65 @@ symfonic_exchange_run (SoupServerMessage *message,
   self->live = live;
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
+  self->body = g_byte_array_new ();
+  self->max_body_bytes = max_body_bytes;
+  g_object_set_data (G_OBJECT (message), EXCHANGE_KEY, self);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
+  self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
+
+  /* libsoup reads on once this handler returns: stages that decide at
+   * once do so here, and others have it wait */
+  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD))
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, &error))
+        head_admitted (self);
+      else
+        refuse (self, error);
+      return;
+    }
 
   soup_server_message_pause (message);
+  self->paused = TRUE;
   self->admitting = TRUE;
-  symfonic_stream_admit_async (self->stream, admitted_cb, self);
+  symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_admitted_cb, self);
+}
+
+/* The body of a request that symfonic_exchange_open() admitted is in:
+ * decode it, then run the body-phase stages (metering) and the stream. */
+void
+symfonic_exchange_run (SoupServerMessage *message)
+{
+  Exchange *self = g_object_get_data (G_OBJECT (message), EXCHANGE_KEY);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_return_if_fail (self != NULL);
+
+  self->body_read = TRUE;
+  g_clear_signal_handler (&self->got_chunk_id, self->message);
+  soup_server_message_pause (message);
+  self->paused = TRUE;
+
+  if (self->body_too_large)
+    {
+      /* the client may still be sending: do not keep the connection */
+      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
+      error = payload_too_large (self);
+      refuse (self, error);
+      return;
+    }
+
+  bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
+  if (!decode (message, bytes, symfonic_stream_get_invocation (self->stream), &error))
+    {
+      refuse (self, error);
+      return;
+    }
+
+  self->admitting = TRUE;
+  symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_admitted_cb, self);
 }
 
 /* The worker is stopping: every running stream ends with its one error

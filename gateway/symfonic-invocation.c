@@ -209,9 +209,8 @@ member_is_string_or_null (JsonObject *object,
  * @body: the parsed request body (an `AgentRequest`)
  * @error: return location for a #GError
  *
- * Decodes an `AgentRequest`: `query` must be a non-empty string,
- * `session_id` a string or null, `attachments` a list or null. `tenant_id`
- * and unknown fields are ignored: identity never comes from the body.
+ * Decodes an `AgentRequest` into a new invocation; see
+ * symfonic_invocation_set_body().
  *
  * Returns: (transfer full): a new #SymfonicInvocation, or %NULL with @error
  *   set to %SYMFONIC_ERROR_BAD_REQUEST
@@ -221,18 +220,52 @@ symfonic_invocation_new_from_json (JsonNode  *body,
                                    GError   **error)
 {
   g_autoptr(SymfonicInvocation) self = NULL;
+
+  g_return_val_if_fail (body != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  self = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
+  if (!symfonic_invocation_set_body (self, body, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * symfonic_invocation_set_body:
+ * @self: a #SymfonicInvocation that has no query yet
+ * @body: the parsed request body (an `AgentRequest`)
+ * @error: return location for a #GError
+ *
+ * Fills the query, `session_id` and attachments from an `AgentRequest`:
+ * `query` must be a non-empty string, `session_id` a string or null,
+ * `attachments` a list or null. `tenant_id` and unknown fields are
+ * ignored: identity never comes from the body, and what authentication
+ * already set on @self stays. The server builds an invocation from the
+ * request head, authenticates it, and only then reads the body into it.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set to
+ *   %SYMFONIC_ERROR_BAD_REQUEST, leaving @self unchanged
+ */
+gboolean
+symfonic_invocation_set_body (SymfonicInvocation  *self,
+                              JsonNode            *body,
+                              GError             **error)
+{
   JsonObject *object;
   JsonNode *query;
   JsonNode *attachments;
 
-  g_return_val_if_fail (body != NULL, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), FALSE);
+  g_return_val_if_fail (self->query == NULL, FALSE);
+  g_return_val_if_fail (body != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (!JSON_NODE_HOLDS_OBJECT (body))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                            _("The request body must be a JSON object"));
-      return NULL;
+      return FALSE;
     }
 
   object = json_node_get_object (body);
@@ -242,19 +275,19 @@ symfonic_invocation_new_from_json (JsonNode  *body,
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                            _("“query” is required and must be a string"));
-      return NULL;
+      return FALSE;
     }
   if (*json_node_get_string (query) == '\0')
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                            _("“query” must not be empty"));
-      return NULL;
+      return FALSE;
     }
   if (!member_is_string_or_null (object, "session_id"))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                            _("“session_id” must be a string or null"));
-      return NULL;
+      return FALSE;
     }
   attachments = json_object_get_member (object, "attachments");
   if (attachments != NULL && !JSON_NODE_HOLDS_NULL (attachments) &&
@@ -262,12 +295,13 @@ symfonic_invocation_new_from_json (JsonNode  *body,
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                            _("“attachments” must be a list or null"));
-      return NULL;
+      return FALSE;
     }
 
-  self = symfonic_invocation_new (json_node_get_string (query));
+  self->query = g_strdup (json_node_get_string (query));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_QUERY]);
   if (json_object_has_member (object, "session_id"))
-    self->session_id = g_strdup (json_object_get_string_member (object, "session_id"));
+    symfonic_invocation_set_session_id (self, json_object_get_string_member (object, "session_id"));
   if (attachments != NULL && JSON_NODE_HOLDS_ARRAY (attachments))
     {
       g_autoptr(JsonNode) copy = symfonic_json_node_deep_copy (attachments);
@@ -275,14 +309,15 @@ symfonic_invocation_new_from_json (JsonNode  *body,
       self->attachments = json_node_dup_array (copy);
     }
 
-  return g_steal_pointer (&self);
+  return TRUE;
 }
 
 /**
  * symfonic_invocation_get_query:
  * @self: a #SymfonicInvocation
  *
- * Returns: the query
+ * Returns: (nullable): the query; %NULL only while the server has the
+ *   request head and not yet the body (head-phase admission)
  */
 const char *
 symfonic_invocation_get_query (SymfonicInvocation *self)

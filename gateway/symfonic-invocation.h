@@ -20,6 +20,9 @@ G_DECLARE_FINAL_TYPE (SymfonicInvocation, symfonic_invocation, SYMFONIC, INVOCAT
 SymfonicInvocation *symfonic_invocation_new              (const char          *query);
 SymfonicInvocation *symfonic_invocation_new_from_json    (JsonNode            *body,
                                                           GError             **error);
+gboolean            symfonic_invocation_set_body         (SymfonicInvocation  *self,
+                                                          JsonNode            *body,
+                                                          GError             **error);
 const char         *symfonic_invocation_get_query        (SymfonicInvocation  *self);
 const char         *symfonic_invocation_get_session_id   (SymfonicInvocation  *self);
 void                symfonic_invocation_set_session_id   (SymfonicInvocation  *self,

@@ -327,7 +327,9 @@ load_route (Loader      *loader,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", NULL };
+  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", NULL };
+  /* the keys that are not plain properties of the route */
+  static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
   g_auto(GStrv) stages = NULL;
@@ -336,6 +338,8 @@ load_route (Loader      *loader,
   g_autofree char *source_name = NULL;
   g_autoptr(SymfonicRoute) route = NULL;
   g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
   SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
   SymfonicRoute *other;
   SymfonicSource *source;
@@ -345,7 +349,7 @@ load_route (Loader      *loader,
       if (!g_strv_contains (known, keys[i]))
         {
           symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for a route (known: path, kind, source, stages)"));
+                                       _("unknown key for a route (known: path, kind, source, stages, max-duration)"));
           return FALSE;
         }
     }
@@ -400,8 +404,13 @@ load_route (Loader      *loader,
       return FALSE;
     }
 
+  g_array_set_clear_func (values, clear_value);
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_ROUTE, structural, names, values, error))
+    return FALSE;
+
   route = symfonic_route_new (name, path, kind, source);
   symfonic_route_set_release_line (route, self->release_line);
+  g_object_setv (G_OBJECT (route), names->len, (const char **) names->pdata, (const GValue *) values->data);
 
   if (g_key_file_has_key (loader->key_file, group, "stages", NULL))
     stages = g_key_file_get_string_list (loader->key_file, group, "stages", NULL, NULL);

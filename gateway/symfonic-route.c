@@ -26,6 +26,7 @@ struct _SymfonicRoute
   SymfonicRouteKind  kind;
   SymfonicSource    *source;
   GPtrArray         *stages;
+  guint              max_duration;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -37,6 +38,7 @@ enum {
   PROP_RELEASE_LINE,
   PROP_KIND,
   PROP_SOURCE,
+  PROP_MAX_DURATION,
   N_PROPS
 };
 
@@ -81,6 +83,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_SOURCE:
       g_value_set_object (value, self->source);
       break;
+    case PROP_MAX_DURATION:
+      g_value_set_uint (value, self->max_duration);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -110,6 +115,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_SOURCE:
       self->source = g_value_dup_object (value);
+      break;
+    case PROP_MAX_DURATION:
+      symfonic_route_set_max_duration (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -145,6 +153,18 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
     g_param_spec_object ("source", "Source", "The upstream the route reads",
                          SYMFONIC_TYPE_SOURCE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:max-duration:
+   *
+   * The longest a stream of this route may run, in seconds, from the
+   * moment it was admitted; past it the stream ends with its one error
+   * frame (an upstream timeout) and the upstream is cancelled. 0: no
+   * limit.
+   */
+  properties[PROP_MAX_DURATION] =
+    g_param_spec_uint ("max-duration", "Maximum duration", "The longest a stream may run, in seconds; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -267,6 +287,43 @@ symfonic_route_set_release_line (SymfonicRoute *self,
   g_free (self->release_line);
   self->release_line = g_strdup (release_line);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RELEASE_LINE]);
+}
+
+/**
+ * symfonic_route_get_max_duration:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: the longest a stream of this route may run, in seconds; 0 when
+ *   there is no limit
+ */
+guint
+symfonic_route_get_max_duration (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->max_duration;
+}
+
+/**
+ * symfonic_route_set_max_duration:
+ * @self: a #SymfonicRoute
+ * @seconds: the longest a stream may run, in seconds; 0 for no limit
+ *
+ * Bounds the duration of the route's streams. Only while the route is
+ * assembled, before it serves.
+ */
+void
+symfonic_route_set_max_duration (SymfonicRoute *self,
+                                 guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  if (self->max_duration == seconds)
+    return;
+
+  self->max_duration = seconds;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_DURATION]);
 }
 
 /**

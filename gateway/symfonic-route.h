@@ -32,6 +32,13 @@ typedef enum {
   SYMFONIC_ROUTE_KIND_RESUME,
 } SymfonicRouteKind;
 
+/**
+ * SYMFONIC_ROUTE_MAX_DURATION_LIMIT:
+ *
+ * The largest #SymfonicRoute:max-duration, in seconds (one week).
+ */
+#define SYMFONIC_ROUTE_MAX_DURATION_LIMIT (7 * 24 * 3600)
+
 #define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicRoute, symfonic_route, SYMFONIC, ROUTE, GObject)
@@ -47,6 +54,9 @@ const char        *symfonic_route_get_path     (SymfonicRoute      *self);
 const char        *symfonic_route_get_release_line (SymfonicRoute  *self);
 void               symfonic_route_set_release_line (SymfonicRoute  *self,
                                                     const char     *release_line);
+guint              symfonic_route_get_max_duration (SymfonicRoute  *self);
+void               symfonic_route_set_max_duration (SymfonicRoute  *self,
+                                                    guint           seconds);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

@@ -7,7 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
-#include "symfonic-stage.h"
+#include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
 
 /**
@@ -82,6 +82,12 @@ symfonic_stage_real_admit_finish (SymfonicStage  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+static SymfonicAdmissionPhase
+symfonic_stage_real_get_admission_phase (SymfonicStage *self)
+{
+  return SYMFONIC_ADMISSION_PHASE_BODY;
+}
+
 static gboolean
 symfonic_stage_real_begin (SymfonicStage   *self,
                            SymfonicStream  *stream,
@@ -120,6 +126,7 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->admit = symfonic_stage_real_admit;
   iface->admit_async = symfonic_stage_real_admit_async;
   iface->admit_finish = symfonic_stage_real_admit_finish;
+  iface->get_admission_phase = symfonic_stage_real_get_admission_phase;
   iface->begin = symfonic_stage_real_begin;
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
@@ -177,6 +184,16 @@ symfonic_stage_admit_async (SymfonicStage       *self,
   SYMFONIC_STAGE_GET_IFACE (self)->admit_async (self, stream, cancellable, callback, user_data);
 }
 
+/* Whether the stage's admission never waits: it keeps the default
+ * asynchronous hook, which runs the synchronous one inline. */
+gboolean
+symfonic_stage_admits_inline (SymfonicStage *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+
+  return SYMFONIC_STAGE_GET_IFACE (self)->admit_async == symfonic_stage_real_admit_async;
+}
+
 /**
  * symfonic_stage_admit_finish:
  * @self: a #SymfonicStage
@@ -202,6 +219,36 @@ symfonic_stage_admit_finish (SymfonicStage  *self,
   ok = SYMFONIC_STAGE_GET_IFACE (self)->admit_finish (self, result, &local_error);
 
   return check_hook (self, "admit", ok, local_error, error);
+}
+
+/**
+ * symfonic_stage_get_admission_phase:
+ * @self: a #SymfonicStage
+ *
+ * When the stage's admission hooks run: on the request head (before the
+ * body is read) or once the body is decoded.
+ *
+ * Returns: the stage's #SymfonicAdmissionPhase
+ */
+SymfonicAdmissionPhase
+symfonic_stage_get_admission_phase (SymfonicStage *self)
+{
+  SymfonicAdmissionPhase phase;
+
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), SYMFONIC_ADMISSION_PHASE_BODY);
+
+  phase = SYMFONIC_STAGE_GET_IFACE (self)->get_admission_phase (self);
+
+  /* A binding can return any integer: the body phase is the safe one, as
+   * it still runs before the stream and after authentication. */
+  if (phase != SYMFONIC_ADMISSION_PHASE_HEAD && phase != SYMFONIC_ADMISSION_PHASE_BODY)
+    {
+      g_critical ("%s: get_admission_phase returned %d, not a SymfonicAdmissionPhase",
+                  G_OBJECT_TYPE_NAME (self), phase);
+      return SYMFONIC_ADMISSION_PHASE_BODY;
+    }
+
+  return phase;
 }
 
 /**

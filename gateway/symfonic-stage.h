@@ -15,6 +15,23 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SymfonicAdmissionPhase:
+ * @SYMFONIC_ADMISSION_PHASE_HEAD: on the request head, before any byte of
+ *   the body is read; the invocation has its headers but no query yet.
+ *   For authentication: a client refused here never has its body read.
+ * @SYMFONIC_ADMISSION_PHASE_BODY: once the body is read and decoded, after
+ *   every head-phase stage admitted the request. For metering, which must
+ *   only count authenticated, well-formed requests.
+ *
+ * When a stage's admission hook runs. Head-phase stages run first, in
+ * route order; then the body-phase stages, in route order.
+ */
+typedef enum {
+  SYMFONIC_ADMISSION_PHASE_HEAD,
+  SYMFONIC_ADMISSION_PHASE_BODY,
+} SymfonicAdmissionPhase;
+
 #define SYMFONIC_TYPE_STAGE (symfonic_stage_get_type ())
 
 G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
@@ -26,6 +43,9 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
  * @admit_async: asynchronous admission, for stages that need I/O (a shared
  *   rate-limit store). The default runs @admit inline.
  * @admit_finish: completes @admit_async.
+ * @get_admission_phase: when the admission hooks run; a constant of the
+ *   stage, read once per stream. The default is
+ *   %SYMFONIC_ADMISSION_PHASE_BODY.
  * @begin: the stream was admitted and its upstream is about to open: emit
  *   what must precede any upstream event. The default emits nothing.
  * @process: consumes one event and emits zero or more with
@@ -54,6 +74,7 @@ struct _SymfonicStageInterface
   gboolean (*admit_finish) (SymfonicStage        *self,
                             GAsyncResult         *result,
                             GError              **error);
+  SymfonicAdmissionPhase (*get_admission_phase) (SymfonicStage *self);
   gboolean (*begin)        (SymfonicStage        *self,
                             SymfonicStream       *stream,
                             GError              **error);
@@ -79,6 +100,7 @@ void     symfonic_stage_admit_async  (SymfonicStage        *self,
 gboolean symfonic_stage_admit_finish (SymfonicStage        *self,
                                       GAsyncResult         *result,
                                       GError              **error);
+SymfonicAdmissionPhase symfonic_stage_get_admission_phase (SymfonicStage *self);
 gboolean symfonic_stage_begin        (SymfonicStage        *self,
                                       SymfonicStream       *stream,
                                       GError              **error);

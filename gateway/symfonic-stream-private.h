@@ -25,7 +25,15 @@ void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        const SymfonicStreamSink  *sink,
                                        gpointer                   data);
 G_GNUC_INTERNAL
+gboolean symfonic_stream_admits_inline (SymfonicStream           *self,
+                                        SymfonicAdmissionPhase    phase);
+G_GNUC_INTERNAL
+gboolean symfonic_stream_admit        (SymfonicStream            *self,
+                                       SymfonicAdmissionPhase     phase,
+                                       GError                   **error);
+G_GNUC_INTERNAL
 void     symfonic_stream_admit_async  (SymfonicStream            *self,
+                                       SymfonicAdmissionPhase     phase,
                                        GAsyncReadyCallback        callback,
                                        gpointer                   user_data);
 G_GNUC_INTERNAL

@@ -9,6 +9,7 @@
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
 #include "symfonic-route.h"
+#include "symfonic-stage-private.h"
 #include "symfonic-stream-private.h"
 
 /**
@@ -28,6 +29,8 @@
 typedef enum {
   STREAM_NEW,
   STREAM_ADMITTING,
+  /* the head-phase stages admitted it; the body phase is next */
+  STREAM_HEAD_ADMITTED,
   STREAM_ADMITTED,
   STREAM_RUNNING,
   STREAM_OVER,
@@ -35,9 +38,12 @@ typedef enum {
 
 typedef struct
 {
-  SymfonicStage  *stage;
-  gpointer        data;
-  GDestroyNotify  destroy;
+  SymfonicStage          *stage;
+  gpointer                data;
+  GDestroyNotify          destroy;
+  SymfonicAdmissionPhase  phase;
+  /* its admission succeeded: it is closed once at the end */
+  gboolean                admitted;
 } StageSlot;
 
 struct _SymfonicStream
@@ -57,8 +63,11 @@ struct _SymfonicStream
 
   StageSlot                *slots;
   guint                     n_stages;
-  /* stages whose admission succeeded: each is closed once at the end */
-  guint                     n_admitted;
+  /* the admission in progress: its phase, and the next slot to look at */
+  SymfonicAdmissionPhase    admit_phase;
+  guint                     admit_next;
+  /* ends a stream that runs longer than its route's max-duration */
+  GSource                  *deadline;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -77,11 +86,23 @@ G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
 static void
 close_admitted_stages (SymfonicStream *self)
 {
-  guint n = self->n_admitted;
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (!self->slots[i].admitted)
+        continue;
+      self->slots[i].admitted = FALSE;
+      symfonic_stage_close (self->slots[i].stage, self);
+    }
+}
 
-  self->n_admitted = 0;
-  for (guint i = 0; i < n; i++)
-    symfonic_stage_close (self->slots[i].stage, self);
+static void
+clear_deadline (SymfonicStream *self)
+{
+  if (self->deadline == NULL)
+    return;
+
+  g_source_destroy (self->deadline);
+  g_clear_pointer (&self->deadline, g_source_unref);
 }
 
 static void
@@ -89,6 +110,7 @@ symfonic_stream_dispose (GObject *object)
 {
   SymfonicStream *self = (SymfonicStream *) object;
 
+  clear_deadline (self);
   close_admitted_stages (self);
 
   G_OBJECT_CLASS (symfonic_stream_parent_class)->dispose (object);
@@ -139,7 +161,9 @@ symfonic_stream_init (SymfonicStream *self)
 /**
  * symfonic_stream_new:
  * @route: the route the request arrived on
- * @invocation: the decoded request
+ * @invocation: the request: the server creates the stream from the request
+ *   head, and decodes the body into @invocation once the head-phase stages
+ *   admitted it
  *
  * Creates the stream of one request. The server does this for every
  * request; tests and embedders may too.
@@ -162,7 +186,10 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->release_line = g_strdup (symfonic_route_get_release_line (route));
   self->slots = g_new0 (StageSlot, self->n_stages);
   for (guint i = 0; i < self->n_stages; i++)
-    self->slots[i].stage = symfonic_route_get_stage (route, i);
+    {
+      self->slots[i].stage = symfonic_route_get_stage (route, i);
+      self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
+    }
 
   return self;
 }
@@ -510,6 +537,7 @@ stream_end (SymfonicStream *self,
     return;
 
   self->state = STREAM_OVER;
+  clear_deadline (self);
   g_ptr_array_set_size (self->batch, 0);
   /* stop the upstream if a stage failed while it was still producing */
   g_cancellable_cancel (self->cancellable);
@@ -630,18 +658,56 @@ symfonic_stream_set_sink (SymfonicStream           *self,
   self->sink_data = data;
 }
 
-static void admit_next (SymfonicStream *self);
+static void
+admission_begins (SymfonicStream         *self,
+                  SymfonicAdmissionPhase  phase)
+{
+  self->state = STREAM_ADMITTING;
+  self->admit_phase = phase;
+  self->admit_next = 0;
+}
+
+/* The next slot at or after admit_next whose stage admits in the phase, or
+ * n_stages. */
+static guint
+next_in_phase (SymfonicStream *self)
+{
+  while (self->admit_next < self->n_stages && self->slots[self->admit_next].phase != self->admit_phase)
+    self->admit_next++;
+
+  return self->admit_next;
+}
 
 static void
-admit_refused (SymfonicStream *self,
-               GError         *error)
+admission_refused (SymfonicStream *self)
 {
-  g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-
   self->state = STREAM_OVER;
   close_admitted_stages (self);
-  g_task_return_error (task, error);
 }
+
+/* The body phase ends with the source's own admission: last, so that a
+ * source reserves nothing for a stream a stage refused. */
+static gboolean
+admission_passed (SymfonicStream  *self,
+                  GError         **error)
+{
+  if (self->admit_phase == SYMFONIC_ADMISSION_PHASE_HEAD)
+    {
+      self->state = STREAM_HEAD_ADMITTED;
+      return TRUE;
+    }
+
+  if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+    {
+      admission_refused (self);
+      return FALSE;
+    }
+
+  self->state = STREAM_ADMITTED;
+  return TRUE;
+}
+
+static void admit_next (SymfonicStream *self);
 
 static void
 admit_cb (GObject      *object,
@@ -649,53 +715,104 @@ admit_cb (GObject      *object,
           gpointer      user_data)
 {
   g_autoptr(SymfonicStream) self = user_data;
-  GError *error = NULL;
+  g_autoptr(GError) error = NULL;
 
   if (!symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &error))
     {
-      admit_refused (self, error);
+      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+
+      admission_refused (self);
+      g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
 
-  self->n_admitted++;
+  self->slots[self->admit_next++].admitted = TRUE;
   admit_next (self);
 }
 
 static void
 admit_next (SymfonicStream *self)
 {
-  if (self->n_admitted == self->n_stages)
+  if (next_in_phase (self) == self->n_stages)
     {
-      g_autoptr(GTask) task = NULL;
+      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
       GError *error = NULL;
 
-      /* last, so a source reserves nothing for a stream a stage refused */
-      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, &error))
-        {
-          admit_refused (self, error);
-          return;
-        }
-
-      task = g_steal_pointer (&self->admit_task);
-      self->state = STREAM_ADMITTED;
-      g_task_return_boolean (task, TRUE);
+      if (admission_passed (self, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, error);
       return;
     }
 
-  symfonic_stage_admit_async (self->slots[self->n_admitted].stage, self,
+  symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
                               self->cancellable, admit_cb, g_object_ref (self));
 }
 
-/* Runs every stage's admission hook in order; the first refusal wins. */
+static gboolean
+may_admit (SymfonicStream         *self,
+           SymfonicAdmissionPhase  phase)
+{
+  return phase == SYMFONIC_ADMISSION_PHASE_HEAD ? self->state == STREAM_NEW : self->state == STREAM_HEAD_ADMITTED;
+}
+
+/* Whether every stage that admits in @phase decides without waiting, so
+ * that symfonic_stream_admit() may run them (true of a phase without
+ * stages). */
+gboolean
+symfonic_stream_admits_inline (SymfonicStream         *self,
+                               SymfonicAdmissionPhase  phase)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (self->slots[i].phase == phase && !symfonic_stage_admits_inline (self->slots[i].stage))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* The inline form of symfonic_stream_admit_async(), for a phase whose
+ * stages all admit inline: it spares the caller a main-loop turn per
+ * request. */
+gboolean
+symfonic_stream_admit (SymfonicStream          *self,
+                       SymfonicAdmissionPhase   phase,
+                       GError                 **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+  g_return_val_if_fail (may_admit (self, phase), FALSE);
+  g_return_val_if_fail (symfonic_stream_admits_inline (self, phase), FALSE);
+
+  admission_begins (self, phase);
+  for (; next_in_phase (self) < self->n_stages; self->admit_next++)
+    {
+      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, error))
+        {
+          admission_refused (self);
+          return FALSE;
+        }
+      self->slots[self->admit_next].admitted = TRUE;
+    }
+
+  return admission_passed (self, error);
+}
+
+/* Runs the admission hooks of the stages that admit in @phase, in route
+ * order; the first refusal wins. The head phase comes first, then the
+ * body phase. */
 void
-symfonic_stream_admit_async (SymfonicStream      *self,
-                             GAsyncReadyCallback  callback,
-                             gpointer             user_data)
+symfonic_stream_admit_async (SymfonicStream         *self,
+                             SymfonicAdmissionPhase  phase,
+                             GAsyncReadyCallback     callback,
+                             gpointer                user_data)
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (self->state == STREAM_NEW);
+  g_return_if_fail (may_admit (self, phase));
 
-  self->state = STREAM_ADMITTING;
+  admission_begins (self, phase);
   self->admit_task = g_task_new (self, self->cancellable, callback, user_data);
   g_task_set_source_tag (self->admit_task, symfonic_stream_admit_async);
   admit_next (self);
@@ -709,6 +826,36 @@ symfonic_stream_admit_finish (SymfonicStream  *self,
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static gboolean
+deadline_reached (gpointer data)
+{
+  SymfonicStream *self = data;
+  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                                         _("The stream ran longer than %u seconds"),
+                                         symfonic_route_get_max_duration (self->route));
+
+  g_clear_pointer (&self->deadline, g_source_unref);
+  stream_end (self, error);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* An upstream that keeps dripping would hold the connection and its
+ * upstream forever; the route bounds the whole stream. */
+static void
+arm_deadline (SymfonicStream *self)
+{
+  guint seconds = symfonic_route_get_max_duration (self->route);
+
+  if (seconds == 0)
+    return;
+
+  self->deadline = g_timeout_source_new ((guint64) seconds * 1000);
+  g_source_set_callback (self->deadline, deadline_reached, self, NULL);
+  g_source_set_static_name (self->deadline, "[symfonic] stream max-duration");
+  g_source_attach (self->deadline, g_main_context_get_thread_default ());
 }
 
 /* Runs the begin hooks, then opens the upstream. The sink must be set. */
@@ -736,6 +883,7 @@ symfonic_stream_start (SymfonicStream *self)
     }
 
   self->state = STREAM_RUNNING;
+  arm_deadline (self);
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
 }
 
@@ -764,6 +912,7 @@ symfonic_stream_cancel (SymfonicStream *self)
 
   self->state = STREAM_OVER;
   self->sink = NULL;
+  clear_deadline (self);
   g_ptr_array_set_size (self->batch, 0);
   g_cancellable_cancel (self->cancellable);
   close_admitted_stages (self);

@@ -7,7 +7,6 @@
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-early-refusal-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-version.h"
@@ -53,56 +52,9 @@ respond_error (SoupServerMessage *message,
   symfonic_exchange_respond_error (message, frame);
 }
 
-/* The request body, gathered by the worker itself up to the limit: past it
- * nothing more is kept, whatever the client sends. */
-typedef struct
-{
-  GByteArray *bytes;
-  guint64     limit;
-  gboolean    too_large;
-} Body;
-
-static void
-body_free (gpointer data)
-{
-  Body *body = data;
-
-  g_byte_array_unref (body->bytes);
-  g_free (body);
-}
-
-static void
-on_got_chunk (SoupServerMessage *message,
-              GBytes            *chunk,
-              gpointer           user_data)
-{
-  Body *body = user_data;
-  gsize length = g_bytes_get_size (chunk);
-
-  if (body->too_large || body->bytes->len + length > body->limit)
-    {
-      body->too_large = TRUE;
-      return;
-    }
-  g_byte_array_append (body->bytes, g_bytes_get_data (chunk, NULL), length);
-}
-
-static SymfonicErrorFrame *
-payload_too_large (SymfonicWorker *self,
-                   SymfonicRoute  *route,
-                   guint64         limit)
-{
-  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                                         _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), limit);
-  SymfonicErrorFrame *frame = symfonic_exchange_map_error (route, error);
-
-  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (route),
-                                   symfonic_error_frame_get_status (frame));
-  return frame;
-}
-
-/* Runs once the request headers are in, before any body byte is read: a
- * declared length over the limit is refused at once. */
+/* Runs once the request headers are in, before any body byte is read: an
+ * invocation request starts its exchange, which authenticates it before
+ * libsoup reads the body. Anything else waits for handle_request(). */
 static void
 handle_headers (SoupServer        *server,
                 SoupServerMessage *message,
@@ -111,29 +63,17 @@ handle_headers (SoupServer        *server,
                 gpointer           user_data)
 {
   SymfonicWorker *self = user_data;
-  SoupMessageHeaders *headers = soup_server_message_get_request_headers (message);
-  guint64 limit = symfonic_pipeline_get_max_body_bytes (self->pipeline);
   SymfonicRoute *route = symfonic_pipeline_lookup_route (self->pipeline, path);
-  Body *body;
+
+  /* No handler reads a body from libsoup, which would otherwise keep all
+   * of it, however large, for a request it then refuses. */
+  soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
 
   if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST)
     return;
 
-  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
-      (guint64) soup_message_headers_get_content_length (headers) > limit)
-    {
-      g_autoptr(SymfonicErrorFrame) frame = payload_too_large (self, route, limit);
-
-      symfonic_early_refusal_send (message, frame);
-      return;
-    }
-
-  body = g_new0 (Body, 1);
-  body->bytes = g_byte_array_new ();
-  body->limit = limit;
-  g_object_set_data_full (G_OBJECT (message), "symfonic-body", body, body_free);
-  soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
-  g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), body);
+  symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
+                          self->metrics, self->context, self->live);
 }
 
 static void
@@ -145,9 +85,7 @@ handle_request (SoupServer        *server,
 {
   SymfonicWorker *self = user_data;
   const char *method = soup_server_message_get_method (message);
-  g_autoptr(GBytes) bytes = NULL;
   SymfonicRoute *route;
-  Body *body;
 
   if (g_str_equal (path, "/healthz") || g_str_equal (path, "/metrics"))
     {
@@ -187,19 +125,7 @@ handle_request (SoupServer        *server,
       return;
     }
 
-  body = g_object_get_data (G_OBJECT (message), "symfonic-body");
-  if (body->too_large)
-    {
-      g_autoptr(SymfonicErrorFrame) frame = payload_too_large (self, route, body->limit);
-
-      /* the client may still be sending: do not keep the connection */
-      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
-      symfonic_exchange_respond_error (message, frame);
-      return;
-    }
-
-  bytes = g_byte_array_free_to_bytes (g_byte_array_ref (body->bytes));
-  symfonic_exchange_run (message, bytes, route, self->metrics, self->context, self->live);
+  symfonic_exchange_run (message);
 }
 
 static gboolean

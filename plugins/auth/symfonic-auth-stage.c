@@ -214,10 +214,19 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
   return TRUE;
 }
 
+/* Identity is all in the headers: refusing there spares the gateway the
+ * body of every unauthenticated client. */
+static SymfonicAdmissionPhase
+symfonic_auth_stage_get_admission_phase (SymfonicStage *stage)
+{
+  return SYMFONIC_ADMISSION_PHASE_HEAD;
+}
+
 static void
 symfonic_auth_stage_stage_init (SymfonicStageInterface *iface)
 {
   iface->admit = symfonic_auth_stage_admit;
+  iface->get_admission_phase = symfonic_auth_stage_get_admission_phase;
 }
 
 static gboolean

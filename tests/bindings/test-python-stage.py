@@ -160,6 +160,22 @@ class PyAdmitFalseStage(GObject.Object, Symfonic.Stage):
         return False
 
 
+class PyHeadStage(GObject.Object, Symfonic.Stage):
+    """Admits on the request head, like auth, and refuses every request,
+    saying whether the body was already decoded."""
+
+    __gtype_name__ = 'SymfonicTestPyHeadStage'
+
+    def do_get_admission_phase(self):
+        return Symfonic.AdmissionPhase.HEAD
+
+    def do_admit(self, stream):
+        query = stream.get_invocation().get_query()
+        raise GLib.Error.new_literal(Symfonic.error_quark(),
+                                     'refused on the head' if query is None else 'refused after the body',
+                                     Symfonic.Error.UNAUTHORIZED)
+
+
 PIPELINE = '''\
 [gateway]
 listen=127.0.0.1:0
@@ -206,6 +222,12 @@ kind=typed
 source=replay
 stages=admit-false
 
+[route:head]
+path=/api/v1/stream/head
+kind=typed
+source=replay
+stages=upper;head
+
 [source:replay]
 type=replay
 transcripts=../transcripts
@@ -233,6 +255,9 @@ type=py-false
 
 [stage:admit-false]
 type=py-admit-false
+
+[stage:head]
+type=py-head
 '''.format(transcript=TRANSCRIPT, suffix=SUFFIX)
 
 
@@ -245,7 +270,8 @@ class ServerTestCase(unittest.TestCase):
                             (PyBoomStage.__gtype__, 'py-boom'),
                             (PyForbidStage.__gtype__, 'py-forbid'),
                             (PyFalseStage.__gtype__, 'py-false'),
-                            (PyAdmitFalseStage.__gtype__, 'py-admit-false')):
+                            (PyAdmitFalseStage.__gtype__, 'py-admit-false'),
+                            (PyHeadStage.__gtype__, 'py-head')):
             Symfonic.register_stage_type(gtype, name)
 
         cls.registry = Symfonic.Registry.get_default()
@@ -381,6 +407,15 @@ class ServerTestCase(unittest.TestCase):
         expected = Symfonic.ErrorFrame.new_for_error(GLib.Error.new_literal(
             Symfonic.error_quark(), 'tenant is not yours', Symfonic.Error.FORBIDDEN))
         self.assertEqual(payload, json.loads(expected.to_json()))
+
+    def test_head_phase_stage_admits_before_the_body(self):
+        # listed last, it still runs first, before the body is read: a
+        # body that is not even JSON gets its refusal, not a 400
+        for body in ('{"query":', json.dumps({'query': 'hi'})):
+            status, content_type, text = self.post('/api/v1/stream/head', body=body)
+            self.assertEqual(status, 401, text)
+            self.assertEqual(content_type, 'application/json')
+            self.assertEqual(json.loads(text)['detail'], 'refused on the head')
 
     def test_server_still_serves_after_failures(self):
         # a raising Python hook must not have wedged the worker

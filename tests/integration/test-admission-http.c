@@ -14,6 +14,7 @@
  * for the whole run, so every test that spends a limit owns its key:
  *
  *   bob on globex      the rate limit (no other test sends bob's token)
+ *   admin on globex    a full burst after refusals that must spend nothing
  *   tenant demo        the token budget (no other test names demo)
  *   alice on acme      everything that must be admitted; a handful of
  *                      requests, far below the burst of 20
@@ -266,43 +267,49 @@ post (const char *path,
 
 /* What libsoup would hide: a request whose headers announce one body and
  * whose bytes are another, and a client that stops sending. Every socket
- * operation gives up after 2 s. Returns %NULL if no response head came. */
-static SymfonicTestResponse *
-raw_exchange (const char *head,
-              GBytes     *body,
-              gint64     *elapsed_us)
+ * operation gives up after 2 s. */
+static GSocketConnection *
+raw_connect (void)
 {
   g_autoptr(GSocketClient) client = g_socket_client_new ();
-  g_autoptr(GSocketConnection) connection = NULL;
-  g_autoptr(GString) received = g_string_new (NULL);
-  g_autoptr(SoupMessageHeaders) headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) whole = NULL;
-  SymfonicTestResponse *response;
-  GOutputStream *output;
-  GSocket *socket;
-  const char *end_of_head = NULL;
-  gsize head_length = 0;
-  goffset content_length = -1;
-  gint64 start_us;
-  guint status = 0;
+  GSocketConnection *connection;
 
   g_socket_client_set_enable_proxy (client, FALSE);
   g_socket_client_set_timeout (client, 2);
   connection = g_socket_client_connect_to_host (client, "127.0.0.1",
                                                 symfonic_server_get_port (server), NULL, &error);
   g_assert_no_error (error);
-  socket = g_socket_connection_get_socket (connection);
-  output = g_io_stream_get_output_stream (G_IO_STREAM (connection));
 
-  start_us = g_get_monotonic_time ();
-  g_output_stream_write_all (output, head, strlen (head), NULL, NULL, &error);
-  g_assert_no_error (error);
-  /* the server may answer and close before taking all of it: not a
-   * failure of the test, which is about the answer */
-  if (body != NULL)
-    g_output_stream_write_all (output, g_bytes_get_data (body, NULL), g_bytes_get_size (body),
-                               NULL, NULL, NULL);
+  return connection;
+}
+
+/* Writes what it can of @data: the server may answer and close before
+ * taking all of it, which is not a failure of a test about the answer. */
+static void
+raw_write (GSocketConnection *connection,
+           const char        *data,
+           gsize              length)
+{
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
+                             data, length, NULL, NULL, NULL);
+}
+
+/* Reads one response with a Content-Length body. Returns %NULL if no
+ * response head came. */
+static SymfonicTestResponse *
+raw_read_response (GSocketConnection *connection)
+{
+  GSocket *socket = g_socket_connection_get_socket (connection);
+  g_autoptr(GString) received = g_string_new (NULL);
+  g_autoptr(SoupMessageHeaders) headers = soup_message_headers_new (SOUP_MESSAGE_HEADERS_RESPONSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) whole = NULL;
+  SymfonicTestResponse *response;
+  const char *end_of_head = NULL;
+  gsize head_length = 0;
+  goffset content_length = -1;
+  guint status = 0;
 
   for (;;)
     {
@@ -330,7 +337,6 @@ raw_exchange (const char *head,
           received->len >= head_length + content_length)
         break;
     }
-  *elapsed_us = g_get_monotonic_time () - start_us;
 
   /* no answer at all: the caller decides whether that fails the test */
   if (end_of_head == NULL)
@@ -348,18 +354,112 @@ raw_exchange (const char *head,
   return response;
 }
 
+static SymfonicTestResponse *
+raw_exchange (const char *head,
+              GBytes     *body,
+              gint64     *elapsed_us)
+{
+  g_autoptr(GSocketConnection) connection = raw_connect ();
+  SymfonicTestResponse *response;
+  gint64 start_us;
+
+  start_us = g_get_monotonic_time ();
+  raw_write (connection, head, strlen (head));
+  if (body != NULL)
+    raw_write (connection, g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+  response = raw_read_response (connection);
+  *elapsed_us = g_get_monotonic_time () - start_us;
+
+  return response;
+}
+
+/* Whether the server closed @connection: its next read ends (EOF or a
+ * reset) within the socket's 2 s timeout. */
+static gboolean
+raw_is_closed (GSocketConnection *connection)
+{
+  GSocket *socket = g_socket_connection_get_socket (connection);
+  g_autoptr(GError) error = NULL;
+  char buffer[256];
+  gssize n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error);
+
+  return n == 0 || (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT));
+}
+
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+/* A memory figure of this process, which is also the server's: "VmRSS"
+ * (resident now) or "VmHWM" (the peak of resident). */
+static gsize
+memory_bytes (const char *field)
+{
+  g_autofree char *status = NULL;
+  g_autofree char *key = g_strdup_printf ("\n%s:", field);
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  line = strstr (status, key);
+  g_assert_nonnull (line);
+
+  return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
+}
+
+static gsize
+resident_bytes (void)
+{
+  return memory_bytes ("VmRSS");
+}
+
+#if defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define UNDER_ASAN 1
+# endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+# define UNDER_ASAN 1
+#endif
+
+/* Asserts that @after is less than @bound over @before. Not under
+ * AddressSanitizer, whose quarantine keeps freed memory resident: there
+ * the figure says nothing about what the server keeps. */
+static void
+assert_memory_growth_below (gsize before,
+                            gsize after,
+                            gsize bound)
+{
+#ifdef UNDER_ASAN
+  g_test_message ("memory growth not checked under AddressSanitizer");
+#else
+  g_assert_cmpuint (after, <, before + bound);
+#endif
+}
+
+/* A request head as alice on acme, or without credentials. */
 static char *
-raw_head (const char *path,
-          const char *framing)
+raw_head_as (const char *path,
+             gboolean    credentials,
+             const char *framing)
 {
   return g_strdup_printf ("POST %s HTTP/1.1\r\n"
                           "Host: 127.0.0.1:%u\r\n"
                           "Content-Type: application/json\r\n"
-                          "Authorization: " ALICE "\r\n"
+                          "%s"
                           "X-Tenant-ID: acme\r\n"
                           "%s\r\n"
                           "\r\n",
-                          path, symfonic_server_get_port (server), framing);
+                          path, symfonic_server_get_port (server),
+                          credentials ? "Authorization: " ALICE "\r\n" : "", framing);
+}
+
+static char *
+raw_head (const char *path,
+          const char *framing)
+{
+  return raw_head_as (path, TRUE, framing);
 }
 
 /* A body that would be a valid AgentRequest but for its size: the
@@ -843,6 +943,265 @@ test_payload_too_large_chunked (void)
     }
 }
 
+/* --- the order of admission ---------------------------------------------- */
+
+/* Authentication comes before the body: a client without valid
+ * credentials learns nothing about its body, whatever it is. */
+static void
+test_order_auth_before_body (void)
+{
+  static const char * const bodies[] = { "{\"query\":", " ", "[1,2]", "{\"query\":\"\"}" };
+  static const struct
+  {
+    const char *authorization;
+    const char *tenant;
+    guint       status;
+    const char *code;
+    const char *detail;
+  } callers[] = {
+    { NULL, "acme", 401, "unauthorized", "Missing Authorization header" },
+    { "Bearer demo-token-mallory", "acme", 401, "unauthorized", "Invalid bearer token" },
+    { ALICE, NULL, 401, "unauthorized", "Missing X-Tenant-ID header" },
+    { ALICE, "globex", 403, "forbidden", "Not permitted to act for this tenant" },
+  };
+
+  for (guint r = 0; r < N_ROUTES; r++)
+    for (guint b = 0; b < G_N_ELEMENTS (bodies); b++)
+      {
+        for (guint c = 0; c < G_N_ELEMENTS (callers); c++)
+          {
+            g_autoptr(SymfonicTestResponse) response =
+              post (routes[r], bodies[b], callers[c].authorization, callers[c].tenant, NULL);
+            g_autofree char *detail = NULL;
+
+            g_test_message ("%s, body '%s', %s on %s", routes[r], bodies[b],
+                            callers[c].authorization != NULL ? callers[c].authorization : "nobody",
+                            callers[c].tenant != NULL ? callers[c].tenant : "no tenant");
+            detail = assert_refusal (response, callers[c].status, callers[c].code, callers[c].detail);
+          }
+      }
+
+  /* with credentials, the same bodies are what is wrong */
+  for (guint r = 0; r < N_ROUTES; r++)
+    {
+      g_autoptr(SymfonicTestResponse) truncated = post (routes[r], bodies[0], ALICE, "acme", NULL);
+      g_autoptr(SymfonicTestResponse) list = post (routes[r], bodies[2], ALICE, "acme", NULL);
+      g_autoptr(SymfonicTestResponse) empty = post (routes[r], bodies[3], ALICE, "acme", NULL);
+      g_autofree char *detail_truncated = assert_refusal (truncated, 400, "bad_request", NULL);
+      g_autofree char *detail_list = assert_refusal (list, 400, "bad_request",
+                                                     "The request body must be a JSON object");
+      g_autofree char *detail_empty = assert_refusal (empty, 400, "bad_request", "“query” must not be empty");
+
+      g_assert_true (g_str_has_prefix (detail_truncated, "The request body is not valid JSON"));
+    }
+}
+
+/* 200 MB announced without credentials: 401 from the head alone, the
+ * connection closed, and what the client goes on sending is not kept. */
+static void
+test_order_declared_body_without_credentials (void)
+{
+  g_autoptr(GString) prefix = padded_request (65536);
+  g_autofree char *chunk = g_malloc0 (65536);
+
+  for (guint r = 0; r < N_ROUTES; r++)
+    {
+      g_autofree char *head = raw_head_as (routes[r], FALSE, "Content-Length: 209715200");
+      g_autofree char *head_with = raw_head (routes[r], "Content-Length: 209715200");
+      g_autoptr(GSocketConnection) connection = raw_connect ();
+      g_autoptr(SymfonicTestResponse) response = NULL;
+      g_autoptr(SymfonicTestResponse) with_credentials = NULL;
+      g_autofree char *detail = NULL;
+      g_autofree char *detail_with = NULL;
+      gsize before = resident_bytes ();
+      gsize after;
+      gint64 elapsed_us;
+
+      raw_write (connection, head, strlen (head));
+      raw_write (connection, prefix->str, prefix->len);
+      response = raw_read_response (connection);
+      g_assert_nonnull (response);
+      detail = assert_refusal (response, 401, "unauthorized", "Missing Authorization header");
+      g_assert_cmpstr (soup_message_headers_get_one (response->headers, "Connection"), ==, "close");
+
+      /* the client carries on regardless: 16 MiB more */
+      for (guint i = 0; i < 256; i++)
+        raw_write (connection, chunk, 65536);
+      g_assert_true (raw_is_closed (connection));
+      after = resident_bytes ();
+      g_test_message ("%s: resident %" G_GSIZE_FORMAT " KiB before, %" G_GSIZE_FORMAT " KiB after",
+                      routes[r], before / 1024, after / 1024);
+      assert_memory_growth_below (before, after, 4 * 1024 * 1024);
+
+      /* the same head with credentials: now the size is what is wrong */
+      with_credentials = raw_exchange (head_with, NULL, &elapsed_us);
+      g_assert_nonnull (with_credentials);
+      detail_with = assert_refusal (with_credentials, 413, "payload_too_large",
+                                    "The request body is larger than 1048576 bytes");
+    }
+}
+
+/* Without a body to refuse, a refusal keeps the connection: the next
+ * request on it is answered too. */
+static void
+test_order_no_body_keeps_connection (void)
+{
+  for (guint r = 0; r < N_ROUTES; r++)
+    {
+      g_autofree char *head = raw_head_as (routes[r], FALSE, "Content-Length: 0");
+      g_autoptr(GSocketConnection) connection = raw_connect ();
+
+      g_test_message ("%s", routes[r]);
+      for (guint i = 0; i < 2; i++)
+        {
+          g_autoptr(SymfonicTestResponse) response = NULL;
+          g_autofree char *detail = NULL;
+
+          raw_write (connection, head, strlen (head));
+          response = raw_read_response (connection);
+          g_assert_nonnull (response);
+          detail = assert_refusal (response, 401, "unauthorized", "Missing Authorization header");
+          g_assert_null (soup_message_headers_get_one (response->headers, "Connection"));
+        }
+    }
+}
+
+/* A chunked body without credentials: 401 while the client is still
+ * sending, and nothing of the body kept. Each of eight clients sends just
+ * under the limit and never ends its body. */
+#define N_CHUNKED_CLIENTS 8
+#define CHUNKED_BYTES (960 * 1024)
+
+static void
+test_order_chunked_body_without_credentials (void)
+{
+  g_autoptr(GString) chunk = g_string_new (NULL);
+  g_autoptr(GString) body = padded_request (16384);
+  GSocketConnection *connections[N_CHUNKED_CLIENTS];
+  gsize before = resident_bytes ();
+  gsize after;
+
+  g_string_append_printf (chunk, "%" G_GSIZE_MODIFIER "x\r\n%s\r\n", body->len, body->str);
+
+  for (guint i = 0; i < N_CHUNKED_CLIENTS; i++)
+    {
+      g_autofree char *head = raw_head_as (routes[i % N_ROUTES], FALSE, "Transfer-Encoding: chunked");
+
+      connections[i] = raw_connect ();
+      raw_write (connections[i], head, strlen (head));
+      for (gsize sent = 0; sent < CHUNKED_BYTES; sent += body->len)
+        raw_write (connections[i], chunk->str, chunk->len);
+    }
+  /* what the kernel still holds is not the server's: let it read */
+  symfonic_test_iterate_until (NULL, never, NULL, 500);
+  after = resident_bytes ();
+  g_test_message ("resident %" G_GSIZE_FORMAT " KiB before, %" G_GSIZE_FORMAT " KiB after %u unfinished bodies",
+                  before / 1024, after / 1024, N_CHUNKED_CLIENTS);
+  /* eight bodies of 960 KiB would be 7.5 MiB */
+  assert_memory_growth_below (before, after, 2 * 1024 * 1024);
+
+  for (guint i = 0; i < N_CHUNKED_CLIENTS; i++)
+    {
+      g_autoptr(SymfonicTestResponse) response = raw_read_response (connections[i]);
+      g_autofree char *detail = NULL;
+
+      g_test_message ("%s", routes[i % N_ROUTES]);
+      g_assert_nonnull (response);
+      detail = assert_refusal (response, 401, "unauthorized", "Missing Authorization header");
+      g_assert_true (raw_is_closed (connections[i]));
+      g_object_unref (connections[i]);
+    }
+}
+
+/* A body sent where no route takes it (404, 405) is read and dropped,
+ * never kept: 32 MiB each leave the peak of resident memory as it was. */
+static void
+test_order_unrouted_body_not_kept (void)
+{
+  static const struct
+  {
+    const char *method;
+    const char *path;
+    guint       status;
+    const char *code;
+  } cases[] = {
+    { "POST", "/nowhere", 404, "not_found" },
+    { "PUT", "/api/v1/chat", 405, "method_not_allowed" },
+    { "POST", "/healthz", 405, "method_not_allowed" },
+  };
+  gsize length = 32 * 1024 * 1024;
+  g_autofree char *body = g_malloc0 (length);
+  gsize peak_before;
+  gsize peak_after;
+
+  /* the body buffer itself, resident before the first measure */
+  memset (body, ' ', length);
+  peak_before = memory_bytes ("VmHWM");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *head = g_strdup_printf ("%s %s HTTP/1.1\r\n"
+                                               "Host: 127.0.0.1:%u\r\n"
+                                               "Content-Type: application/json\r\n"
+                                               "Content-Length: %" G_GSIZE_FORMAT "\r\n"
+                                               "\r\n",
+                                               cases[i].method, cases[i].path,
+                                               symfonic_server_get_port (server), length);
+      g_autoptr(GSocketConnection) connection = raw_connect ();
+      g_autoptr(SymfonicTestResponse) response = NULL;
+      g_autofree char *detail = NULL;
+
+      g_test_message ("%s %s", cases[i].method, cases[i].path);
+      raw_write (connection, head, strlen (head));
+      raw_write (connection, body, length);
+      response = raw_read_response (connection);
+      g_assert_nonnull (response);
+      detail = assert_refusal (response, cases[i].status, cases[i].code, NULL);
+    }
+
+  peak_after = memory_bytes ("VmHWM");
+  g_test_message ("peak resident %" G_GSIZE_FORMAT " KiB before, %" G_GSIZE_FORMAT " KiB after",
+                  peak_before / 1024, peak_after / 1024);
+  assert_memory_growth_below (peak_before, peak_after, 8 * 1024 * 1024);
+}
+
+/* Refusals before metering spend nothing: after a flood of requests that
+ * are not authenticated, not permitted or not well-formed, admin on
+ * globex (a key no other test uses) still gets its full burst of 20. */
+static void
+test_order_metering_last (void)
+{
+  const char * const admin[] = { "Authorization", ADMIN, "X-Tenant-ID", "globex", NULL };
+  const char * const forged[] = { "Authorization", "Bearer demo-token-mallory", "X-Tenant-ID", "globex", NULL };
+  const char * const anonymous[] = { "X-Tenant-ID", "globex", NULL };
+  const char * const alice[] = { "Authorization", ALICE, "X-Tenant-ID", "globex", NULL };
+  g_autoptr(GPtrArray) admitted = NULL;
+
+  for (guint r = 0; r < N_ROUTES; r++)
+    {
+      g_autoptr(GPtrArray) malformed = send_burst (25, "POST", routes[r], "application/json", "{\"query\":", admin);
+      g_autoptr(GPtrArray) empty = send_burst (25, "POST", routes[r], "application/json", "{\"query\":\"\"}", admin);
+      g_autoptr(GPtrArray) wrong_type = send_burst (25, "POST", routes[r], "text/plain", QUERY, admin);
+      g_autoptr(GPtrArray) unknown = send_burst (25, "POST", routes[r], "application/json", QUERY, forged);
+      g_autoptr(GPtrArray) nobody = send_burst (25, "POST", routes[r], "application/json", QUERY, anonymous);
+      g_autoptr(GPtrArray) other = send_burst (25, "POST", routes[r], "application/json", QUERY, alice);
+
+      for (guint i = 0; i < 25; i++)
+        {
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (malformed, i))->status, ==, 400);
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (empty, i))->status, ==, 400);
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (wrong_type, i))->status, ==, 415);
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (unknown, i))->status, ==, 401);
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (nobody, i))->status, ==, 401);
+          g_assert_cmpuint (((SymfonicTestResponse *) g_ptr_array_index (other, i))->status, ==, 403);
+        }
+    }
+
+  admitted = send_burst (20, "POST", routes[ROUTE_CHAT], "application/json", QUERY, admin);
+  for (guint i = 0; i < admitted->len; i++)
+    assert_answer_success (g_ptr_array_index (admitted, i));
+}
+
 /* The admitted answer of @route to bob's plain query. */
 static gboolean
 is_admitted (RouteIndex            route,
@@ -1175,12 +1534,6 @@ fetch_counters (SoupSession *metrics_session,
   counters->active = symfonic_test_fetch_metric (metrics_session, url, "symfonic_streams_active");
 }
 
-static gboolean
-never (gpointer data)
-{
-  return FALSE;
-}
-
 /* Opens a typed stream of @transcript as alice on acme and reads its
  * first frame: the stream is in flight, past its handshake. */
 static SymfonicTestStream *
@@ -1437,6 +1790,14 @@ main (int   argc,
   g_test_add_func ("/admission-http/demo-tokens-off-loopback", test_demo_tokens_refused_off_loopback);
   g_test_add_func ("/admission-http/disconnect/cancellation", test_disconnect_is_cancellation);
   g_test_add_func ("/admission-http/disconnect/settles-budget", test_disconnect_settles_budget);
+  g_test_add_func ("/admission-http/order/auth-before-body", test_order_auth_before_body);
+  g_test_add_func ("/admission-http/order/declared-body-without-credentials",
+                   test_order_declared_body_without_credentials);
+  g_test_add_func ("/admission-http/order/no-body-keeps-connection", test_order_no_body_keeps_connection);
+  g_test_add_func ("/admission-http/order/chunked-body-without-credentials",
+                   test_order_chunked_body_without_credentials);
+  g_test_add_func ("/admission-http/order/unrouted-body-not-kept", test_order_unrouted_body_not_kept);
+  g_test_add_func ("/admission-http/order/metering-last", test_order_metering_last);
   g_test_add_func ("/admission-http/payload-too-large/boundary", test_payload_limit_boundary);
   g_test_add_func ("/admission-http/payload-too-large/chunked", test_payload_too_large_chunked);
   g_test_add_func ("/admission-http/payload-too-large/declared-expect-continue",

@@ -15,30 +15,33 @@
 /* the bytes of "count me" */
 #define QUERY_BYTES 8
 
-static char *
-pipeline_with_stage (const char *transcript,
-                     double      time_scale,
-                     const char *stage_group)
+/* A server whose one route runs @stages, defined by @groups. */
+static SymfonicServer *
+server_new_with_stages (const char *transcript,
+                        double      time_scale,
+                        const char *stages,
+                        const char *groups)
 {
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
   g_autofree char *base = symfonic_test_replay_pipeline ("transcripts", transcript, time_scale);
+  g_autofree char *route_lines = g_strdup_printf ("source=fixtures\nstages=%s\n", stages);
   g_autoptr(GString) text = g_string_new (base);
 
-  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", "source=fixtures\nstages=meter\n", 1), ==, 1);
-  g_string_append (text, "[stage:meter]\n");
-  g_string_append (text, stage_group);
+  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", route_lines, 1), ==, 1);
+  g_string_append (text, groups);
 
-  return g_string_free (g_steal_pointer (&text), FALSE);
+  return symfonic_test_server_new (text->str, base_dir, 2);
 }
 
+/* A server whose one route runs one metering stage, [stage:meter]. */
 static SymfonicServer *
 server_new (const char *transcript,
             double      time_scale,
             const char *stage_group)
 {
-  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
-  g_autofree char *text = pipeline_with_stage (transcript, time_scale, stage_group);
+  g_autofree char *groups = g_strconcat ("[stage:meter]\n", stage_group, NULL);
 
-  return symfonic_test_server_new (text, base_dir, 2);
+  return server_new_with_stages (transcript, time_scale, "meter", groups);
 }
 
 /* A refusal: 429 before any SSE, the error frame as JSON, Retry-After. */
@@ -102,6 +105,58 @@ test_rate_limit_refusal (void)
   g_assert_cmpuint (first->status, ==, 200);
   g_assert_null (soup_message_headers_get_one (first->headers, "Retry-After"));
   assert_response_refused (second, "rate_limited", "2");
+
+  symfonic_server_stop (server);
+}
+
+/* A route may list its meter before auth: authentication still runs
+ * first, on the request head, and the meter only counts authenticated,
+ * well-formed requests, each under its own tenant. */
+static void
+test_rate_limit_after_auth (void)
+{
+  g_autoptr(SymfonicServer) server =
+    server_new_with_stages ("typed", 0, "meter;auth",
+                            "[stage:meter]\n"
+                            "type=rate-limit\n"
+                            "key=tenant\n"
+                            "rate=0.5\n"
+                            "burst=3\n"
+                            "[stage:auth]\n"
+                            "type=auth\n"
+                            "tokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) limited = NULL;
+
+  for (guint i = 0; i < 10; i++)
+    {
+      g_autoptr(SymfonicTestResponse) nobody =
+        symfonic_test_request (session, "POST", url, "application/json", QUERY, "X-Tenant-ID", "acme", NULL);
+      g_autoptr(SymfonicTestResponse) outsider =
+        symfonic_test_request (session, "POST", url, "application/json", QUERY,
+                               "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "globex", NULL);
+      g_autoptr(SymfonicTestResponse) malformed =
+        symfonic_test_request (session, "POST", url, "application/json", "{\"query\":",
+                               "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+
+      g_assert_cmpuint (nobody->status, ==, 401);
+      g_assert_cmpuint (outsider->status, ==, 403);
+      g_assert_cmpuint (malformed->status, ==, 400);
+    }
+
+  /* acme's burst is whole */
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(SymfonicTestResponse) admitted =
+        symfonic_test_request (session, "POST", url, "application/json", QUERY,
+                               "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+
+      g_assert_cmpuint (admitted->status, ==, 200);
+    }
+  limited = symfonic_test_request (session, "POST", url, "application/json", QUERY,
+                                   "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+  assert_response_refused (limited, "rate_limited", "2");
 
   symfonic_server_stop (server);
 }
@@ -501,6 +556,7 @@ main (int    argc,
 
   g_test_add_func ("/metering-http/rate-limit/refusal", test_rate_limit_refusal);
   g_test_add_func ("/metering-http/rate-limit/two-workers", test_rate_limit_two_workers);
+  g_test_add_func ("/metering-http/rate-limit/after-auth", test_rate_limit_after_auth);
   g_test_add_func ("/metering-http/budget/concurrent", test_budget_concurrent);
   g_test_add_func ("/metering-http/budget/disconnect-settles", test_budget_disconnect_settles);
   g_test_add_func ("/metering-http/budget/estimate", test_budget_estimate);

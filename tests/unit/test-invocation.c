@@ -185,6 +185,33 @@ test_invocation_scope (void)
   g_assert_null (symfonic_invocation_get_header (invocation, "authorization"));
 }
 
+/* The server's order: identity from the head first, the body after; the
+ * body never changes the identity, and a bad body changes nothing. */
+static void
+test_invocation_body_after_scope (void)
+{
+  g_autoptr(SymfonicInvocation) invocation = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
+  g_autoptr(JsonNode) bad = json_from_string ("{\"query\":\"\",\"session_id\":\"s1\"}", NULL);
+  g_autoptr(JsonNode) good = json_from_string ("{\"query\":\"hi\",\"session_id\":\"s2\","
+                                               "\"tenant_id\":\"evil\",\"attachments\":[1]}", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (symfonic_invocation_get_query (invocation));
+  symfonic_invocation_set_scope (invocation, "acme", "alice", FALSE);
+
+  g_assert_false (symfonic_invocation_set_body (invocation, bad, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST);
+  g_assert_null (symfonic_invocation_get_query (invocation));
+  g_assert_null (symfonic_invocation_get_session_id (invocation));
+
+  g_assert_true (symfonic_invocation_set_body (invocation, good, NULL));
+  g_assert_cmpstr (symfonic_invocation_get_query (invocation), ==, "hi");
+  g_assert_cmpstr (symfonic_invocation_get_session_id (invocation), ==, "s2");
+  g_assert_cmpuint (json_array_get_length (symfonic_invocation_get_attachments (invocation)), ==, 1);
+  g_assert_cmpstr (symfonic_invocation_get_tenant_id (invocation), ==, "acme");
+  g_assert_cmpstr (symfonic_invocation_get_principal_id (invocation), ==, "alice");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -196,6 +223,7 @@ main (int   argc,
   g_test_add_func ("/invocation/attachments-copied", test_invocation_attachments_copied);
   g_test_add_func ("/invocation/optional", test_invocation_optional);
   g_test_add_func ("/invocation/scope", test_invocation_scope);
+  g_test_add_func ("/invocation/body-after-scope", test_invocation_body_after_scope);
 
   return g_test_run ();
 }

@@ -98,6 +98,12 @@ static const InvalidCase invalid_cases[] = {
   { "route-relative-path", "[route:r]\npath=api/v1\nsource=s\n" SOURCE, 2, { "[route:r]", "path", "api/v1" } },
   { "route-bad-kind", "[route:r]\npath=/r\nkind=stream\nsource=s\n" SOURCE, 3, { "[route:r]", "kind", "stream" } },
   { "route-unknown-key", "[route:r]\npath=/r\nsource=s\nmethod=GET\n" SOURCE, 4, { "[route:r]", "method" } },
+  { "route-max-duration-not-a-number", "[route:r]\npath=/r\nsource=s\nmax-duration=10m\n" SOURCE, 4,
+    { "[route:r]", "max-duration", "10m" } },
+  { "route-max-duration-negative", "[route:r]\npath=/r\nsource=s\nmax-duration=-1\n" SOURCE, 4,
+    { "[route:r]", "max-duration", "-1" } },
+  { "route-max-duration-too-high", "[route:r]\npath=/r\nsource=s\nmax-duration=604801\n" SOURCE, 4,
+    { "[route:r]", "max-duration" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -141,6 +147,7 @@ test_pipeline_properties (void)
     "kind=chunks\n"
     "source=s\n"
     "stages=u\n"
+    "max-duration=90\n"
     SOURCE
     "[stage:u]\n"
     "type=test-upper\n"
@@ -195,6 +202,7 @@ test_pipeline_properties (void)
   g_assert_nonnull (route);
   g_assert_cmpstr (symfonic_route_get_name (route), ==, "r");
   g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_CHUNKS);
+  g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 90);
   g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "s"));
   g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
 }
@@ -238,6 +246,8 @@ test_pipeline_defaults (void)
   g_assert_cmpstr (symfonic_pipeline_get_listen (pipeline), ==, "127.0.0.1:8080");
   g_assert_cmpstr (symfonic_pipeline_get_release_line (pipeline), ==, SYMFONIC_VERSION);
   g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
+  /* a stream may run for ever unless the file says otherwise */
+  g_assert_cmpuint (symfonic_route_get_max_duration (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 0);
   g_assert_cmpint (symfonic_route_get_kind (symfonic_pipeline_get_route (pipeline, 0)), ==,
                    SYMFONIC_ROUTE_KIND_TYPED);
 }
@@ -556,6 +566,7 @@ test_pipeline_default_file (void)
       g_test_message ("route %s", routes[i].path);
       g_assert_true (symfonic_pipeline_lookup_route (pipeline, routes[i].path) == route);
       g_assert_cmpint (symfonic_route_get_kind (route), ==, routes[i].kind);
+      g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 600);
       g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
       g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
       g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, g_strv_length (stages));

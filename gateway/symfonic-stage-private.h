@@ -1,0 +1,14 @@
+/* symfonic-stage-private.h: what the executor asks of a stage
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "symfonic-stage.h"
+
+G_BEGIN_DECLS
+
+G_GNUC_INTERNAL
+gboolean symfonic_stage_admits_inline (SymfonicStage *self);
+
+G_END_DECLS
