@@ -98,11 +98,21 @@ written_cb (GObject      *object,
   drain (self);
 }
 
-/* Answers @message with @frame as a JSON body on a connection it then
- * closes, without reading the request body. */
+/* libsoup 3.2 has no reason phrase for 431 (RFC 6585). */
+static const char *
+reason_phrase (guint status)
+{
+  if (status == 431)
+    return "Request Header Fields Too Large";
+
+  return soup_status_get_phrase (status);
+}
+
+/* Answers with @frame as a JSON body on @stream, which it then owns and
+ * closes, without reading what the client still sends. */
 void
-symfonic_early_refusal_send (SoupServerMessage  *message,
-                             SymfonicErrorFrame *frame)
+symfonic_early_refusal_send_on (GIOStream          *stream,
+                                SymfonicErrorFrame *frame)
 {
   g_autofree char *json = symfonic_error_frame_to_json (frame);
   g_auto(GStrv) names = symfonic_error_frame_list_headers (frame);
@@ -110,16 +120,27 @@ symfonic_early_refusal_send (SoupServerMessage  *message,
   GString *response = g_string_new (NULL);
   Refusal *self = g_new0 (Refusal, 1);
 
-  g_string_append_printf (response, "HTTP/1.1 %u %s\r\n", status, soup_status_get_phrase (status));
+  g_string_append_printf (response, "HTTP/1.1 %u %s\r\n", status, reason_phrase (status));
   g_string_append (response, "Content-Type: application/json\r\n");
   for (guint i = 0; names[i] != NULL; i++)
     g_string_append_printf (response, "%s: %s\r\n", names[i], symfonic_error_frame_get_header (frame, names[i]));
   g_string_append_printf (response, "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", strlen (json), json);
 
-  self->stream = soup_server_message_steal_connection (message);
+  self->stream = g_object_ref (stream);
   self->response = g_string_free_to_bytes (response);
   self->cancellable = g_cancellable_new ();
   g_output_stream_write_all_async (g_io_stream_get_output_stream (self->stream),
                                    g_bytes_get_data (self->response, NULL), g_bytes_get_size (self->response),
                                    G_PRIORITY_DEFAULT, self->cancellable, written_cb, self);
+}
+
+/* Answers @message with @frame as a JSON body on a connection it then
+ * closes, without reading the request body. */
+void
+symfonic_early_refusal_send (SoupServerMessage  *message,
+                             SymfonicErrorFrame *frame)
+{
+  g_autoptr(GIOStream) stream = soup_server_message_steal_connection (message);
+
+  symfonic_early_refusal_send_on (stream, frame);
 }
