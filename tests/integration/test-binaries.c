@@ -220,6 +220,63 @@ test_serve_and_stop (gconstpointer data)
   g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
 }
 
+/* A second gateway on a port one already serves fails with "address in
+ * use" and leaves the first one serving; the first one's own two workers
+ * share the port. */
+static void
+test_second_on_same_port (void)
+{
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GSubprocess) second = NULL;
+  g_autoptr(GDataInputStream) output = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *listen = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *err = NULL;
+  gboolean exited = FALSE;
+  gboolean second_exited = FALSE;
+  const char *at;
+
+  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "2", NULL);
+  g_assert_no_error (error);
+  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
+  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  at = strstr (line, " on http://");
+  g_assert_nonnull (at);
+  listen = g_strndup (at + strlen (" on http://"), strlen (at + strlen (" on http://")) - 1);
+  url = g_strconcat (at + strlen (" on "), "healthz", NULL);
+
+  /* bounded: a second gateway that did bind would serve forever */
+  second = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                             binary ("SYMFONIC_GATEWAY"), "--listen", listen, "--workers", "2", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait_async (second, NULL, wait_cb, &second_exited);
+  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, 5000))
+    {
+      g_subprocess_force_exit (second);
+      g_assert_true (symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS));
+      g_assert_not_reached ();
+    }
+  g_subprocess_communicate_utf8 (second, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("second gateway on %s: %s", listen, err);
+  g_assert_true (g_subprocess_get_if_exited (second));
+  g_assert_cmpint (g_subprocess_get_exit_status (second), !=, 0);
+  g_assert_nonnull (strstr (err, "address in use"));
+
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+
+  g_subprocess_send_signal (process, SIGTERM);
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+}
+
 /* A stream in flight when the gateway stops still ends with its one
  * terminal frame, an error, and the process exits 0. */
 static void
@@ -289,6 +346,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
+  g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
 
   return g_test_run ();
 }
