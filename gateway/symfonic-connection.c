@@ -155,6 +155,20 @@ advance (SymfonicConnection *self)
       return TRUE;
 
     case PHASE_HEAD:
+      /* blank lines before a request line are ignored (RFC 9112 2.2) */
+      if (length > 0 && (data[0] == '\r' || data[0] == '\n'))
+        {
+          gsize blank = 0;
+
+          while (blank < length && (data[blank] == '\r' || data[blank] == '\n'))
+            blank++;
+          if (blank == length)
+            g_clear_pointer (&self->pending, g_byte_array_unref);
+          else
+            g_byte_array_remove_range (self->pending, 0, blank);
+          return TRUE;
+        }
+
       head = symfonic_request_head_end (data, length);
       if (head == 0)
         {

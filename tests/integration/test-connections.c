@@ -310,13 +310,16 @@ test_oversized_heads (void)
 }
 
 /* Well-framed requests one after the other on one connection, chunked
- * bodies included, are each answered in turn. */
+ * bodies included, are each answered in turn: the checks take nothing
+ * from libsoup that it used to do. */
 static void
 test_pipelined_requests_answered (void)
 {
   const char *requests =
     "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
     "Content-Type: application/json\r\n\r\n5\r\n{\"que\r\n9\r\nry\":\"hi\"}\r\n0\r\n\r\n"
+    /* a stray line end after a body, as some clients send */
+    "\r\n"
     HEALTHZ
     "GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n";
   g_auto(RawResult) result = { 0, };
