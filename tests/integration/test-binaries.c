@@ -181,43 +181,67 @@ wait_cb (GObject      *object,
   *(gboolean *) user_data = TRUE;
 }
 
-/* The binary serves the default pipeline, answers, and stops cleanly on
- * SIGTERM and on SIGINT. */
-static void
-test_serve_and_stop (gconstpointer data)
+/* Starts the gateway on a free port of 127.0.0.1 and sets @base_url to
+ * the "http://HOST:PORT/" its banner names. */
+static GSubprocess *
+serve (const char  *workers,
+       char       **base_url)
 {
-  int signum = GPOINTER_TO_INT (data);
-  g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GDataInputStream) output = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestResponse) response = NULL;
   g_autofree char *line = NULL;
-  g_autofree char *url = NULL;
-  gboolean exited = FALSE;
+  GSubprocess *process;
   const char *at;
 
   /* port 0: the banner says where it listens */
   process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "2", NULL);
+                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", workers, NULL);
   g_assert_no_error (error);
   output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  /* the pipe stays open for whatever the gateway prints later */
+  g_filter_input_stream_set_close_base_stream (G_FILTER_INPUT_STREAM (output), FALSE);
   g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
   g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
   g_test_message ("banner: %s", line);
   at = strstr (line, " on http://");
   g_assert_nonnull (at);
-  url = g_strconcat (at + strlen (" on "), "healthz", NULL);
+  *base_url = g_strdup (at + strlen (" on "));
+
+  return process;
+}
+
+/* Waits for @process to exit, after @signum if not 0, and checks it
+ * exited with 0. */
+static void
+stop (GSubprocess *process,
+      int          signum)
+{
+  gboolean exited = FALSE;
+
+  if (signum != 0)
+    g_subprocess_send_signal (process, signum);
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
+/* The binary serves the default pipeline, answers, and stops cleanly on
+ * SIGTERM and on SIGINT. */
+static void
+test_serve_and_stop (gconstpointer data)
+{
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autofree char *base_url = NULL;
+  g_autoptr(GSubprocess) process = serve ("2", &base_url);
+  g_autofree char *url = g_strconcat (base_url, "healthz", NULL);
 
   response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
   g_assert_cmpuint (response->status, ==, 200);
   g_assert_cmpstr (symfonic_test_response_get_text (response), ==, "{\"status\":\"ok\"}");
 
-  g_subprocess_send_signal (process, signum);
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  stop (process, GPOINTER_TO_INT (data));
 }
 
 /* A second gateway on a port one already serves fails with "address in
@@ -226,30 +250,17 @@ test_serve_and_stop (gconstpointer data)
 static void
 test_second_on_same_port (void)
 {
-  g_autoptr(GSubprocess) process = NULL;
   g_autoptr(GSubprocess) second = NULL;
-  g_autoptr(GDataInputStream) output = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestResponse) response = NULL;
-  g_autofree char *line = NULL;
-  g_autofree char *listen = NULL;
-  g_autofree char *url = NULL;
+  g_autofree char *base_url = NULL;
+  g_autoptr(GSubprocess) process = serve ("2", &base_url);
+  g_autofree char *url = g_strconcat (base_url, "healthz", NULL);
+  /* HOST:PORT, between "http://" and the closing "/" */
+  g_autofree char *listen = g_strndup (base_url + strlen ("http://"), strlen (base_url) - strlen ("http:///"));
   g_autofree char *err = NULL;
-  gboolean exited = FALSE;
   gboolean second_exited = FALSE;
-  const char *at;
-
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "2", NULL);
-  g_assert_no_error (error);
-  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
-  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
-  at = strstr (line, " on http://");
-  g_assert_nonnull (at);
-  listen = g_strndup (at + strlen (" on http://"), strlen (at + strlen (" on http://")) - 1);
-  url = g_strconcat (at + strlen (" on "), "healthz", NULL);
 
   /* bounded: a second gateway that did bind would serve forever */
   second = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
@@ -272,9 +283,7 @@ test_second_on_same_port (void)
   response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
   g_assert_cmpuint (response->status, ==, 200);
 
-  g_subprocess_send_signal (process, SIGTERM);
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  stop (process, SIGTERM);
 }
 
 /* A stream in flight when the gateway stops still ends with its one
@@ -282,27 +291,13 @@ test_second_on_same_port (void)
 static void
 test_stop_with_stream_in_flight (void)
 {
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GDataInputStream) output = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = NULL;
-  g_autofree char *line = NULL;
-  g_autofree char *url = NULL;
+  g_autofree char *base_url = NULL;
+  g_autoptr(GSubprocess) process = serve ("1", &base_url);
+  g_autofree char *url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
   SymfonicTestFrame *last;
-  gboolean exited = FALSE;
   guint n_errors = 0;
-  const char *at;
-
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", "1", NULL);
-  g_assert_no_error (error);
-  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
-  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
-  at = strstr (line, " on http://");
-  g_assert_nonnull (at);
-  url = g_strconcat (at + strlen (" on "), "api/v1/stream/typed", NULL);
 
   /* the reasoning transcript takes over a second to play */
   stream = symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
@@ -326,10 +321,7 @@ test_stop_with_stream_in_flight (void)
   g_assert_cmpuint (n_errors, ==, 1);
   g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
 
-  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
-  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
-  g_assert_true (g_subprocess_get_if_exited (process));
-  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+  stop (process, 0);
 }
 
 int
