@@ -710,7 +710,9 @@ symfonic_connection_get_deadline (SymfonicConnection *self)
 void
 symfonic_connection_expire (SymfonicConnection *self)
 {
-  g_debug ("Closing a connection that missed its deadline");
+  static const char * const phases[] = { "keep-alive", "header", "body", "response" };
+
+  g_debug ("Closing a connection that missed its %s deadline", phases[self->phase]);
   end (self);
   if (self->base != NULL)
     g_socket_shutdown (self->socket, TRUE, TRUE, NULL);
