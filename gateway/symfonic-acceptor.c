@@ -25,12 +25,19 @@
 /* At most this many connections are accepted per wake-up, so one busy
  * worker does not starve its own requests. */
 #define ACCEPT_BATCH 32
+/* How long accepting pauses when it fails (out of descriptors, most
+ * likely): the listener stays readable, and retrying at once would spin. */
+#define ACCEPT_RETRY_MS 100
 
 struct _SymfonicAcceptor
 {
   SoupServer                 *server;
   GSocket                    *listener;
+  GMainContext               *context;
+  /* the listener's watch, or the pause before it is watched again */
   GSource                    *accept_source;
+  /* accepting failed and said so: once per stall, not per retry */
+  gboolean                    stalled;
   GSource                    *sweep_source;
   SymfonicConnectionTimeouts  timeouts;
   guint                       max_connections;
@@ -83,6 +90,40 @@ accept_one (SymfonicAcceptor *self,
                                symfonic_connection_get_remote_address (connection), NULL);
 }
 
+static void
+set_accept_source (SymfonicAcceptor *self,
+                   GSource          *source,
+                   GSourceFunc       callback)
+{
+  if (self->accept_source != NULL)
+    {
+      g_source_destroy (self->accept_source);
+      g_source_unref (self->accept_source);
+    }
+  self->accept_source = source;
+  g_source_set_callback (source, callback, self, NULL);
+  g_source_set_static_name (source, "[symfonic] accept");
+  g_source_attach (source, self->context);
+}
+
+static gboolean on_listener_readable (GSocket      *listener,
+                                      GIOCondition  condition,
+                                      gpointer      user_data);
+
+static void
+watch_listener (SymfonicAcceptor *self)
+{
+  set_accept_source (self, g_socket_create_source (self->listener, G_IO_IN, NULL),
+                     G_SOURCE_FUNC (on_listener_readable));
+}
+
+static gboolean
+retry_accepting (gpointer user_data)
+{
+  watch_listener (user_data);
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean
 on_listener_readable (GSocket      *listener,
                       GIOCondition  condition,
@@ -95,14 +136,22 @@ on_listener_readable (GSocket      *listener,
       g_autoptr(GError) error = NULL;
       g_autoptr(GSocket) socket = g_socket_accept (listener, NULL, &error);
 
-      if (socket == NULL)
+      if (socket != NULL)
         {
-          /* another worker took it, or the backlog is empty */
-          if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-            g_debug ("Cannot accept a connection: %s", error->message);
-          break;
+          self->stalled = FALSE;
+          accept_one (self, socket);
+          continue;
         }
-      accept_one (self, socket);
+
+      /* another worker took it, or the backlog is empty */
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        break;
+
+      if (!self->stalled)
+        g_warning ("Cannot accept connections for now: %s", error->message);
+      self->stalled = TRUE;
+      set_accept_source (self, g_timeout_source_new (ACCEPT_RETRY_MS), retry_accepting);
+      return G_SOURCE_REMOVE;
     }
 
   return G_SOURCE_CONTINUE;
@@ -190,11 +239,11 @@ symfonic_acceptor_new (SoupServer                       *server,
                        GError                          **error)
 {
   g_autoptr(SymfonicAcceptor) self = g_new0 (SymfonicAcceptor, 1);
-  GMainContext *context = g_main_context_get_thread_default ();
   gint64 shortest = MIN (timeouts->header, MIN (timeouts->body, timeouts->keepalive));
   int fd;
 
   self->server = g_object_ref (server);
+  self->context = g_main_context_ref_thread_default ();
   self->timeouts = *timeouts;
   self->max_connections = max_connections;
   self->connections = g_hash_table_new (NULL, NULL);
@@ -214,16 +263,13 @@ symfonic_acceptor_new (SoupServer                       *server,
   if (!add_placeholder_listener (self, error))
     return NULL;
 
-  self->accept_source = g_socket_create_source (self->listener, G_IO_IN, NULL);
-  g_source_set_callback (self->accept_source, G_SOURCE_FUNC (on_listener_readable), self, NULL);
-  g_source_set_static_name (self->accept_source, "[symfonic] accept");
-  g_source_attach (self->accept_source, context);
+  watch_listener (self);
 
   /* deadlines are met to within a quarter of the shortest timeout */
   self->sweep_source = g_timeout_source_new (CLAMP (shortest / 4000, 50, 1000));
   g_source_set_callback (self->sweep_source, sweep, self, NULL);
   g_source_set_static_name (self->sweep_source, "[symfonic] connection deadlines");
-  g_source_attach (self->sweep_source, context);
+  g_source_attach (self->sweep_source, self->context);
 
   self->finished_id = g_signal_connect (server, "request-finished", G_CALLBACK (on_request_finished), self);
 
@@ -257,5 +303,6 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
   g_clear_object (&self->listener);
   g_clear_object (&self->placeholder_peer);
   g_clear_object (&self->server);
+  g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self);
 }

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include "symfonic-test-support.h"
 
@@ -181,11 +182,13 @@ wait_cb (GObject      *object,
   *(gboolean *) user_data = TRUE;
 }
 
-/* Starts the gateway on a free port of 127.0.0.1 and sets @base_url to
- * the "http://HOST:PORT/" its banner names. */
+/* Starts the gateway through @launcher (one with stdout piped) on a free
+ * port of 127.0.0.1 and sets @base_url to the "http://HOST:PORT/" its
+ * banner names. */
 static GSubprocess *
-serve (const char  *workers,
-       char       **base_url)
+serve_with (GSubprocessLauncher  *launcher,
+            const char           *workers,
+            char                **base_url)
 {
   g_autoptr(GDataInputStream) output = NULL;
   g_autoptr(GError) error = NULL;
@@ -194,8 +197,8 @@ serve (const char  *workers,
   const char *at;
 
   /* port 0: the banner says where it listens */
-  process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              binary ("SYMFONIC_GATEWAY"), "--listen", "127.0.0.1:0", "--workers", workers, NULL);
+  process = g_subprocess_launcher_spawn (launcher, &error, binary ("SYMFONIC_GATEWAY"),
+                                         "--listen", "127.0.0.1:0", "--workers", workers, NULL);
   g_assert_no_error (error);
   output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
   /* the pipe stays open for whatever the gateway prints later */
@@ -208,6 +211,15 @@ serve (const char  *workers,
   *base_url = g_strdup (at + strlen (" on "));
 
   return process;
+}
+
+static GSubprocess *
+serve (const char  *workers,
+       char       **base_url)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+
+  return serve_with (launcher, workers, base_url);
 }
 
 /* Waits for @process to exit, after @signum if not 0, and checks it
@@ -286,6 +298,75 @@ test_second_on_same_port (void)
   stop (process, SIGTERM);
 }
 
+static void
+limit_descriptors (gpointer user_data)
+{
+  struct rlimit limit = { 48, 48 };
+
+  setrlimit (RLIMIT_NOFILE, &limit);
+}
+
+static guint64
+cpu_ticks (GSubprocess *process)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%s/stat", g_subprocess_get_identifier (process));
+  g_autofree char *stat = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  g_assert_true (g_file_get_contents (path, &stat, NULL, NULL));
+  /* after "pid (comm) ": utime and stime are the 12th and 13th fields */
+  fields = g_strsplit (strrchr (stat, ')') + 2, " ", -1);
+  return g_ascii_strtoull (fields[11], NULL, 10) + g_ascii_strtoull (fields[12], NULL, 10);
+}
+
+/* A gateway out of descriptors pauses accepting rather than spinning on a
+ * listener that stays readable, and serves again once clients leave. */
+static void
+test_out_of_descriptors (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GPtrArray) clients = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  guint64 before;
+  guint64 spent;
+  guint16 port;
+
+  g_subprocess_launcher_set_child_setup (launcher, limit_descriptors, NULL, NULL);
+  process = serve_with (launcher, "1", &base_url);
+  url = g_strconcat (base_url, "healthz", NULL);
+  port = g_ascii_strtoull (strrchr (base_url, ':') + 1, NULL, 10);
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  for (guint i = 0; i < 80; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      GSocketConnection *connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (clients, connection);
+    }
+
+  g_usleep (500 * 1000);
+  before = cpu_ticks (process);
+  g_usleep (2 * G_USEC_PER_SEC);
+  spent = cpu_ticks (process) - before;
+  g_test_message ("%" G_GUINT64_FORMAT " ticks of CPU in 2 s out of descriptors", spent);
+  /* spinning takes a whole core: 200 ticks on an idle machine */
+  g_assert_cmpuint (spent, <, 50);
+
+  g_ptr_array_set_size (clients, 0);
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+
+  stop (process, SIGTERM);
+}
+
 /* A stream in flight when the gateway stops still ends with its one
  * terminal frame, an error, and the process exits 0. */
 static void
@@ -339,6 +420,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
+  g_test_add_func ("/binaries/out-of-descriptors", test_out_of_descriptors);
 
   return g_test_run ();
 }
