@@ -66,7 +66,8 @@ struct _SymfonicConnection
 
 G_DEFINE_FINAL_TYPE (SymfonicConnection, symfonic_connection, G_TYPE_IO_STREAM)
 
-static GQuark connection_quark;
+/* on the peer's address: how a message finds its connection back */
+static G_DEFINE_QUARK (symfonic-connection, connection)
 
 /* --- the state machine --------------------------------------------------- */
 
@@ -555,7 +556,7 @@ notify_closed (SymfonicConnection *self)
   SymfonicConnectionClosedFunc closed = g_steal_pointer (&self->closed);
 
   if (self->remote != NULL)
-    g_object_set_qdata (G_OBJECT (self->remote), connection_quark, NULL);
+    g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), NULL);
   if (closed != NULL)
     closed (self, self->closed_data);
 }
@@ -652,7 +653,6 @@ symfonic_connection_class_init (SymfonicConnectionClass *klass)
   stream_class->close_async = symfonic_connection_close_async;
   stream_class->close_finish = symfonic_connection_close_finish;
 
-  connection_quark = g_quark_from_static_string ("symfonic-connection");
 }
 
 static void
@@ -683,7 +683,7 @@ symfonic_connection_new (GSocketConnection                *base,
   self->input = G_INPUT_STREAM (input);
   self->output = G_OUTPUT_STREAM (output);
   if (self->remote != NULL)
-    g_object_set_qdata (G_OBJECT (self->remote), connection_quark, self);
+    g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), self);
   enter (self, PHASE_HEAD, timeouts->header);
 
   return self;
@@ -733,7 +733,7 @@ symfonic_connection_for_message (SoupServerMessage *message)
 {
   GSocketAddress *remote = soup_server_message_get_remote_address (message);
 
-  return remote != NULL ? g_object_get_qdata (G_OBJECT (remote), connection_quark) : NULL;
+  return remote != NULL ? g_object_get_qdata (G_OBJECT (remote), connection_quark ()) : NULL;
 }
 
 /* libsoup knows no socket for a connection it was handed as a stream. */
