@@ -11,6 +11,9 @@
 G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
+void symfonic_early_refusal_send_on (GIOStream          *stream,
+                                     SymfonicErrorFrame *frame);
+G_GNUC_INTERNAL
 void symfonic_early_refusal_send (SoupServerMessage  *message,
                                   SymfonicErrorFrame *frame);
 

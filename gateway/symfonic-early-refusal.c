@@ -99,11 +99,11 @@ written_cb (GObject      *object,
   drain (self);
 }
 
-/* Answers @message with @frame as a JSON body on a connection it then
- * closes, without reading the request body. */
+/* Answers with @frame as a JSON body on @stream, which it then owns and
+ * closes, without reading what the client still sends. */
 void
-symfonic_early_refusal_send (SoupServerMessage  *message,
-                             SymfonicErrorFrame *frame)
+symfonic_early_refusal_send_on (GIOStream          *stream,
+                                SymfonicErrorFrame *frame)
 {
   g_autofree char *json = symfonic_error_frame_to_json (frame);
   g_auto(GStrv) names = symfonic_error_frame_list_headers (frame);
@@ -117,10 +117,21 @@ symfonic_early_refusal_send (SoupServerMessage  *message,
     g_string_append_printf (response, "%s: %s\r\n", names[i], symfonic_error_frame_get_header (frame, names[i]));
   g_string_append_printf (response, "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", strlen (json), json);
 
-  self->stream = soup_server_message_steal_connection (message);
+  self->stream = g_object_ref (stream);
   self->response = g_string_free_to_bytes (response);
   self->cancellable = g_cancellable_new ();
   g_output_stream_write_all_async (g_io_stream_get_output_stream (self->stream),
                                    g_bytes_get_data (self->response, NULL), g_bytes_get_size (self->response),
                                    G_PRIORITY_DEFAULT, self->cancellable, written_cb, self);
+}
+
+/* Answers @message with @frame as a JSON body on a connection it then
+ * closes, without reading the request body. */
+void
+symfonic_early_refusal_send (SoupServerMessage  *message,
+                             SymfonicErrorFrame *frame)
+{
+  g_autoptr(GIOStream) stream = soup_server_message_steal_connection (message);
+
+  symfonic_early_refusal_send_on (stream, frame);
 }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -273,7 +274,7 @@ on_socket_readable (GSocket      *socket,
 static void
 watch_hangup (Exchange *self)
 {
-  GSocket *socket = soup_server_message_get_socket (self->message);
+  GSocket *socket = symfonic_connection_get_message_socket (self->message);
 
   if (socket == NULL)
     return;
@@ -332,7 +333,14 @@ begin_stream (Exchange *self)
       soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
       soup_message_headers_replace (headers, "Cache-Control", "no-cache");
       soup_message_headers_replace (headers, "X-Accel-Buffering", "no");
-      soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
+      /* HTTP/1.0 has no chunked encoding: the stream ends with the connection */
+      if (soup_server_message_get_http_version (self->message) == SOUP_HTTP_1_0)
+        {
+          soup_message_headers_set_encoding (headers, SOUP_ENCODING_EOF);
+          soup_message_headers_replace (headers, "Connection", "close");
+        }
+      else
+        soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
       self->writer = symfonic_sse_writer_new (self->message, self->context);
       /* the headers go out now, before the upstream produced anything */

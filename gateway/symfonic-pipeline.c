@@ -23,7 +23,7 @@
  *
  * The file is a #GKeyFile. `[gateway]` sets the pipeline's own properties
  * (#SymfonicPipeline:listen, #SymfonicPipeline:workers,
- * #SymfonicPipeline:release-line). Each `[stage:NAME]` and `[source:NAME]`
+ * #SymfonicPipeline:release-line, the connection limits). Each `[stage:NAME]` and `[source:NAME]`
  * group creates one object of the registered `type`, every other key
  * setting the property of that name; `[route:NAME]` binds a `path` to a
  * `source` and a list of `stages`. Loading is strict: anything unknown or
@@ -39,6 +39,10 @@ struct _SymfonicPipeline
   guint       workers;
   guint64     max_body_bytes;
   char       *release_line;
+  guint       header_timeout;
+  guint       body_timeout;
+  guint       keepalive_timeout;
+  guint       max_connections;
 
   GHashTable *stages;
   GHashTable *sources;
@@ -54,6 +58,10 @@ enum {
   PROP_WORKERS,
   PROP_MAX_BODY_BYTES,
   PROP_RELEASE_LINE,
+  PROP_HEADER_TIMEOUT,
+  PROP_BODY_TIMEOUT,
+  PROP_KEEPALIVE_TIMEOUT,
+  PROP_MAX_CONNECTIONS,
   N_PROPS
 };
 
@@ -97,6 +105,18 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_RELEASE_LINE:
       g_value_set_string (value, self->release_line);
       break;
+    case PROP_HEADER_TIMEOUT:
+      g_value_set_uint (value, self->header_timeout);
+      break;
+    case PROP_BODY_TIMEOUT:
+      g_value_set_uint (value, self->body_timeout);
+      break;
+    case PROP_KEEPALIVE_TIMEOUT:
+      g_value_set_uint (value, self->keepalive_timeout);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      g_value_set_uint (value, self->max_connections);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -125,6 +145,18 @@ symfonic_pipeline_set_property (GObject      *object,
     case PROP_RELEASE_LINE:
       g_free (self->release_line);
       self->release_line = g_value_dup_string (value);
+      break;
+    case PROP_HEADER_TIMEOUT:
+      self->header_timeout = g_value_get_uint (value);
+      break;
+    case PROP_BODY_TIMEOUT:
+      self->body_timeout = g_value_get_uint (value);
+      break;
+    case PROP_KEEPALIVE_TIMEOUT:
+      self->keepalive_timeout = g_value_get_uint (value);
+      break;
+    case PROP_MAX_CONNECTIONS:
+      self->max_connections = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -178,6 +210,44 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
     g_param_spec_string ("release-line", "Release line", "The release line whose stream contract is published",
                          SYMFONIC_VERSION,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:header-timeout:
+   *
+   * Seconds a client has to send a whole request head, counted from the
+   * connection (first request) or from its first byte (later requests).
+   */
+  properties[PROP_HEADER_TIMEOUT] =
+    g_param_spec_uint ("header-timeout", "Header timeout", "Seconds a client has to send a whole request head",
+                       1, 3600, 10,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:body-timeout:
+   *
+   * Seconds a client has to send a whole request body once its head is in.
+   */
+  properties[PROP_BODY_TIMEOUT] =
+    g_param_spec_uint ("body-timeout", "Body timeout", "Seconds a client has to send a whole request body",
+                       1, 3600, 30,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:keepalive-timeout:
+   *
+   * Seconds a kept-alive connection may stay idle between requests.
+   */
+  properties[PROP_KEEPALIVE_TIMEOUT] =
+    g_param_spec_uint ("keepalive-timeout", "Keep-alive timeout", "Seconds a connection may stay idle between requests",
+                       1, 3600, 75,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:max-connections:
+   *
+   * Open client connections per worker; a connection past it is closed as
+   * soon as it is accepted.
+   */
+  properties[PROP_MAX_CONNECTIONS] =
+    g_param_spec_uint ("max-connections", "Maximum connections", "Open client connections per worker; more are closed at once",
+                       1, 1000000, 4096,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -19,9 +19,9 @@
  * Serves a #SymfonicPipeline over HTTP.
  *
  * The server runs #SymfonicServer:workers threads, each with its own main
- * context and SoupServer on its own socket bound to the same port with
- * `SO_REUSEPORT`, so the kernel balances connections and no request ever
- * crosses threads. Starting and stopping happen on the caller's thread.
+ * context and SoupServer accepting from one listening socket they share,
+ * so no request ever crosses threads and no other process can join the
+ * port. Starting and stopping happen on the caller's thread.
  */
 struct _SymfonicServer
 {
@@ -298,8 +298,9 @@ parse_listen (const char    *listen,
   return TRUE;
 }
 
-/* GLib's g_socket_bind() clears SO_REUSEPORT on TCP sockets, so the option
- * is set and the address bound on the raw descriptor. */
+/* One socket for all workers, without SO_REUSEPORT: with it, any process
+ * of the same user could bind the port too and take part of the traffic.
+ * The address is bound on the raw descriptor to tell "in use" apart. */
 static GSocket *
 open_socket (GInetAddress  *address,
              guint16        port,
@@ -317,14 +318,14 @@ open_socket (GInetAddress  *address,
   if (socket == NULL)
     return NULL;
 
+  /* only lets a restarted gateway bind over its old TIME_WAIT connections */
   fd = g_socket_get_fd (socket);
-  if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      setsockopt (fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0)
+  if (setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
     {
       int saved = errno;
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   _("Cannot share the listening port: %s"), g_strerror (saved));
+                   _("Cannot set up the listening socket: %s"), g_strerror (saved));
       return NULL;
     }
 
@@ -336,8 +337,12 @@ open_socket (GInetAddress  *address,
       int saved = errno;
       g_autofree char *where = g_inet_address_to_string (address);
 
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   _("Cannot listen on %s port %u: %s"), where, port, g_strerror (saved));
+      if (saved == EADDRINUSE)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE,
+                     _("Cannot listen on %s port %u: address in use"), where, port);
+      else
+        g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                     _("Cannot listen on %s port %u: %s"), where, port, g_strerror (saved));
       return NULL;
     }
 
@@ -390,7 +395,7 @@ symfonic_server_check (SymfonicServer  *self,
  * @self: a #SymfonicServer
  * @error: return location for a #GError
  *
- * Binds the listening sockets and starts the worker threads. Returns when
+ * Binds the listening socket and starts the worker threads. Returns when
  * every worker is accepting.
  *
  * Returns: %TRUE on success
@@ -399,6 +404,7 @@ gboolean
 symfonic_server_start (SymfonicServer  *self,
                        GError         **error)
 {
+  g_autoptr(GSocket) socket = NULL;
   guint workers;
 
   g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
@@ -409,32 +415,24 @@ symfonic_server_start (SymfonicServer  *self,
     return FALSE;
 
   workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);
+  socket = open_socket (self->address, self->port, error);
+  if (socket == NULL)
+    return FALSE;
+
+  /* port 0: the kernel picked one */
+  if (self->port == 0)
+    {
+      g_autoptr(GSocketAddress) local = g_socket_get_local_address (socket, error);
+
+      if (local == NULL)
+        return FALSE;
+      self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+    }
 
   for (guint i = 0; i < workers; i++)
     {
-      g_autoptr(GSocket) socket = open_socket (self->address, self->port, error);
-      SymfonicWorker *worker;
+      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, socket, error);
 
-      if (socket == NULL)
-        {
-          symfonic_server_stop (self);
-          return FALSE;
-        }
-
-      /* port 0: every later worker joins the port the first one got */
-      if (self->port == 0)
-        {
-          g_autoptr(GSocketAddress) local = g_socket_get_local_address (socket, error);
-
-          if (local == NULL)
-            {
-              symfonic_server_stop (self);
-              return FALSE;
-            }
-          self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
-        }
-
-      worker = symfonic_worker_new (i, self->pipeline, self->metrics, socket, error);
       if (worker == NULL)
         {
           symfonic_server_stop (self);
@@ -450,7 +448,7 @@ symfonic_server_start (SymfonicServer  *self,
  * symfonic_server_stop:
  * @self: a #SymfonicServer
  *
- * Closes the listening sockets and every connection, cancels the streams
+ * Closes the listening socket and every connection, cancels the streams
  * in flight and joins the workers. Does nothing on a stopped server.
  */
 void

@@ -7,6 +7,7 @@
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-acceptor-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-version.h"
@@ -16,10 +17,10 @@
  * reach their clients. */
 #define SHUTDOWN_GRACE_MS 1000
 
-/* A worker is a thread with its own main context and its own SoupServer on
- * its own SO_REUSEPORT socket: the kernel spreads connections over the
- * workers and a connection never leaves its thread, so nothing on the
- * request path is shared but the read-only pipeline and atomic counters. */
+/* A worker is a thread with its own main context and its own SoupServer,
+ * accepting from the listening socket all workers share: a connection
+ * never leaves the thread that accepted it, so nothing on the request path
+ * is shared but the read-only pipeline and atomic counters. */
 struct _SymfonicWorker
 {
   guint             index;
@@ -151,11 +152,33 @@ drain (SymfonicWorker *self)
   g_source_destroy (grace);
 }
 
+static SymfonicAcceptor *
+accept_connections (SymfonicWorker  *self,
+                    SoupServer      *server,
+                    GError         **error)
+{
+  SymfonicConnectionTimeouts timeouts;
+  guint header, body, keepalive, max_connections;
+
+  g_object_get (self->pipeline,
+                "header-timeout", &header,
+                "body-timeout", &body,
+                "keepalive-timeout", &keepalive,
+                "max-connections", &max_connections,
+                NULL);
+  timeouts.header = header * G_USEC_PER_SEC;
+  timeouts.body = body * G_USEC_PER_SEC;
+  timeouts.keepalive = keepalive * G_USEC_PER_SEC;
+
+  return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, error);
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
   SymfonicWorker *self = data;
   g_autoptr(SoupServer) server = NULL;
+  g_autoptr(SymfonicAcceptor) acceptor = NULL;
   GError *error = NULL;
 
   g_main_context_push_thread_default (self->context);
@@ -163,7 +186,7 @@ worker_thread (gpointer data)
   server = soup_server_new ("server-header", "symfonic-gateway/" SYMFONIC_VERSION " ", NULL);
   soup_server_add_early_handler (server, NULL, handle_headers, self, NULL);
   soup_server_add_handler (server, NULL, handle_request, self, NULL);
-  soup_server_listen_socket (server, self->socket, 0, &error);
+  acceptor = accept_connections (self, server, &error);
 
   g_mutex_lock (&self->lock);
   self->ready = TRUE;
@@ -177,6 +200,7 @@ worker_thread (gpointer data)
       drain (self);
       /* closes every connection left */
       soup_server_disconnect (server);
+      g_clear_pointer (&acceptor, symfonic_acceptor_free);
       symfonic_exchange_abandon_all (self->live);
       while (g_main_context_pending (self->context))
         g_main_context_iteration (self->context, FALSE);

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <glib/gstdio.h>
@@ -234,9 +235,10 @@ wait_cb (GObject      *object,
   *(gboolean *) user_data = TRUE;
 }
 
-/* Starts the gateway on an ephemeral port with @workers threads, serving
- * @pipeline (NULL: the default one); @base_url is where it says it
- * listens, from its banner, ending in '/'. */
+/* Starts the gateway through @launcher (one with stdout piped) on an
+ * ephemeral port with @workers threads, serving @pipeline (NULL: the
+ * default one); @base_url is where it says it listens, from its banner,
+ * ending in '/'. */
 static GSubprocess *
 start_gateway (GSubprocessLauncher  *launcher,
                const char           *pipeline,
@@ -249,7 +251,6 @@ start_gateway (GSubprocessLauncher  *launcher,
   g_autofree char *line = NULL;
   const char *at;
 
-  g_subprocess_launcher_set_flags (launcher, G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   process = g_subprocess_launcher_spawn (launcher, &error, binary ("SYMFONIC_GATEWAY"),
                                          "--listen", "127.0.0.1:0", "--workers", workers,
                                          pipeline, NULL);
@@ -292,7 +293,7 @@ static void
 test_serve_and_stop (gconstpointer data)
 {
   int signum = GPOINTER_TO_INT (data);
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestResponse) response = NULL;
@@ -310,12 +311,124 @@ test_serve_and_stop (gconstpointer data)
   stop_gateway (process, signum);
 }
 
+/* A second gateway on a port one already serves fails with "address in
+ * use" and leaves the first one serving; the first one's own two workers
+ * share the port. */
+static void
+test_second_on_same_port (void)
+{
+  g_autoptr(GSubprocess) second = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autofree char *base_url = NULL;
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = start_gateway (launcher, NULL, "2", &base_url);
+  g_autofree char *url = g_strconcat (base_url, "healthz", NULL);
+  /* HOST:PORT, between "http://" and the closing "/" */
+  g_autofree char *listen = g_strndup (base_url + strlen ("http://"), strlen (base_url) - strlen ("http:///"));
+  g_autofree char *err = NULL;
+  gboolean second_exited = FALSE;
+
+  /* bounded: a second gateway that did bind would serve forever */
+  second = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                             binary ("SYMFONIC_GATEWAY"), "--listen", listen, "--workers", "2", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait_async (second, NULL, wait_cb, &second_exited);
+  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, 5000))
+    {
+      g_subprocess_force_exit (second);
+      g_assert_true (symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS));
+      g_assert_not_reached ();
+    }
+  g_subprocess_communicate_utf8 (second, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("second gateway on %s: %s", listen, err);
+  g_assert_true (g_subprocess_get_if_exited (second));
+  g_assert_cmpint (g_subprocess_get_exit_status (second), !=, 0);
+  g_assert_nonnull (strstr (err, "address in use"));
+
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+
+  stop_gateway (process, SIGTERM);
+}
+
+static void
+limit_descriptors (gpointer user_data)
+{
+  struct rlimit limit = { 48, 48 };
+
+  setrlimit (RLIMIT_NOFILE, &limit);
+}
+
+static guint64
+cpu_ticks (GSubprocess *process)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%s/stat", g_subprocess_get_identifier (process));
+  g_autofree char *stat = NULL;
+  g_auto(GStrv) fields = NULL;
+
+  g_assert_true (g_file_get_contents (path, &stat, NULL, NULL));
+  /* after "pid (comm) ": utime and stime are the 12th and 13th fields */
+  fields = g_strsplit (strrchr (stat, ')') + 2, " ", -1);
+  return g_ascii_strtoull (fields[11], NULL, 10) + g_ascii_strtoull (fields[12], NULL, 10);
+}
+
+/* A gateway out of descriptors pauses accepting rather than spinning on a
+ * listener that stays readable, and serves again once clients leave. */
+static void
+test_out_of_descriptors (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GPtrArray) clients = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  guint64 before;
+  guint64 spent;
+  guint16 port;
+
+  g_subprocess_launcher_set_child_setup (launcher, limit_descriptors, NULL, NULL);
+  process = start_gateway (launcher, NULL, "1", &base_url);
+  url = g_strconcat (base_url, "healthz", NULL);
+  port = g_ascii_strtoull (strrchr (base_url, ':') + 1, NULL, 10);
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  for (guint i = 0; i < 80; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      GSocketConnection *connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+
+      g_assert_no_error (error);
+      g_ptr_array_add (clients, connection);
+    }
+
+  g_usleep (500 * 1000);
+  before = cpu_ticks (process);
+  g_usleep (2 * G_USEC_PER_SEC);
+  spent = cpu_ticks (process) - before;
+  g_test_message ("%" G_GUINT64_FORMAT " ticks of CPU in 2 s out of descriptors", spent);
+  /* spinning takes a whole core: 200 ticks on an idle machine */
+  g_assert_cmpuint (spent, <, 50);
+
+  g_ptr_array_set_size (clients, 0);
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+
+  stop_gateway (process, SIGTERM);
+}
+
 /* A stream in flight when the gateway stops still ends with its one
  * terminal frame, an error, and the process exits 0. */
 static void
 test_stop_with_stream_in_flight (void)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GSubprocess) process = NULL;
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = NULL;
@@ -357,7 +470,7 @@ test_stop_with_stream_in_flight (void)
 static void
 test_runtime_starts_no_settings_thread (void)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autofree char *pipeline = NULL;
   g_autofree char *text = NULL;
   g_autofree char *base_url = NULL;
@@ -454,6 +567,8 @@ main (int   argc,
   g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
   g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
   g_test_add_func ("/binaries/runtime-starts-no-settings-thread", test_runtime_starts_no_settings_thread);
+  g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
+  g_test_add_func ("/binaries/out-of-descriptors", test_out_of_descriptors);
 
   return g_test_run ();
 }

@@ -71,6 +71,13 @@ static const InvalidCase invalid_cases[] = {
   { "file-empty", ROUTE SOURCE STAGE "data-file=\n", 10, { "data-file" } },
   { "string-bad-escape", ROUTE SOURCE STAGE "prefix=a\\qb\n", 10, { "prefix" } },
   { "workers-too-high", "[gateway]\nworkers=1000\n" ROUTE SOURCE, 2, { "[gateway]", "workers" } },
+  { "header-timeout-zero", "[gateway]\nheader-timeout=0\n" ROUTE SOURCE, 2, { "[gateway]", "header-timeout" } },
+  { "body-timeout-not-a-number", "[gateway]\nbody-timeout=30s\n" ROUTE SOURCE, 2,
+    { "[gateway]", "body-timeout", "30s" } },
+  { "keepalive-timeout-too-high", "[gateway]\nkeepalive-timeout=86400\n" ROUTE SOURCE, 2,
+    { "[gateway]", "keepalive-timeout" } },
+  { "max-connections-negative", "[gateway]\nworkers=1\nmax-connections=-5\n" ROUTE SOURCE, 3,
+    { "[gateway]", "max-connections" } },
   { "missing-type", ROUTE SOURCE "[stage:u]\nprefix=x\n", 8, { "[stage:u]", "type" } },
   { "missing-source", "[route:r]\npath=/r\nsource=nowhere\n" SOURCE, 3, { "[route:r]", "source", "nowhere" } },
   { "missing-stage", "[route:r]\npath=/r\nsource=s\nstages=u;ghost\n" SOURCE STAGE, 4, { "[route:r]", "stages", "ghost" } },
@@ -216,6 +223,7 @@ test_pipeline_defaults (void)
   g_autofree char *prefix = NULL;
   g_auto(GStrv) words = NULL;
   g_autoptr(GFile) data_file = NULL;
+  guint header_timeout, body_timeout, keepalive_timeout, max_connections;
   guint repeat;
   int mode;
   gboolean enabled;
@@ -248,6 +256,16 @@ test_pipeline_defaults (void)
   g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
   /* a stream may run for ever unless the file says otherwise */
   g_assert_cmpuint (symfonic_route_get_max_duration (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 0);
+  g_object_get (pipeline,
+                "header-timeout", &header_timeout,
+                "body-timeout", &body_timeout,
+                "keepalive-timeout", &keepalive_timeout,
+                "max-connections", &max_connections,
+                NULL);
+  g_assert_cmpuint (header_timeout, ==, 10);
+  g_assert_cmpuint (body_timeout, ==, 30);
+  g_assert_cmpuint (keepalive_timeout, ==, 75);
+  g_assert_cmpuint (max_connections, ==, 4096);
   g_assert_cmpint (symfonic_route_get_kind (symfonic_pipeline_get_route (pipeline, 0)), ==,
                    SYMFONIC_ROUTE_KIND_TYPED);
 }

@@ -1,0 +1,308 @@
+/* symfonic-acceptor.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-acceptor-private.h"
+
+/* Every worker accepts from the one listening socket the server bound, on
+ * its own descriptor of it, and hands each connection to its SoupServer
+ * through a #SymfonicConnection. Accepting here rather than in libsoup is
+ * what lets the gateway cap its connections, give each phase of a request
+ * a deadline and see the raw request heads.
+ *
+ * Deadlines are enforced by one sweep per worker rather than a timer per
+ * connection: a main context's cost per iteration grows with its sources. */
+
+/* At most this many connections are accepted per wake-up, so one busy
+ * worker does not starve its own requests. */
+#define ACCEPT_BATCH 32
+/* How long accepting pauses when it fails (out of descriptors, most
+ * likely): the listener stays readable, and retrying at once would spin. */
+#define ACCEPT_RETRY_MS 100
+
+struct _SymfonicAcceptor
+{
+  SoupServer                 *server;
+  GSocket                    *listener;
+  GMainContext               *context;
+  /* the listener's watch, or the pause before it is watched again */
+  GSource                    *accept_source;
+  /* accepting failed and said so: once per stall, not per retry */
+  gboolean                    stalled;
+  GSource                    *sweep_source;
+  SymfonicConnectionTimeouts  timeouts;
+  guint                       max_connections;
+  /* open connections, unowned: each removes itself when it closes */
+  GHashTable                 *connections;
+  gulong                      finished_id;
+  /* the silent end of the placeholder listener's socket pair */
+  GSocket                    *placeholder_peer;
+};
+
+static void
+connection_closed (SymfonicConnection *connection,
+                   gpointer            user_data)
+{
+  SymfonicAcceptor *self = user_data;
+
+  g_hash_table_remove (self->connections, connection);
+}
+
+static void
+accept_one (SymfonicAcceptor *self,
+            GSocket          *socket)
+{
+  g_autoptr(GSocketConnection) base = NULL;
+  g_autoptr(SymfonicConnection) connection = NULL;
+  g_autoptr(GSocketAddress) local = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (g_hash_table_size (self->connections) >= self->max_connections)
+    {
+      g_debug ("Refusing a connection: %u are open", g_hash_table_size (self->connections));
+      g_socket_close (socket, NULL);
+      return;
+    }
+
+  g_socket_set_option (socket, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
+  base = g_socket_connection_factory_create_connection (socket);
+  local = g_socket_connection_get_local_address (base, &error);
+  connection = symfonic_connection_new (base, &self->timeouts, connection_closed, self);
+  if (local == NULL || symfonic_connection_get_remote_address (connection) == NULL)
+    {
+      g_debug ("Dropping a connection that is already gone: %s",
+               error != NULL ? error->message : "no peer address");
+      g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
+      return;
+    }
+
+  g_hash_table_add (self->connections, connection);
+  soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local,
+                               symfonic_connection_get_remote_address (connection), NULL);
+}
+
+static void
+set_accept_source (SymfonicAcceptor *self,
+                   GSource          *source,
+                   GSourceFunc       callback)
+{
+  if (self->accept_source != NULL)
+    {
+      g_source_destroy (self->accept_source);
+      g_source_unref (self->accept_source);
+    }
+  self->accept_source = source;
+  g_source_set_callback (source, callback, self, NULL);
+  g_source_set_static_name (source, "[symfonic] accept");
+  g_source_attach (source, self->context);
+}
+
+static gboolean on_listener_readable (GSocket      *listener,
+                                      GIOCondition  condition,
+                                      gpointer      user_data);
+
+static void
+watch_listener (SymfonicAcceptor *self)
+{
+  set_accept_source (self, g_socket_create_source (self->listener, G_IO_IN, NULL),
+                     G_SOURCE_FUNC (on_listener_readable));
+}
+
+static gboolean
+retry_accepting (gpointer user_data)
+{
+  watch_listener (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_listener_readable (GSocket      *listener,
+                      GIOCondition  condition,
+                      gpointer      user_data)
+{
+  SymfonicAcceptor *self = user_data;
+
+  for (guint i = 0; i < ACCEPT_BATCH; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GSocket) socket = g_socket_accept (listener, NULL, &error);
+
+      if (socket != NULL)
+        {
+          self->stalled = FALSE;
+          accept_one (self, socket);
+          continue;
+        }
+
+      /* another worker took it, or the backlog is empty */
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        break;
+
+      if (!self->stalled)
+        g_warning ("Cannot accept connections for now: %s", error->message);
+      self->stalled = TRUE;
+      set_accept_source (self, g_timeout_source_new (ACCEPT_RETRY_MS), retry_accepting);
+      return G_SOURCE_REMOVE;
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+sweep (gpointer user_data)
+{
+  SymfonicAcceptor *self = user_data;
+  gint64 now = g_get_monotonic_time ();
+  g_autoptr(GPtrArray) late = g_ptr_array_new_with_free_func (g_object_unref);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, self->connections);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      gint64 deadline = symfonic_connection_get_deadline (key);
+
+      if (deadline != 0 && deadline <= now)
+        g_ptr_array_add (late, g_object_ref (key));
+    }
+
+  /* expiring may close a connection, which removes it from the table */
+  for (guint i = 0; i < late->len; i++)
+    symfonic_connection_expire (g_ptr_array_index (late, i));
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+on_request_finished (SoupServer        *server,
+                     SoupServerMessage *message,
+                     gpointer           user_data)
+{
+  SymfonicConnection *connection = symfonic_connection_for_message (message);
+
+  if (connection != NULL)
+    symfonic_connection_response_done (connection);
+}
+
+/* libsoup 3.2 keeps a connection open after a response only while its
+ * server has a listener: it gets one end of a socket pair, which connects
+ * nobody and never becomes readable while this end stays open. */
+static gboolean
+add_placeholder_listener (SymfonicAcceptor  *self,
+                          GError           **error)
+{
+  g_autoptr(GSocket) socket = NULL;
+  int fds[2];
+
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   _("Cannot create a socket pair: %s"), g_strerror (saved));
+      return FALSE;
+    }
+
+  socket = g_socket_new_from_fd (fds[0], error);
+  if (socket == NULL)
+    {
+      close (fds[0]);
+      close (fds[1]);
+      return FALSE;
+    }
+  self->placeholder_peer = g_socket_new_from_fd (fds[1], error);
+  if (self->placeholder_peer == NULL)
+    {
+      close (fds[1]);
+      return FALSE;
+    }
+
+  return soup_server_listen_socket (self->server, socket, 0, error);
+}
+
+/* Accepts from @listener into @server on the thread-default main context
+ * until freed. */
+SymfonicAcceptor *
+symfonic_acceptor_new (SoupServer                       *server,
+                       GSocket                          *listener,
+                       const SymfonicConnectionTimeouts *timeouts,
+                       guint                             max_connections,
+                       GError                          **error)
+{
+  g_autoptr(SymfonicAcceptor) self = g_new0 (SymfonicAcceptor, 1);
+  gint64 shortest = MIN (timeouts->header, MIN (timeouts->body, timeouts->keepalive));
+  int fd;
+
+  self->server = g_object_ref (server);
+  self->context = g_main_context_ref_thread_default ();
+  self->timeouts = *timeouts;
+  self->max_connections = max_connections;
+  self->connections = g_hash_table_new (NULL, NULL);
+
+  /* a descriptor of its own: GSocket is not meant to be shared by threads */
+  fd = dup (g_socket_get_fd (listener));
+  if (fd < 0 || (self->listener = g_socket_new_from_fd (fd, error)) == NULL)
+    {
+      if (fd < 0)
+        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Cannot share the listening socket"));
+      else
+        close (fd);
+      return NULL;
+    }
+  g_socket_set_blocking (self->listener, FALSE);
+
+  if (!add_placeholder_listener (self, error))
+    return NULL;
+
+  watch_listener (self);
+
+  /* deadlines are met to within a quarter of the shortest timeout */
+  self->sweep_source = g_timeout_source_new (CLAMP (shortest / 4000, 50, 1000));
+  g_source_set_callback (self->sweep_source, sweep, self, NULL);
+  g_source_set_static_name (self->sweep_source, "[symfonic] connection deadlines");
+  g_source_attach (self->sweep_source, self->context);
+
+  self->finished_id = g_signal_connect (server, "request-finished", G_CALLBACK (on_request_finished), self);
+
+  return g_steal_pointer (&self);
+}
+
+/* Stops accepting and closes the connections still open. */
+void
+symfonic_acceptor_free (SymfonicAcceptor *self)
+{
+  GList *open;
+
+  if (self->accept_source != NULL)
+    {
+      g_source_destroy (self->accept_source);
+      g_source_unref (self->accept_source);
+    }
+  if (self->sweep_source != NULL)
+    {
+      g_source_destroy (self->sweep_source);
+      g_source_unref (self->sweep_source);
+    }
+  g_clear_signal_handler (&self->finished_id, self->server);
+
+  open = g_hash_table_get_keys (self->connections);
+  for (GList *l = open; l != NULL; l = l->next)
+    g_io_stream_close (l->data, NULL, NULL);
+  g_list_free (open);
+
+  g_hash_table_unref (self->connections);
+  g_clear_object (&self->listener);
+  g_clear_object (&self->placeholder_peer);
+  g_clear_object (&self->server);
+  g_clear_pointer (&self->context, g_main_context_unref);
+  g_free (self);
+}

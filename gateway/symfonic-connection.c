@@ -1,0 +1,749 @@
+/* symfonic-connection.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-connection-private.h"
+#include "symfonic-early-refusal-private.h"
+#include "symfonic-request-framing-private.h"
+
+/* libsoup 3.2 reads each client connection through this stream, which
+ * stands between it and the socket:
+ *
+ * - a request head is gathered here and checked before libsoup sees a byte
+ *   of it (see symfonic-request-framing.c), and only the bytes of one
+ *   request at a time reach libsoup, so a smuggled second request is read
+ *   as the next head and checked in turn;
+ * - it knows which phase the connection is in (waiting between requests,
+ *   reading a head, reading a body, answering) and so the deadline of each;
+ * - libsoup 3.2.3 never closes a keep-alive connection whose client hung up
+ *   between requests (fixed in 3.3.0): its idle message reads end of file
+ *   before it has started, and nothing finishes it. A request that has read
+ *   at least one byte is started and cleans up when it fails, so a peer
+ *   that leaves, or a connection the gateway ends, hands libsoup one byte
+ *   that is no request and then end of file; libsoup's answer to it is
+ *   dropped and it closes the connection. */
+
+#define READ_SIZE (16 * 1024)
+
+typedef enum
+{
+  PHASE_IDLE,
+  PHASE_HEAD,
+  PHASE_BODY,
+  PHASE_RESPONSE,
+} Phase;
+
+struct _SymfonicConnection
+{
+  GIOStream                     parent_instance;
+
+  /* NULL once a refusal owns it */
+  GSocketConnection            *base;
+  GSocket                      *socket;
+  GSocketAddress               *remote;
+  GInputStream                 *input;
+  GOutputStream                *output;
+  SymfonicConnectionTimeouts    timeouts;
+  SymfonicConnectionClosedFunc  closed;
+  gpointer                      closed_data;
+
+  Phase                         phase;
+  gint64                        deadline;
+  /* read from the socket, not yet given to libsoup; NULL when empty */
+  GByteArray                   *pending;
+  /* how many bytes at the start of @pending libsoup may read */
+  gsize                         deliverable;
+  SymfonicBodyFraming           body;
+  /* the peer left or the gateway ends the connection */
+  gboolean                      ending;
+  gboolean                      marker_sent;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicConnection, symfonic_connection, G_TYPE_IO_STREAM)
+
+/* on the peer's address: how a message finds its connection back */
+static G_DEFINE_QUARK (symfonic-connection, connection)
+
+/* --- the state machine --------------------------------------------------- */
+
+static void
+enter (SymfonicConnection *self,
+       Phase               phase,
+       gint64              timeout)
+{
+  self->phase = phase;
+  self->deadline = timeout > 0 ? g_get_monotonic_time () + timeout : 0;
+}
+
+static void
+end (SymfonicConnection *self)
+{
+  self->ending = TRUE;
+  self->deadline = 0;
+  self->deliverable = 0;
+  g_clear_pointer (&self->pending, g_byte_array_unref);
+}
+
+static const char *
+code_for_status (guint status)
+{
+  switch (status)
+    {
+    case 414:
+      return "uri_too_long";
+    case 431:
+      return "headers_too_large";
+    default:
+      return "bad_request";
+    }
+}
+
+/* Answers a head libsoup must not see with a JSON error on the raw
+ * connection, which the refusal then owns and closes. */
+static void
+refuse (SymfonicConnection *self,
+        guint               status,
+        const char         *detail)
+{
+  g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new (status, detail, code_for_status (status));
+
+  g_debug ("Refusing a request with %u: %s", status, detail);
+  symfonic_early_refusal_send_on (G_IO_STREAM (self->base), frame);
+  g_clear_object (&self->base);
+  end (self);
+}
+
+static void
+follow_body (SymfonicConnection *self)
+{
+  if (self->body.invalid)
+    {
+      /* libsoup has the head and will fail on the same bytes: stop there */
+      self->ending = TRUE;
+      self->deadline = 0;
+    }
+  else if (self->body.done)
+    enter (self, PHASE_RESPONSE, 0);
+}
+
+/* Moves the framing forward over the bytes already read. Returns whether
+ * it made progress. */
+static gboolean
+advance (SymfonicConnection *self)
+{
+  gsize length = self->pending != NULL ? self->pending->len : 0;
+  const guint8 *data = self->pending != NULL ? self->pending->data : NULL;
+  const char *detail = NULL;
+  gsize head;
+  guint status;
+
+  switch (self->phase)
+    {
+    case PHASE_RESPONSE:
+      /* libsoup reads again only for the next request */
+      enter (self, PHASE_IDLE, self->timeouts.keepalive);
+      return TRUE;
+
+    case PHASE_IDLE:
+      if (length == 0)
+        return FALSE;
+      enter (self, PHASE_HEAD, self->timeouts.header);
+      return TRUE;
+
+    case PHASE_HEAD:
+      /* blank lines before a request line are ignored (RFC 9112 2.2) */
+      if (length > 0 && (data[0] == '\r' || data[0] == '\n'))
+        {
+          gsize blank = 0;
+
+          while (blank < length && (data[blank] == '\r' || data[blank] == '\n'))
+            blank++;
+          if (blank == length)
+            g_clear_pointer (&self->pending, g_byte_array_unref);
+          else
+            g_byte_array_remove_range (self->pending, 0, blank);
+          return TRUE;
+        }
+
+      head = symfonic_request_head_end (data, length);
+      if (head == 0)
+        {
+          status = symfonic_request_head_incomplete_status (data, length, &detail);
+          if (status != 0)
+            {
+              refuse (self, status, detail);
+              return TRUE;
+            }
+          return FALSE;
+        }
+
+      status = symfonic_request_head_check (data, head, &self->body, &detail);
+      if (status != 0)
+        {
+          refuse (self, status, detail);
+          return TRUE;
+        }
+
+      self->deliverable = head;
+      self->marker_sent = FALSE;
+      enter (self, PHASE_BODY, self->timeouts.body);
+      follow_body (self);
+      return TRUE;
+
+    case PHASE_BODY:
+      if (length <= self->deliverable)
+        return FALSE;
+      self->deliverable += symfonic_body_framing_scan (&self->body, data + self->deliverable,
+                                                       length - self->deliverable);
+      follow_body (self);
+      return TRUE;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static gssize
+take_pending (SymfonicConnection *self,
+              guint8             *buffer,
+              gsize               count)
+{
+  gsize n = MIN (count, self->deliverable);
+
+  memcpy (buffer, self->pending->data, n);
+  self->deliverable -= n;
+  if (n == self->pending->len)
+    g_clear_pointer (&self->pending, g_byte_array_unref);
+  else
+    g_byte_array_remove_range (self->pending, 0, n);
+
+  return n;
+}
+
+/* What libsoup reads once the connection ends: one byte that starts (and
+ * fails) a request if none is under way, then end of file. */
+static gssize
+take_ending (SymfonicConnection *self,
+             guint8             *buffer)
+{
+  if (self->phase == PHASE_BODY || self->marker_sent)
+    return 0;
+
+  self->marker_sent = TRUE;
+  buffer[0] = '\n';
+  return 1;
+}
+
+/* A body arriving with nothing buffered is read straight into libsoup's
+ * buffer; bytes past its end wait in @pending for the next head. */
+static gssize
+receive_body (SymfonicConnection  *self,
+              guint8              *buffer,
+              gsize                count,
+              GError             **error)
+{
+  gsize limit = self->body.kind == SYMFONIC_BODY_LENGTH ? MIN (count, self->body.left) : count;
+  gssize n = g_socket_receive_with_blocking (self->socket, (char *) buffer, limit, FALSE, NULL, error);
+  gsize in_body;
+
+  if (n <= 0)
+    return n;
+
+  in_body = symfonic_body_framing_scan (&self->body, buffer, n);
+  if (self->body.done && in_body < (gsize) n)
+    {
+      self->pending = g_byte_array_new ();
+      g_byte_array_append (self->pending, buffer + in_body, n - in_body);
+    }
+  follow_body (self);
+
+  return in_body;
+}
+
+static gssize
+receive_pending (SymfonicConnection  *self,
+                 GError             **error)
+{
+  guint old;
+  gssize n;
+
+  if (self->pending == NULL)
+    self->pending = g_byte_array_sized_new (READ_SIZE);
+  old = self->pending->len;
+  g_byte_array_set_size (self->pending, old + READ_SIZE);
+  n = g_socket_receive_with_blocking (self->socket, (char *) self->pending->data + old, READ_SIZE,
+                                      FALSE, NULL, error);
+  g_byte_array_set_size (self->pending, old + MAX (n, 0));
+  if (self->pending->len == 0)
+    g_clear_pointer (&self->pending, g_byte_array_unref);
+
+  return n;
+}
+
+static gssize
+connection_read (SymfonicConnection  *self,
+                 guint8              *buffer,
+                 gsize                count,
+                 GError             **error)
+{
+  if (count == 0)
+    return 0;
+
+  for (;;)
+    {
+      gssize n;
+
+      if (self->deliverable > 0)
+        return take_pending (self, buffer, count);
+      if (self->ending)
+        return take_ending (self, buffer);
+      if (advance (self))
+        continue;
+
+      if (self->phase == PHASE_BODY && self->pending == NULL)
+        {
+          n = receive_body (self, buffer, count, error);
+          if (n > 0)
+            return n;
+        }
+      else
+        {
+          n = receive_pending (self, error);
+          if (n > 0)
+            continue;
+        }
+
+      if (n < 0)
+        return -1;
+
+      /* end of file: the peer left */
+      self->ending = TRUE;
+      self->deadline = 0;
+    }
+}
+
+static gboolean
+connection_is_readable (SymfonicConnection *self)
+{
+  if (self->ending || self->deliverable > 0)
+    return TRUE;
+  if (self->pending == NULL)
+    return FALSE;
+  if (self->phase == PHASE_HEAD)
+    return symfonic_request_head_end (self->pending->data, self->pending->len) > 0;
+
+  return TRUE;
+}
+
+/* A stream's source: ready at once when it can make progress without the
+ * socket (or its connection is gone), else when the socket is. */
+static GSource *
+connection_create_source (SymfonicConnection *self,
+                          gpointer            stream,
+                          GIOCondition        condition,
+                          gboolean            ready,
+                          GCancellable       *cancellable)
+{
+  g_autoptr(GSource) child = ready || self == NULL ? g_timeout_source_new (0)
+                                                   : g_socket_create_source (self->socket, condition, NULL);
+
+  return g_pollable_source_new_full (stream, child, cancellable);
+}
+
+/* --- the input stream ---------------------------------------------------- */
+
+#define SYMFONIC_TYPE_CONNECTION_INPUT (symfonic_connection_input_get_type ())
+G_DECLARE_FINAL_TYPE (SymfonicConnectionInput, symfonic_connection_input, SYMFONIC, CONNECTION_INPUT, GInputStream)
+
+struct _SymfonicConnectionInput
+{
+  GInputStream        parent_instance;
+  /* unowned: the connection owns this stream */
+  SymfonicConnection *connection;
+};
+
+static void symfonic_connection_input_pollable_init (GPollableInputStreamInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicConnectionInput, symfonic_connection_input, G_TYPE_INPUT_STREAM,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_POLLABLE_INPUT_STREAM,
+                                                      symfonic_connection_input_pollable_init))
+
+static gssize
+input_read_nonblocking (GPollableInputStream  *stream,
+                        void                  *buffer,
+                        gsize                  count,
+                        GError               **error)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_INPUT (stream)->connection;
+
+  if (connection == NULL)
+    return 0;
+
+  return connection_read (connection, buffer, count, error);
+}
+
+static gssize
+input_read (GInputStream  *stream,
+            void          *buffer,
+            gsize          count,
+            GCancellable  *cancellable,
+            GError       **error)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_INPUT (stream)->connection;
+
+  for (;;)
+    {
+      GError *local = NULL;
+      gssize n = input_read_nonblocking (G_POLLABLE_INPUT_STREAM (stream), buffer, count, &local);
+
+      if (n >= 0 || !g_error_matches (local, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        {
+          if (local != NULL)
+            g_propagate_error (error, local);
+          return n;
+        }
+      g_error_free (local);
+      if (!g_socket_condition_wait (connection->socket, G_IO_IN, cancellable, error))
+        return -1;
+    }
+}
+
+static gboolean
+input_is_readable (GPollableInputStream *stream)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_INPUT (stream)->connection;
+
+  return connection == NULL || connection_is_readable (connection) ||
+         g_socket_condition_check (connection->socket, G_IO_IN) != 0;
+}
+
+static GSource *
+input_create_source (GPollableInputStream *stream,
+                     GCancellable         *cancellable)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_INPUT (stream)->connection;
+
+  return connection_create_source (connection, stream, G_IO_IN,
+                                   connection != NULL && connection_is_readable (connection), cancellable);
+}
+
+static void
+symfonic_connection_input_pollable_init (GPollableInputStreamInterface *iface)
+{
+  iface->is_readable = input_is_readable;
+  iface->create_source = input_create_source;
+  iface->read_nonblocking = input_read_nonblocking;
+}
+
+static void
+symfonic_connection_input_class_init (SymfonicConnectionInputClass *klass)
+{
+  GInputStreamClass *stream_class = G_INPUT_STREAM_CLASS (klass);
+
+  stream_class->read_fn = input_read;
+}
+
+static void
+symfonic_connection_input_init (SymfonicConnectionInput *self)
+{
+}
+
+/* --- the output stream --------------------------------------------------- */
+
+#define SYMFONIC_TYPE_CONNECTION_OUTPUT (symfonic_connection_output_get_type ())
+G_DECLARE_FINAL_TYPE (SymfonicConnectionOutput, symfonic_connection_output, SYMFONIC, CONNECTION_OUTPUT, GOutputStream)
+
+struct _SymfonicConnectionOutput
+{
+  GOutputStream       parent_instance;
+  /* unowned: the connection owns this stream */
+  SymfonicConnection *connection;
+};
+
+static void symfonic_connection_output_pollable_init (GPollableOutputStreamInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicConnectionOutput, symfonic_connection_output, G_TYPE_OUTPUT_STREAM,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_POLLABLE_OUTPUT_STREAM,
+                                                      symfonic_connection_output_pollable_init))
+
+/* Once the connection ends, what libsoup writes is dropped: its answer to
+ * the byte that ended it, or to a peer that is gone. */
+static gssize
+output_write_with_blocking (GOutputStream  *stream,
+                            const void     *buffer,
+                            gsize           count,
+                            gboolean        blocking,
+                            GCancellable   *cancellable,
+                            GError        **error)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
+
+  if (connection == NULL || connection->ending)
+    return count;
+
+  return g_socket_send_with_blocking (connection->socket, buffer, count, blocking, cancellable, error);
+}
+
+static gssize
+output_write (GOutputStream  *stream,
+              const void     *buffer,
+              gsize           count,
+              GCancellable   *cancellable,
+              GError        **error)
+{
+  return output_write_with_blocking (stream, buffer, count, TRUE, cancellable, error);
+}
+
+static gssize
+output_write_nonblocking (GPollableOutputStream  *stream,
+                          const void             *buffer,
+                          gsize                   count,
+                          GError                **error)
+{
+  return output_write_with_blocking (G_OUTPUT_STREAM (stream), buffer, count, FALSE, NULL, error);
+}
+
+static gboolean
+output_is_writable (GPollableOutputStream *stream)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
+
+  return connection == NULL || connection->ending ||
+         g_socket_condition_check (connection->socket, G_IO_OUT) != 0;
+}
+
+static GSource *
+output_create_source (GPollableOutputStream *stream,
+                      GCancellable          *cancellable)
+{
+  SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
+
+  return connection_create_source (connection, stream, G_IO_OUT, connection != NULL && connection->ending,
+                                   cancellable);
+}
+
+static void
+symfonic_connection_output_pollable_init (GPollableOutputStreamInterface *iface)
+{
+  iface->is_writable = output_is_writable;
+  iface->create_source = output_create_source;
+  iface->write_nonblocking = output_write_nonblocking;
+}
+
+static void
+symfonic_connection_output_class_init (SymfonicConnectionOutputClass *klass)
+{
+  GOutputStreamClass *stream_class = G_OUTPUT_STREAM_CLASS (klass);
+
+  stream_class->write_fn = output_write;
+}
+
+static void
+symfonic_connection_output_init (SymfonicConnectionOutput *self)
+{
+}
+
+/* --- the connection ------------------------------------------------------ */
+
+static void
+notify_closed (SymfonicConnection *self)
+{
+  SymfonicConnectionClosedFunc closed = g_steal_pointer (&self->closed);
+
+  if (self->remote != NULL)
+    g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), NULL);
+  if (closed != NULL)
+    closed (self, self->closed_data);
+}
+
+static gboolean
+symfonic_connection_close (GIOStream     *stream,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  SymfonicConnection *self = SYMFONIC_CONNECTION (stream);
+
+  end (self);
+  if (self->base != NULL)
+    g_io_stream_close (G_IO_STREAM (self->base), NULL, NULL);
+  notify_closed (self);
+
+  return TRUE;
+}
+
+/* Closing a socket does not block: the asynchronous close is the same. */
+static void
+symfonic_connection_close_async (GIOStream           *stream,
+                                 int                  io_priority,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (stream, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, symfonic_connection_close_async);
+  g_task_return_boolean (task, symfonic_connection_close (stream, cancellable, NULL));
+}
+
+static gboolean
+symfonic_connection_close_finish (GIOStream     *stream,
+                                  GAsyncResult  *result,
+                                  GError       **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static GInputStream *
+symfonic_connection_get_input_stream (GIOStream *stream)
+{
+  return SYMFONIC_CONNECTION (stream)->input;
+}
+
+static GOutputStream *
+symfonic_connection_get_output_stream (GIOStream *stream)
+{
+  return SYMFONIC_CONNECTION (stream)->output;
+}
+
+static void
+symfonic_connection_dispose (GObject *object)
+{
+  SymfonicConnection *self = (SymfonicConnection *) object;
+
+  notify_closed (self);
+  if (self->input != NULL)
+    SYMFONIC_CONNECTION_INPUT (self->input)->connection = NULL;
+  if (self->output != NULL)
+    SYMFONIC_CONNECTION_OUTPUT (self->output)->connection = NULL;
+
+  G_OBJECT_CLASS (symfonic_connection_parent_class)->dispose (object);
+}
+
+static void
+symfonic_connection_finalize (GObject *object)
+{
+  SymfonicConnection *self = (SymfonicConnection *) object;
+
+  g_clear_object (&self->input);
+  g_clear_object (&self->output);
+  g_clear_object (&self->base);
+  g_clear_object (&self->socket);
+  g_clear_object (&self->remote);
+  g_clear_pointer (&self->pending, g_byte_array_unref);
+
+  G_OBJECT_CLASS (symfonic_connection_parent_class)->finalize (object);
+}
+
+static void
+symfonic_connection_class_init (SymfonicConnectionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GIOStreamClass *stream_class = G_IO_STREAM_CLASS (klass);
+
+  object_class->dispose = symfonic_connection_dispose;
+  object_class->finalize = symfonic_connection_finalize;
+  stream_class->get_input_stream = symfonic_connection_get_input_stream;
+  stream_class->get_output_stream = symfonic_connection_get_output_stream;
+  stream_class->close_fn = symfonic_connection_close;
+  stream_class->close_async = symfonic_connection_close_async;
+  stream_class->close_finish = symfonic_connection_close_finish;
+
+}
+
+static void
+symfonic_connection_init (SymfonicConnection *self)
+{
+}
+
+/* Wraps @base for libsoup. @closed is called once when it closes. The
+ * first head must arrive within the header timeout of now. */
+SymfonicConnection *
+symfonic_connection_new (GSocketConnection                *base,
+                         const SymfonicConnectionTimeouts *timeouts,
+                         SymfonicConnectionClosedFunc      closed,
+                         gpointer                          user_data)
+{
+  SymfonicConnection *self = g_object_new (SYMFONIC_TYPE_CONNECTION, NULL);
+  SymfonicConnectionInput *input = g_object_new (SYMFONIC_TYPE_CONNECTION_INPUT, NULL);
+  SymfonicConnectionOutput *output = g_object_new (SYMFONIC_TYPE_CONNECTION_OUTPUT, NULL);
+
+  self->base = g_object_ref (base);
+  self->socket = g_object_ref (g_socket_connection_get_socket (base));
+  self->remote = g_socket_connection_get_remote_address (base, NULL);
+  self->timeouts = *timeouts;
+  self->closed = closed;
+  self->closed_data = user_data;
+  input->connection = self;
+  output->connection = self;
+  self->input = G_INPUT_STREAM (input);
+  self->output = G_OUTPUT_STREAM (output);
+  if (self->remote != NULL)
+    g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), self);
+  enter (self, PHASE_HEAD, timeouts->header);
+
+  return self;
+}
+
+/* The address libsoup is given for the connection's peer; it also finds
+ * the connection back from a message. */
+GSocketAddress *
+symfonic_connection_get_remote_address (SymfonicConnection *self)
+{
+  return self->remote;
+}
+
+/* When the connection must be closed unless it makes progress, in
+ * g_get_monotonic_time() microseconds; 0 while no deadline runs. */
+gint64
+symfonic_connection_get_deadline (SymfonicConnection *self)
+{
+  return self->deadline;
+}
+
+/* Ends a connection past its deadline: shutting the socket down wakes
+ * whatever waits on it, and libsoup then reads the end. */
+void
+symfonic_connection_expire (SymfonicConnection *self)
+{
+  static const char * const phases[] = { "keep-alive", "header", "body", "response" };
+
+  g_debug ("Closing a connection that missed its %s deadline", phases[self->phase]);
+  end (self);
+  if (self->base != NULL)
+    g_socket_shutdown (self->socket, TRUE, TRUE, NULL);
+}
+
+/* The answer to the current request is out: the connection waits for the
+ * next one. */
+void
+symfonic_connection_response_done (SymfonicConnection *self)
+{
+  if (self->phase == PHASE_RESPONSE)
+    enter (self, PHASE_IDLE, self->timeouts.keepalive);
+}
+
+/* The open connection @message came on, or NULL. */
+SymfonicConnection *
+symfonic_connection_for_message (SoupServerMessage *message)
+{
+  GSocketAddress *remote = soup_server_message_get_remote_address (message);
+
+  return remote != NULL ? g_object_get_qdata (G_OBJECT (remote), connection_quark ()) : NULL;
+}
+
+/* libsoup knows no socket for a connection it was handed as a stream. */
+GSocket *
+symfonic_connection_get_message_socket (SoupServerMessage *message)
+{
+  SymfonicConnection *self = symfonic_connection_for_message (message);
+
+  if (self == NULL || self->base == NULL)
+    return soup_server_message_get_socket (message);
+
+  return self->socket;
+}

@@ -1,0 +1,332 @@
+/* symfonic-request-framing.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-request-framing-private.h"
+
+/* libsoup 3.2 keeps a request's path when it refuses the request's framing
+ * and, with both Content-Length and Transfer-Encoding, lets the second one
+ * win, so a proxy in front and the gateway can disagree on where a request
+ * ends. Heads are therefore checked here, strictly, before libsoup parses
+ * them: one framing header, one value, nothing it could read otherwise. */
+
+enum
+{
+  CHUNK_SIZE_FIRST,
+  CHUNK_SIZE,
+  CHUNK_EXTENSION,
+  CHUNK_SIZE_LF,
+  CHUNK_DATA,
+  CHUNK_DATA_CR,
+  CHUNK_DATA_LF,
+  CHUNK_TRAILER_START,
+  CHUNK_TRAILER_LINE,
+  CHUNK_TRAILER_END_LF,
+};
+
+/* Chunk sizes past this are refused rather than overflowing the count. */
+#define CHUNK_SIZE_MAX (G_GUINT64_CONSTANT (1) << 56)
+
+/* The length of the head at the start of @data, blank line included, or 0
+ * while it is incomplete. Bare LF line ends are accepted as libsoup does. */
+gsize
+symfonic_request_head_end (const guint8 *data,
+                           gsize         length)
+{
+  for (gsize i = 0; i + 1 < length; i++)
+    {
+      if (data[i] != '\n')
+        continue;
+      if (data[i + 1] == '\n')
+        return i + 2;
+      if (data[i + 1] == '\r' && i + 2 < length && data[i + 2] == '\n')
+        return i + 3;
+    }
+
+  return 0;
+}
+
+static gboolean
+is_token_char (guint8 c)
+{
+  return g_ascii_isalnum (c) || (c != 0 && strchr ("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static gboolean
+has_nul_escape (const guint8 *target,
+                gsize         length)
+{
+  for (gsize i = 0; i + 2 < length; i++)
+    if (target[i] == '%' && target[i + 1] == '0' && target[i + 2] == '0')
+      return TRUE;
+
+  return FALSE;
+}
+
+/* Trims optional whitespace around a header value. */
+static void
+trim (const guint8 **value,
+      gsize         *length)
+{
+  while (*length > 0 && ((*value)[0] == ' ' || (*value)[0] == '\t'))
+    (*value)++, (*length)--;
+  while (*length > 0 && ((*value)[*length - 1] == ' ' || (*value)[*length - 1] == '\t' ||
+                         (*value)[*length - 1] == '\r'))
+    (*length)--;
+}
+
+static gboolean
+parse_length (const guint8 *value,
+              gsize         length,
+              guint64      *out)
+{
+  guint64 number = 0;
+
+  /* 18 digits cannot overflow; no body is that large anyway */
+  if (length == 0 || length > 18)
+    return FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      if (!g_ascii_isdigit (value[i]))
+        return FALSE;
+      number = number * 10 + (value[i] - '0');
+    }
+
+  *out = number;
+  return TRUE;
+}
+
+static guint
+refuse (guint        status,
+        const char  *why,
+        const char **detail)
+{
+  *detail = why;
+  return status;
+}
+
+/* The status a head still incomplete after @length bytes must get now, or
+ * 0 while it may still be fine. */
+guint
+symfonic_request_head_incomplete_status (const guint8  *data,
+                                         gsize          length,
+                                         const char   **detail)
+{
+  if (length > SYMFONIC_REQUEST_LINE_LIMIT && memchr (data, '\n', SYMFONIC_REQUEST_LINE_LIMIT) == NULL)
+    return refuse (414, _("The request URL is too long"), detail);
+  if (length >= SYMFONIC_REQUEST_HEAD_LIMIT)
+    return refuse (431, _("The request headers are too large"), detail);
+
+  return 0;
+}
+
+/* Checks the complete head @head (from symfonic_request_head_end()) and
+ * sets how its body is framed. Returns 0 when the head may go to libsoup,
+ * or the status to refuse it with and a fixed @detail. */
+guint
+symfonic_request_head_check (const guint8        *head,
+                             gsize                length,
+                             SymfonicBodyFraming *framing,
+                             const char         **detail)
+{
+  const guint8 *end = head + length;
+  const guint8 *line = head;
+  const guint8 *eol = memchr (head, '\n', length);
+  const guint8 *target;
+  const guint8 *target_end;
+  gboolean have_length = FALSE;
+  gboolean chunked = FALSE;
+  guint64 content_length = 0;
+
+  memset (framing, 0, sizeof *framing);
+
+  if (memchr (head, '\0', length) != NULL)
+    return refuse (400, _("The request contains a NUL byte"), detail);
+  if (eol - head > SYMFONIC_REQUEST_LINE_LIMIT)
+    return refuse (414, _("The request URL is too long"), detail);
+  if (length > SYMFONIC_REQUEST_HEAD_LIMIT)
+    return refuse (431, _("The request headers are too large"), detail);
+
+  target = memchr (head, ' ', eol - head);
+  target_end = target != NULL ? memchr (target + 1, ' ', eol - target - 1) : NULL;
+  if (target == NULL || target_end == NULL)
+    return refuse (400, _("The request line is malformed"), detail);
+  if (has_nul_escape (target + 1, target_end - target - 1))
+    return refuse (400, _("The request path contains a NUL byte"), detail);
+
+  for (line = eol + 1; line < end; line = eol + 1)
+    {
+      const guint8 *colon;
+      const guint8 *value;
+      gsize name_length;
+      gsize value_length;
+
+      eol = memchr (line, '\n', end - line);
+      if (eol == line || (eol == line + 1 && line[0] == '\r'))
+        break;
+      if (line[0] == ' ' || line[0] == '\t')
+        return refuse (400, _("Folded header lines are not accepted"), detail);
+
+      colon = memchr (line, ':', eol - line);
+      if (colon == NULL || colon == line)
+        return refuse (400, _("A header line is malformed"), detail);
+      name_length = colon - line;
+      for (gsize i = 0; i < name_length; i++)
+        if (!is_token_char (line[i]))
+          return refuse (400, _("A header name is malformed"), detail);
+
+      value = colon + 1;
+      value_length = eol - value;
+      trim (&value, &value_length);
+
+      if (name_length == strlen ("Content-Length") &&
+          g_ascii_strncasecmp ((const char *) line, "Content-Length", name_length) == 0)
+        {
+          guint64 number;
+
+          if (!parse_length (value, value_length, &number) ||
+              (have_length && number != content_length))
+            return refuse (400, _("The request's Content-Length is invalid"), detail);
+          have_length = TRUE;
+          content_length = number;
+        }
+      else if (name_length == strlen ("Transfer-Encoding") &&
+               g_ascii_strncasecmp ((const char *) line, "Transfer-Encoding", name_length) == 0)
+        {
+          if (chunked || value_length != strlen ("chunked") ||
+              g_ascii_strncasecmp ((const char *) value, "chunked", value_length) != 0)
+            return refuse (400, _("Only one Transfer-Encoding, chunked, is accepted"), detail);
+          chunked = TRUE;
+        }
+    }
+
+  if (have_length && chunked)
+    return refuse (400, _("A request may not have both Content-Length and Transfer-Encoding"), detail);
+
+  if (chunked)
+    framing->kind = SYMFONIC_BODY_CHUNKED;
+  else if (content_length > 0)
+    {
+      framing->kind = SYMFONIC_BODY_LENGTH;
+      framing->left = content_length;
+    }
+  else
+    framing->done = TRUE;
+
+  return 0;
+}
+
+static gboolean
+chunk_step (SymfonicBodyFraming *self,
+            guint8               c)
+{
+  switch (self->state)
+    {
+    case CHUNK_SIZE_FIRST:
+    case CHUNK_SIZE:
+      if (g_ascii_isxdigit (c))
+        {
+          if (self->left >= CHUNK_SIZE_MAX)
+            return FALSE;
+          self->left = self->left * 16 + g_ascii_xdigit_value (c);
+          self->state = CHUNK_SIZE;
+          return TRUE;
+        }
+      if (self->state == CHUNK_SIZE_FIRST)
+        return FALSE;
+      if (c == ';')
+        self->state = CHUNK_EXTENSION;
+      else if (c == '\r')
+        self->state = CHUNK_SIZE_LF;
+      else if (c == '\n')
+        self->state = self->left > 0 ? CHUNK_DATA : CHUNK_TRAILER_START;
+      else
+        return FALSE;
+      return TRUE;
+
+    case CHUNK_EXTENSION:
+    case CHUNK_SIZE_LF:
+      if (c == '\n')
+        self->state = self->left > 0 ? CHUNK_DATA : CHUNK_TRAILER_START;
+      else if (self->state == CHUNK_SIZE_LF)
+        return FALSE;
+      return TRUE;
+
+    case CHUNK_DATA_CR:
+      if (c == '\r')
+        {
+          self->state = CHUNK_DATA_LF;
+          return TRUE;
+        }
+      G_GNUC_FALLTHROUGH;
+    case CHUNK_DATA_LF:
+      if (c != '\n')
+        return FALSE;
+      self->state = CHUNK_SIZE_FIRST;
+      return TRUE;
+
+    case CHUNK_TRAILER_START:
+      if (c == '\n')
+        self->done = TRUE;
+      else
+        self->state = c == '\r' ? CHUNK_TRAILER_END_LF : CHUNK_TRAILER_LINE;
+      return TRUE;
+
+    case CHUNK_TRAILER_LINE:
+      if (c == '\n')
+        self->state = CHUNK_TRAILER_START;
+      return TRUE;
+
+    case CHUNK_TRAILER_END_LF:
+      if (c != '\n')
+        return FALSE;
+      self->done = TRUE;
+      return TRUE;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Follows @length more body bytes and returns how many of them belong to
+ * the body: fewer when it ended (done) or broke its framing (invalid)
+ * inside @data. */
+gsize
+symfonic_body_framing_scan (SymfonicBodyFraming *self,
+                            const guint8        *data,
+                            gsize                length)
+{
+  gsize i = 0;
+
+  while (i < length && !self->done && !self->invalid)
+    {
+      if (self->kind == SYMFONIC_BODY_LENGTH || self->state == CHUNK_DATA)
+        {
+          gsize n = MIN (self->left, length - i);
+
+          i += n;
+          self->left -= n;
+          if (self->left == 0)
+            {
+              if (self->kind == SYMFONIC_BODY_LENGTH)
+                self->done = TRUE;
+              else
+                self->state = CHUNK_DATA_CR;
+            }
+          continue;
+        }
+
+      if (!chunk_step (self, data[i]))
+        self->invalid = TRUE;
+      else
+        i++;
+    }
+
+  return i;
+}
