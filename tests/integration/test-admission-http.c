@@ -987,12 +987,12 @@ test_order_auth_before_body (void)
       g_autoptr(SymfonicTestResponse) truncated = post (routes[r], bodies[0], ALICE, "acme", NULL);
       g_autoptr(SymfonicTestResponse) list = post (routes[r], bodies[2], ALICE, "acme", NULL);
       g_autoptr(SymfonicTestResponse) empty = post (routes[r], bodies[3], ALICE, "acme", NULL);
-      g_autofree char *detail_truncated = assert_refusal (truncated, 400, "bad_request", NULL);
+      g_autofree char *detail_truncated = assert_refusal (truncated, 400, "bad_request",
+                                                          "The request body must be one strict JSON document "
+                                                          "(RFC 8259) nested at most 64 levels deep");
       g_autofree char *detail_list = assert_refusal (list, 400, "bad_request",
                                                      "The request body must be a JSON object");
       g_autofree char *detail_empty = assert_refusal (empty, 400, "bad_request", "“query” must not be empty");
-
-      g_assert_true (g_str_has_prefix (detail_truncated, "The request body is not valid JSON"));
     }
 }
 

@@ -396,7 +396,7 @@ test_pipeline_transcript_strict_json (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *contents = g_strconcat (good, cases[i].line != NULL ? cases[i].line : deep_line, "\n", NULL);
-      g_autofree char *expected = g_strdup_printf ("t.pipeline:4: [source:s]: %s:2: %s", file, cases[i].error);
+      g_autofree char *expected = g_strdup_printf ("t.pipeline:4: [source:s]: transcripts: %s:2: %s", file, cases[i].error);
       g_autoptr(SymfonicPipeline) pipeline = NULL;
       g_autoptr(GError) error = NULL;
 
