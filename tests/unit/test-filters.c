@@ -63,6 +63,10 @@ typedef struct
   gboolean                  naive_flush;
   GString                  *output;
   guint                     n_pieces;
+  /* what each filter released from one piece, reused: a byte-by-byte run
+   * would otherwise allocate for every byte */
+  GString                  *clean;
+  GString                  *out;
 } Run;
 
 static void
@@ -78,6 +82,8 @@ run_init (Run        *run,
   if (kind != FILTER_EXTRACTION)
     run->citation = symfonic_citation_filter_new (c->kinds ? c->kinds : default_kinds);
   run->output = g_string_new (NULL);
+  run->clean = g_string_new (NULL);
+  run->out = g_string_new (NULL);
 }
 
 static void
@@ -86,6 +92,8 @@ run_clear (Run *run)
   g_clear_pointer (&run->extraction, symfonic_extraction_filter_free);
   g_clear_pointer (&run->citation, symfonic_citation_filter_free);
   g_string_free (run->output, TRUE);
+  g_string_free (run->clean, TRUE);
+  g_string_free (run->out, TRUE);
 }
 
 /* What a stage would emit as one delta. */
@@ -108,10 +116,9 @@ run_citation (Run        *run,
               const char *text,
               gsize       len)
 {
-  g_autoptr(GString) out = g_string_new (NULL);
-
-  symfonic_citation_filter_feed (run->citation, text, len, out);
-  run_release (run, out);
+  g_string_truncate (run->out, 0);
+  symfonic_citation_filter_feed (run->citation, text, len, run->out);
+  run_release (run, run->out);
 }
 
 static void
@@ -119,7 +126,7 @@ run_feed (Run        *run,
           const char *text,
           gsize       len)
 {
-  g_autoptr(GString) clean = g_string_new (NULL);
+  GString *clean = run->clean;
 
   if (run->extraction == NULL)
     {
@@ -127,6 +134,7 @@ run_feed (Run        *run,
       return;
     }
 
+  g_string_truncate (clean, 0);
   symfonic_extraction_filter_feed (run->extraction, text, len, clean);
   if (run->citation == NULL)
     run_release (run, clean);
@@ -678,14 +686,16 @@ repeat (const char *head,
 static void
 test_nesting_is_bounded (void)
 {
+  /* 70 levels: the first 32 go when the 65th opens; the last one of the
+   * closing words is left over */
   g_autofree char *opens = repeat ("", "[sem", 70, "[semantic]");
-  g_autofree char *tags = repeat (opens, "antic]", 70, "");
-  g_autofree char *left = repeat ("", "antic]", 32, "");
-  g_autofree char *prefixes = repeat ("", "<memory_", 100, "<memory_ops>[]</memory_ops>");
-  g_autofree char *blocks = repeat (prefixes, "ops>[]</memory_ops>", 100, "");
-  g_autofree char *prose = repeat ("", "ops>[]</memory_ops>", 48, "");
-  const Case citation = { .input = tags, .expected = left, .removed = 39 };
-  const Case extraction = { .input = blocks, .expected = prose };
+  g_autofree char *tags = repeat (opens, "antic]", 39, "");
+  /* 64 tags' worth is 192 bytes of "<m": half of it goes at byte 193,
+   * and 52 of the 100 are left to be closed */
+  g_autofree char *prefixes = repeat ("", "<m", 100, "<m>[]</m>");
+  g_autofree char *blocks = repeat (prefixes, ">[]</m>", 53, "");
+  const Case citation = { .input = tags, .expected = "antic]", .removed = 39 };
+  const Case extraction = { .input = blocks, .expected = ">[]</m>", .open_tag = "<m>", .close_tag = "</m>" };
 
   check_case (FILTER_CITATION, &citation);
   check_case (FILTER_EXTRACTION, &extraction);
@@ -694,10 +704,9 @@ test_nesting_is_bounded (void)
 /* The references: the same removals done naively on the whole text,
  * again and again until nothing changes. */
 static char *
-remove_citations (const char         *input,
-                  const char * const *kinds)
+remove_citations (const char *input,
+                  GRegex     *regex)
 {
-  g_autoptr(GRegex) regex = citation_regex (kinds);
   char *text = g_strdup (input);
 
   for (;;)
@@ -770,7 +779,7 @@ static const Generator generators[] = {
   { FILTER_EXTRACTION, overlap_pieces, .open_tag = "ababc", .close_tag = "END" },
 };
 
-#define RANDOM_INPUTS 3000
+#define RANDOM_INPUTS 1500
 #define MAX_PIECES 24
 #define SPLITS_PER_INPUT 4
 
@@ -781,6 +790,7 @@ test_random (gconstpointer data)
 {
   const Generator *gen = data;
   g_autoptr(GRand) rand = g_rand_new_with_seed (20261130);
+  g_autoptr(GRegex) citation = gen->kind == FILTER_CITATION ? citation_regex (gen->kinds) : NULL;
   guint n_pieces = g_strv_length ((char **) gen->pieces);
   gsize cuts[MAX_RANDOM_CUTS];
 
@@ -796,7 +806,7 @@ test_random (gconstpointer data)
       for (guint i = 0; i < n; i++)
         g_string_append (input, gen->pieces[g_rand_int_range (rand, 0, n_pieces)]);
       expected = gen->kind == FILTER_CITATION
-        ? remove_citations (input->str, gen->kinds)
+        ? remove_citations (input->str, citation)
         : remove_blocks (input->str, gen->open_tag, gen->close_tag);
       c = (Case) { .input = input->str, .expected = expected, .kinds = gen->kinds,
                    .open_tag = gen->open_tag, .close_tag = gen->close_tag };
@@ -805,7 +815,10 @@ test_random (gconstpointer data)
       if (g_strcmp0 (unsplit.output, expected) != 0)
         g_test_message ("input “%s”", input->str);
       g_assert_cmpstr (unsplit.output, ==, expected);
-      assert_clean (gen->kind, &c, unsplit.output);
+      if (citation != NULL)
+        g_assert_false (g_regex_match (citation, unsplit.output, 0, NULL));
+      else
+        g_assert_null (strstr (unsplit.output, gen->open_tag));
 
       bytes = g_new (gsize, input->len + 1);
       for (gsize k = 0; k < input->len; k++)
