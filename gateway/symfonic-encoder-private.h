@@ -45,6 +45,8 @@ struct _SymfonicEncoder
   guint64                      dropped;
   /* the typed stream's position in the seed's order */
   int                          phase;
+  /* the typed stream sent its one ConsolidationScheduledEvent */
+  gboolean                     consolidated;
   /* memory ops for the JSON answer */
   JsonArray                   *memory_ops;
 };

@@ -237,6 +237,32 @@ check_string_member (JsonObject  *payload,
   return TRUE;
 }
 
+/* `graph_mutations` is a count on the wire, also when the gateway
+ * schedules the consolidation itself (seed 001's transcripts); an upstream
+ * that lists the mutations instead has them counted, so a client sees one
+ * JSON type. */
+static gboolean
+check_mutation_count (JsonObject  *payload,
+                      const char  *name,
+                      gint64      *count,
+                      GError     **error)
+{
+  JsonNode *node = json_object_get_member (payload, "graph_mutations");
+
+  if (JSON_NODE_HOLDS_ARRAY (node))
+    {
+      *count = json_array_get_length (json_node_get_array (node));
+      return TRUE;
+    }
+  if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64 &&
+      json_node_get_int (node) >= 0)
+    return TRUE;
+
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+               _("%s: “%s” must be a count or a list"), name, "graph_mutations");
+  return FALSE;
+}
+
 /**
  * symfonic_event_new:
  * @kind: the kind of event
@@ -244,8 +270,9 @@ check_string_member (JsonObject  *payload,
  * @error: return location for a #GError
  *
  * Creates an event from its payload, checking that every field of the
- * kind's schema is present (text fields must be strings, `ops` a list). The
- * payload is copied, so the caller keeps @payload.
+ * kind's schema is present (text fields must be strings, `ops` a list,
+ * `graph_mutations` a count or a list, which is replaced by its length).
+ * The payload is copied, so the caller keeps @payload.
  *
  * Returns: (transfer full): a new event, or %NULL with @error set
  */
@@ -256,6 +283,7 @@ symfonic_event_new (SymfonicEventKind   kind,
 {
   const KindInfo *info;
   g_autoptr(JsonNode) wrapper = NULL;
+  gint64 n_mutations = -1;
   SymfonicEvent *self;
 
   g_return_val_if_fail (kind_is_valid (kind), NULL);
@@ -311,6 +339,10 @@ symfonic_event_new (SymfonicEventKind   kind,
       return NULL;
     }
 
+  if (kind == SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED &&
+      !check_mutation_count (payload, info->name, &n_mutations, error))
+    return NULL;
+
   self = g_new0 (SymfonicEvent, 1);
   g_atomic_ref_count_init (&self->ref_count);
   self->kind = kind;
@@ -318,6 +350,8 @@ symfonic_event_new (SymfonicEventKind   kind,
   wrapper = json_node_new (JSON_NODE_OBJECT);
   json_node_set_object (wrapper, payload);
   self->data = symfonic_json_node_deep_copy (wrapper);
+  if (n_mutations >= 0)
+    json_object_set_int_member (json_node_get_object (self->data), "graph_mutations", n_mutations);
   json_node_seal (self->data);
   self->payload = json_node_dup_object (self->data);
 

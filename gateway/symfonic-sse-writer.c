@@ -13,7 +13,11 @@
  * Back-pressure comes from libsoup's `wrote-body-data`: what was appended
  * but not yet written is still queued for the client. Beyond the declared
  * bounds droppable frames (deltas) are shed; everything else, and the
- * terminal above all, is always queued. */
+ * terminal above all, is always queued. The terminal carries the whole
+ * text (seed 002: text_reconstruction='terminal-only'), and the next frame
+ * queued after a gap is preceded by a comment, `: shed N`, which SSE
+ * clients ignore, so a client can still tell that N frames are missing
+ * there. */
 
 typedef struct
 {
@@ -40,6 +44,8 @@ struct _SymfonicSseWriter
 
   guint64            frames;
   guint64            shed;
+  /* frames shed since the last one queued */
+  guint64            gap;
   gulong             wrote_id;
   gboolean           closed;
 };
@@ -169,10 +175,22 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
                      queued_bytes > SYMFONIC_SSE_MAX_BYTES)))
     {
       g_string_truncate (self->pending, self->frame_start);
-      self->shed += self->closed ? 0 : 1;
+      if (!self->closed)
+        {
+          self->shed++;
+          self->gap++;
+        }
       return FALSE;
     }
 
+  if (self->gap > 0)
+    {
+      char mark[32];
+
+      g_snprintf (mark, sizeof mark, ": shed %" G_GUINT64_FORMAT "\n", self->gap);
+      g_string_insert (self->pending, self->frame_start, mark);
+      self->gap = 0;
+    }
   self->pending_frames++;
   self->frames++;
 

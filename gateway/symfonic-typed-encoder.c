@@ -67,6 +67,8 @@ advance (SymfonicEncoder   *self,
     return FALSE;
 
   self->phase = phase;
+  if (kind == SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED)
+    self->consolidated = TRUE;
   return TRUE;
 }
 
@@ -134,9 +136,10 @@ typed_success (SymfonicEncoder *self,
     symfonic_event_new_response_complete (symfonic_encoder_final_text (self), duration_ms);
 
   /* exactly one consolidation per successful stream, even when the
-   * upstream scheduled none */
-  if (self->phase < PHASE_CONSOLIDATED)
-    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":null,\"graph_mutations\":[]}\n\n");
+   * upstream scheduled none (its terminal has moved the phase past it);
+   * the fields have the upstream's JSON types, an object and a count */
+  if (!self->consolidated)
+    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
 
   append_frame (out, "ResponseCompleteEvent", terminal);
 }

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <symfonic.h>
@@ -14,25 +15,65 @@
  * any case), id 1 to 64 of [A-Za-z0-9_.-]. It goes together with at most one
  * ASCII space right before it, so "blue [semantic]." reads "blue.".
  *
- * The filter works on bytes and withholds only what is still undecided: a
- * trailing space (a tag may follow), an unfinished `[...` that could still
- * become a tag, and an incomplete UTF-8 sequence at the very end, so every
- * piece it releases is whole UTF-8 whatever the upstream's split. */
+ * Removing a tag joins the text on either side, and that join may itself
+ * be a tag: `[semantic:n [episodic]]` loses `[episodic]` and then reads
+ * `[semantic:n]`. So removal is repeated until no tag is left, which a
+ * stack does in one pass: the text not yet released is a stack of
+ * unfinished tags, each `[` opening a level; a `]` that completes the top
+ * level removes it, and the level below continues where it stopped.
+ *
+ * Since `[` is in no kind and no id, a tag always starts at the last `[`
+ * before its `]`, and a level can only still become a tag if its text is a
+ * tag's beginning, possibly followed by the one space a nested tag takes
+ * with it. When the top level can no longer become a tag, none below it
+ * can either (each needs the top removed first), so everything withheld is
+ * released at once. What is withheld is thus exactly what could still
+ * become a tag, plus a trailing space and an incomplete UTF-8 sequence, so
+ * every piece released is whole UTF-8 whatever the upstream's split.
+ *
+ * A stream of nested unfinished tags (`[[[[`...) would be withheld without
+ * end, so the depth is bounded: past MAX_LEVELS the oldest half of the
+ * levels is dropped, never released, so no tag can be completed around it.
+ * Each byte is looked at once; a level's state is kept, not recomputed. */
 
 #define MAX_ID 64
+#define MAX_LEVELS 64
+
+typedef struct
+{
+  /* where the level's `[` is in withheld */
+  gsize    start;
+  /* the kinds (sorted) whose spelling still agrees with the word so far */
+  guint    lo;
+  guint    hi;
+  /* bytes of the word, then of the id once the colon came */
+  guint    matched;
+  gboolean in_id;
+  /* ends with the space a nested tag would take with it */
+  gboolean spaced;
+} Level;
 
 struct _SymfonicCitationFilter
 {
+  /* lower case, sorted, so the kinds sharing a prefix are a range */
   GStrv    kinds;
-  GString *pending;
+  guint    n_kinds;
+
+  /* input held back: an incomplete UTF-8 sequence */
+  GString *input;
+  /* the unfinished tags, or the one space that may precede a tag */
+  GString *withheld;
+  Level    levels[MAX_LEVELS];
+  guint    depth;
   guint64  removed;
 };
 
-typedef enum {
-  TAG_NO,
-  TAG_PARTIAL,
-  TAG_YES,
-} TagMatch;
+static int
+compare_kinds (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
 
 /**
  * symfonic_citation_filter_new:
@@ -45,12 +86,21 @@ SymfonicCitationFilter *
 symfonic_citation_filter_new (const char * const *kinds)
 {
   SymfonicCitationFilter *self;
+  guint n = 0;
 
   g_return_val_if_fail (kinds != NULL, NULL);
 
   self = g_new0 (SymfonicCitationFilter, 1);
-  self->kinds = g_strdupv ((char **) kinds);
-  self->pending = g_string_new (NULL);
+  self->kinds = g_new0 (char *, g_strv_length ((char **) kinds) + 1);
+  for (guint i = 0; kinds[i] != NULL; i++)
+    {
+      if (*kinds[i] != '\0')
+        self->kinds[n++] = g_ascii_strdown (kinds[i], -1);
+    }
+  qsort (self->kinds, n, sizeof (char *), compare_kinds);
+  self->n_kinds = n;
+  self->input = g_string_new (NULL);
+  self->withheld = g_string_new (NULL);
 
   return self;
 }
@@ -61,7 +111,8 @@ symfonic_citation_filter_free (SymfonicCitationFilter *self)
   g_return_if_fail (self != NULL);
 
   g_strfreev (self->kinds);
-  g_string_free (self->pending, TRUE);
+  g_string_free (self->input, TRUE);
+  g_string_free (self->withheld, TRUE);
   g_free (self);
 }
 
@@ -71,119 +122,163 @@ is_id_char (char c)
   return g_ascii_isalnum (c) || c == '_' || c == '.' || c == '-';
 }
 
-/* Matches a tag at s[0] == '[' against what is available so far; on
- * TAG_YES sets *length. TAG_PARTIAL means the bytes so far could still
- * become a tag, so they must be withheld until more arrive. */
-static TagMatch
-match_tag (SymfonicCitationFilter *self,
-           const char             *s,
-           gsize                   available,
-           gsize                  *length)
+static void
+release_withheld (SymfonicCitationFilter *self,
+                  GString                *out)
 {
-  gboolean any_prefix = FALSE;
+  g_string_append_len (out, self->withheld->str, self->withheld->len);
+  g_string_truncate (self->withheld, 0);
+  self->depth = 0;
+}
 
-  for (guint k = 0; self->kinds[k] != NULL; k++)
+static void
+open_level (SymfonicCitationFilter *self)
+{
+  Level *level;
+
+  if (self->depth == MAX_LEVELS)
     {
-      const char *kind = self->kinds[k];
-      gsize kind_len = strlen (kind);
-      gsize id_start, n;
+      /* keep the space the first kept level's tag would take with it */
+      gsize cut = self->levels[MAX_LEVELS / 2].start;
 
-      if (kind_len == 0)
-        continue;
-
-      if (available - 1 < kind_len)
-        {
-          if (g_ascii_strncasecmp (s + 1, kind, available - 1) == 0)
-            any_prefix = TRUE;
-          continue;
-        }
-      if (g_ascii_strncasecmp (s + 1, kind, kind_len) != 0)
-        continue;
-
-      if (1 + kind_len == available)
-        {
-          any_prefix = TRUE;
-          continue;
-        }
-      if (s[1 + kind_len] == ']')
-        {
-          *length = kind_len + 2;
-          return TAG_YES;
-        }
-      if (s[1 + kind_len] != ':')
-        continue;
-
-      /* at most MAX_ID id characters, then `]` */
-      id_start = kind_len + 2;
-      for (n = 0; id_start + n < available && n < MAX_ID && is_id_char (s[id_start + n]); n++)
-        ;
-      if (id_start + n == available)
-        {
-          any_prefix = TRUE;
-          continue;
-        }
-      if (n > 0 && s[id_start + n] == ']')
-        {
-          *length = id_start + n + 1;
-          return TAG_YES;
-        }
+      if (self->withheld->str[cut - 1] == ' ')
+        cut--;
+      g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished citation tags", cut);
+      g_string_erase (self->withheld, 0, cut);
+      memmove (self->levels, self->levels + MAX_LEVELS / 2, (MAX_LEVELS / 2) * sizeof (Level));
+      self->depth = MAX_LEVELS / 2;
+      for (guint i = 0; i < self->depth; i++)
+        self->levels[i].start -= cut;
     }
 
-  return any_prefix ? TAG_PARTIAL : TAG_NO;
+  level = &self->levels[self->depth++];
+  *level = (Level) { .start = self->withheld->len, .lo = 0, .hi = self->n_kinds };
+  g_string_append_c (self->withheld, '[');
+}
+
+/* The top level is a whole tag: remove it and the space before it. */
+static void
+close_level (SymfonicCitationFilter *self)
+{
+  gsize start = self->levels[--self->depth].start;
+
+  if (start > 0 && self->withheld->str[start - 1] == ' ')
+    start--;
+  g_string_truncate (self->withheld, start);
+  if (self->depth > 0)
+    self->levels[self->depth - 1].spaced = FALSE;
+  self->removed++;
+}
+
+/* Narrows the top level's kinds to those with @c after the word so far. */
+static gboolean
+extend_word (SymfonicCitationFilter *self,
+             Level                  *level,
+             char                    c)
+{
+  guchar lc = g_ascii_tolower (c);
+  guint p = level->matched;
+  guint hi;
+
+  while (level->lo < level->hi &&
+         (self->kinds[level->lo][p] == '\0' || (guchar) self->kinds[level->lo][p] < lc))
+    level->lo++;
+  for (hi = level->lo; hi < level->hi && (guchar) self->kinds[hi][p] == lc; hi++)
+    ;
+  level->hi = hi;
+  level->matched++;
+
+  return level->lo < level->hi;
+}
+
+/* Whether @c continues the top level as the beginning of a tag; closes the
+ * level when @c completes it. */
+static gboolean
+push_in_level (SymfonicCitationFilter *self,
+               char                    c)
+{
+  Level *level = &self->levels[self->depth - 1];
+  gboolean word_is_kind;
+
+  if (level->spaced)
+    return FALSE;
+  if (c == ' ')
+    {
+      level->spaced = TRUE;
+      g_string_append_c (self->withheld, c);
+      return TRUE;
+    }
+
+  /* the shortest kind in the range sorts first */
+  word_is_kind = !level->in_id && level->matched > 0 && level->lo < level->hi &&
+                 self->kinds[level->lo][level->matched] == '\0';
+  if (c == ']' && (word_is_kind || (level->in_id && level->matched > 0)))
+    {
+      close_level (self);
+      return TRUE;
+    }
+  if (c == ':' && word_is_kind)
+    {
+      level->in_id = TRUE;
+      level->matched = 0;
+    }
+  else if (level->in_id)
+    {
+      if (!is_id_char (c) || level->matched == MAX_ID)
+        return FALSE;
+      level->matched++;
+    }
+  else if (!extend_word (self, level, c))
+    {
+      return FALSE;
+    }
+
+  g_string_append_c (self->withheld, c);
+  return TRUE;
 }
 
 static void
 process (SymfonicCitationFilter *self,
-         GString                *out,
-         gboolean                at_end)
+         const char             *s,
+         gsize                   len,
+         GString                *out)
 {
-  const char *s = self->pending->str;
-  gsize len = self->pending->len - (at_end ? 0 : symfonic_utf8_unfinished_suffix (s, self->pending->len));
-  gsize keep_from = len;
   gsize i = 0;
 
   while (i < len)
     {
-      const char *bracket = memchr (s + i, '[', len - i);
-      gsize tag_len = 0;
-      gsize text_end;
-      TagMatch match;
-      gsize j;
+      gsize run;
 
-      if (bracket == NULL)
+      if (s[i] == '[')
         {
-          /* a final space may still turn out to precede a tag */
-          keep_from = (!at_end && s[len - 1] == ' ') ? len - 1 : len;
-          g_string_append_len (out, s + i, keep_from - i);
-          break;
+          open_level (self);
+          i++;
+          continue;
         }
-
-      j = bracket - s;
-      match = match_tag (self, s + j, len - j, &tag_len);
-      if (match == TAG_PARTIAL && at_end)
-        match = TAG_NO;
-
-      if (match == TAG_NO)
+      if (self->depth > 0 && push_in_level (self, s[i]))
         {
-          g_string_append_len (out, s + i, j + 1 - i);
-          i = j + 1;
+          i++;
           continue;
         }
 
-      text_end = (j > i && s[j - 1] == ' ') ? j - 1 : j;
-      g_string_append_len (out, s + i, text_end - i);
-      if (match == TAG_PARTIAL)
+      /* s[i] is plain text, and so is what was withheld before it: the
+       * levels can no longer become tags, or the space precedes none */
+      release_withheld (self, out);
+      for (run = i; run < len && s[run] != '[' && s[run] != ' '; run++)
+        ;
+      if (run < len && s[run] == ' ')
         {
-          keep_from = text_end;
-          break;
+          /* only the last of a run of spaces may precede a tag */
+          g_string_append_len (out, s + i, run - i);
+          g_string_append_c (self->withheld, ' ');
+          run++;
         }
-
-      self->removed++;
-      i = j + tag_len;
+      else
+        {
+          g_string_append_len (out, s + i, run - i);
+        }
+      i = run;
     }
-
-  /* bytes past len (an unfinished character) stay pending too */
-  g_string_erase (self->pending, 0, keep_from);
 }
 
 /**
@@ -202,12 +297,16 @@ symfonic_citation_filter_feed (SymfonicCitationFilter *self,
                                gsize                   length,
                                GString                *out)
 {
+  gsize whole;
+
   g_return_if_fail (self != NULL);
   g_return_if_fail (text != NULL || length == 0);
   g_return_if_fail (out != NULL);
 
-  g_string_append_len (self->pending, text, length);
-  process (self, out, FALSE);
+  g_string_append_len (self->input, text, length);
+  whole = self->input->len - symfonic_utf8_unfinished_suffix (self->input->str, self->input->len);
+  process (self, self->input->str, whole, out);
+  g_string_erase (self->input, 0, whole);
 }
 
 /**
@@ -225,8 +324,9 @@ symfonic_citation_filter_flush (SymfonicCitationFilter *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (out != NULL);
 
-  process (self, out, TRUE);
-  g_string_truncate (self->pending, 0);
+  process (self, self->input->str, self->input->len, out);
+  g_string_truncate (self->input, 0);
+  release_withheld (self, out);
 }
 
 /**

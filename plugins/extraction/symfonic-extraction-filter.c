@@ -10,18 +10,35 @@
 
 #include "symfonic-extraction-filter.h"
 
-/* Outside a block the filter releases text as it comes, withholding only a
- * tail that could still be the start of the open tag (and an unfinished
- * UTF-8 sequence). Inside a block nothing is released: the content is
- * collected until the close tag, then parsed as a JSON list of op objects.
- * A block that is malformed, too large or never closed is dropped, never
- * released as text.
+/* Outside a block the filter releases text as it comes, withholding only
+ * what could still be part of an open tag (and an unfinished UTF-8
+ * sequence). Inside a block nothing is released: the content is collected
+ * until the close tag, then parsed as a JSON list of op objects. A block
+ * that is malformed, too large or never closed is dropped, never released
+ * as text.
+ *
+ * Removing a block joins the text on either side, and that join may itself
+ * open a block: `<memory_<memory_ops>[]</memory_ops>ops>` leaves
+ * `<memory_ops>`. So the withheld text is a stack: each byte carries how
+ * much of the open tag ends there (the KMP state), a completed open tag is
+ * taken off the stack, and once its block is over, matching resumes from
+ * the state of the byte below it, as if the block had never been there.
+ * A byte is withheld while that state is not zero; the first byte whose
+ * state is zero cannot be part of any open tag, even after blocks are
+ * removed after it, and neither can anything before it, so all of it is
+ * released. Each byte is matched once, in amortised constant time.
+ *
+ * A stream of nested unfinished open tags (`<<<<`...) would be withheld
+ * without end, so at most MAX_WITHHELD_TAGS open tags' worth is: past that,
+ * the oldest half is dropped, never released, and the rest matched afresh.
  *
  * Every decision depends only on the bytes seen so far, never on where the
  * upstream split them, so the output is the same for any split. In
  * particular the size limit applies to the block's content as a whole:
  * the content collected so far only grows, so a block that is over the
  * limit is over it whether it is seen in one piece or byte by byte. */
+
+#define MAX_WITHHELD_TAGS 64
 
 typedef enum {
   OUTSIDE,
@@ -30,20 +47,71 @@ typedef enum {
   SKIPPING,
 } Mode;
 
+/* A tag and, for each of its prefixes, its longest proper border: what is
+ * still matched when the next byte does not continue the match. */
+typedef struct
+{
+  char  *text;
+  gsize  len;
+  gsize *border;
+} Tag;
+
 struct _SymfonicExtractionFilter
 {
-  char      *open_tag;
-  gsize      open_len;
-  char      *close_tag;
-  gsize      close_len;
+  Tag        open;
+  Tag        close;
   gsize      max_block;
 
   Mode       mode;
-  GString   *pending;
+  /* input held back: an incomplete UTF-8 sequence */
+  GString   *input;
+  /* outside: the text that may still be part of an open tag, and for each
+   * of its bytes how much of the open tag ends there */
+  GString   *withheld;
+  GArray    *matched;
+  /* inside: how much of the close tag the block ends with */
+  gsize      close_matched;
   GString   *block;
   JsonArray *ops;
   guint      dropped;
 };
+
+static void
+tag_init (Tag        *tag,
+          const char *text)
+{
+  tag->text = g_strdup (text);
+  tag->len = strlen (text);
+  tag->border = g_new0 (gsize, tag->len);
+  for (gsize i = 1, k = 0; i < tag->len; i++)
+    {
+      while (k > 0 && text[i] != text[k])
+        k = tag->border[k - 1];
+      if (text[i] == text[k])
+        k++;
+      tag->border[i] = k;
+    }
+}
+
+static void
+tag_clear (Tag *tag)
+{
+  g_free (tag->text);
+  g_free (tag->border);
+}
+
+/* How much of @tag ends at @c, given that @matched (less than all of it)
+ * ended just before. */
+static inline gsize
+tag_advance (const Tag *tag,
+             gsize      matched,
+             char       c)
+{
+  while (matched > 0 && tag->text[matched] != c)
+    matched = tag->border[matched - 1];
+
+  return tag->text[matched] == c ? matched + 1 : 0;
+}
 
 /**
  * symfonic_extraction_filter_new:
@@ -64,12 +132,12 @@ symfonic_extraction_filter_new (const char *open_tag,
   g_return_val_if_fail (close_tag != NULL && *close_tag != '\0', NULL);
 
   self = g_new0 (SymfonicExtractionFilter, 1);
-  self->open_tag = g_strdup (open_tag);
-  self->open_len = strlen (open_tag);
-  self->close_tag = g_strdup (close_tag);
-  self->close_len = strlen (close_tag);
+  tag_init (&self->open, open_tag);
+  tag_init (&self->close, close_tag);
   self->max_block = max_block;
-  self->pending = g_string_new (NULL);
+  self->input = g_string_new (NULL);
+  self->withheld = g_string_new (NULL);
+  self->matched = g_array_new (FALSE, FALSE, sizeof (gsize));
   self->block = g_string_new (NULL);
   self->ops = json_array_new ();
 
@@ -81,51 +149,14 @@ symfonic_extraction_filter_free (SymfonicExtractionFilter *self)
 {
   g_return_if_fail (self != NULL);
 
-  g_free (self->open_tag);
-  g_free (self->close_tag);
-  g_string_free (self->pending, TRUE);
+  tag_clear (&self->open);
+  tag_clear (&self->close);
+  g_string_free (self->input, TRUE);
+  g_string_free (self->withheld, TRUE);
+  g_array_unref (self->matched);
   g_string_free (self->block, TRUE);
   json_array_unref (self->ops);
   g_free (self);
-}
-
-/* memmem() is a GNU extension; the tags are short, so this is enough. */
-static const char *
-find_tag (const char *s,
-          gsize       len,
-          const char *tag,
-          gsize       tag_len)
-{
-  const char *end = s + len;
-
-  while ((gsize) (end - s) >= tag_len)
-    {
-      const char *first = memchr (s, tag[0], (end - s) - tag_len + 1);
-
-      if (first == NULL)
-        return NULL;
-      if (memcmp (first, tag, tag_len) == 0)
-        return first;
-      s = first + 1;
-    }
-
-  return NULL;
-}
-
-/* The longest suffix of s that is a proper prefix of tag. */
-static gsize
-partial_tag_suffix (const char *s,
-                    gsize       len,
-                    const char *tag,
-                    gsize       tag_len)
-{
-  for (gsize n = MIN (len, tag_len - 1); n > 0; n--)
-    {
-      if (memcmp (s + len - n, tag, n) == 0)
-        return n;
-    }
-
-  return 0;
 }
 
 static void
@@ -176,7 +207,8 @@ parse_block (SymfonicExtractionFilter *self)
   g_string_truncate (self->block, 0);
 }
 
-/* Adds content to the open block, dropping it once it is over the limit. */
+/* Adds content to the open block, dropping it once it is over the limit;
+ * the block's last close_matched bytes may yet be its close tag. */
 static void
 collect (SymfonicExtractionFilter *self,
          const char               *s,
@@ -186,7 +218,7 @@ collect (SymfonicExtractionFilter *self,
     return;
 
   g_string_append_len (self->block, s, len);
-  if (self->max_block > 0 && self->block->len > self->max_block)
+  if (self->max_block > 0 && self->block->len - self->close_matched > self->max_block)
     {
       drop_block (self, "over max-block-bytes");
       self->mode = SKIPPING;
@@ -194,64 +226,160 @@ collect (SymfonicExtractionFilter *self,
 }
 
 static void
-process (SymfonicExtractionFilter *self,
-         GString                  *out,
-         gboolean                  at_end)
+release_withheld (SymfonicExtractionFilter *self,
+                  GString                  *out,
+                  gsize                     len)
 {
-  for (;;)
+  g_string_append_len (out, self->withheld->str, len);
+  g_string_erase (self->withheld, 0, len);
+  g_array_remove_range (self->matched, 0, len);
+}
+
+static void
+withhold (SymfonicExtractionFilter *self,
+          char                      c,
+          gsize                     matched)
+{
+  g_string_append_c (self->withheld, c);
+  g_array_append_val (self->matched, matched);
+}
+
+/* Too much is withheld: drops the oldest half and matches the rest as if
+ * it followed released prose, which ends where no open tag is under way. */
+static void
+drop_oldest (SymfonicExtractionFilter *self,
+             GString                  *out)
+{
+  gsize cut = self->withheld->len / 2;
+  gsize matched = 0;
+  gsize prose = 0;
+
+  g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished open tags", cut);
+  g_string_erase (self->withheld, 0, cut);
+  g_array_set_size (self->matched, self->withheld->len);
+  for (gsize i = 0; i < self->withheld->len; i++)
     {
-      const char *s = self->pending->str;
-      gsize len = self->pending->len;
-      const char *hit;
-      gsize keep;
+      /* a part of withheld text never holds a whole open tag */
+      matched = tag_advance (&self->open, matched, self->withheld->str[i]);
+      g_array_index (self->matched, gsize, i) = matched;
+      if (matched == 0)
+        prose = i + 1;
+    }
+  release_withheld (self, out, prose);
+}
 
-      if (self->mode == OUTSIDE)
+/* How many bytes of @s come before the first @c. */
+static inline gsize
+run_before (const char *s,
+            gsize       len,
+            char        c)
+{
+  const char *first = memchr (s, c, len);
+
+  return first != NULL ? (gsize) (first - s) : len;
+}
+
+/* Takes prose from @s until a block opens; returns the bytes used. */
+static gsize
+take_prose (SymfonicExtractionFilter *self,
+            const char               *s,
+            gsize                     len,
+            GString                  *out)
+{
+  for (gsize i = 0; i < len; i++)
+    {
+      gsize below = self->withheld->len;
+      gsize matched;
+
+      if (below == 0)
         {
-          hit = find_tag (s, len, self->open_tag, self->open_len);
-          if (hit != NULL)
-            {
-              g_string_append_len (out, s, hit - s);
-              g_string_erase (self->pending, 0, (hit - s) + self->open_len);
-              g_string_truncate (self->block, 0);
-              self->mode = INSIDE;
-              continue;
-            }
+          /* nothing is under way: the run before the tag's first byte is prose */
+          gsize run = run_before (s + i, len - i, self->open.text[0]);
 
-          keep = 0;
-          if (!at_end)
-            keep = MAX (partial_tag_suffix (s, len, self->open_tag, self->open_len),
-                        symfonic_utf8_unfinished_suffix (s, len));
-          g_string_append_len (out, s, len - keep);
-          g_string_erase (self->pending, 0, len - keep);
-          return;
+          g_string_append_len (out, s + i, run);
+          i += run;
+          if (i == len)
+            break;
         }
 
-      /* INSIDE or SKIPPING: look for the close tag across what is pending */
-      hit = find_tag (s, len, self->close_tag, self->close_len);
-      if (hit != NULL)
+      matched = tag_advance (&self->open, below > 0 ? g_array_index (self->matched, gsize, below - 1) : 0, s[i]);
+      if (matched == self->open.len)
         {
-          collect (self, s, hit - s);
-          if (self->mode == INSIDE)
-            parse_block (self);
-          g_string_erase (self->pending, 0, (hit - s) + self->close_len);
-          self->mode = OUTSIDE;
+          /* the tag is s[i] and the last bytes withheld */
+          g_string_truncate (self->withheld, below - (self->open.len - 1));
+          g_array_set_size (self->matched, self->withheld->len);
+          g_string_truncate (self->block, 0);
+          self->close_matched = 0;
+          self->mode = INSIDE;
+          return i + 1;
+        }
+      if (matched == 0)
+        {
+          release_withheld (self, out, below);
+          g_string_append_c (out, s[i]);
           continue;
         }
 
-      if (at_end)
+      withhold (self, s[i], matched);
+      if (self->withheld->len > MAX_WITHHELD_TAGS * self->open.len)
+        drop_oldest (self, out);
+    }
+
+  return len;
+}
+
+/* Takes block content from @s until the block closes; returns the bytes
+ * used. */
+static gsize
+take_block (SymfonicExtractionFilter *self,
+            const char               *s,
+            gsize                     len)
+{
+  for (gsize i = 0; i < len; i++)
+    {
+      if (self->close_matched == 0)
         {
-          if (self->mode == INSIDE)
-            drop_block (self, "unterminated");
-          g_string_truncate (self->pending, 0);
-          self->mode = OUTSIDE;
-          return;
+          gsize run = run_before (s + i, len - i, self->close.text[0]);
+
+          collect (self, s + i, run);
+          i += run;
+          if (i == len)
+            break;
         }
 
-      /* keep only what could be the start of the close tag */
-      keep = partial_tag_suffix (s, len, self->close_tag, self->close_len);
-      collect (self, s, len - keep);
-      g_string_erase (self->pending, 0, len - keep);
-      return;
+      self->close_matched = tag_advance (&self->close, self->close_matched, s[i]);
+      if (self->close_matched == self->close.len)
+        {
+          if (self->mode == INSIDE)
+            {
+              /* the block ends with the rest of the close tag */
+              g_string_truncate (self->block, self->block->len - (self->close.len - 1));
+              parse_block (self);
+            }
+          self->close_matched = 0;
+          self->mode = OUTSIDE;
+          return i + 1;
+        }
+      collect (self, s + i, 1);
+    }
+
+  return len;
+}
+
+static void
+process (SymfonicExtractionFilter *self,
+         const char               *s,
+         gsize                     len,
+         GString                  *out)
+{
+  gsize i = 0;
+
+  while (i < len)
+    {
+      if (self->mode == OUTSIDE)
+        i += take_prose (self, s + i, len - i, out);
+      else
+        i += take_block (self, s + i, len - i);
     }
 }
 
@@ -271,12 +399,16 @@ symfonic_extraction_filter_feed (SymfonicExtractionFilter *self,
                                  gsize                     length,
                                  GString                  *out)
 {
+  gsize whole;
+
   g_return_if_fail (self != NULL);
   g_return_if_fail (text != NULL || length == 0);
   g_return_if_fail (out != NULL);
 
-  g_string_append_len (self->pending, text, length);
-  process (self, out, FALSE);
+  g_string_append_len (self->input, text, length);
+  whole = self->input->len - symfonic_utf8_unfinished_suffix (self->input->str, self->input->len);
+  process (self, self->input->str, whole, out);
+  g_string_erase (self->input, 0, whole);
 }
 
 /**
@@ -294,7 +426,13 @@ symfonic_extraction_filter_flush (SymfonicExtractionFilter *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (out != NULL);
 
-  process (self, out, TRUE);
+  process (self, self->input->str, self->input->len, out);
+  g_string_truncate (self->input, 0);
+  if (self->mode == INSIDE)
+    drop_block (self, "unterminated");
+  self->mode = OUTSIDE;
+  self->close_matched = 0;
+  release_withheld (self, out, self->withheld->len);
 }
 
 /**

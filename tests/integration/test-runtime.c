@@ -71,7 +71,7 @@ static const ScriptEvent turn[] = {
   { "usage", "{\"input_tokens\":3,\"output_tokens\":4}" },
   { "TextDeltaEvent", "{\"text\":\"!\\r\\n\\revent: x\\n\\nid: 9\"}" },
   { "MemoryExtractedEvent", "{\"ops\":[{\"op\":\"add\",\"text\":\"likes Paris\"}]}" },
-  { "ConsolidationScheduledEvent", "{\"report\":{\"scheduled\":true},\"graph_mutations\":[]}" },
+  { "ConsolidationScheduledEvent", "{\"report\":{\"scheduled\":true},\"graph_mutations\":2}" },
   { "GraphNodeCreatedEvent", "{\"node_id\":\"n2\",\"label\":\"Paris\",\"layer\":2}" },
   { "GraphEdgeCreatedEvent", "{\"source\":\"n1\",\"target\":\"n2\",\"relationship\":\"about\"}" },
   { "ResponseCompleteEvent", "{\"text\":\"Hello, \\\"w\\u00f6rld\\\" \\u20ac!\\r\\n\\revent: x\\n\\nid: 9\",\"duration_ms\":12}" },

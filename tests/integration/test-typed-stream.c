@@ -333,6 +333,45 @@ test_typed_concurrent (void)
                                       i % 2 == 0 ? typed_path : demo_path);
 }
 
+/* The whole stream is literal but for the duration the gateway measures. */
+static void
+assert_typed_stream (const char *transcript,
+                     const char *frames,
+                     const char *text)
+{
+  g_autoptr(SymfonicTestStream) stream = run_stream (SYMFONIC_TEST_TYPED_PATH, QUERY, transcript);
+  g_autofree char *terminal = g_strdup_printf ("event: ResponseCompleteEvent\ndata: {\"text\":\"%s\",\"duration_ms\":", text);
+  const char *rest;
+
+  assert_stream_headers (stream);
+  assert_stream_wire (stream);
+  if (!g_str_has_prefix (stream->raw->str, frames))
+    g_test_message ("stream: %s", stream->raw->str);
+  g_assert_true (g_str_has_prefix (stream->raw->str, frames));
+  rest = stream->raw->str + strlen (frames);
+  g_assert_true (g_str_has_prefix (rest, terminal));
+  rest += strlen (terminal);
+  g_assert_cmpuint (strspn (rest, "0123456789"), >, 0);
+  g_assert_cmpstr (rest + strspn (rest, "0123456789"), ==, "}\n\n");
+}
+
+/* Exactly one consolidation per stream, scheduled by the gateway when the
+ * upstream sent none, and one JSON shape whoever made it: `report` an
+ * object, `graph_mutations` a count (seed 001's transcripts). */
+static void
+test_typed_consolidation_scheduled (void)
+{
+  assert_typed_stream ("no-consolidation",
+                       "event: TextDeltaEvent\ndata: {\"text\":\"Blue \"}\n\n"
+                       "event: TextDeltaEvent\ndata: {\"text\":\"sky.\"}\n\n"
+                       "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n",
+                       "Blue sky.");
+  assert_typed_stream ("listed-mutations",
+                       "event: TextDeltaEvent\ndata: {\"text\":\"Paris.\"}\n\n"
+                       "event: ConsolidationScheduledEvent\ndata: {\"report\":{\"scheduled\":true},\"graph_mutations\":2}\n\n",
+                       "Paris.");
+}
+
 static void
 test_typed_midstream_error (void)
 {
@@ -620,6 +659,7 @@ main (int   argc,
   g_test_add_func ("/typed/demo-transcript", test_typed_demo_transcript);
   g_test_add_func ("/typed/session-id", test_typed_session_id);
   g_test_add_func ("/typed/concurrent", test_typed_concurrent);
+  g_test_add_func ("/typed/consolidation-scheduled", test_typed_consolidation_scheduled);
   g_test_add_func ("/typed/midstream-error", test_typed_midstream_error);
   g_test_add_func ("/typed/error-first", test_typed_error_first);
   g_test_add_func ("/typed/unknown-transcript", test_typed_unknown_transcript);

@@ -29,6 +29,8 @@ typedef struct
   guint32            seed;
   guint              delay_ms;
   guint              hold_ms;
+  gsize              pause_at;
+  guint              pause_ms;
   SymfonicTestAfter  after;
   char              *location;
 } Scenario;
@@ -78,6 +80,8 @@ scenario_copy (const SymfonicTestScenario *from)
   scenario->seed = from->seed;
   scenario->delay_ms = from->delay_ms;
   scenario->hold_ms = from->hold_ms;
+  scenario->pause_at = from->pause_at;
+  scenario->pause_ms = from->pause_ms;
   scenario->after = from->after;
   scenario->location = g_strdup (from->location);
 
@@ -188,10 +192,13 @@ writer_step (gpointer data)
 
           n = MIN (n, chunk);
         }
+      if (writer->offset < writer->scenario->pause_at)
+        n = MIN (n, writer->scenario->pause_at - writer->offset);
       writer_mark_started (writer);
       writer_append (writer, bytes + writer->offset, n);
       writer->offset += n;
-      writer_schedule (writer, writer->scenario->delay_ms);
+      writer_schedule (writer, writer->offset == writer->scenario->pause_at
+                       ? writer->scenario->pause_ms : writer->scenario->delay_ms);
       return G_SOURCE_REMOVE;
     }
 

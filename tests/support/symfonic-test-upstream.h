@@ -51,6 +51,9 @@ typedef enum {
  * @delay_ms: the pause after each write
  * @hold_ms: the pause before anything of the response (status line
  *   included) is written
+ * @pause_at: a byte offset of @body where a write ends, followed by
+ *   @pause_ms instead of @delay_ms; 0 for none
+ * @pause_ms: the pause at @pause_at
  * @after: what happens once @body is written
  * @location: (nullable): a Location header, for a redirect
  *
@@ -65,6 +68,8 @@ typedef struct
   guint32            seed;
   guint              delay_ms;
   guint              hold_ms;
+  gsize              pause_at;
+  guint              pause_ms;
   SymfonicTestAfter  after;
   const char        *location;
 } SymfonicTestScenario;

@@ -1,0 +1,264 @@
+/* test-slow-client.c: deltas shed for a client that reads too slowly
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 8: a connection queues at most 256 frames; beyond that deltas are
+ * shed and counted, and the terminal, which carries the whole text (seed
+ * 002: text_reconstruction='terminal-only'), is always delivered. Where
+ * deltas went missing, a `: shed N` comment comes before the next frame.
+ *
+ * The upstream is a real runtime over HTTP. The client is a plain socket
+ * with a small receive buffer and small segments (so the kernel cannot
+ * absorb the stream for it) that reads nothing while the upstream sends
+ * most of the answer, then reads everything, while the upstream sends the
+ * last deltas. Each delta says its own number, so the test knows which
+ * ones are missing and checks every comment against the gap it stands for.
+ */
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "symfonic-test-support.h"
+#include "symfonic-test-upstream.h"
+
+/* N_DELTAS at full speed, then LATE_DELTAS after a pause that outlasts the
+ * client's stall, so they come after it caught up, just after a gap. The
+ * kernel holds some 50 KB for the client and libsoup 256 frames: about 600
+ * deltas, well under N_DELTAS. */
+#define N_DELTAS 2000
+#define DELTA_PADDING 100
+#define LATE_DELTAS 3
+#define PAUSE_MS 5000
+#define RECEIVE_BUFFER 4096
+#define SEGMENT_SIZE 536
+/* ample for the first deltas to be produced, on a loaded machine too */
+#define STALL_US (3 * G_USEC_PER_SEC)
+
+static char *
+delta_text (guint i)
+{
+  g_autofree char *padding = g_strnfill (DELTA_PADDING, '.');
+
+  return g_strdup_printf ("d%05u%s ", i, padding);
+}
+
+/* The upstream's answer; @pause_at is where the late deltas start. */
+static GBytes *
+runtime_body (GString *text,
+              gsize   *pause_at)
+{
+  GString *body = g_string_new (NULL);
+
+  for (guint i = 0; i < N_DELTAS + LATE_DELTAS; i++)
+    {
+      g_autofree char *delta = delta_text (i);
+
+      if (i == N_DELTAS)
+        *pause_at = body->len;
+      g_string_append (text, delta);
+      g_string_append_printf (body, "event: TextDeltaEvent\ndata: {\"text\":\"%s\"}\n\n", delta);
+    }
+  /* its text stands in only when no delta streamed */
+  g_string_append (body, "event: ResponseCompleteEvent\ndata: {\"text\":\"\",\"duration_ms\":1}\n\n");
+
+  return g_string_free_to_bytes (body);
+}
+
+static GSocket *
+connect_slow (guint16 port)
+{
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, port);
+  g_autoptr(GError) error = NULL;
+
+  socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error);
+  g_assert_no_error (error);
+  /* set before connecting, which also turns the kernel's autotuning off;
+   * small segments keep the server's send buffer small too (loopback's
+   * 64 KiB segments let it grow to megabytes) */
+  g_socket_set_option (socket, SOL_SOCKET, SO_RCVBUF, RECEIVE_BUFFER, &error);
+  g_assert_no_error (error);
+  g_socket_set_option (socket, IPPROTO_TCP, TCP_MAXSEG, SEGMENT_SIZE, &error);
+  g_assert_no_error (error);
+  g_socket_set_timeout (socket, SYMFONIC_TEST_WAIT_MS / 1000);
+  g_socket_connect (socket, address, NULL, &error);
+  g_assert_no_error (error);
+
+  return g_steal_pointer (&socket);
+}
+
+/* The line at *@p, which moves past it. */
+static char *
+take_line (const char **p,
+           const char  *end)
+{
+  const char *newline = memchr (*p, '\n', end - *p);
+  const char *line_end = newline != NULL ? newline : end;
+  char *line = g_strndup (*p, line_end - *p);
+
+  *p = newline != NULL ? newline + 1 : end;
+
+  return line;
+}
+
+/* The body of a chunked HTTP/1.1 response. */
+static GString *
+dechunk (const char *raw,
+         gsize       length)
+{
+  const char *end = raw + length;
+  const char *p = g_strstr_len (raw, length, "\r\n\r\n");
+  GString *body = g_string_new (NULL);
+
+  g_assert_nonnull (p);
+  g_assert_nonnull (g_strstr_len (raw, p - raw, "Transfer-Encoding: chunked"));
+  p += 4;
+  for (;;)
+    {
+      char *line_end;
+      guint64 size = g_ascii_strtoull (p, &line_end, 16);
+
+      g_assert_true (line_end + 2 <= end && memcmp (line_end, "\r\n", 2) == 0);
+      p = line_end + 2;
+      if (size == 0)
+        break;
+      g_assert_cmpuint (size + 2, <=, (guint64) (end - p));
+      g_string_append_len (body, p, size);
+      p += size + 2;
+    }
+
+  return body;
+}
+
+static void
+test_slow_client_sheds_with_marks (void)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autofree char *upstream_url = symfonic_test_upstream_dup_url (upstream, "/run");
+  g_autofree char *pipeline_text = g_strdup_printf ("[gateway]\n"
+                                                    "listen=127.0.0.1:8080\n"
+                                                    "workers=1\n"
+                                                    "\n"
+                                                    "[route:typed]\n"
+                                                    "path=" SYMFONIC_TEST_TYPED_PATH "\n"
+                                                    "kind=typed\n"
+                                                    "source=up\n"
+                                                    "\n"
+                                                    "[source:up]\n"
+                                                    "type=runtime\n"
+                                                    "url=%s\n", upstream_url);
+  g_autoptr(SymfonicServer) server = symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
+  SymfonicTestScenario scenario = { .pause_ms = PAUSE_MS };
+  g_autoptr(GBytes) answer = runtime_body (text, &scenario.pause_at);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
+  static const char body[] = "{\"query\":\"hi\"}";
+  g_autofree char *request = g_strdup_printf ("POST " SYMFONIC_TEST_TYPED_PATH " HTTP/1.1\r\n"
+                                              "Host: 127.0.0.1\r\n"
+                                              "Connection: close\r\n"
+                                              "Content-Type: application/json\r\n"
+                                              "Content-Length: %zu\r\n"
+                                              "\r\n%s", strlen (body), body);
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GString) raw = g_string_new (NULL);
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+  g_autoptr(GError) error = NULL;
+  gboolean after_blank = FALSE;
+  g_autoptr(JsonNode) terminal = NULL;
+  double shed_before, shed_after;
+  guint64 shed_marked = 0;
+  guint n_marks = 0;
+  guint delivered = 0;
+  guint next = 0;
+  gint64 deadline;
+  char buffer[65536];
+  gssize n;
+
+  scenario.body = answer;
+  g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
+  shed_before = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
+
+  socket = connect_slow (symfonic_server_get_port (server));
+  g_socket_send (socket, request, strlen (request), NULL, &error);
+  g_assert_no_error (error);
+  g_usleep (STALL_US);
+  while ((n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error)) > 0)
+    g_string_append_len (raw, buffer, n);
+  g_assert_no_error (error);
+
+  g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
+  sse = dechunk (raw->str, raw->len);
+  symfonic_test_sse_parser_feed (parser, sse->str, sse->len, frames);
+  g_assert_true (symfonic_test_sse_parser_is_between_frames (parser));
+
+  /* Each comment sits on a frame boundary, before a frame, and counts
+   * exactly the deltas missing there; with the deltas delivered it
+   * accounts for every one. */
+  for (const char *p = sse->str, *end = sse->str + sse->len; p < end;)
+    {
+      g_autofree char *line = take_line (&p, end);
+
+      if (line[0] == ':')
+        {
+          guint64 gap;
+
+          g_assert_true (g_str_has_prefix (line, ": shed "));
+          gap = g_ascii_strtoull (line + strlen (": shed "), NULL, 10);
+          g_assert_cmpuint (gap, >, 0);
+          g_assert_true (after_blank);
+          g_assert_true (g_str_has_prefix (p, "event: "));
+          n_marks++;
+          shed_marked += gap;
+          next += gap;
+        }
+      else if (g_str_equal (line, "event: TextDeltaEvent"))
+        {
+          g_autofree char *data = take_line (&p, end);
+          g_autofree char *delta = delta_text (next);
+          g_autofree char *expected = g_strdup_printf ("data: {\"text\":\"%s\"}", delta);
+
+          g_assert_cmpstr (data, ==, expected);
+          next++;
+          delivered++;
+        }
+      after_blank = line[0] == '\0';
+    }
+  g_test_message ("%u deltas delivered, %" G_GUINT64_FORMAT " shed in %u gaps",
+                  delivered, shed_marked, n_marks);
+  g_assert_cmpuint (n_marks, >, 0);
+  g_assert_cmpuint (next, ==, N_DELTAS + LATE_DELTAS);
+
+  /* the terminal carries the whole text, shed deltas included */
+  g_assert_cmpuint (frames->len, ==, delivered + 2);
+  g_assert_cmpstr (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 2))->event, ==,
+                   "ConsolidationScheduledEvent");
+  g_assert_cmpstr (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 1))->event, ==,
+                   "ResponseCompleteEvent");
+  terminal = symfonic_test_json_parse (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 1))->data);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (terminal), "text"), ==, text->str);
+
+  /* counted when libsoup finishes the message, just after the last byte */
+  deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  do
+    shed_after = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
+  while (shed_after == shed_before && g_get_monotonic_time () < deadline);
+  g_assert_cmpfloat (shed_after - shed_before, ==, (double) shed_marked);
+
+  symfonic_server_stop (server);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/sse/slow-client/sheds-with-marks", test_slow_client_sheds_with_marks);
+
+  return g_test_run ();
+}
