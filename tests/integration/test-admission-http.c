@@ -392,36 +392,11 @@ never (gpointer data)
   return FALSE;
 }
 
-/* A memory figure of this process, which is also the server's: "VmRSS"
- * (resident now) or "VmHWM" (the peak of resident). */
-static gsize
-memory_bytes (const char *field)
-{
-  g_autofree char *status = NULL;
-  g_autofree char *key = g_strdup_printf ("\n%s:", field);
-  const char *line;
-
-  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
-  line = strstr (status, key);
-  g_assert_nonnull (line);
-
-  return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
-}
-
 static gsize
 resident_bytes (void)
 {
-  return memory_bytes ("VmRSS");
+  return symfonic_test_memory_bytes ("VmRSS");
 }
-
-#if defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define UNDER_ASAN 1
-# endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-# define UNDER_ASAN 1
-#endif
 
 /* Asserts that @after is less than @bound over @before. Not under
  * AddressSanitizer, whose quarantine keeps freed memory resident: there
@@ -431,7 +406,7 @@ assert_memory_growth_below (gsize before,
                             gsize after,
                             gsize bound)
 {
-#ifdef UNDER_ASAN
+#ifdef SYMFONIC_TEST_UNDER_ASAN
   g_test_message ("memory growth not checked under AddressSanitizer");
 #else
   g_assert_cmpuint (after, <, before + bound);
@@ -987,12 +962,11 @@ test_order_auth_before_body (void)
       g_autoptr(SymfonicTestResponse) truncated = post (routes[r], bodies[0], ALICE, "acme", NULL);
       g_autoptr(SymfonicTestResponse) list = post (routes[r], bodies[2], ALICE, "acme", NULL);
       g_autoptr(SymfonicTestResponse) empty = post (routes[r], bodies[3], ALICE, "acme", NULL);
-      g_autofree char *detail_truncated = assert_refusal (truncated, 400, "bad_request",
-                                                          "The request body must be one strict JSON document "
-                                                          "(RFC 8259) nested at most 64 levels deep");
-      g_autofree char *detail_list = assert_refusal (list, 400, "bad_request",
-                                                     "The request body must be a JSON object");
-      g_autofree char *detail_empty = assert_refusal (empty, 400, "bad_request", "“query” must not be empty");
+
+      g_free (assert_refusal (truncated, 400, "bad_request",
+                              "The request body must be one strict JSON document (RFC 8259) nested at most 64 levels deep"));
+      g_free (assert_refusal (list, 400, "bad_request", "The request body must be a JSON object"));
+      g_free (assert_refusal (empty, 400, "bad_request", "“query” must not be empty"));
     }
 }
 
@@ -1136,7 +1110,7 @@ test_order_unrouted_body_not_kept (void)
 
   /* the body buffer itself, resident before the first measure */
   memset (body, ' ', length);
-  peak_before = memory_bytes ("VmHWM");
+  peak_before = symfonic_test_memory_bytes ("VmHWM");
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -1159,7 +1133,7 @@ test_order_unrouted_body_not_kept (void)
       detail = assert_refusal (response, cases[i].status, cases[i].code, NULL);
     }
 
-  peak_after = memory_bytes ("VmHWM");
+  peak_after = symfonic_test_memory_bytes ("VmHWM");
   g_test_message ("peak resident %" G_GSIZE_FORMAT " KiB before, %" G_GSIZE_FORMAT " KiB after",
                   peak_before / 1024, peak_after / 1024);
   assert_memory_growth_below (peak_before, peak_after, 8 * 1024 * 1024);

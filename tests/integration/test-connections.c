@@ -331,17 +331,6 @@ test_pipelined_requests_answered (void)
   g_assert_true (result.closed);
 }
 
-static gsize
-resident_bytes (void)
-{
-  g_autofree char *statm = NULL;
-  g_auto(GStrv) fields = NULL;
-
-  g_assert_true (g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL));
-  fields = g_strsplit (statm, " ", -1);
-  return g_ascii_strtoull (fields[1], NULL, 10) * sysconf (_SC_PAGESIZE);
-}
-
 static void
 send_malformed (guint       n,
                 const char *path)
@@ -367,7 +356,7 @@ test_malformed_framing_does_not_grow (void)
   gsize before;
   gsize after;
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef SYMFONIC_TEST_UNDER_ASAN
   g_test_skip ("AddressSanitizer keeps freed memory: its leak check covers this instead");
   send_malformed (50, path);
   return;
@@ -375,9 +364,9 @@ test_malformed_framing_does_not_grow (void)
 
   /* let the allocator settle on its working set first */
   send_malformed (100, path);
-  before = resident_bytes ();
+  before = symfonic_test_memory_bytes ("VmRSS");
   send_malformed (1000, path);
-  after = resident_bytes ();
+  after = symfonic_test_memory_bytes ("VmRSS");
   g_test_message ("resident: %zu -> %zu bytes", before, after);
   g_assert_cmpuint (after, <, before + 5 * 1024 * 1024);
 }

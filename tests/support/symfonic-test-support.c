@@ -315,6 +315,23 @@ symfonic_test_sse_parser_is_between_frames (SymfonicTestSseParser *self)
          self->event == NULL && self->id == NULL;
 }
 
+
+/* A memory figure of this process from /proc/self/status: "VmRSS"
+ * (resident now) or "VmHWM" (the peak of resident), in bytes. */
+gsize
+symfonic_test_memory_bytes (const char *field)
+{
+  g_autofree char *status = NULL;
+  g_autofree char *key = g_strdup_printf ("\n%s:", field);
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  line = strstr (status, key);
+  g_assert_nonnull (line);
+
+  return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
+}
+
 /* --- HTTP clients -------------------------------------------------------- */
 
 SoupSession *

@@ -73,6 +73,21 @@ SoupSession *symfonic_test_session_new (void);
 /* A loopback port where connecting is refused. */
 guint symfonic_test_closed_port (void);
 
+/* --- memory of this process (which is also the in-process server's) ---- */
+
+/* AddressSanitizer's quarantine keeps freed memory resident, so a memory
+ * figure says nothing about what the server keeps: tests that bound growth
+ * skip that check under it (gcc and clang say so differently). */
+#if defined(__SANITIZE_ADDRESS__)
+# define SYMFONIC_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define SYMFONIC_TEST_UNDER_ASAN 1
+# endif
+#endif
+
+gsize symfonic_test_memory_bytes (const char *field);
+
 gboolean symfonic_test_iterate_until (GMainContext *context,
                                       gboolean    (*done) (gpointer data),
                                       gpointer      data,
