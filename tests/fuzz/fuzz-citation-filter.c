@@ -16,7 +16,7 @@ static const char * const kinds[] = { "semantic", "episodic", "procedural", NULL
 static gpointer
 citation_new (void)
 {
-  return symfonic_citation_filter_new (kinds);
+  return symfonic_citation_filter_new (kinds, "<memory_ops>", "</memory_ops>");
 }
 
 const FuzzTextFilter fuzz_text_filter = {
