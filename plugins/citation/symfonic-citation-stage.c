@@ -18,7 +18,8 @@
  * before the first event that comes after the text (so the last delta is
  * not sent after the memory, consolidation or terminal event), or when the
  * upstream finishes. This stage runs after extraction, whose released
- * remainder therefore passes through here before we drain.
+ * remainder therefore passes through here before we drain. Being last, it
+ * also drops the memory blocks that removing a tag forms.
  *
  * The stage object is shared by every stream on every worker: the filter
  * is per stream, in the stream, and the counter is atomic. */
