@@ -291,7 +291,7 @@ complete_block_tag (SymfonicCitationFilter *self)
       return;
     }
 
-  g_debug ("Dropped a memory block that citation tag removal formed");
+  g_debug ("Dropped a memory block that reached the citation filter");
   g_string_truncate (self->withheld, self->block_start);
   self->depth = self->base;
   self->inside = FALSE;
@@ -525,7 +525,7 @@ symfonic_citation_filter_flush (SymfonicCitationFilter *self,
   if (self->inside)
     {
       /* a block never closed runs to the end */
-      g_debug ("Dropped an unterminated memory block that citation tag removal formed");
+      g_debug ("Dropped an unterminated memory block that reached the citation filter");
       release_withheld (self, out);
       self->inside = FALSE;
       self->block_start = 0;
