@@ -756,10 +756,16 @@ test_nesting_is_bounded (void)
    * and 52 of the 100 are left to be closed */
   g_autofree char *prefixes = repeat ("", "<m", 100, "<m>[]</m>");
   g_autofree char *blocks = repeat (prefixes, ">[]</m>", 53, "");
+  /* tags and open tags in turn, 200 levels: 32 go at the 65th, 97th,
+   * 129th, 161st and 193rd, and 40 are left */
+  g_autofree char *mixed = repeat ("", "[s<m", 100, "");
+  g_autofree char *mixed_left = repeat ("", "[s<m", 20, "");
   const Case citation = { .input = tags, .expected = "antic]", .removed = 39 };
+  const Case interleaved = { .input = mixed, .expected = mixed_left };
   const Case extraction = { .input = blocks, .expected = ">[]</m>", .open_tag = "<m>", .close_tag = "</m>" };
 
   check_case (FILTER_CITATION, &citation);
+  check_case (FILTER_CITATION, &interleaved);
   check_case (FILTER_EXTRACTION, &extraction);
 }
 
