@@ -32,6 +32,8 @@
  * </memory_ops>antic]` loses everything. An unfinished open tag is one
  * more kind of level: it starts at the open tag's first byte, which no tag
  * can hold, and keeps how much of the open tag it matched (the KMP state).
+ * A match that starts on the last bytes of another (`<memor<memory_ops>`)
+ * is a level above it, since the other resumes if this one's block goes.
  * A tag level that the next byte does not continue is not over when that
  * byte starts an open tag: the block may yet go and the tag go on. Inside
  * a block the same stack looks for the close tag, above the levels that
@@ -281,7 +283,13 @@ close_level (SymfonicCitationFilter *self)
 static void
 complete_block_tag (SymfonicCitationFilter *self)
 {
-  g_string_truncate (self->withheld, self->levels[--self->depth].start);
+  gsize start = self->levels[--self->depth].start;
+  Level *below = self->depth > self->base ? &self->levels[self->depth - 1] : NULL;
+
+  g_string_truncate (self->withheld, start);
+  /* an earlier match of the same tag that this one overlapped */
+  if (below != NULL && below->block_tag)
+    below->matched = start - below->start;
   if (!self->inside)
     {
       self->inside = TRUE;
@@ -384,8 +392,7 @@ push_in_level (SymfonicCitationFilter *self,
 static gboolean
 push_in_block_tag (SymfonicCitationFilter *self,
                    Level                  *level,
-                   char                    c,
-                   GString                *out)
+                   char                    c)
 {
   const SymfonicTagMatcher *tag = sought (self);
   gsize matched;
@@ -401,10 +408,10 @@ push_in_block_tag (SymfonicCitationFilter *self,
     return FALSE;
   if (matched <= level->matched)
     {
-      /* the tag now starts later: what is before it is text for good */
-      release_before (self, self->withheld->len - (matched - 1), out);
+      /* the tag now starts later, on the level's last bytes: one more
+       * level, since the earlier match resumes if this one's block goes */
       level = push_level (self, TRUE);
-      level->start = self->block_start;
+      level->start = self->withheld->len - (matched - 1);
     }
   g_string_append_c (self->withheld, c);
   level->matched = matched;
@@ -445,7 +452,7 @@ process (SymfonicCitationFilter *self,
           i++;
           continue;
         }
-      if (top != NULL && (top->block_tag ? push_in_block_tag (self, top, s[i], out)
+      if (top != NULL && (top->block_tag ? push_in_block_tag (self, top, s[i])
                                          : push_in_level (self, top, s[i])))
         {
           i++;

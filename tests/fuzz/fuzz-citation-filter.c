@@ -1,4 +1,5 @@
-/* fuzz-citation-filter.c: the citation filter never releases a tag
+/* fuzz-citation-filter.c: the citation filter never releases a tag, nor
+ * a memory block (it comes last, so it drops every one it meets)
  *
  * The input is a FuzzSplit: one answer, cut into deltas.
  *
@@ -25,4 +26,5 @@ const FuzzTextFilter fuzz_text_filter = {
   .flush = (FuzzFilterFlushFunc) symfonic_citation_filter_flush,
   .free = (GDestroyNotify) symfonic_citation_filter_free,
   .no_citation_tag = TRUE,
+  .no_memory_block = TRUE,
 };

@@ -477,6 +477,12 @@ static const Case citation_cases[] = {
   { "<memory [semantic]_ops>" SECRET, "", .removed = 1, .blocks = 1 },
   { "<memory_ops>[sem</memory_ops>antic] <memory_ops>" SECRET, "antic] ", .blocks = 2 },
   { "<me[sem[semantic]antic]mory_ops>" SECRET "</memory_ops>", "", .removed = 2, .blocks = 1 },
+  /* what is left around a removed block may open one: it is a block too */
+  { "a <memor<memory_ops>[]</memory_ops>y_ops> " SECRET, "a ", .blocks = 2 },
+  { "<memo<mem[semantic]<memory_ops>1</memory_ops>ory_ops>2</memory_ops>ry_ops>" SECRET, "", .removed = 1,
+    .blocks = 3 },
+  { "a<<<x1!>><x" SECRET, "a", .blocks = 2, .open_tag = "<<x", .close_tag = "!>>" },
+  { "a<<<x1!>>x2!>>b", "a<x2!>>b", .blocks = 1, .open_tag = "<<x", .close_tag = "!>>" },
   /* and what is left around a removed block may be a tag */
   { "[sem<memory[episodic]_ops>" SECRET "</memory_ops>antic]", "", .removed = 2, .blocks = 1 },
   { "[semantic:a<memory_ops>" SECRET "</memory_ops>] b", " b", .removed = 1, .blocks = 1 },
