@@ -391,6 +391,16 @@ listed_before (char * const *names,
   return FALSE;
 }
 
+/* The registered type of the `[stage:NAME]` group @name. */
+static char *
+stage_type_name (Loader     *loader,
+                 const char *name)
+{
+  g_autofree char *group = g_strconcat ("stage:", name, NULL);
+
+  return g_key_file_get_string (loader->key_file, group, "type", NULL);
+}
+
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
@@ -411,6 +421,7 @@ load_route (Loader      *loader,
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
   SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
+  const char *citation = NULL;
   SymfonicRoute *other;
   SymfonicSource *source;
 
@@ -487,6 +498,7 @@ load_route (Loader      *loader,
   for (guint i = 0; stages != NULL && stages[i] != NULL; i++)
     {
       const char *stage_name = g_strstrip (stages[i]);
+      g_autofree char *type_name = NULL;
       SymfonicStage *stage;
 
       if (*stage_name == '\0')
@@ -506,6 +518,20 @@ load_route (Loader      *loader,
         {
           symfonic_key_file_set_error (loader->kf, error, group, "stages",
                                        _("stage “%s” is listed twice"), stage_name);
+          return FALSE;
+        }
+      /* The citation stage drops every memory block it meets, so that tag
+       * removal cannot form one: an extraction stage after it would never
+       * see a block, and its ops would be lost without a word. */
+      type_name = stage_type_name (loader, stage_name);
+      if (g_strcmp0 (type_name, "citation") == 0 && citation == NULL)
+        citation = stage_name;
+      if (g_strcmp0 (type_name, "extraction") == 0 && citation != NULL)
+        {
+          symfonic_key_file_set_error (loader->kf, error, group, "stages",
+                                       _("stage “%s” (extraction) must come before stage “%s” (citation), "
+                                         "which drops the memory blocks it meets"),
+                                       stage_name, citation);
           return FALSE;
         }
       symfonic_route_add_stage (route, stage);

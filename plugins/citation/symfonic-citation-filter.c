@@ -10,6 +10,7 @@
 #include <symfonic.h>
 
 #include "symfonic-citation-filter.h"
+#include "../common/symfonic-tag-matcher.h"
 
 /* A tag is `[kind]` or `[kind:id]`: kind one of the configured words (ASCII,
  * any case), id 1 to 64 of [A-Za-z0-9_.-]. It goes together with at most one
@@ -22,31 +23,52 @@
  * unfinished tags, each `[` opening a level; a `]` that completes the top
  * level removes it, and the level below continues where it stopped.
  *
- * Since `[` is in no kind and no id, a tag always starts at the last `[`
- * before its `]`, and a level can only still become a tag if its text is a
- * tag's beginning, possibly followed by the one space a nested tag takes
- * with it. When the top level can no longer become a tag, none below it
- * can either (each needs the top removed first), so everything withheld is
- * released at once. What is withheld is thus exactly what could still
- * become a tag, plus a trailing space and an incomplete UTF-8 sequence, so
- * every piece released is whole UTF-8 whatever the upstream's split.
+ * The join may also open a memory block (`<memory[semantic]_ops>`) after
+ * the extraction stage has passed both halves. This filter comes last, so
+ * it removes such blocks itself: a block runs from its open tag to the
+ * first close tag after it (or to the end of the text), both matched on
+ * the text after tag removal, and nothing of it is released. Removing a
+ * block joins the text on either side too, so `[sem<memory_ops>…
+ * </memory_ops>antic]` loses everything. An unfinished open tag is one
+ * more kind of level: it starts at the open tag's first byte, which no tag
+ * can hold, and keeps how much of the open tag it matched (the KMP state).
+ * A match that starts on the last bytes of another (`<memor<memory_ops>`)
+ * is a level above it, since the other resumes if this one's block goes.
+ * A tag level that the next byte does not continue is not over when that
+ * byte starts an open tag: the block may yet go and the tag go on. Inside
+ * a block the same stack looks for the close tag, above the levels that
+ * were under way when the block opened, which resume once it is over.
  *
- * A stream of nested unfinished tags (`[[[[`...) would be withheld without
+ * Since `[` is in no kind, no id and no block tag, a tag always starts at
+ * the last `[` before its `]`, and a level can only still become a tag or
+ * an open tag if its text is the beginning of one, possibly followed by the
+ * one space a nested tag takes with it. When the top level can no longer
+ * become either, none below it can (each needs the top removed first), so
+ * everything withheld is released at once. What is withheld is thus
+ * exactly what could still go, plus a trailing space and an incomplete
+ * UTF-8 sequence, so every piece released is whole UTF-8 whatever the
+ * upstream's split.
+ *
+ * A stream of nested unfinished levels (`[[[[`...) would be withheld without
  * end, so the depth is bounded: past MAX_LEVELS the oldest half of the
- * levels is dropped, never released, so no tag can be completed around it.
- * Each byte is looked at once; a level's state is kept, not recomputed. */
+ * levels is dropped, never released, so nothing can be completed around it.
+ * A level's state is kept, not recomputed, so each byte is looked at a
+ * number of times bounded by the block tags' length. */
 
 #define MAX_ID 64
 #define MAX_LEVELS 64
 
 typedef struct
 {
-  /* where the level's `[` is in withheld */
+  /* where the level's first byte is in withheld */
   gsize    start;
+  /* the beginning of a block tag, not a citation tag */
+  gboolean block_tag;
   /* the kinds (sorted) whose spelling still agrees with the word so far */
   guint    lo;
   guint    hi;
-  /* bytes of the word, then of the id once the colon came */
+  /* bytes of the word, then of the id once the colon came; of a block
+   * tag, how much of it is matched */
   guint    matched;
   gboolean in_id;
   /* ends with the space a nested tag would take with it */
@@ -56,16 +78,24 @@ typedef struct
 struct _SymfonicCitationFilter
 {
   /* lower case, sorted, so the kinds sharing a prefix are a range */
-  GStrv    kinds;
-  guint    n_kinds;
+  GStrv               kinds;
+  guint               n_kinds;
+  SymfonicTagMatcher  open;
+  SymfonicTagMatcher  close;
 
   /* input held back: an incomplete UTF-8 sequence */
-  GString *input;
-  /* the unfinished tags, or the one space that may precede a tag */
-  GString *withheld;
-  Level    levels[MAX_LEVELS];
-  guint    depth;
-  guint64  removed;
+  GString            *input;
+  /* the unfinished levels, or the one space that may precede a tag */
+  GString            *withheld;
+  Level               levels[MAX_LEVELS];
+  guint               depth;
+  /* inside a block: its content starts at withheld[block_start], and the
+   * levels from base on are its own */
+  gboolean            inside;
+  gsize               block_start;
+  guint               base;
+  guint64             removed;
+  guint64             blocks_dropped;
 };
 
 static int
@@ -75,20 +105,65 @@ compare_kinds (gconstpointer a,
   return strcmp (*(const char * const *) a, *(const char * const *) b);
 }
 
+static inline gboolean
+is_id_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '_' || c == '.' || c == '-';
+}
+
+/**
+ * symfonic_citation_filter_block_tag_is_valid:
+ * @tag: an open or close tag of a memory block
+ * @kinds: (array zero-terminated=1): the tag words
+ *
+ * A block tag must start with a byte that continues no citation tag, so
+ * that where one starts is never in doubt, and hold no `[` or space, which
+ * would start or end a citation tag's level inside it.
+ *
+ * Returns: whether the filter can remove blocks opened and closed by @tag
+ */
+gboolean
+symfonic_citation_filter_block_tag_is_valid (const char         *tag,
+                                             const char * const *kinds)
+{
+  g_return_val_if_fail (tag != NULL, FALSE);
+  g_return_val_if_fail (kinds != NULL, FALSE);
+
+  if (*tag == '\0' || is_id_char (*tag) || strchr ("[]: ", *tag) != NULL ||
+      strpbrk (tag, "[ ") != NULL)
+    return FALSE;
+  for (guint i = 0; kinds[i] != NULL; i++)
+    {
+      if (strchr (kinds[i], g_ascii_tolower (*tag)) != NULL ||
+          strchr (kinds[i], g_ascii_toupper (*tag)) != NULL)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
 /**
  * symfonic_citation_filter_new:
  * @kinds: (array zero-terminated=1): the tag words, matched in any ASCII
  *   case; empty words are ignored
+ * @open_tag: the tag that opens a memory block
+ * @close_tag: the tag that closes it
+ *
+ * Both block tags must pass symfonic_citation_filter_block_tag_is_valid().
  *
  * Returns: (transfer full): a new filter, for one stream
  */
 SymfonicCitationFilter *
-symfonic_citation_filter_new (const char * const *kinds)
+symfonic_citation_filter_new (const char * const *kinds,
+                              const char         *open_tag,
+                              const char         *close_tag)
 {
   SymfonicCitationFilter *self;
   guint n = 0;
 
   g_return_val_if_fail (kinds != NULL, NULL);
+  g_return_val_if_fail (open_tag != NULL && symfonic_citation_filter_block_tag_is_valid (open_tag, kinds), NULL);
+  g_return_val_if_fail (close_tag != NULL && symfonic_citation_filter_block_tag_is_valid (close_tag, kinds), NULL);
 
   self = g_new0 (SymfonicCitationFilter, 1);
   self->kinds = g_new0 (char *, g_strv_length ((char **) kinds) + 1);
@@ -99,6 +174,8 @@ symfonic_citation_filter_new (const char * const *kinds)
     }
   qsort (self->kinds, n, sizeof (char *), compare_kinds);
   self->n_kinds = n;
+  symfonic_tag_matcher_init (&self->open, open_tag);
+  symfonic_tag_matcher_init (&self->close, close_tag);
   self->input = g_string_new (NULL);
   self->withheld = g_string_new (NULL);
 
@@ -111,28 +188,54 @@ symfonic_citation_filter_free (SymfonicCitationFilter *self)
   g_return_if_fail (self != NULL);
 
   g_strfreev (self->kinds);
+  symfonic_tag_matcher_clear (&self->open);
+  symfonic_tag_matcher_clear (&self->close);
   g_string_free (self->input, TRUE);
   g_string_free (self->withheld, TRUE);
   g_free (self);
 }
 
-static inline gboolean
-is_id_char (char c)
+/* The tag that ends what is under way: a block's close tag inside one. */
+static inline const SymfonicTagMatcher *
+sought (SymfonicCitationFilter *self)
 {
-  return g_ascii_isalnum (c) || c == '_' || c == '.' || c == '-';
+  return self->inside ? &self->close : &self->open;
+}
+
+/* Text that can no longer be removed: released, or inside a block dropped. */
+static inline void
+emit (SymfonicCitationFilter *self,
+      const char             *s,
+      gsize                   len,
+      GString                *out)
+{
+  if (!self->inside)
+    g_string_append_len (out, s, len);
+}
+
+/* Releases the withheld text before @end; the levels it held are over. */
+static void
+release_before (SymfonicCitationFilter *self,
+                gsize                   end,
+                GString                *out)
+{
+  gsize from = self->block_start;
+
+  emit (self, self->withheld->str + from, end - from, out);
+  g_string_erase (self->withheld, from, end - from);
+  self->depth = self->base;
 }
 
 static void
 release_withheld (SymfonicCitationFilter *self,
                   GString                *out)
 {
-  g_string_append_len (out, self->withheld->str, self->withheld->len);
-  g_string_truncate (self->withheld, 0);
-  self->depth = 0;
+  release_before (self, self->withheld->len, out);
 }
 
-static void
-open_level (SymfonicCitationFilter *self)
+static Level *
+push_level (SymfonicCitationFilter *self,
+            gboolean                block_tag)
 {
   Level *level;
 
@@ -141,7 +244,7 @@ open_level (SymfonicCitationFilter *self)
       /* keep the space the first kept level's tag would take with it */
       gsize cut = self->levels[MAX_LEVELS / 2].start;
 
-      if (self->withheld->str[cut - 1] == ' ')
+      if (cut > 0 && self->withheld->str[cut - 1] == ' ')
         cut--;
       g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished citation tags", cut);
       g_string_erase (self->withheld, 0, cut);
@@ -149,11 +252,15 @@ open_level (SymfonicCitationFilter *self)
       self->depth = MAX_LEVELS / 2;
       for (guint i = 0; i < self->depth; i++)
         self->levels[i].start -= cut;
+      /* a block's outside levels may go too: they were never released */
+      self->block_start = self->block_start > cut ? self->block_start - cut : 0;
+      self->base = self->base > MAX_LEVELS / 2 ? self->base - MAX_LEVELS / 2 : 0;
     }
 
   level = &self->levels[self->depth++];
-  *level = (Level) { .start = self->withheld->len, .lo = 0, .hi = self->n_kinds };
-  g_string_append_c (self->withheld, '[');
+  *level = (Level) { .start = self->withheld->len, .block_tag = block_tag, .lo = 0, .hi = self->n_kinds };
+
+  return level;
 }
 
 /* The top level is a whole tag: remove it and the space before it. */
@@ -162,15 +269,46 @@ close_level (SymfonicCitationFilter *self)
 {
   gsize start = self->levels[--self->depth].start;
 
-  if (start > 0 && self->withheld->str[start - 1] == ' ')
+  if (start > self->block_start && self->withheld->str[start - 1] == ' ')
     start--;
   g_string_truncate (self->withheld, start);
-  if (self->depth > 0)
+  if (self->depth > self->base)
     self->levels[self->depth - 1].spaced = FALSE;
   self->removed++;
 }
 
-/* Narrows the top level's kinds to those with @c after the word so far. */
+/* The top level is a whole block tag: an open tag starts a block, whose
+ * levels go above the ones it interrupted; a close tag drops the block,
+ * and the interrupted levels resume. */
+static void
+complete_block_tag (SymfonicCitationFilter *self)
+{
+  gsize start = self->levels[--self->depth].start;
+  Level *below = self->depth > self->base ? &self->levels[self->depth - 1] : NULL;
+
+  g_string_truncate (self->withheld, start);
+  /* an earlier match of the same tag that this one overlapped */
+  if (below != NULL && below->block_tag)
+    below->matched = start - below->start;
+  if (!self->inside)
+    {
+      self->inside = TRUE;
+      self->block_start = self->withheld->len;
+      self->base = self->depth;
+      self->blocks_dropped++;
+      return;
+    }
+
+  g_debug ("Dropped a memory block that reached the citation filter");
+  g_string_truncate (self->withheld, self->block_start);
+  self->depth = self->base;
+  self->inside = FALSE;
+  self->block_start = 0;
+  self->base = 0;
+}
+
+/* Narrows the top level's kinds to those with @c after the word so far;
+ * the level is unchanged when none has. */
 static gboolean
 extend_word (SymfonicCitationFilter *self,
              Level                  *level,
@@ -178,36 +316,48 @@ extend_word (SymfonicCitationFilter *self,
 {
   guchar lc = g_ascii_tolower (c);
   guint p = level->matched;
+  guint lo = level->lo;
   guint hi;
 
-  while (level->lo < level->hi &&
-         (self->kinds[level->lo][p] == '\0' || (guchar) self->kinds[level->lo][p] < lc))
-    level->lo++;
-  for (hi = level->lo; hi < level->hi && (guchar) self->kinds[hi][p] == lc; hi++)
+  while (lo < level->hi && (self->kinds[lo][p] == '\0' || (guchar) self->kinds[lo][p] < lc))
+    lo++;
+  for (hi = lo; hi < level->hi && (guchar) self->kinds[hi][p] == lc; hi++)
     ;
+  if (lo == hi)
+    return FALSE;
+  level->lo = lo;
   level->hi = hi;
   level->matched++;
 
-  return level->lo < level->hi;
+  return TRUE;
 }
 
-/* Whether @c continues the top level as the beginning of a tag; closes the
- * level when @c completes it. */
+/* A space after a level can only go with a nested tag: the level waits
+ * for one. */
+static gboolean
+wait_for_nested_tag (SymfonicCitationFilter *self,
+                     Level                  *level)
+{
+  level->spaced = TRUE;
+  g_string_append_c (self->withheld, ' ');
+
+  return TRUE;
+}
+
+/* Whether @c continues the top tag level as the beginning of a tag;
+ * closes the level when @c completes it. A level that @c does not
+ * continue is left as it was: an open tag may yet come between. */
 static gboolean
 push_in_level (SymfonicCitationFilter *self,
+               Level                  *level,
                char                    c)
 {
-  Level *level = &self->levels[self->depth - 1];
   gboolean word_is_kind;
 
   if (level->spaced)
     return FALSE;
   if (c == ' ')
-    {
-      level->spaced = TRUE;
-      g_string_append_c (self->withheld, c);
-      return TRUE;
-    }
+    return wait_for_nested_tag (self, level);
 
   /* the shortest kind in the range sorts first */
   word_is_kind = !level->in_id && level->matched > 0 && level->lo < level->hi &&
@@ -237,6 +387,51 @@ push_in_level (SymfonicCitationFilter *self,
   return TRUE;
 }
 
+/* Whether @c continues the top block tag level; completes the tag when
+ * @c ends it. */
+static gboolean
+push_in_block_tag (SymfonicCitationFilter *self,
+                   Level                  *level,
+                   char                    c)
+{
+  const SymfonicTagMatcher *tag = sought (self);
+  gsize matched;
+
+  if (level->spaced)
+    return FALSE;
+  /* no block tag holds a space */
+  if (c == ' ')
+    return wait_for_nested_tag (self, level);
+
+  matched = symfonic_tag_matcher_advance (tag, level->matched, c);
+  if (matched == 0)
+    return FALSE;
+  if (matched <= level->matched)
+    {
+      /* the tag now starts later, on the level's last bytes: one more
+       * level, since the earlier match resumes if this one's block goes */
+      level = push_level (self, TRUE);
+      level->start = self->withheld->len - (matched - 1);
+    }
+  g_string_append_c (self->withheld, c);
+  level->matched = matched;
+  if (matched == tag->len)
+    complete_block_tag (self);
+
+  return TRUE;
+}
+
+static void
+start_block_tag (SymfonicCitationFilter *self)
+{
+  Level *level = push_level (self, TRUE);
+
+  g_string_append_c (self->withheld, sought (self)->text[0]);
+  level->matched = 1;
+  if (sought (self)->len == 1)
+    complete_block_tag (self);
+}
+
 static void
 process (SymfonicCitationFilter *self,
          const char             *s,
@@ -247,16 +442,28 @@ process (SymfonicCitationFilter *self,
 
   while (i < len)
     {
+      Level *top = self->depth > self->base ? &self->levels[self->depth - 1] : NULL;
       gsize run;
 
       if (s[i] == '[')
         {
-          open_level (self);
+          push_level (self, FALSE);
+          g_string_append_c (self->withheld, '[');
           i++;
           continue;
         }
-      if (self->depth > 0 && push_in_level (self, s[i]))
+      if (top != NULL && (top->block_tag ? push_in_block_tag (self, top, s[i])
+                                         : push_in_level (self, top, s[i])))
         {
+          i++;
+          continue;
+        }
+      if (s[i] == sought (self)->text[0])
+        {
+          /* a tag level waits for the block; anything else is text now */
+          if (top == NULL || top->block_tag || top->spaced)
+            release_withheld (self, out);
+          start_block_tag (self);
           i++;
           continue;
         }
@@ -264,18 +471,14 @@ process (SymfonicCitationFilter *self,
       /* s[i] is plain text, and so is what was withheld before it: the
        * levels can no longer become tags, or the space precedes none */
       release_withheld (self, out);
-      for (run = i; run < len && s[run] != '[' && s[run] != ' '; run++)
+      for (run = i; run < len && s[run] != '[' && s[run] != ' ' && s[run] != sought (self)->text[0]; run++)
         ;
+      emit (self, s + i, run - i, out);
       if (run < len && s[run] == ' ')
         {
           /* only the last of a run of spaces may precede a tag */
-          g_string_append_len (out, s + i, run - i);
           g_string_append_c (self->withheld, ' ');
           run++;
-        }
-      else
-        {
-          g_string_append_len (out, s + i, run - i);
         }
       i = run;
     }
@@ -315,7 +518,7 @@ symfonic_citation_filter_feed (SymfonicCitationFilter *self,
  * @out: where the withheld text is appended
  *
  * The text is over: what was withheld is not followed by a tag, so it is
- * released. The filter can be fed again afterwards.
+ * released, and a block never closed is dropped. The filter can be fed again afterwards.
  */
 void
 symfonic_citation_filter_flush (SymfonicCitationFilter *self,
@@ -326,6 +529,15 @@ symfonic_citation_filter_flush (SymfonicCitationFilter *self,
 
   process (self, self->input->str, self->input->len, out);
   g_string_truncate (self->input, 0);
+  if (self->inside)
+    {
+      /* a block never closed runs to the end */
+      g_debug ("Dropped an unterminated memory block that reached the citation filter");
+      release_withheld (self, out);
+      self->inside = FALSE;
+      self->block_start = 0;
+      self->base = 0;
+    }
   release_withheld (self, out);
 }
 
@@ -341,4 +553,19 @@ symfonic_citation_filter_get_removed (SymfonicCitationFilter *self)
   g_return_val_if_fail (self != NULL, 0);
 
   return self->removed;
+}
+
+/**
+ * symfonic_citation_filter_get_blocks_dropped:
+ * @self: a filter
+ *
+ * Returns: how many memory blocks this filter dropped: blocks that only
+ *   tag removal formed, or that came without an extraction stage before it
+ */
+guint64
+symfonic_citation_filter_get_blocks_dropped (SymfonicCitationFilter *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->blocks_dropped;
 }

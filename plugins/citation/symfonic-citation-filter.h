@@ -10,7 +10,9 @@ G_BEGIN_DECLS
 
 typedef struct _SymfonicCitationFilter SymfonicCitationFilter;
 
-SymfonicCitationFilter *symfonic_citation_filter_new     (const char * const     *kinds);
+SymfonicCitationFilter *symfonic_citation_filter_new     (const char * const     *kinds,
+                                                          const char             *open_tag,
+                                                          const char             *close_tag);
 void                    symfonic_citation_filter_free    (SymfonicCitationFilter *self);
 void                    symfonic_citation_filter_feed    (SymfonicCitationFilter *self,
                                                           const char             *text,
@@ -19,6 +21,9 @@ void                    symfonic_citation_filter_feed    (SymfonicCitationFilter
 void                    symfonic_citation_filter_flush   (SymfonicCitationFilter *self,
                                                           GString                *out);
 guint64                 symfonic_citation_filter_get_removed (SymfonicCitationFilter *self);
+guint64                 symfonic_citation_filter_get_blocks_dropped (SymfonicCitationFilter *self);
+gboolean                symfonic_citation_filter_block_tag_is_valid (const char         *tag,
+                                                                     const char * const *kinds);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicCitationFilter, symfonic_citation_filter_free)
 

@@ -18,20 +18,26 @@
  * before the first event that comes after the text (so the last delta is
  * not sent after the memory, consolidation or terminal event), or when the
  * upstream finishes. This stage runs after extraction, whose released
- * remainder therefore passes through here before we drain.
+ * remainder therefore passes through here before we drain. Being last, it
+ * also drops the memory blocks that removing a tag forms.
  *
  * The stage object is shared by every stream on every worker: the filter
  * is per stream, in the stream, and the counter is atomic. */
 
 static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
+#define DEFAULT_OPEN_TAG "<memory_ops>"
+#define DEFAULT_CLOSE_TAG "</memory_ops>"
 
 struct _SymfonicCitationStage
 {
   GObject          parent_instance;
 
   GStrv            kinds;
+  char            *open_tag;
+  char            *close_tag;
 
   _Atomic guint64  tags_removed;
+  _Atomic guint64  blocks_dropped;
 };
 
 /* The answer and the thinking are two texts, each split its own way. */
@@ -39,8 +45,9 @@ typedef struct
 {
   SymfonicCitationFilter *filter;
   SymfonicEventKind       kind;
-  /* how much of the filter's count was added to the stage's */
+  /* how much of the filter's counts was added to the stage's */
   guint64                 removed_counted;
+  guint64                 dropped_counted;
 } Channel;
 
 typedef struct
@@ -59,7 +66,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicCitationStage, symfonic_citation_stage, G
 enum {
   PROP_0,
   PROP_KINDS,
+  PROP_OPEN_TAG,
+  PROP_CLOSE_TAG,
   PROP_TAGS_REMOVED,
+  PROP_BLOCKS_DROPPED,
   N_PROPS
 };
 
@@ -75,6 +85,12 @@ stream_state_free (gpointer data)
   g_free (state);
 }
 
+static SymfonicCitationFilter *
+new_filter (SymfonicCitationStage *self)
+{
+  return symfonic_citation_filter_new ((const char * const *) self->kinds, self->open_tag, self->close_tag);
+}
+
 static StreamState *
 get_state (SymfonicCitationStage *self,
            SymfonicStream        *stream)
@@ -84,9 +100,9 @@ get_state (SymfonicCitationStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
-      state->answer.filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      state->answer.filter = new_filter (self);
       state->answer.kind = SYMFONIC_EVENT_TEXT_DELTA;
-      state->thinking.filter = symfonic_citation_filter_new ((const char * const *) self->kinds);
+      state->thinking.filter = new_filter (self);
       state->thinking.kind = SYMFONIC_EVENT_THINKING_DELTA;
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
@@ -95,19 +111,27 @@ get_state (SymfonicCitationStage *self,
 }
 
 static void
+add_count (_Atomic guint64 *total,
+           guint64         *counted,
+           guint64          count)
+{
+  if (count != *counted)
+    {
+      atomic_fetch_add_explicit (total, count - *counted, memory_order_relaxed);
+      *counted = count;
+    }
+}
+
+static void
 emit_and_count (SymfonicCitationStage *self,
                 SymfonicStream        *stream,
                 Channel               *channel,
                 GString               *text)
 {
-  guint64 removed = symfonic_citation_filter_get_removed (channel->filter);
-
-  if (removed != channel->removed_counted)
-    {
-      atomic_fetch_add_explicit (&self->tags_removed, removed - channel->removed_counted,
-                                 memory_order_relaxed);
-      channel->removed_counted = removed;
-    }
+  add_count (&self->tags_removed, &channel->removed_counted,
+             symfonic_citation_filter_get_removed (channel->filter));
+  add_count (&self->blocks_dropped, &channel->dropped_counted,
+             symfonic_citation_filter_get_blocks_dropped (channel->filter));
 
   if (text->len > 0)
     {
@@ -156,13 +180,13 @@ clean_terminal (SymfonicCitationStage *self,
                 SymfonicEvent         *event)
 {
   g_autoptr(SymfonicCitationFilter) filter =
-    symfonic_citation_filter_new ((const char * const *) self->kinds);
+    new_filter (self);
   const char *text = symfonic_event_get_text (event);
   g_autoptr(GString) clean = g_string_sized_new (strlen (text));
 
   symfonic_citation_filter_feed (filter, text, strlen (text), clean);
   symfonic_citation_filter_flush (filter, clean);
-  if (symfonic_citation_filter_get_removed (filter) == 0)
+  if (strcmp (clean->str, text) == 0)
     return symfonic_event_ref (event);
 
   return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (event));
@@ -236,13 +260,18 @@ symfonic_citation_stage_stage_init (SymfonicStageInterface *iface)
 }
 
 /* A kind with brackets, a colon or blanks could never match the tag
- * grammar, and an empty one would match `[]`: refuse them at load. */
+ * grammar, and an empty one would match `[]`: refuse them at load. So is
+ * a block tag whose start could be read as part of a citation tag. */
 static gboolean
 symfonic_citation_stage_initable_init_impl (GInitable     *initable,
                                             GCancellable  *cancellable,
                                             GError       **error)
 {
   SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (initable);
+  const struct {
+    const char *key;
+    const char *value;
+  } block_tags[] = { { "open-tag", self->open_tag }, { "close-tag", self->close_tag } };
 
   for (guint i = 0; self->kinds[i] != NULL; i++)
     {
@@ -252,6 +281,17 @@ symfonic_citation_stage_initable_init_impl (GInitable     *initable,
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
                        _("“%s”: “%s” is not a citation kind"), "kinds", kind);
+          return FALSE;
+        }
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (block_tags); i++)
+    {
+      if (block_tags[i].value == NULL ||
+          !symfonic_citation_filter_block_tag_is_valid (block_tags[i].value, (const char * const *) self->kinds))
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("“%s” must not be empty, hold “[” or a space, or start with a letter, a digit, "
+                         "one of “_.-:]” or a character of a kind"), block_tags[i].key);
           return FALSE;
         }
     }
@@ -271,6 +311,8 @@ symfonic_citation_stage_finalize (GObject *object)
   SymfonicCitationStage *self = (SymfonicCitationStage *) object;
 
   g_strfreev (self->kinds);
+  g_free (self->open_tag);
+  g_free (self->close_tag);
 
   G_OBJECT_CLASS (symfonic_citation_stage_parent_class)->finalize (object);
 }
@@ -288,8 +330,17 @@ symfonic_citation_stage_get_property (GObject    *object,
     case PROP_KINDS:
       g_value_set_boxed (value, self->kinds);
       break;
+    case PROP_OPEN_TAG:
+      g_value_set_string (value, self->open_tag);
+      break;
+    case PROP_CLOSE_TAG:
+      g_value_set_string (value, self->close_tag);
+      break;
     case PROP_TAGS_REMOVED:
       g_value_set_uint64 (value, atomic_load_explicit (&self->tags_removed, memory_order_relaxed));
+      break;
+    case PROP_BLOCKS_DROPPED:
+      g_value_set_uint64 (value, atomic_load_explicit (&self->blocks_dropped, memory_order_relaxed));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -313,6 +364,14 @@ symfonic_citation_stage_set_property (GObject      *object,
       g_strfreev (self->kinds);
       self->kinds = g_strdupv ((char **) (kinds != NULL ? kinds : default_kinds));
       break;
+    case PROP_OPEN_TAG:
+      g_free (self->open_tag);
+      self->open_tag = g_value_dup_string (value);
+      break;
+    case PROP_CLOSE_TAG:
+      g_free (self->close_tag);
+      self->close_tag = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -332,9 +391,24 @@ symfonic_citation_stage_class_init (SymfonicCitationStageClass *klass)
                         "Citation tag words removed, in any ASCII case (default: semantic;episodic;procedural)",
                         G_TYPE_STRV,
                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_OPEN_TAG] =
+    g_param_spec_string ("open-tag", "Open tag",
+                         "The tag that opens a memory block; a block that tag removal forms is dropped",
+                         DEFAULT_OPEN_TAG,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_CLOSE_TAG] =
+    g_param_spec_string ("close-tag", "Close tag",
+                         "The tag that closes a memory block",
+                         DEFAULT_CLOSE_TAG,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_TAGS_REMOVED] =
     g_param_spec_uint64 ("tags-removed", "Tags removed",
                          "Citation tags removed so far, on all streams",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_BLOCKS_DROPPED] =
+    g_param_spec_uint64 ("blocks-dropped", "Blocks dropped",
+                         "Memory blocks dropped so far, on all streams, that reached this stage",
                          0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
@@ -345,5 +419,8 @@ static void
 symfonic_citation_stage_init (SymfonicCitationStage *self)
 {
   self->kinds = g_strdupv ((char **) default_kinds);
+  self->open_tag = g_strdup (DEFAULT_OPEN_TAG);
+  self->close_tag = g_strdup (DEFAULT_CLOSE_TAG);
   atomic_init (&self->tags_removed, 0);
+  atomic_init (&self->blocks_dropped, 0);
 }

@@ -9,6 +9,7 @@
 #include <symfonic.h>
 
 #include "symfonic-extraction-filter.h"
+#include "../common/symfonic-tag-matcher.h"
 
 /* Outside a block the filter releases text as it comes, withholding only
  * what could still be part of an open tag (and an unfinished UTF-8
@@ -47,71 +48,25 @@ typedef enum {
   SKIPPING,
 } Mode;
 
-/* A tag and, for each of its prefixes, its longest proper border: what is
- * still matched when the next byte does not continue the match. */
-typedef struct
-{
-  char  *text;
-  gsize  len;
-  gsize *border;
-} Tag;
-
 struct _SymfonicExtractionFilter
 {
-  Tag        open;
-  Tag        close;
-  gsize      max_block;
+  SymfonicTagMatcher  open;
+  SymfonicTagMatcher  close;
+  gsize               max_block;
 
-  Mode       mode;
+  Mode                mode;
   /* input held back: an incomplete UTF-8 sequence */
-  GString   *input;
+  GString            *input;
   /* outside: the text that may still be part of an open tag, and for each
    * of its bytes how much of the open tag ends there */
-  GString   *withheld;
-  GArray    *matched;
+  GString            *withheld;
+  GArray             *matched;
   /* inside: how much of the close tag the block ends with */
-  gsize      close_matched;
-  GString   *block;
-  JsonArray *ops;
-  guint      dropped;
+  gsize               close_matched;
+  GString            *block;
+  JsonArray          *ops;
+  guint               dropped;
 };
-
-static void
-tag_init (Tag        *tag,
-          const char *text)
-{
-  tag->text = g_strdup (text);
-  tag->len = strlen (text);
-  tag->border = g_new0 (gsize, tag->len);
-  for (gsize i = 1, k = 0; i < tag->len; i++)
-    {
-      while (k > 0 && text[i] != text[k])
-        k = tag->border[k - 1];
-      if (text[i] == text[k])
-        k++;
-      tag->border[i] = k;
-    }
-}
-
-static void
-tag_clear (Tag *tag)
-{
-  g_free (tag->text);
-  g_free (tag->border);
-}
-
-/* How much of @tag ends at @c, given that @matched (less than all of it)
- * ended just before. */
-static inline gsize
-tag_advance (const Tag *tag,
-             gsize      matched,
-             char       c)
-{
-  while (matched > 0 && tag->text[matched] != c)
-    matched = tag->border[matched - 1];
-
-  return tag->text[matched] == c ? matched + 1 : 0;
-}
 
 /**
  * symfonic_extraction_filter_new:
@@ -132,8 +87,8 @@ symfonic_extraction_filter_new (const char *open_tag,
   g_return_val_if_fail (close_tag != NULL && *close_tag != '\0', NULL);
 
   self = g_new0 (SymfonicExtractionFilter, 1);
-  tag_init (&self->open, open_tag);
-  tag_init (&self->close, close_tag);
+  symfonic_tag_matcher_init (&self->open, open_tag);
+  symfonic_tag_matcher_init (&self->close, close_tag);
   self->max_block = max_block;
   self->input = g_string_new (NULL);
   self->withheld = g_string_new (NULL);
@@ -149,8 +104,8 @@ symfonic_extraction_filter_free (SymfonicExtractionFilter *self)
 {
   g_return_if_fail (self != NULL);
 
-  tag_clear (&self->open);
-  tag_clear (&self->close);
+  symfonic_tag_matcher_clear (&self->open);
+  symfonic_tag_matcher_clear (&self->close);
   g_string_free (self->input, TRUE);
   g_string_free (self->withheld, TRUE);
   g_array_unref (self->matched);
@@ -260,7 +215,7 @@ drop_oldest (SymfonicExtractionFilter *self,
   for (gsize i = 0; i < self->withheld->len; i++)
     {
       /* a part of withheld text never holds a whole open tag */
-      matched = tag_advance (&self->open, matched, self->withheld->str[i]);
+      matched = symfonic_tag_matcher_advance (&self->open, matched, self->withheld->str[i]);
       g_array_index (self->matched, gsize, i) = matched;
       if (matched == 0)
         prose = i + 1;
@@ -302,7 +257,7 @@ take_prose (SymfonicExtractionFilter *self,
             break;
         }
 
-      matched = tag_advance (&self->open, below > 0 ? g_array_index (self->matched, gsize, below - 1) : 0, s[i]);
+      matched = symfonic_tag_matcher_advance (&self->open, below > 0 ? g_array_index (self->matched, gsize, below - 1) : 0, s[i]);
       if (matched == self->open.len)
         {
           /* the tag is s[i] and the last bytes withheld */
@@ -347,7 +302,7 @@ take_block (SymfonicExtractionFilter *self,
             break;
         }
 
-      self->close_matched = tag_advance (&self->close, self->close_matched, s[i]);
+      self->close_matched = symfonic_tag_matcher_advance (&self->close, self->close_matched, s[i]);
       if (self->close_matched == self->close.len)
         {
           if (self->mode == INSIDE)

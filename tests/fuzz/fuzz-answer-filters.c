@@ -27,7 +27,7 @@ chain_new (void)
   Chain *chain = g_new0 (Chain, 1);
 
   chain->extraction = symfonic_extraction_filter_new ("<memory_ops>", "</memory_ops>", 256);
-  chain->citation = symfonic_citation_filter_new (kinds);
+  chain->citation = symfonic_citation_filter_new (kinds, "<memory_ops>", "</memory_ops>");
   chain->between = g_string_new (NULL);
 
   return chain;

@@ -1,4 +1,5 @@
-/* fuzz-citation-filter.c: the citation filter never releases a tag
+/* fuzz-citation-filter.c: the citation filter never releases a tag, nor
+ * a memory block (it comes last, so it drops every one it meets)
  *
  * The input is a FuzzSplit: one answer, cut into deltas.
  *
@@ -16,7 +17,7 @@ static const char * const kinds[] = { "semantic", "episodic", "procedural", NULL
 static gpointer
 citation_new (void)
 {
-  return symfonic_citation_filter_new (kinds);
+  return symfonic_citation_filter_new (kinds, "<memory_ops>", "</memory_ops>");
 }
 
 const FuzzTextFilter fuzz_text_filter = {
@@ -25,4 +26,5 @@ const FuzzTextFilter fuzz_text_filter = {
   .flush = (FuzzFilterFlushFunc) symfonic_citation_filter_flush,
   .free = (GDestroyNotify) symfonic_citation_filter_free,
   .no_citation_tag = TRUE,
+  .no_memory_block = TRUE,
 };

@@ -87,28 +87,29 @@ test_check_broken (void)
   g_assert_cmpstr (out, ==, "");
 }
 
-/* A stage listed twice in a route would share one per-stream state with
- * itself (a budget reserving twice and settling once): refused at load. */
+/* Runs `--check` on a typed route with @stages, the stage groups
+ * @stage_groups, and expects it refused with @message on @line. */
 static void
-test_check_repeated_stage (void)
+check_refused (const char *stages,
+               const char *stage_groups,
+               guint       line,
+               const char *message)
 {
   g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
   g_autofree char *text = g_strdup_printf ("[route:typed]\n"
                                            "path=/api/v1/stream/typed\n"
                                            "source=demo\n"
-                                           "stages=budget;budget\n"
+                                           "stages=%s\n"
                                            "\n"
                                            "[source:demo]\n"
                                            "type=replay\n"
                                            "transcripts=%s\n"
                                            "default-transcript=typed\n"
-                                           "\n"
-                                           "[stage:budget]\n"
-                                           "type=budget\n", transcripts);
-  g_autofree char *path = write_pipeline ("repeated.pipeline", text);
+                                           "%s", stages, transcripts, stage_groups);
+  g_autofree char *path = write_pipeline ("refused.pipeline", text);
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
-  g_autofree char *expected = g_strdup_printf ("%s:4: [route:typed] stages: stage “budget” is listed twice", path);
+  g_autofree char *expected = g_strdup_printf ("%s:%u: %s", path, line, message);
   int status;
 
   status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL);
@@ -116,6 +117,34 @@ test_check_repeated_stage (void)
   g_assert_cmpint (status, ==, 1);
   g_assert_nonnull (strstr (err, expected));
   g_assert_cmpstr (out, ==, "");
+}
+
+/* A stage listed twice in a route would share one per-stream state with
+ * itself (a budget reserving twice and settling once): refused at load. */
+static void
+test_check_repeated_stage (void)
+{
+  check_refused ("budget;budget", "\n[stage:budget]\ntype=budget\n",
+                 4, "[route:typed] stages: stage “budget” is listed twice");
+}
+
+/* The citation stage drops the memory blocks it meets: an extraction
+ * stage after it would lose every op, so the order is refused. */
+static void
+test_check_citation_before_extraction (void)
+{
+  check_refused ("cite;extract", "\n[stage:cite]\ntype=citation\n\n[stage:extract]\ntype=extraction\n",
+                 4, "[route:typed] stages: stage “extract” (extraction) must come before stage “cite” "
+                    "(citation), which drops the memory blocks it meets");
+}
+
+/* A block tag the citation filter could confuse with a citation tag. */
+static void
+test_check_citation_block_tag (void)
+{
+  check_refused ("cite", "\n[stage:cite]\ntype=citation\nopen-tag=memory_ops\n",
+                 11, "[stage:cite]: “open-tag” must not be empty, hold “[” or a space, or start with "
+                     "a letter, a digit, one of “_.-:]” or a character of a kind");
 }
 
 /* A FIFO in place of the pipeline file is refused at once, not waited on. */
@@ -557,6 +586,8 @@ main (int   argc,
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
   g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
+  g_test_add_func ("/binaries/check-citation-before-extraction", test_check_citation_before_extraction);
+  g_test_add_func ("/binaries/check-citation-block-tag", test_check_citation_block_tag);
   g_test_add_func ("/binaries/check-fifo", test_check_fifo);
   g_test_add_func ("/binaries/check-default", test_check_default);
   g_test_add_func ("/binaries/bad-usage", test_bad_usage);

@@ -41,6 +41,8 @@ typedef struct
   const char         *ops;
   guint               dropped;
   guint               removed;
+  /* citation: the memory blocks that it dropped */
+  guint               blocks;
   const char         *open_tag;
   const char         *close_tag;
   gsize               max_block;
@@ -69,6 +71,22 @@ typedef struct
   GString                  *out;
 } Run;
 
+/* The citation filter's block tags: the case's, unless the extraction
+ * filter goes first and takes them (they may be ones that only it takes). */
+static const char *
+citation_open_tag (FilterKind  kind,
+                   const Case *c)
+{
+  return kind == FILTER_CITATION && c->open_tag != NULL ? c->open_tag : "<memory_ops>";
+}
+
+static const char *
+citation_close_tag (FilterKind  kind,
+                    const Case *c)
+{
+  return kind == FILTER_CITATION && c->close_tag != NULL ? c->close_tag : "</memory_ops>";
+}
+
 static void
 run_init (Run        *run,
           FilterKind  kind,
@@ -80,7 +98,8 @@ run_init (Run        *run,
                                                       c->close_tag ? c->close_tag : "</memory_ops>",
                                                       c->max_block ? c->max_block : DEFAULT_MAX_BLOCK);
   if (kind != FILTER_EXTRACTION)
-    run->citation = symfonic_citation_filter_new (c->kinds ? c->kinds : default_kinds);
+    run->citation = symfonic_citation_filter_new (c->kinds ? c->kinds : default_kinds,
+                                                  citation_open_tag (kind, c), citation_close_tag (kind, c));
   run->output = g_string_new (NULL);
   run->clean = g_string_new (NULL);
   run->out = g_string_new (NULL);
@@ -183,6 +202,7 @@ typedef struct
   JsonNode  *ops_node;
   guint      dropped;
   guint64    removed;
+  guint64    blocks;
 } Result;
 
 static void
@@ -229,7 +249,10 @@ run_split (FilterKind   kind,
       result->dropped = symfonic_extraction_filter_get_dropped (run.extraction);
     }
   if (run.citation != NULL)
-    result->removed = symfonic_citation_filter_get_removed (run.citation);
+    {
+      result->removed = symfonic_citation_filter_get_removed (run.citation);
+      result->blocks = symfonic_citation_filter_get_blocks_dropped (run.citation);
+    }
   run_clear (&run);
 }
 
@@ -272,7 +295,10 @@ assert_clean (FilterKind  kind,
   if (kind != FILTER_CITATION)
     g_assert_null (strstr (output, c->open_tag ? c->open_tag : "<memory_ops>"));
   if (kind != FILTER_EXTRACTION)
-    g_assert_false (holds_citation_tag (output, c->kinds ? c->kinds : default_kinds));
+    {
+      g_assert_false (holds_citation_tag (output, c->kinds ? c->kinds : default_kinds));
+      g_assert_null (strstr (output, citation_open_tag (kind, c)));
+    }
 }
 
 static void
@@ -283,6 +309,7 @@ assert_same (const Result *expected,
   g_assert_cmpstr (got->ops, ==, expected->ops);
   g_assert_cmpuint (got->dropped, ==, expected->dropped);
   g_assert_cmpuint (got->removed, ==, expected->removed);
+  g_assert_cmpuint (got->blocks, ==, expected->blocks);
 }
 
 static int
@@ -336,7 +363,10 @@ check_case (FilterKind  kind,
       g_assert_cmpuint (unsplit.dropped, ==, c->dropped);
     }
   if (kind != FILTER_EXTRACTION)
-    g_assert_cmpuint (unsplit.removed, ==, c->removed);
+    {
+      g_assert_cmpuint (unsplit.removed, ==, c->removed);
+      g_assert_cmpuint (unsplit.blocks, ==, c->blocks);
+    }
   assert_clean (kind, c, unsplit.output);
 
   /* in two, at every byte offset */
@@ -438,6 +468,32 @@ static const Case citation_cases[] = {
   /* kinds are words from the configuration, not only letters */
   { "a [mem_1] b [X-Y:z] c [ünï] [Ünï] [mem_2]", "a b c [ünï] [mem_2]", .removed = 3,
     .kinds = custom_kinds },
+  /* what is left around a removed tag may open a memory block: the block
+   * goes, up to its close tag (which removal may form too) or the end */
+  { "a <memory[semantic]_ops>[]</memory_ops> b", "a  b", .removed = 1, .blocks = 1 },
+  { "x<memory_ops>[{\"" SECRET "\":1}]</memory_ops>y", "xy", .blocks = 1 },
+  { "<memory[semantic]_ops>" SECRET "</memory[episodic]_ops>after", "after", .removed = 2, .blocks = 1 },
+  { "keep <memory_[semantic]ops>" SECRET, "keep ", .removed = 1, .blocks = 1 },
+  { "<memory [semantic]_ops>" SECRET, "", .removed = 1, .blocks = 1 },
+  { "<memory_ops>[sem</memory_ops>antic] <memory_ops>" SECRET, "antic] ", .blocks = 2 },
+  { "<me[sem[semantic]antic]mory_ops>" SECRET "</memory_ops>", "", .removed = 2, .blocks = 1 },
+  /* what is left around a removed block may open one: it is a block too */
+  { "a <memor<memory_ops>[]</memory_ops>y_ops> " SECRET, "a ", .blocks = 2 },
+  { "<memo<mem[semantic]<memory_ops>1</memory_ops>ory_ops>2</memory_ops>ry_ops>" SECRET, "", .removed = 1,
+    .blocks = 3 },
+  { "a<<<x1!>><x" SECRET, "a", .blocks = 2, .open_tag = "<<x", .close_tag = "!>>" },
+  { "a<<<x1!>>x2!>>b", "a<x2!>>b", .blocks = 1, .open_tag = "<<x", .close_tag = "!>>" },
+  /* and what is left around a removed block may be a tag */
+  { "[sem<memory[episodic]_ops>" SECRET "</memory_ops>antic]", "", .removed = 2, .blocks = 1 },
+  { "[semantic:a<memory_ops>" SECRET "</memory_ops>] b", " b", .removed = 1, .blocks = 1 },
+  { "[se<memory_ops>1</memory_ops>m<memory_ops>2</memory_ops>antic]", "", .removed = 1, .blocks = 2 },
+  { "[sem <memory_ops>[]</memory_ops>[episodic]antic]", "[sem antic]", .removed = 1, .blocks = 1 },
+  /* near misses stay, verbatim */
+  { "a <memory_op [semantic]> b", "a <memory_op> b", .removed = 1 },
+  { "[sem<mem<memory_ops>x</memory_ops>antic]", "[sem<memantic]", .blocks = 1 },
+  { "[sem<memo x <<mem [semantic", "[sem<memo x <<mem [semantic" },
+  { "«mem»[sem«/mem»antic] «me[semantic]m»" SECRET, "antic] ", .removed = 1, .blocks = 2,
+    .open_tag = "«mem»", .close_tag = "«/mem»" },
 };
 
 static const Case extraction_cases[] = {
@@ -612,11 +668,18 @@ test_citation_withholds_least (void)
     { "[]", "[]" },
     { "caf\xc3", "caf" },
     { "x \xf0\x9f\x98", "x" },
+    /* an open tag under way, and a tag it may yet complete */
+    { "a <mem", "a " },
+    { "[sem<mem", "" },
+    { "[sem<mex", "[sem<mex" },
+    { "[sem <mem", "[sem " },
+    { "x<memory_ops>abc [semantic", "x" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
     {
-      g_autoptr(SymfonicCitationFilter) filter = symfonic_citation_filter_new (default_kinds);
+      g_autoptr(SymfonicCitationFilter) filter =
+        symfonic_citation_filter_new (default_kinds, "<memory_ops>", "</memory_ops>");
       g_autoptr(GString) out = g_string_new (NULL);
 
       symfonic_citation_filter_feed (filter, steps[i].fed, strlen (steps[i].fed), out);
@@ -647,7 +710,8 @@ test_filters_reusable_after_flush (void)
 {
   g_autoptr(SymfonicExtractionFilter) extraction =
     symfonic_extraction_filter_new ("<memory_ops>", "</memory_ops>", DEFAULT_MAX_BLOCK);
-  g_autoptr(SymfonicCitationFilter) citation = symfonic_citation_filter_new (default_kinds);
+  g_autoptr(SymfonicCitationFilter) citation =
+    symfonic_citation_filter_new (default_kinds, "<memory_ops>", "</memory_ops>");
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(JsonArray) taken = NULL;
 
@@ -698,24 +762,35 @@ test_nesting_is_bounded (void)
    * and 52 of the 100 are left to be closed */
   g_autofree char *prefixes = repeat ("", "<m", 100, "<m>[]</m>");
   g_autofree char *blocks = repeat (prefixes, ">[]</m>", 53, "");
+  /* tags and open tags in turn, 200 levels: 32 go at the 65th, 97th,
+   * 129th, 161st and 193rd, and 40 are left */
+  g_autofree char *mixed = repeat ("", "[s<m", 100, "");
+  g_autofree char *mixed_left = repeat ("", "[s<m", 20, "");
   const Case citation = { .input = tags, .expected = "antic]", .removed = 39 };
+  const Case interleaved = { .input = mixed, .expected = mixed_left };
   const Case extraction = { .input = blocks, .expected = ">[]</m>", .open_tag = "<m>", .close_tag = "</m>" };
 
   check_case (FILTER_CITATION, &citation);
+  check_case (FILTER_CITATION, &interleaved);
   check_case (FILTER_EXTRACTION, &extraction);
 }
 
 /* The references: the same removals done naively on the whole text,
  * again and again until nothing changes. */
+typedef char * (*Rewrite) (const char *text,
+                           gpointer    data);
+
+/* Applies @rewrite until it no longer changes the text. */
 static char *
-remove_citations (const char *input,
-                  GRegex     *regex)
+until_unchanged (const char *input,
+                 Rewrite     rewrite,
+                 gpointer    data)
 {
   char *text = g_strdup (input);
 
   for (;;)
     {
-      char *next = g_regex_replace_literal (regex, text, -1, 0, "", 0, NULL);
+      char *next = rewrite (text, data);
       gboolean same = strcmp (next, text) == 0;
 
       g_free (text);
@@ -723,6 +798,20 @@ remove_citations (const char *input,
       if (same)
         return text;
     }
+}
+
+static char *
+remove_citations_once (const char *text,
+                       gpointer    regex)
+{
+  return g_regex_replace_literal (regex, text, -1, 0, "", 0, NULL);
+}
+
+static char *
+remove_citations (const char *input,
+                  GRegex     *regex)
+{
+  return until_unchanged (input, remove_citations_once, regex);
 }
 
 /* The leftmost open tag goes with everything up to the first close tag
@@ -753,6 +842,60 @@ remove_blocks (const char *input,
 
 typedef struct
 {
+  GRegex     *citation;
+  const char *open_tag;
+  const char *close_tag;
+} Removals;
+
+static char *
+remove_both_once (const char *text,
+                  gpointer    data)
+{
+  const Removals *removals = data;
+  g_autofree char *clean = remove_citations (text, removals->citation);
+
+  return remove_blocks (clean, removals->open_tag, removals->close_tag);
+}
+
+/* Both removals, each making room for the other, until neither changes
+ * the text: what the citation filter promises with its block tags. */
+static char *
+remove_both (const char *input,
+             GRegex     *citation,
+             const char *open_tag,
+             const char *close_tag)
+{
+  Removals removals = { citation, open_tag, close_tag };
+
+  return until_unchanged (input, remove_both_once, &removals);
+}
+
+/* What the generator's filters promise for @input. */
+static char *
+reference (FilterKind  kind,
+           const char *input,
+           GRegex     *citation,
+           const char *open_tag,
+           const char *close_tag)
+{
+  g_autofree char *prose = NULL;
+
+  switch (kind)
+    {
+    case FILTER_EXTRACTION:
+      return remove_blocks (input, open_tag, close_tag);
+    case FILTER_CITATION:
+      return open_tag != NULL ? remove_both (input, citation, open_tag, close_tag)
+                              : remove_citations (input, citation);
+    case FILTER_PIPELINE:
+    default:
+      prose = remove_blocks (input, open_tag, close_tag);
+      return remove_both (prose, citation, open_tag, close_tag);
+    }
+}
+
+typedef struct
+{
   FilterKind          kind;
   const char * const *pieces;
   const char * const *kinds;
@@ -776,11 +919,20 @@ static const char * const overlap_pieces[] = {
   "a", "b", "ab", "ababc", "c", "E", "END", "N", "[]", "x", NULL
 };
 
+/* citation tags and block tags cut, nested and interleaved */
+static const char * const interleaved_pieces[] = {
+  "[", "]", " ", ":", "sem", "antic", "semantic", "[semantic]", "[episodic:n-1]", "x", "é",
+  "<", "<mem", "ory_ops>", "<memory_", "_ops>", "ops>", "<memory_ops>", "</memory_ops>", "</", "</memory",
+  "[]", NULL
+};
+
 static const Generator generators[] = {
   { FILTER_CITATION, citation_pieces, default_kinds },
   { FILTER_CITATION, prefix_pieces, prefix_kinds },
   { FILTER_EXTRACTION, extraction_pieces, .open_tag = "<memory_ops>", .close_tag = "</memory_ops>" },
   { FILTER_EXTRACTION, overlap_pieces, .open_tag = "ababc", .close_tag = "END" },
+  { FILTER_CITATION, interleaved_pieces, default_kinds, "<memory_ops>", "</memory_ops>" },
+  { FILTER_PIPELINE, interleaved_pieces, default_kinds, "<memory_ops>", "</memory_ops>" },
 };
 
 #define RANDOM_INPUTS 1500
@@ -794,7 +946,7 @@ test_random (gconstpointer data)
 {
   const Generator *gen = data;
   g_autoptr(GRand) rand = g_rand_new_with_seed (20261130);
-  g_autoptr(GRegex) citation = gen->kind == FILTER_CITATION ? citation_regex (gen->kinds) : NULL;
+  g_autoptr(GRegex) citation = gen->kind != FILTER_EXTRACTION ? citation_regex (gen->kinds) : NULL;
   guint n_pieces = g_strv_length ((char **) gen->pieces);
   gsize cuts[MAX_RANDOM_CUTS];
 
@@ -809,9 +961,7 @@ test_random (gconstpointer data)
 
       for (guint i = 0; i < n; i++)
         g_string_append (input, gen->pieces[g_rand_int_range (rand, 0, n_pieces)]);
-      expected = gen->kind == FILTER_CITATION
-        ? remove_citations (input->str, citation)
-        : remove_blocks (input->str, gen->open_tag, gen->close_tag);
+      expected = reference (gen->kind, input->str, citation, gen->open_tag, gen->close_tag);
       c = (Case) { .input = input->str, .expected = expected, .kinds = gen->kinds,
                    .open_tag = gen->open_tag, .close_tag = gen->close_tag };
 
@@ -821,7 +971,7 @@ test_random (gconstpointer data)
       g_assert_cmpstr (unsplit.output, ==, expected);
       if (citation != NULL)
         g_assert_false (g_regex_match (citation, unsplit.output, 0, NULL));
-      else
+      if (gen->open_tag != NULL)
         g_assert_null (strstr (unsplit.output, gen->open_tag));
 
       bytes = g_new (gsize, input->len + 1);
@@ -881,6 +1031,8 @@ main (int   argc,
   g_test_add_data_func ("/filters/citation/random-prefix-kinds", &generators[1], test_random);
   g_test_add_data_func ("/filters/extraction/random", &generators[2], test_random);
   g_test_add_data_func ("/filters/extraction/random-overlapping-tag", &generators[3], test_random);
+  g_test_add_data_func ("/filters/citation/random-blocks", &generators[4], test_random);
+  g_test_add_data_func ("/filters/pipeline/random", &generators[5], test_random);
 
   return g_test_run ();
 }
