@@ -4,8 +4,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <glib/gi18n.h>
 #include <glib-unix.h>
 
@@ -16,6 +18,24 @@ on_signal (gpointer data)
 {
   g_main_loop_quit (data);
   return G_SOURCE_REMOVE;
+}
+
+/* Every stream holds a client's and an upstream's descriptor, and a soft
+ * limit of 1,024 would cap the gateway far below what the hard limit
+ * allows. Raised before the pipeline loads: sources size their connection
+ * caps from it. */
+static void
+raise_descriptor_limit (void)
+{
+  struct rlimit limit;
+
+  if (getrlimit (RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max)
+    return;
+
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit (RLIMIT_NOFILE, &limit) != 0)
+    g_warning ("Cannot raise the open-file limit to %llu: %s",
+               (unsigned long long) limit.rlim_max, g_strerror (errno));
 }
 
 int
@@ -81,6 +101,8 @@ main (int   argc,
       g_printerr ("symfonic-gateway: %s\n", _("--workers must be between 1 and 256"));
       return 2;
     }
+
+  raise_descriptor_limit ();
 
   if (!symfonic_registry_scan (symfonic_registry_get_default (), &error))
     {

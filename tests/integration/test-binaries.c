@@ -452,6 +452,44 @@ test_out_of_descriptors (void)
   stop_gateway (process, SIGTERM);
 }
 
+static void
+lower_soft_descriptor_limit (gpointer user_data)
+{
+  struct rlimit limit = { 256, 4096 };
+
+  setrlimit (RLIMIT_NOFILE, &limit);
+}
+
+/* The soft open-file limit a service starts with (often 1,024) would cap
+ * the streams the gateway holds: it raises it to the hard limit. */
+static void
+test_raises_descriptor_limit (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *limits = NULL;
+  g_autoptr(GRegex) regex = NULL;
+  g_autoptr(GMatchInfo) match = NULL;
+  g_autofree char *soft = NULL;
+  g_autofree char *hard = NULL;
+
+  g_subprocess_launcher_set_child_setup (launcher, lower_soft_descriptor_limit, NULL, NULL);
+  process = start_gateway (launcher, NULL, "1", &base_url);
+
+  path = g_strdup_printf ("/proc/%s/limits", g_subprocess_get_identifier (process));
+  g_assert_true (g_file_get_contents (path, &limits, NULL, NULL));
+  regex = g_regex_new ("^Max open files +([0-9]+) +([0-9]+)", G_REGEX_MULTILINE, 0, NULL);
+  g_assert_true (g_regex_match (regex, limits, 0, &match));
+  soft = g_match_info_fetch (match, 1);
+  hard = g_match_info_fetch (match, 2);
+  g_assert_cmpstr (soft, ==, "4096");
+  g_assert_cmpstr (hard, ==, "4096");
+
+  stop_gateway (process, SIGTERM);
+}
+
 /* A stream in flight when the gateway stops still ends with its one
  * terminal frame, an error, and the process exits 0. */
 static void
@@ -600,6 +638,7 @@ main (int   argc,
   g_test_add_func ("/binaries/runtime-starts-no-settings-thread", test_runtime_starts_no_settings_thread);
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
   g_test_add_func ("/binaries/out-of-descriptors", test_out_of_descriptors);
+  g_test_add_func ("/binaries/raises-descriptor-limit", test_raises_descriptor_limit);
 
   return g_test_run ();
 }
