@@ -348,8 +348,9 @@ symfonic_test_session_new (void)
                                         NULL);
 }
 
-guint
-symfonic_test_closed_port (void)
+GSocket *
+symfonic_test_loopback_socket (gboolean  listen,
+                               guint16  *port)
 {
   g_autoptr(GSocket) socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
                                             G_SOCKET_PROTOCOL_TCP, NULL);
@@ -360,11 +361,26 @@ symfonic_test_closed_port (void)
 
   g_socket_bind (socket, any, FALSE, &error);
   g_assert_no_error (error);
+  if (listen)
+    {
+      g_socket_listen (socket, &error);
+      g_assert_no_error (error);
+    }
   bound = g_socket_get_local_address (socket, &error);
   g_assert_no_error (error);
+  *port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+
+  return g_steal_pointer (&socket);
+}
+
+guint
+symfonic_test_closed_port (void)
+{
+  guint16 port;
 
   /* bound but never listening, then closed: connecting is refused */
-  return g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+  g_object_unref (symfonic_test_loopback_socket (FALSE, &port));
+  return port;
 }
 
 static gboolean

@@ -70,8 +70,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestSseParser, symfonic_test_sse_parser_f
 
 SoupSession *symfonic_test_session_new (void);
 
+/* A socket bound to a free loopback port, listening or not; @port is the
+ * port it got. */
+GSocket *symfonic_test_loopback_socket (gboolean  listen,
+                                        guint16  *port);
 /* A loopback port where connecting is refused. */
-guint symfonic_test_closed_port (void);
+guint    symfonic_test_closed_port     (void);
 
 /* --- memory of this process (which is also the in-process server's) ---- */
 
