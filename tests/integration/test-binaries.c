@@ -383,12 +383,11 @@ test_second_on_same_port (void)
   stop_gateway (process, SIGTERM);
 }
 
+/* child setup: @user_data is the struct rlimit to start the gateway with */
 static void
 limit_descriptors (gpointer user_data)
 {
-  struct rlimit limit = { 48, 48 };
-
-  setrlimit (RLIMIT_NOFILE, &limit);
+  setrlimit (RLIMIT_NOFILE, user_data);
 }
 
 static guint64
@@ -409,6 +408,7 @@ cpu_ticks (GSubprocess *process)
 static void
 test_out_of_descriptors (void)
 {
+  static const struct rlimit few = { 48, 48 };
   g_autoptr(GSubprocessLauncher) launcher =
     g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE);
   g_autoptr(GPtrArray) clients = g_ptr_array_new_with_free_func (g_object_unref);
@@ -422,7 +422,7 @@ test_out_of_descriptors (void)
   guint64 spent;
   guint16 port;
 
-  g_subprocess_launcher_set_child_setup (launcher, limit_descriptors, NULL, NULL);
+  g_subprocess_launcher_set_child_setup (launcher, limit_descriptors, (gpointer) &few, NULL);
   process = start_gateway (launcher, NULL, "1", &base_url);
   url = g_strconcat (base_url, "healthz", NULL);
   port = g_ascii_strtoull (strrchr (base_url, ':') + 1, NULL, 10);
@@ -452,19 +452,12 @@ test_out_of_descriptors (void)
   stop_gateway (process, SIGTERM);
 }
 
-static void
-lower_soft_descriptor_limit (gpointer user_data)
-{
-  struct rlimit limit = { 256, 4096 };
-
-  setrlimit (RLIMIT_NOFILE, &limit);
-}
-
 /* The soft open-file limit a service starts with (often 1,024) would cap
  * the streams the gateway holds: it raises it to the hard limit. */
 static void
 test_raises_descriptor_limit (void)
 {
+  static const struct rlimit soft_below_hard = { 256, 4096 };
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr(GSubprocess) process = NULL;
   g_autofree char *base_url = NULL;
@@ -475,7 +468,7 @@ test_raises_descriptor_limit (void)
   g_autofree char *soft = NULL;
   g_autofree char *hard = NULL;
 
-  g_subprocess_launcher_set_child_setup (launcher, lower_soft_descriptor_limit, NULL, NULL);
+  g_subprocess_launcher_set_child_setup (launcher, limit_descriptors, (gpointer) &soft_below_hard, NULL);
   process = start_gateway (launcher, NULL, "1", &base_url);
 
   path = g_strdup_printf ("/proc/%s/limits", g_subprocess_get_identifier (process));
