@@ -1,0 +1,535 @@
+/* symfonic-poller.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "symfonic-poller-private.h"
+
+/* A GMainContext prepares, queries, polls and checks every one of its
+ * sources on every iteration, so a source per connection makes each event
+ * cost more the more streams a worker holds. A worker's sockets and
+ * deadlines live here instead: one epoll descriptor and one timer heap
+ * behind a single GSource, so the context sees one source whatever the
+ * number of streams, and an event costs the same with ten thousand idle
+ * streams as with none.
+ *
+ * Watches are level-triggered: a callback that leaves data unread is
+ * called again next time. Timers keep their heap position lazily: moving
+ * a deadline later (the common case: an idle timeout pushed forward on
+ * every read) only stores it, and the heap catches up when the stale
+ * entry comes to the top. */
+
+/* events taken from the kernel per dispatch: the rest wait for the next
+ * iteration, so other sources still get their turn */
+#define MAX_EVENTS 128
+#define NOT_IN_HEAP G_MAXUINT
+
+struct _SymfonicWatch
+{
+  SymfonicPoller    *poller;
+  int                fd;
+  GIOCondition       events;
+  SymfonicWatchFunc  func;
+  gpointer           data;
+  gboolean           removed;
+};
+
+struct _SymfonicTimer
+{
+  SymfonicPoller    *poller;
+  /* when it fires, or -1; the heap orders by key, which may be earlier */
+  gint64             deadline;
+  gint64             key;
+  guint              index;
+  SymfonicTimerFunc  func;
+  gpointer           data;
+};
+
+typedef struct
+{
+  GSource         source;
+  SymfonicPoller *poller;
+} PollerSource;
+
+struct _SymfonicPoller
+{
+  gatomicrefcount  ref_count;
+  int              epoll_fd;
+  GSource         *source;
+  gpointer         tag;
+  gint64           ready_time;
+  guint            n_watches;
+  gboolean         dispatching;
+  /* watches removed while a dispatch may still hold them */
+  GPtrArray       *graveyard;
+  GPtrArray       *heap;
+  GQueue           deferred;
+};
+
+static guint32
+to_epoll (GIOCondition events)
+{
+  return ((events & G_IO_IN) ? EPOLLIN : 0) | ((events & G_IO_OUT) ? EPOLLOUT : 0);
+}
+
+static GIOCondition
+from_epoll (guint32 events)
+{
+  return ((events & EPOLLIN) ? G_IO_IN : 0) | ((events & EPOLLOUT) ? G_IO_OUT : 0) |
+         ((events & EPOLLHUP) ? G_IO_HUP : 0) | ((events & EPOLLERR) ? G_IO_ERR : 0);
+}
+
+/* --- the timer heap ------------------------------------------------------ */
+
+static SymfonicTimer *
+heap_at (SymfonicPoller *self,
+         guint           index)
+{
+  return g_ptr_array_index (self->heap, index);
+}
+
+static void
+heap_place (SymfonicPoller *self,
+            SymfonicTimer  *timer,
+            guint           index)
+{
+  self->heap->pdata[index] = timer;
+  timer->index = index;
+}
+
+static void
+heap_sift_up (SymfonicPoller *self,
+              guint           index)
+{
+  SymfonicTimer *timer = heap_at (self, index);
+
+  while (index > 0)
+    {
+      guint parent = (index - 1) / 2;
+
+      if (heap_at (self, parent)->key <= timer->key)
+        break;
+      heap_place (self, heap_at (self, parent), index);
+      index = parent;
+    }
+  heap_place (self, timer, index);
+}
+
+static void
+heap_sift_down (SymfonicPoller *self,
+                guint           index)
+{
+  SymfonicTimer *timer = heap_at (self, index);
+  guint len = self->heap->len;
+
+  for (;;)
+    {
+      guint child = 2 * index + 1;
+
+      if (child >= len)
+        break;
+      if (child + 1 < len && heap_at (self, child + 1)->key < heap_at (self, child)->key)
+        child++;
+      if (timer->key <= heap_at (self, child)->key)
+        break;
+      heap_place (self, heap_at (self, child), index);
+      index = child;
+    }
+  heap_place (self, timer, index);
+}
+
+static void
+heap_remove (SymfonicPoller *self,
+             SymfonicTimer  *timer)
+{
+  guint index = timer->index;
+  SymfonicTimer *last = g_ptr_array_steal_index (self->heap, self->heap->len - 1);
+
+  timer->index = NOT_IN_HEAP;
+  if (last == timer)
+    return;
+  heap_place (self, last, index);
+  heap_sift_up (self, index);
+  heap_sift_down (self, last->index);
+}
+
+/* Setting a ready time wakes the context up (an eventfd write), so it is
+ * only set when it changes. */
+static void
+update_ready_time (SymfonicPoller *self)
+{
+  gint64 ready_time = -1;
+
+  if (self->dispatching)
+    return;
+  if (self->deferred.length > 0)
+    ready_time = 0;
+  else if (self->heap->len > 0)
+    ready_time = heap_at (self, 0)->key;
+
+  if (ready_time == self->ready_time)
+    return;
+  self->ready_time = ready_time;
+  g_source_set_ready_time (self->source, ready_time);
+}
+
+/* --- dispatch ------------------------------------------------------------ */
+
+static void
+dispatch_io (SymfonicPoller *self)
+{
+  struct epoll_event events[MAX_EVENTS];
+  int n;
+
+  do
+    n = epoll_wait (self->epoll_fd, events, MAX_EVENTS, 0);
+  while (n < 0 && errno == EINTR);
+
+  for (int i = 0; i < n; i++)
+    {
+      SymfonicWatch *watch = events[i].data.ptr;
+
+      if (!watch->removed)
+        watch->func (watch->data, from_epoll (events[i].events));
+    }
+
+  g_ptr_array_set_size (self->graveyard, 0);
+}
+
+static void
+dispatch_timers (SymfonicPoller *self)
+{
+  gint64 now = g_source_get_time (self->source);
+
+  while (self->heap->len > 0 && heap_at (self, 0)->key <= now)
+    {
+      SymfonicTimer *timer = heap_at (self, 0);
+
+      if (timer->deadline > now)
+        {
+          /* it was moved later since it was placed */
+          timer->key = timer->deadline;
+          heap_sift_down (self, 0);
+          continue;
+        }
+
+      heap_remove (self, timer);
+      if (timer->deadline < 0)
+        continue;
+      timer->deadline = -1;
+      /* the callback may re-arm or remove the timer */
+      timer->func (timer->data);
+    }
+}
+
+static void
+dispatch_deferred (SymfonicPoller *self)
+{
+  /* only what was queued before: work deferred by deferred work waits for
+   * the next iteration */
+  guint n = self->deferred.length;
+
+  while (n-- > 0)
+    {
+      GList *link = g_queue_pop_head_link (&self->deferred);
+      SymfonicDeferred *deferred = link->data;
+
+      link->data = NULL;
+      deferred->func (deferred->data);
+    }
+}
+
+static gboolean
+poller_source_dispatch (GSource     *source,
+                        GSourceFunc  callback,
+                        gpointer     user_data)
+{
+  SymfonicPoller *self = ((PollerSource *) source)->poller;
+  g_autoptr(SymfonicPoller) keep = symfonic_poller_ref (self);
+
+  self->dispatching = TRUE;
+  if (g_source_query_unix_fd (source, self->tag) & G_IO_IN)
+    dispatch_io (self);
+  dispatch_timers (self);
+  dispatch_deferred (self);
+  self->dispatching = FALSE;
+  update_ready_time (self);
+
+  return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs poller_source_funcs = {
+  .dispatch = poller_source_dispatch,
+};
+
+/* --- the poller ---------------------------------------------------------- */
+
+static void
+free_watch (gpointer data)
+{
+  g_free (data);
+}
+
+SymfonicPoller *
+symfonic_poller_new (GMainContext *context)
+{
+  SymfonicPoller *self = g_new0 (SymfonicPoller, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  if (self->epoll_fd < 0)
+    g_error ("Cannot create an epoll descriptor: %s", g_strerror (errno));
+  self->graveyard = g_ptr_array_new_with_free_func (free_watch);
+  self->heap = g_ptr_array_new ();
+  self->ready_time = -1;
+  g_queue_init (&self->deferred);
+
+  self->source = g_source_new (&poller_source_funcs, sizeof (PollerSource));
+  ((PollerSource *) self->source)->poller = self;
+  self->tag = g_source_add_unix_fd (self->source, self->epoll_fd, G_IO_IN);
+  g_source_set_static_name (self->source, "[symfonic] poller");
+  g_source_attach (self->source, context);
+
+  return self;
+}
+
+SymfonicPoller *
+symfonic_poller_ref (SymfonicPoller *self)
+{
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+symfonic_poller_unref (SymfonicPoller *self)
+{
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  /* whoever still holds a watch or timer outlived its worker: a bug */
+  if (self->n_watches > 0 || self->heap->len > 0)
+    g_critical ("A poller was freed with %u watches and %u timers", self->n_watches, self->heap->len);
+  g_source_destroy (self->source);
+  g_source_unref (self->source);
+  close (self->epoll_fd);
+  g_ptr_array_unref (self->graveyard);
+  g_ptr_array_unref (self->heap);
+  g_free (self);
+}
+
+typedef struct
+{
+  GMainContext   *context;
+  SymfonicPoller *poller;
+} ThreadPoller;
+
+static void
+thread_poller_free (gpointer data)
+{
+  ThreadPoller *tp = data;
+
+  symfonic_poller_unref (tp->poller);
+  g_main_context_unref (tp->context);
+  g_free (tp);
+}
+
+static GPrivate thread_poller = G_PRIVATE_INIT (thread_poller_free);
+
+/* The poller of the calling thread's default main context: a worker's, or
+ * the global default context's in tests and embedders. */
+SymfonicPoller *
+symfonic_poller_get_thread_default (void)
+{
+  ThreadPoller *tp = g_private_get (&thread_poller);
+  GMainContext *context = g_main_context_get_thread_default ();
+
+  if (context == NULL)
+    context = g_main_context_default ();
+  if (tp != NULL && tp->context == context)
+    return tp->poller;
+
+  tp = g_new0 (ThreadPoller, 1);
+  tp->context = g_main_context_ref (context);
+  tp->poller = symfonic_poller_new (context);
+  g_private_replace (&thread_poller, tp);
+
+  return tp->poller;
+}
+
+guint
+symfonic_poller_get_n_watches (SymfonicPoller *self)
+{
+  return self->n_watches;
+}
+
+/* --- watches ------------------------------------------------------------- */
+
+/* Watches @fd for @events (G_IO_IN, G_IO_OUT or both; 0 watches only for
+ * G_IO_HUP and G_IO_ERR). The watch must be removed before @fd is closed. */
+SymfonicWatch *
+symfonic_poller_watch (SymfonicPoller    *self,
+                       int                fd,
+                       GIOCondition       events,
+                       SymfonicWatchFunc  func,
+                       gpointer           data)
+{
+  SymfonicWatch *watch;
+  struct epoll_event event = { 0 };
+
+  g_return_val_if_fail (fd >= 0, NULL);
+  g_return_val_if_fail (func != NULL, NULL);
+
+  watch = g_new0 (SymfonicWatch, 1);
+  watch->poller = self;
+  watch->fd = fd;
+  watch->events = events;
+  watch->func = func;
+  watch->data = data;
+
+  event.events = to_epoll (events);
+  event.data.ptr = watch;
+  if (epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0)
+    g_error ("Cannot watch descriptor %d: %s", fd, g_strerror (errno));
+  self->n_watches++;
+
+  return watch;
+}
+
+void
+symfonic_watch_set_events (SymfonicWatch *watch,
+                           GIOCondition   events)
+{
+  struct epoll_event event = { 0 };
+
+  g_return_if_fail (!watch->removed);
+
+  if (watch->events == events)
+    return;
+  watch->events = events;
+  event.events = to_epoll (events);
+  event.data.ptr = watch;
+  if (epoll_ctl (watch->poller->epoll_fd, EPOLL_CTL_MOD, watch->fd, &event) != 0)
+    g_error ("Cannot change the watch on descriptor %d: %s", watch->fd, g_strerror (errno));
+}
+
+GIOCondition
+symfonic_watch_get_events (SymfonicWatch *watch)
+{
+  return watch->events;
+}
+
+/* Safe from any callback, including the watch's own. */
+void
+symfonic_watch_remove (SymfonicWatch *watch)
+{
+  SymfonicPoller *self;
+
+  if (watch == NULL)
+    return;
+
+  self = watch->poller;
+  g_return_if_fail (!watch->removed);
+
+  /* EBADF or ENOENT: the descriptor was closed first, which already took
+   * it out of the set */
+  epoll_ctl (self->epoll_fd, EPOLL_CTL_DEL, watch->fd, NULL);
+  watch->removed = TRUE;
+  self->n_watches--;
+  if (self->dispatching)
+    g_ptr_array_add (self->graveyard, watch);
+  else
+    g_free (watch);
+}
+
+/* --- timers -------------------------------------------------------------- */
+
+/* A timer, disarmed: symfonic_timer_set_deadline() arms it. It fires once
+ * per arming. */
+SymfonicTimer *
+symfonic_poller_timer (SymfonicPoller    *self,
+                       SymfonicTimerFunc  func,
+                       gpointer           data)
+{
+  SymfonicTimer *timer;
+
+  g_return_val_if_fail (func != NULL, NULL);
+
+  timer = g_new0 (SymfonicTimer, 1);
+  timer->poller = self;
+  timer->deadline = -1;
+  timer->index = NOT_IN_HEAP;
+  timer->func = func;
+  timer->data = data;
+
+  return timer;
+}
+
+/* Fires the timer at @deadline (monotonic time, µs), or never if -1. */
+void
+symfonic_timer_set_deadline (SymfonicTimer *timer,
+                             gint64         deadline)
+{
+  SymfonicPoller *self = timer->poller;
+
+  timer->deadline = deadline < 0 ? -1 : deadline;
+  if (timer->deadline < 0)
+    return;
+
+  if (timer->index == NOT_IN_HEAP)
+    {
+      timer->key = timer->deadline;
+      g_ptr_array_add (self->heap, timer);
+      timer->index = self->heap->len - 1;
+      heap_sift_up (self, timer->index);
+    }
+  else if (timer->deadline < timer->key)
+    {
+      timer->key = timer->deadline;
+      heap_sift_up (self, timer->index);
+    }
+
+  update_ready_time (self);
+}
+
+void
+symfonic_timer_remove (SymfonicTimer *timer)
+{
+  if (timer == NULL)
+    return;
+
+  if (timer->index != NOT_IN_HEAP)
+    heap_remove (timer->poller, timer);
+  g_free (timer);
+}
+
+/* --- deferred work ------------------------------------------------------- */
+
+/* Runs @deferred once, after the I/O of this iteration; queueing it again
+ * before it ran does nothing. */
+void
+symfonic_poller_defer (SymfonicPoller   *self,
+                       SymfonicDeferred *deferred)
+{
+  if (deferred->link.data != NULL)
+    return;
+
+  deferred->link.data = deferred;
+  g_queue_push_tail_link (&self->deferred, &deferred->link);
+  update_ready_time (self);
+}
+
+void
+symfonic_poller_cancel_deferred (SymfonicPoller   *self,
+                                 SymfonicDeferred *deferred)
+{
+  if (deferred->link.data == NULL)
+    return;
+
+  g_queue_unlink (&self->deferred, &deferred->link);
+  deferred->link.data = NULL;
+}

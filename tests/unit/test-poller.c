@@ -1,0 +1,469 @@
+/* test-poller.c: the worker's readiness source, timers and deferred work
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "symfonic-poller-private.h"
+
+typedef struct
+{
+  GMainContext   *context;
+  SymfonicPoller *poller;
+  GString        *log;
+} Fixture;
+
+static void
+fixture_set_up (Fixture       *f,
+                gconstpointer  data)
+{
+  f->context = g_main_context_new ();
+  g_main_context_push_thread_default (f->context);
+  f->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+  f->log = g_string_new (NULL);
+}
+
+static void
+fixture_tear_down (Fixture       *f,
+                   gconstpointer  data)
+{
+  symfonic_poller_unref (f->poller);
+  g_main_context_pop_thread_default (f->context);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_main_context_unref (f->context);
+  g_string_free (f->log, TRUE);
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the context until @done is set, for at most five seconds. */
+static void
+run_until (Fixture  *f,
+           gboolean *done)
+{
+  gboolean expired = FALSE;
+  g_autoptr(GSource) limit = g_timeout_source_new_seconds (5);
+
+  g_source_set_callback (limit, set_flag, &expired, NULL);
+  g_source_attach (limit, f->context);
+  while (!*done && !expired)
+    g_main_context_iteration (f->context, TRUE);
+  g_source_destroy (limit);
+  g_assert_true (*done);
+}
+
+static void
+socket_pair (int fds[2])
+{
+  g_assert_no_errno (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds));
+}
+
+typedef struct
+{
+  Fixture       *f;
+  const char    *name;
+  int            fd;
+  SymfonicWatch *watch;
+  /* a watch this one removes when it runs */
+  SymfonicWatch **victim;
+  guint          calls;
+  GIOCondition   last;
+  gboolean      *done;
+} Watcher;
+
+static void
+on_ready (gpointer     data,
+          GIOCondition condition)
+{
+  Watcher *w = data;
+  char buffer[64];
+
+  w->calls++;
+  w->last = condition;
+  g_string_append_printf (w->f->log, "%s;", w->name);
+  if (condition & G_IO_IN)
+    while (read (w->fd, buffer, sizeof buffer) > 0)
+      ;
+  if (w->victim != NULL && *w->victim != NULL)
+    {
+      symfonic_watch_remove (*w->victim);
+      *w->victim = NULL;
+    }
+  if (w->done != NULL)
+    *w->done = TRUE;
+}
+
+static void
+test_readable (Fixture       *f,
+               gconstpointer  data)
+{
+  int fds[2];
+  gboolean done = FALSE;
+  Watcher w = { f, "a", 0, NULL, NULL, 0, 0, &done };
+
+  socket_pair (fds);
+  w.fd = fds[0];
+  w.watch = symfonic_poller_watch (f->poller, fds[0], G_IO_IN, on_ready, &w);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 1);
+
+  /* nothing to read: nothing runs */
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (w.calls, ==, 0);
+
+  g_assert_cmpint (write (fds[1], "x", 1), ==, 1);
+  run_until (f, &done);
+  g_assert_cmpuint (w.calls, ==, 1);
+  g_assert_cmpint (w.last & G_IO_IN, ==, G_IO_IN);
+
+  /* not watching for input: data waiting is not reported */
+  symfonic_watch_set_events (w.watch, 0);
+  g_assert_cmpint (write (fds[1], "y", 1), ==, 1);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (w.calls, ==, 1);
+
+  /* a peer that hangs up is reported whatever was asked for */
+  done = FALSE;
+  close (fds[1]);
+  run_until (f, &done);
+  g_assert_cmpint (w.last & G_IO_HUP, ==, G_IO_HUP);
+
+  symfonic_watch_remove (w.watch);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 0);
+  close (fds[0]);
+}
+
+/* A callback removes a watch whose event came in the same batch: the
+ * removed watch is not called, and nothing touches freed memory. */
+static void
+test_remove_in_callback (Fixture       *f,
+                         gconstpointer  data)
+{
+  int a[2], b[2];
+  gboolean done = FALSE;
+  Watcher wa = { f, "a", 0 };
+  Watcher wb = { f, "b", 0 };
+
+  socket_pair (a);
+  socket_pair (b);
+  wa.fd = a[0];
+  wb.fd = b[0];
+  wa.watch = symfonic_poller_watch (f->poller, a[0], G_IO_IN, on_ready, &wa);
+  wb.watch = symfonic_poller_watch (f->poller, b[0], G_IO_IN, on_ready, &wb);
+  /* whichever runs first removes the other */
+  wa.victim = &wb.watch;
+  wb.victim = &wa.watch;
+  wa.done = wb.done = &done;
+
+  g_assert_cmpint (write (a[1], "x", 1), ==, 1);
+  g_assert_cmpint (write (b[1], "x", 1), ==, 1);
+  run_until (f, &done);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+
+  g_assert_cmpuint (wa.calls + wb.calls, ==, 1);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 1);
+  symfonic_watch_remove (wa.watch != NULL ? wa.watch : wb.watch);
+  for (guint i = 0; i < 2; i++)
+    {
+      close (a[i]);
+      close (b[i]);
+    }
+}
+
+static guint polled_fds;
+static GPollFunc default_poll;
+
+static int
+counting_poll (GPollFD *fds,
+               guint    nfds,
+               int      timeout)
+{
+  polled_fds = MAX (polled_fds, nfds);
+  return default_poll (fds, nfds, timeout);
+}
+
+/* The point of the poller: however many sockets a worker watches, its
+ * main context polls a constant handful of descriptors. */
+static void
+test_many_watches_one_source (Fixture       *f,
+                              gconstpointer  data)
+{
+  struct rlimit limit;
+  guint n = 3000;
+  g_autofree int *fds = NULL;
+  g_autofree Watcher *watchers = NULL;
+  gboolean done = FALSE;
+
+  g_assert_no_errno (getrlimit (RLIMIT_NOFILE, &limit));
+  if (limit.rlim_cur < 2 * n + 64)
+    {
+      limit.rlim_cur = MIN (limit.rlim_max, 2 * n + 64);
+      setrlimit (RLIMIT_NOFILE, &limit);
+      g_assert_no_errno (getrlimit (RLIMIT_NOFILE, &limit));
+      if (limit.rlim_cur < 2 * n + 64)
+        n = (limit.rlim_cur - 64) / 2;
+    }
+
+  fds = g_new (int, 2 * n);
+  watchers = g_new0 (Watcher, n);
+  for (guint i = 0; i < n; i++)
+    {
+      socket_pair (&fds[2 * i]);
+      watchers[i].f = f;
+      watchers[i].name = "w";
+      watchers[i].fd = fds[2 * i];
+      watchers[i].watch = symfonic_poller_watch (f->poller, fds[2 * i], G_IO_IN, on_ready, &watchers[i]);
+    }
+  watchers[n - 1].done = &done;
+
+  default_poll = g_main_context_get_poll_func (f->context);
+  g_main_context_set_poll_func (f->context, counting_poll);
+  g_assert_cmpint (write (fds[2 * (n - 1) + 1], "x", 1), ==, 1);
+  run_until (f, &done);
+  g_main_context_set_poll_func (f->context, default_poll);
+
+  /* the context's wakeup descriptor and the poller's */
+  g_assert_cmpuint (polled_fds, <=, 2);
+  g_assert_cmpuint (watchers[n - 1].calls, ==, 1);
+  for (guint i = 0; i + 1 < n; i++)
+    g_assert_cmpuint (watchers[i].calls, ==, 0);
+
+  for (guint i = 0; i < n; i++)
+    {
+      symfonic_watch_remove (watchers[i].watch);
+      close (fds[2 * i]);
+      close (fds[2 * i + 1]);
+    }
+}
+
+typedef struct
+{
+  Fixture       *f;
+  const char    *name;
+  SymfonicTimer *timer;
+  gint64         fired_at;
+  gboolean      *done;
+} Alarm;
+
+static void
+on_alarm (gpointer data)
+{
+  Alarm *a = data;
+
+  a->fired_at = g_get_monotonic_time ();
+  g_string_append_printf (a->f->log, "%s;", a->name);
+  if (a->done != NULL)
+    *a->done = TRUE;
+}
+
+static void
+test_timers_order (Fixture       *f,
+                   gconstpointer  data)
+{
+  gint64 start = g_get_monotonic_time ();
+  gboolean done = FALSE;
+  Alarm a = { f, "a" }, b = { f, "b" }, c = { f, "c" }, d = { f, "d" };
+
+  a.timer = symfonic_poller_timer (f->poller, on_alarm, &a);
+  b.timer = symfonic_poller_timer (f->poller, on_alarm, &b);
+  c.timer = symfonic_poller_timer (f->poller, on_alarm, &c);
+  d.timer = symfonic_poller_timer (f->poller, on_alarm, &d);
+  c.done = &done;
+
+  symfonic_timer_set_deadline (a.timer, start + 60 * 1000);
+  symfonic_timer_set_deadline (b.timer, start + 20 * 1000);
+  symfonic_timer_set_deadline (c.timer, start + 150 * 1000);
+  symfonic_timer_set_deadline (d.timer, start + 10 * 1000);
+  /* moved later (kept lazily), earlier, and disarmed */
+  symfonic_timer_set_deadline (b.timer, start + 100 * 1000);
+  symfonic_timer_set_deadline (a.timer, start + 40 * 1000);
+  symfonic_timer_set_deadline (d.timer, -1);
+
+  run_until (f, &done);
+  g_assert_cmpstr (f->log->str, ==, "a;b;c;");
+  g_assert_cmpint (a.fired_at - start, >=, 40 * 1000);
+  g_assert_cmpint (b.fired_at - start, >=, 100 * 1000);
+  g_assert_cmpint (c.fired_at - start, >=, 150 * 1000);
+  g_assert_cmpint (d.fired_at, ==, 0);
+
+  /* fired timers are disarmed, and may be armed again */
+  done = FALSE;
+  c.done = NULL;
+  a.done = &done;
+  symfonic_timer_set_deadline (a.timer, g_get_monotonic_time () + 5 * 1000);
+  run_until (f, &done);
+  g_assert_cmpstr (f->log->str, ==, "a;b;c;a;");
+
+  symfonic_timer_remove (a.timer);
+  symfonic_timer_remove (b.timer);
+  symfonic_timer_remove (c.timer);
+  symfonic_timer_remove (d.timer);
+}
+
+/* Many timers armed in random order and some removed while armed still
+ * fire in deadline order: the heap stays a heap through removals. */
+static void
+test_timers_random (Fixture       *f,
+                    gconstpointer  data)
+{
+  enum { N = 200 };
+  Alarm alarms[N] = { { 0 } };
+  char names[N][8];
+  gint64 start = g_get_monotonic_time () + 20 * 1000;
+  g_autoptr(GString) expected = g_string_new (NULL);
+  gboolean done = FALSE;
+  GRand *rand = g_rand_new_with_seed (7);
+  guint order[N];
+
+  for (guint i = 0; i < N; i++)
+    order[i] = i;
+  for (guint i = N - 1; i > 0; i--)
+    {
+      guint j = g_rand_int_range (rand, 0, i + 1);
+      guint t = order[i];
+
+      order[i] = order[j];
+      order[j] = t;
+    }
+
+  /* alarm i fires at start + i ms; every third one is removed */
+  for (guint k = 0; k < N; k++)
+    {
+      guint i = order[k];
+
+      g_snprintf (names[i], sizeof names[i], "%u", i);
+      alarms[i].f = f;
+      alarms[i].name = names[i];
+      alarms[i].timer = symfonic_poller_timer (f->poller, on_alarm, &alarms[i]);
+      symfonic_timer_set_deadline (alarms[i].timer, start + i * 1000);
+    }
+  for (guint i = 0; i < N; i++)
+    {
+      if (i % 3 == 1)
+        {
+          symfonic_timer_remove (alarms[i].timer);
+          alarms[i].timer = NULL;
+        }
+      else
+        g_string_append_printf (expected, "%u;", i);
+    }
+  /* the last one kept */
+  alarms[N - 2].done = &done;
+
+  run_until (f, &done);
+  g_assert_cmpstr (f->log->str, ==, expected->str);
+
+  for (guint i = 0; i < N; i++)
+    symfonic_timer_remove (alarms[i].timer);
+  g_rand_free (rand);
+}
+
+typedef struct
+{
+  Fixture          *f;
+  SymfonicDeferred  deferred;
+  guint             runs;
+} Flusher;
+
+static void
+on_deferred (gpointer data)
+{
+  Flusher *flusher = data;
+
+  flusher->runs++;
+  g_string_append (flusher->f->log, "flush;");
+}
+
+typedef struct
+{
+  Watcher  watcher;
+  Flusher *flusher;
+} DeferringWatcher;
+
+static void
+on_ready_defer (gpointer     data,
+                GIOCondition condition)
+{
+  DeferringWatcher *dw = data;
+
+  on_ready (&dw->watcher, condition);
+  /* twice: it runs once */
+  symfonic_poller_defer (dw->flusher->f->poller, &dw->flusher->deferred);
+  symfonic_poller_defer (dw->flusher->f->poller, &dw->flusher->deferred);
+}
+
+/* Work deferred by I/O callbacks runs once, after all of that I/O. */
+static void
+test_deferred (Fixture       *f,
+               gconstpointer  data)
+{
+  int a[2], b[2];
+  gboolean done = FALSE;
+  Flusher flusher = { f, { on_deferred, &flusher }, 0 };
+  DeferringWatcher wa = { { f, "a", 0 }, &flusher };
+  DeferringWatcher wb = { { f, "b", 0 }, &flusher };
+
+  socket_pair (a);
+  socket_pair (b);
+  wa.watcher.fd = a[0];
+  wb.watcher.fd = b[0];
+  wa.watcher.watch = symfonic_poller_watch (f->poller, a[0], G_IO_IN, on_ready_defer, &wa);
+  wb.watcher.watch = symfonic_poller_watch (f->poller, b[0], G_IO_IN, on_ready_defer, &wb);
+  g_assert_cmpint (write (a[1], "x", 1), ==, 1);
+  g_assert_cmpint (write (b[1], "x", 1), ==, 1);
+  /* both are ready before the context looks */
+  wb.watcher.done = &done;
+  run_until (f, &done);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+
+  g_assert_true (g_str_equal (f->log->str, "a;b;flush;") || g_str_equal (f->log->str, "b;a;flush;"));
+  g_assert_cmpuint (flusher.runs, ==, 1);
+
+  /* outside any dispatch, and cancelled before it ran */
+  symfonic_poller_defer (f->poller, &flusher.deferred);
+  symfonic_poller_cancel_deferred (f->poller, &flusher.deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher.runs, ==, 1);
+  symfonic_poller_defer (f->poller, &flusher.deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher.runs, ==, 2);
+
+  symfonic_watch_remove (wa.watcher.watch);
+  symfonic_watch_remove (wb.watcher.watch);
+  for (guint i = 0; i < 2; i++)
+    {
+      close (a[i]);
+      close (b[i]);
+    }
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add ("/poller/readable", Fixture, NULL, fixture_set_up, test_readable, fixture_tear_down);
+  g_test_add ("/poller/remove-in-callback", Fixture, NULL, fixture_set_up, test_remove_in_callback, fixture_tear_down);
+  g_test_add ("/poller/many-watches-one-source", Fixture, NULL, fixture_set_up, test_many_watches_one_source, fixture_tear_down);
+  g_test_add ("/poller/timers-order", Fixture, NULL, fixture_set_up, test_timers_order, fixture_tear_down);
+  g_test_add ("/poller/timers-random", Fixture, NULL, fixture_set_up, test_timers_random, fixture_tear_down);
+  g_test_add ("/poller/deferred", Fixture, NULL, fixture_set_up, test_deferred, fixture_tear_down);
+
+  return g_test_run ();
+}
