@@ -168,7 +168,7 @@ map_error (Exchange     *self,
   return frame;
 }
 
-static void
+static gboolean
 sink_event (gpointer       data,
             SymfonicEvent *event)
 {
@@ -179,13 +179,23 @@ sink_event (gpointer       data,
   if (self->writer == NULL)
     {
       symfonic_encoder_event (self->encoder, event, NULL);
-      return;
+      return FALSE;
     }
 
   out = symfonic_sse_writer_begin_frame (self->writer);
   frame_class = symfonic_encoder_event (self->encoder, event, out);
   if (frame_class != SYMFONIC_FRAME_NONE)
     symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE);
+
+  return symfonic_sse_writer_is_full (self->writer);
+}
+
+static void
+writer_drained (gpointer data)
+{
+  Exchange *self = data;
+
+  symfonic_stream_sink_ready (self->stream);
 }
 
 static void
@@ -342,7 +352,7 @@ begin_stream (Exchange *self)
       else
         soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
-      self->writer = symfonic_sse_writer_new (self->message, self->context);
+      self->writer = symfonic_sse_writer_new (self->message, self->context, writer_drained, self);
       /* the headers go out now, before the upstream produced anything */
       soup_server_message_unpause (self->message);
     }

@@ -13,11 +13,23 @@ G_BEGIN_DECLS
 #define SYMFONIC_SSE_MAX_FRAMES 256
 #define SYMFONIC_SSE_MAX_BYTES (8 * 1024 * 1024)
 
+/* Past the high-water mark the source is told to stop reading its
+ * upstream, so that a slow client slows the upstream down long before
+ * anything is shed; below the low-water mark it reads on. */
+#define SYMFONIC_SSE_HIGH_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 2)
+#define SYMFONIC_SSE_HIGH_WATER_BYTES (256 * 1024)
+#define SYMFONIC_SSE_LOW_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 8)
+#define SYMFONIC_SSE_LOW_WATER_BYTES (64 * 1024)
+
+typedef void (*SymfonicSseWriterDrainedFunc) (gpointer data);
+
 typedef struct _SymfonicSseWriter SymfonicSseWriter;
 
 G_GNUC_INTERNAL
 SymfonicSseWriter *symfonic_sse_writer_new          (SoupServerMessage *message,
-                                                     GMainContext      *context);
+                                                     GMainContext      *context,
+                                                     SymfonicSseWriterDrainedFunc drained,
+                                                     gpointer           drained_data);
 G_GNUC_INTERNAL
 void               symfonic_sse_writer_free         (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
@@ -25,6 +37,8 @@ GString           *symfonic_sse_writer_begin_frame  (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 gboolean           symfonic_sse_writer_end_frame    (SymfonicSseWriter *self,
                                                      gboolean           droppable);
+G_GNUC_INTERNAL
+gboolean           symfonic_sse_writer_is_full      (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 void               symfonic_sse_writer_close        (SymfonicSseWriter *self);
 G_GNUC_INTERNAL

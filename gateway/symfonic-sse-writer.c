@@ -48,6 +48,11 @@ struct _SymfonicSseWriter
   guint64            gap;
   gulong             wrote_id;
   gboolean           closed;
+
+  /* over the high-water mark: drained() runs once below the low one */
+  gboolean           full;
+  SymfonicSseWriterDrainedFunc drained;
+  gpointer           drained_data;
 };
 
 static void
@@ -71,6 +76,14 @@ on_wrote_body_data (SoupServerMessage *message,
     {
       g_array_set_size (self->chunks, 0);
       self->chunks_head = 0;
+    }
+
+  if (self->full &&
+      self->queued_frames + self->pending_frames <= SYMFONIC_SSE_LOW_WATER_FRAMES &&
+      self->appended - self->written + self->pending->len <= SYMFONIC_SSE_LOW_WATER_BYTES)
+    {
+      self->full = FALSE;
+      self->drained (self->drained_data);
     }
 }
 
@@ -111,11 +124,15 @@ flush_cb (gpointer user_data)
 }
 
 SymfonicSseWriter *
-symfonic_sse_writer_new (SoupServerMessage *message,
-                         GMainContext      *context)
+symfonic_sse_writer_new (SoupServerMessage            *message,
+                         GMainContext                 *context,
+                         SymfonicSseWriterDrainedFunc  drained,
+                         gpointer                      drained_data)
 {
   SymfonicSseWriter *self = g_new0 (SymfonicSseWriter, 1);
 
+  self->drained = drained;
+  self->drained_data = drained_data;
   self->message = g_object_ref (message);
   self->context = g_main_context_ref (context);
   self->pending = g_string_sized_new (4096);
@@ -204,6 +221,20 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
     }
 
   return TRUE;
+}
+
+/* Whether the frames held for the client passed the high-water mark;
+ * once they did, the drained function runs when they are back below the
+ * low-water mark. */
+gboolean
+symfonic_sse_writer_is_full (SymfonicSseWriter *self)
+{
+  if (!self->full &&
+      (self->queued_frames + self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
+       self->appended - self->written + self->pending->len >= SYMFONIC_SSE_HIGH_WATER_BYTES))
+    self->full = TRUE;
+
+  return self->full;
 }
 
 /* Writes what is pending and ends the body: the terminal is never held

@@ -14,8 +14,10 @@ G_BEGIN_DECLS
  * was cancelled, in which case neither is called again. */
 typedef struct
 {
-  void (*event) (gpointer       data,
-                 SymfonicEvent *event);
+  /* returns %TRUE when the connection is over its bound: the source is
+   * told to wait until symfonic_stream_sink_ready() */
+  gboolean (*event) (gpointer       data,
+                     SymfonicEvent *event);
   void (*end)   (gpointer       data,
                  const GError  *error);
 } SymfonicStreamSink;
@@ -24,6 +26,8 @@ G_GNUC_INTERNAL
 void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        const SymfonicStreamSink  *sink,
                                        gpointer                   data);
+G_GNUC_INTERNAL
+void     symfonic_stream_sink_ready   (SymfonicStream            *self);
 G_GNUC_INTERNAL
 gboolean symfonic_stream_admits_inline (SymfonicStream           *self,
                                         SymfonicAdmissionPhase    phase);

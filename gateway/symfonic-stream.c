@@ -8,6 +8,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-route.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream-private.h"
@@ -77,6 +78,15 @@ struct _SymfonicStream
 
   const SymfonicStreamSink *sink;
   gpointer                  sink_data;
+  /* the sink was over its bound when an event was pushed: the source waits
+   * for the ready function */
+  gboolean                  sink_busy;
+  SymfonicStreamReadyFunc   ready_func;
+  gpointer                  ready_data;
+  GDestroyNotify            ready_destroy;
+  /* the ready function runs from here, outside the writer's own I/O */
+  SymfonicPoller           *poller;
+  SymfonicDeferred          ready;
 
   GTask                    *admit_task;
 };
@@ -127,6 +137,13 @@ symfonic_stream_finalize (GObject *object)
         self->slots[i].destroy (self->slots[i].data);
     }
   g_free (self->slots);
+  if (self->poller != NULL)
+    {
+      symfonic_poller_cancel_deferred (self->poller, &self->ready);
+      symfonic_poller_unref (self->poller);
+    }
+  if (self->ready_destroy != NULL)
+    self->ready_destroy (self->ready_data);
   g_free (self->release_line);
   g_ptr_array_unref (self->response_headers);
   g_ptr_array_unref (self->batch);
@@ -530,6 +547,34 @@ symfonic_stream_emit (SymfonicStream *self,
 }
 
 static void
+run_ready_func (gpointer data)
+{
+  SymfonicStream *self = data;
+
+  if (self->ready_func != NULL)
+    self->ready_func (self, self->ready_data);
+}
+
+/* A source waiting for the sink hears that it may read on, or that the
+ * stream ended (and it should end too), once the sink's own I/O has
+ * returned. */
+static void
+wake_source (SymfonicStream *self)
+{
+  if (!self->sink_busy)
+    return;
+
+  self->sink_busy = FALSE;
+  if (self->poller == NULL)
+    {
+      self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+      self->ready.func = run_ready_func;
+      self->ready.data = self;
+    }
+  symfonic_poller_defer (self->poller, &self->ready);
+}
+
+static void
 stream_end (SymfonicStream *self,
             const GError   *error)
 {
@@ -541,6 +586,7 @@ stream_end (SymfonicStream *self,
   g_ptr_array_set_size (self->batch, 0);
   /* stop the upstream if a stage failed while it was still producing */
   g_cancellable_cancel (self->cancellable);
+  wake_source (self);
   if (self->sink != NULL)
     self->sink->end (self->sink_data, error);
   close_admitted_stages (self);
@@ -573,7 +619,10 @@ run_stages (SymfonicStream  *self,
     }
 
   for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
-    self->sink->event (self->sink_data, g_ptr_array_index (self->batch, j));
+    {
+      if (self->sink->event (self->sink_data, g_ptr_array_index (self->batch, j)))
+        self->sink_busy = TRUE;
+    }
   g_ptr_array_set_size (self->batch, 0);
 
   return TRUE;
@@ -586,22 +635,65 @@ run_stages (SymfonicStream  *self,
  *
  * Hands one upstream event to the stream; sources call this. Ignored once
  * the stream is over.
+ *
+ * Returns: whether the source may push on, should stop reading its
+ *   upstream until the stream's ready function runs, or should stop
  */
-void
+SymfonicFlowReturn
 symfonic_stream_push (SymfonicStream *self,
                       SymfonicEvent  *event)
 {
   g_autoptr(GError) error = NULL;
 
-  g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (event != NULL);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), SYMFONIC_FLOW_OVER);
+  g_return_val_if_fail (event != NULL, SYMFONIC_FLOW_OVER);
 
   if (self->state != STREAM_RUNNING)
-    return;
+    return SYMFONIC_FLOW_OVER;
 
   g_ptr_array_add (self->batch, symfonic_event_ref (event));
   if (!run_stages (self, 0, &error))
     stream_end (self, error);
+
+  if (self->state != STREAM_RUNNING)
+    return SYMFONIC_FLOW_OVER;
+
+  return self->sink_busy ? SYMFONIC_FLOW_WAIT : SYMFONIC_FLOW_OK;
+}
+
+/**
+ * symfonic_stream_set_ready_func:
+ * @self: a #SymfonicStream
+ * @func: (scope notified) (closure user_data) (destroy destroy): called
+ *   when the stream can take events again
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data with the stream
+ *
+ * Sets what the stream calls after symfonic_stream_push() returned
+ * %SYMFONIC_FLOW_WAIT, once the client caught up, or once the stream
+ * ended while the source waited. A source sets it when it starts.
+ */
+void
+symfonic_stream_set_ready_func (SymfonicStream          *self,
+                                SymfonicStreamReadyFunc  func,
+                                gpointer                 user_data,
+                                GDestroyNotify           destroy)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  if (self->ready_destroy != NULL)
+    self->ready_destroy (self->ready_data);
+  self->ready_func = func;
+  self->ready_data = user_data;
+  self->ready_destroy = destroy;
+}
+
+/* The sink drained below its bound. */
+void
+symfonic_stream_sink_ready (SymfonicStream *self)
+{
+  if (self->state == STREAM_RUNNING)
+    wake_source (self);
 }
 
 /**
@@ -915,5 +1007,6 @@ symfonic_stream_cancel (SymfonicStream *self)
   clear_deadline (self);
   g_ptr_array_set_size (self->batch, 0);
   g_cancellable_cancel (self->cancellable);
+  wake_source (self);
   close_admitted_stages (self);
 }

@@ -16,6 +16,35 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SymfonicFlowReturn:
+ * @SYMFONIC_FLOW_OK: push on
+ * @SYMFONIC_FLOW_WAIT: the client is behind: stop reading the upstream
+ *   until the stream's ready function runs (the event was taken)
+ * @SYMFONIC_FLOW_OVER: the stream is over: push nothing more, and end the
+ *   upstream with symfonic_stream_push_end()
+ *
+ * What symfonic_stream_push() tells a source, so that a slow client slows
+ * its upstream down instead of piling events up in the gateway.
+ */
+typedef enum {
+  SYMFONIC_FLOW_OK,
+  SYMFONIC_FLOW_WAIT,
+  SYMFONIC_FLOW_OVER,
+} SymfonicFlowReturn;
+
+/**
+ * SymfonicStreamReadyFunc:
+ * @stream: the stream that can take events again
+ * @user_data: the data given to symfonic_stream_set_ready_func()
+ *
+ * Called once after symfonic_stream_push() returned %SYMFONIC_FLOW_WAIT,
+ * when the client caught up or the stream ended (symfonic_stream_is_over()
+ * tells which), on the stream's thread.
+ */
+typedef void (*SymfonicStreamReadyFunc) (SymfonicStream *stream,
+                                         gpointer        user_data);
+
 #define SYMFONIC_TYPE_STREAM (symfonic_stream_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicStream, symfonic_stream, SYMFONIC, STREAM, GObject)
@@ -47,8 +76,12 @@ void                symfonic_stream_get_usage       (SymfonicStream       *self,
 void                symfonic_stream_emit            (SymfonicStream       *self,
                                                      SymfonicEvent        *event);
 
-void                symfonic_stream_push            (SymfonicStream       *self,
+SymfonicFlowReturn  symfonic_stream_push            (SymfonicStream       *self,
                                                      SymfonicEvent        *event);
+void                symfonic_stream_set_ready_func  (SymfonicStream       *self,
+                                                     SymfonicStreamReadyFunc func,
+                                                     gpointer              user_data,
+                                                     GDestroyNotify        destroy);
 void                symfonic_stream_push_end        (SymfonicStream       *self,
                                                      const GError         *error);
 

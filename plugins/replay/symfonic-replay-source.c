@@ -59,6 +59,7 @@ typedef struct
 static void
 playback_free (Playback *playback)
 {
+  symfonic_stream_set_ready_func (playback->stream, NULL, NULL, NULL);
   if (playback->timer != NULL)
     {
       g_source_destroy (playback->timer);
@@ -140,13 +141,32 @@ playback_step (gpointer data)
           return G_SOURCE_REMOVE;
         }
 
-      symfonic_stream_push (playback->stream, entry->event);
-      if (symfonic_stream_is_over (playback->stream))
-        break;
+      switch (symfonic_stream_push (playback->stream, entry->event))
+        {
+        case SYMFONIC_FLOW_OK:
+          break;
+        case SYMFONIC_FLOW_WAIT:
+          /* on_ready() plays on once the client caught up */
+          g_clear_pointer (&playback->timer, g_source_unref);
+          return G_SOURCE_REMOVE;
+        case SYMFONIC_FLOW_OVER:
+        default:
+          playback_end (playback, NULL);
+          return G_SOURCE_REMOVE;
+        }
     }
 
   playback_end (playback, NULL);
   return G_SOURCE_REMOVE;
+}
+
+static void
+on_ready (SymfonicStream *stream,
+          gpointer        data)
+{
+  /* an ended stream also cancelled the playback, which ends it */
+  if (!symfonic_stream_is_over (stream))
+    schedule (data, 0);
 }
 
 static gboolean
@@ -229,6 +249,7 @@ symfonic_replay_source_start (SymfonicSource *source,
   playback->source = g_object_ref (self);
   playback->stream = g_object_ref (stream);
   playback->transcript = transcript;
+  symfonic_stream_set_ready_func (stream, on_ready, playback, NULL);
 
   if (cancellable != NULL)
     {

@@ -226,11 +226,14 @@ typedef struct
   GSource               *timer;
   gboolean               timed_out;
   gboolean               completed;
+  /* the client is behind: nothing more is read until the stream is ready */
+  gboolean               waiting;
 } Request;
 
 static void
 request_free (Request *req)
 {
+  symfonic_stream_set_ready_func (req->stream, NULL, NULL, NULL);
   if (req->timer != NULL)
     {
       g_source_destroy (req->timer);
@@ -526,7 +529,13 @@ handle_frame (Request     *req,
       req->completed = TRUE;
     }
 
-  symfonic_stream_push (req->stream, parsed);
+  if (symfonic_stream_push (req->stream, parsed) == SYMFONIC_FLOW_WAIT)
+    {
+      /* a quiet upstream is not at fault while the client holds it back */
+      req->waiting = TRUE;
+      if (req->timer != NULL)
+        g_source_set_ready_time (req->timer, -1);
+    }
 
   return TRUE;
 }
@@ -549,6 +558,8 @@ drain (Request  *req,
         return FALSE;
       if (req->completed)
         return FALSE;
+      if (req->waiting)
+        return TRUE;
       /* a stage failed the stream (which cancelled it): stop reading */
       if (symfonic_stream_is_over (req->stream))
         {
@@ -598,7 +609,35 @@ read_cb (GObject      *object,
     }
 
   reset_timer (req);
-  read_next (req);
+  if (!req->waiting)
+    read_next (req);
+}
+
+/* The client caught up: the frames already read go first, then the
+ * upstream is read again. */
+static void
+on_stream_ready (SymfonicStream *stream,
+                 gpointer        data)
+{
+  Request *req = data;
+  GError *error = NULL;
+
+  req->waiting = FALSE;
+  if (symfonic_stream_is_over (stream))
+    {
+      /* the client went away, or a stage ended the stream */
+      request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                _("The stream ended while the upstream was still talking")));
+      return;
+    }
+  reset_timer (req);
+  if (!drain (req, &error) || req->completed)
+    {
+      request_finish (req, error);
+      return;
+    }
+  if (!req->waiting)
+    read_next (req);
 }
 
 static void
@@ -780,6 +819,7 @@ symfonic_runtime_source_start (SymfonicSource *source,
   req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled),
                                              g_object_ref (req->cancellable), g_object_unref);
 
+  symfonic_stream_set_ready_func (stream, on_stream_ready, req, NULL);
   if (self->timeout > 0)
     {
       req->timer = g_source_new (&timer_funcs, sizeof (GSource));
