@@ -12,14 +12,16 @@ WORDS = ("light from the sun reaches the air and the short blue waves "
          "scatter far more than the long red ones so the sky looks blue").split()
 MEMORY = '<memory_ops>[{"op":"add","node":"user_pref","value":"likes tea"}]</memory_ops>'
 MEMORY_PIECE = 10
+WORDS_PER_DELTA = 3
 
 
 def frame(name, data):
     return ("event: %s\ndata: %s\n\n" % (name, json.dumps(data, separators=(",", ":")))).encode()
 
 
-def events(n_deltas):
-    """The answer as a list of frames (bytes), one per event, with n_deltas text deltas."""
+def events(n_deltas, words=WORDS_PER_DELTA):
+    """The answer as a list of frames (bytes), one per event, with n_deltas
+    text deltas of 1 to words words."""
     out = [frame("ActivationEvent", {"node_id": "n%d" % k, "node_label": "sky colour", "score": 0.5,
                                      "layer": k, "source_node_id": "n%d" % (k - 1) if k else None})
            for k in range(3)]
@@ -27,7 +29,7 @@ def events(n_deltas):
     deltas = []
     i = 0
     while len(deltas) < n_deltas - len(memory):
-        text = " " + " ".join(WORDS[(i + j) % len(WORDS)] for j in range(1 + i % 3))
+        text = " " + " ".join(WORDS[(i + j) % len(WORDS)] for j in range(1 + i % words))
         if i % 20 == 19:
             tag = " [semantic:n%d]" % i
             if i % 40 == 39:

@@ -22,6 +22,9 @@ PHASES = ("burst", "paced", "ttft", "slow", "idle")
 KIB = 1024
 PACED_INTERVAL = 0.05
 IDLE_BATCH = 200
+# the slow answer's deltas are long, so that what it holds before its terminal
+# (about 500 KB) is far more than the socket buffers on its way can take
+SLOW_WORDS = 80
 
 
 class SetupError(Exception):
@@ -225,10 +228,11 @@ table=%s
                    proxy=False)
         self.upstream("paced", a.paced_deltas, int(PACED_INTERVAL * 1000))
         self.upstream("idle")
-        self.upstream("fast", a.slow_deltas)
+        self.upstream("fast", a.slow_deltas, SLOW_WORDS)
         self.nginx_pid = self.nginx("nginx-proxy", "proxy.conf.in",
                                     {"PORT": self.ports["proxy"], "STATIC": self.ports["static"],
-                                     "PACED": self.ports["paced"], "IDLE": self.ports["idle"]}, proxy=True)
+                                     "PACED": self.ports["paced"], "IDLE": self.ports["idle"],
+                                     "FAST": self.ports["fast"]}, proxy=True)
         self.gateway = self.spawn("gateway", [self.gateway_binary, "--pipeline", self.pipeline()], proxy=True)
         self.wait_port(self.gateway, self.ports["gateway"])
 
@@ -395,20 +399,25 @@ def phase_ttft(rig, report, a):
                     added["gateway"] <= target, "gateway <= +%.1f ms" % target)
 
 
-def phase_slow(rig, report, a):
-    pid, port = rig.gateway.pid, rig.ports["gateway"]
+def slow_reader(rig, port, headers, pid, a):
+    """One client reading at 1 KiB/s, then at full speed: (RSS growth in KB of
+    pid, seconds the upstream's writes blocked in the second half of the slow
+    read, the response, bytes read). The first half lets the buffers on the
+    way fill."""
     base = peak = rss_kb(pid)
-    blocked_before = http_get(rig.ports["fast"], "/stats")["blocked_seconds"]
+    blocked = None
     response = client.Response()
-    done = False
+    done, received = False, 0
     with socket.socket() as s:
-        # a small receive window, so that what the client does not read stays on the gateway's side
+        # a small receive window, so that what the client does not read stays on the proxy's side,
+        # and an Internet-sized segment: loopback's 64 KiB one would let the proxy's kernel send
+        # buffer grow to megabytes and hold the whole answer, whatever the proxy does
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1460)
         s.settimeout(0.25)
         s.connect(("127.0.0.1", port))
-        s.sendall(client.request("/slow", AUTH))
+        s.sendall(client.request("/slow", headers))
         start = time.monotonic()
-        received = 0
         while not done and time.monotonic() - start < a.slow_seconds:
             allowed = int((time.monotonic() - start) * KIB) - received
             if allowed > 0:
@@ -423,10 +432,12 @@ def phase_slow(rig, report, a):
                     done = response.feed(data, time.monotonic())
             time.sleep(0.05)
             peak = max(peak, rss_kb(pid))
-        blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"] - blocked_before
-        # then read at full speed: the terminal frame must still come
-        drain_deadline = time.monotonic() + a.phase_deadline
-        while not done and time.monotonic() < drain_deadline:
+            if blocked is None and time.monotonic() - start >= a.slow_seconds / 2:
+                blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"]
+        blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"] - (blocked or 0)
+        # then at full speed: the terminal frame must still come
+        deadline = time.monotonic() + a.phase_deadline
+        while not done and time.monotonic() < deadline:
             try:
                 data = s.recv(65536)
             except socket.timeout:
@@ -435,17 +446,31 @@ def phase_slow(rig, report, a):
                 break
             received += len(data)
             done = response.feed(data, time.monotonic())
-    terminal = done and response.verdict() is None
-    report.line("slow", "gateway RSS %+d KB while read at 1 KiB/s for %d s" % (peak - base, a.slow_seconds),
-                peak - base <= 8 * KIB, "<= 8 MiB, the writer's bound")
+    return peak - base, blocked, response if done else None, received
+
+
+def phase_slow(rig, report, a):
+    growth, blocked, verdict = {}, {}, {}
+    for label, port, headers, pid in rig.targets():
+        try:
+            growth[label], blocked[label], response, received = slow_reader(rig, port, headers, pid, a)
+        except OSError as e:
+            report.problem("slow", "%s: not a figure: %s" % (label, e.strerror or e))
+            return
+        verdict[label] = ("delivered (%d KB read)" % (received // KIB) if response and not response.verdict()
+                          else "missing: " + (response.verdict() if response else "answer cut"))
+        if not verdict[label].startswith("delivered"):
+            report.problems.append("slow")
+    report.line("slow RSS", "nginx %+d KB  gateway %+d KB  while read at 1 KiB/s for %d s"
+                % (growth["nginx"], growth["gateway"], a.slow_seconds),
+                growth["gateway"] <= 8 * KIB, "gateway <= 8 MiB, the writer's bound")
     # a moment's wait for a full socket is no pause: the reader must hold the upstream most of the time
-    report.line("slow", "upstream writes blocked %.2f s of %d s" % (blocked, a.slow_seconds),
-                blocked >= a.slow_seconds / 2, "the upstream paused for half of it or more")
-    report.line("slow", "terminal frame %s (%d deltas, %d KB read)"
-                % ("delivered" if terminal else "missing: " + (response.verdict() or "answer cut"),
-                   response.deltas, received // KIB), terminal, "delivered")
-    if not terminal:
-        report.problems.append("slow")
+    half = a.slow_seconds / 2
+    report.line("slow pause", "upstream writes blocked: nginx %.1f s  gateway %.1f s  of the last %.0f s"
+                % (blocked["nginx"], blocked["gateway"], half),
+                blocked["gateway"] >= 0.8 * half, "upstream paused >= 80 % of it")
+    report.line("slow end", "terminal frame: nginx %s  gateway %s" % (verdict["nginx"], verdict["gateway"]),
+                verdict["gateway"].startswith("delivered"), "delivered")
 
 
 def phase_idle(rig, report, a):
@@ -547,8 +572,9 @@ def main():
         check_tools(build)
         rig = Rig(build, a)
         rig.start()
-        print("answer: %d text deltas, %d bytes (paced: %d deltas, slow: %d); %s"
-              % (a.deltas, rig.answer_bytes, a.paced_deltas, a.slow_deltas, rig.pinning), flush=True)
+        print("answer: %d text deltas, %d bytes (paced: %d deltas; slow: %d long ones, %d bytes); %s"
+              % (a.deltas, rig.answer_bytes, a.paced_deltas, a.slow_deltas,
+                 sum(map(len, answer.events(a.slow_deltas, SLOW_WORDS))), rig.pinning), flush=True)
         for phase in a.phases:
             globals()["phase_" + phase](rig, report, a)
     except SetupError as e:

@@ -2,7 +2,8 @@
 
   upstream.py paced PORT N_DELTAS INTERVAL_MS   the answer, one event per chunk every INTERVAL_MS
   upstream.py idle PORT                         one delta, then the stream is held open
-  upstream.py fast PORT N_DELTAS                the answer as fast as the reader takes it
+  upstream.py fast PORT N_DELTAS WORDS          the answer, deltas of up to WORDS words, as fast as
+                                                the reader takes it
 
 Every kind answers any POST with its stream (HTTP/1.1, chunked, keep-alive) and two control requests:
 GET /stats (JSON: streams open, text deltas written, seconds its writes waited for a full socket) and, for idle, GET /nudge
@@ -25,15 +26,16 @@ def chunk(data):
 
 
 class Upstream:
-    def __init__(self, kind, n_deltas, interval):
+    def __init__(self, kind, n_deltas, interval, words):
         self.kind = kind
         self.interval = interval
-        frames = answer.events(n_deltas) if n_deltas else []
+        frames = answer.events(n_deltas, words) if n_deltas else []
         self.chunks = [(chunk(f), f.startswith(b"event: TextDeltaEvent")) for f in frames]
         self.held = set()
         self.streams = 0
         self.deltas = 0
         self.blocked = 0.0
+        self.waiting = {}
 
     async def handle(self, reader, writer):
         if self.kind == "fast":
@@ -68,7 +70,9 @@ class Upstream:
                 w.write(chunk(answer.frame("TextDeltaEvent", {"text": " again"})))
             body = {"nudged": len(self.held)}
         else:
-            body = {"streams": self.streams, "deltas": self.deltas, "blocked_seconds": round(self.blocked, 3)}
+            now = time.monotonic()
+            blocked = self.blocked + sum(now - since for since in self.waiting.values())
+            body = {"streams": self.streams, "deltas": self.deltas, "blocked_seconds": round(blocked, 3)}
         data = json.dumps(body).encode()
         return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
                 b"Content-Length: %d\r\n\r\n%s" % (len(data), data))
@@ -88,9 +92,11 @@ class Upstream:
         for c, _ in self.chunks:
             writer.write(c)
             if writer.transport.get_write_buffer_size():
-                start = time.monotonic()
-                await writer.drain()
-                self.blocked += time.monotonic() - start
+                self.waiting[writer] = time.monotonic()
+                try:
+                    await writer.drain()
+                finally:
+                    self.blocked += time.monotonic() - self.waiting.pop(writer)
         writer.write(CHUNK_END)
         await writer.drain()
 
@@ -120,9 +126,10 @@ def main():
     kind, port = sys.argv[1], int(sys.argv[2])
     n_deltas = int(sys.argv[3]) if kind != "idle" else 0
     interval = float(sys.argv[4]) / 1000 if kind == "paced" else 0
+    words = int(sys.argv[4]) if kind == "fast" else answer.WORDS_PER_DELTA
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    asyncio.run(serve(Upstream(kind, n_deltas, interval), port))
+    asyncio.run(serve(Upstream(kind, n_deltas, interval, words), port))
 
 
 if __name__ == "__main__":
