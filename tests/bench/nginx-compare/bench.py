@@ -18,12 +18,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, "..", "..", "..", "data"))
 AUTH = ("Authorization: Bearer demo-token-alice", "X-Tenant-ID: acme")
 STAGES = "auth;rate-limit;budget;release-line;extraction;citation;errors"
-PHASES = ("burst", "paced", "ttft", "slow", "idle")
 KIB = 1024
 PACED_INTERVAL = 0.05
 IDLE_BATCH = 200
 # the slow answer's deltas are long, so that what it holds before its terminal
-# (about 500 KB) is far more than the socket buffers on its way can take
+# (some 460 KB) is far more than the socket buffers on its way can take
 SLOW_WORDS = 80
 
 
@@ -86,7 +85,8 @@ def percentile(values, fraction):
 class Rig:
     """The processes of one run, their ports and a temporary folder; stop() ends them all."""
 
-    def __init__(self, build, args):
+    def __init__(self, tools, args):
+        self.tools = tools
         self.args = args
         self.processes = []
         self.dir = tempfile.mkdtemp(prefix="symfonic-bench-")
@@ -103,11 +103,10 @@ class Rig:
             self.pinning = "proxies on CPU %d, load and upstreams on CPU %d" % (cpus[1], cpus[0])
         else:
             self.pinning = "one core only: nothing pinned, proxies share it with the load"
-        self.gateway_binary = os.path.join(build, "gateway", "symfonic-gateway")
 
     def spawn(self, name, argv, proxy=False):
         if proxy and self.proxy_cpu is not None:
-            argv = ["taskset", "-c", str(self.proxy_cpu)] + argv
+            argv = [self.tools["taskset"], "-c", str(self.proxy_cpu)] + argv
         log = open(os.path.join(self.dir, name + ".log"), "ab")
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    cwd=self.dir)
@@ -152,7 +151,7 @@ class Rig:
         os.chmod(folder, 0o755)
         values = dict(values, DIR=folder, FILES=self.args.files, CONNECTIONS=self.args.files - 64)
         conf = self.render(template, name + ".conf", values)
-        process = self.spawn(name, ["nginx", "-e", os.path.join(folder, "error.log"), "-p", folder,
+        process = self.spawn(name, [self.tools["nginx"], "-e", os.path.join(folder, "error.log"), "-p", folder,
                                     "-c", conf], proxy=proxy)
         self.wait_port(process, values["PORT"])
         deadline = time.monotonic() + 10
@@ -233,8 +232,14 @@ table=%s
                                     {"PORT": self.ports["proxy"], "STATIC": self.ports["static"],
                                      "PACED": self.ports["paced"], "IDLE": self.ports["idle"],
                                      "FAST": self.ports["fast"]}, proxy=True)
-        self.gateway = self.spawn("gateway", [self.gateway_binary, "--pipeline", self.pipeline()], proxy=True)
+        self.gateway = self.spawn("gateway", [self.tools["symfonic-gateway"], "--pipeline", self.pipeline()], proxy=True)
         self.wait_port(self.gateway, self.ports["gateway"])
+
+    def check_alive(self):
+        for process in self.processes:
+            if process.poll() is not None:
+                raise SetupError("%s exited with status %d:\n%s"
+                                 % (process.name, process.returncode, self.log_tail(process.name)))
 
     def targets(self):
         """(label, port, extra headers, pid measured) of each proxy, nginx first."""
@@ -275,8 +280,8 @@ def ratio(gateway, nginx):
     return gateway / nginx if nginx else float("nan")
 
 
-def wrk(port, path, headers, seconds, connections):
-    argv = ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
+def wrk(program, port, path, headers, seconds, connections):
+    argv = [program, "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
             "-s", os.path.join(HERE, "post.lua")]
     for h in headers:
         argv += ["-H", h]
@@ -304,9 +309,9 @@ def phase_burst(rig, report, a):
     rates, busy = {}, {}
     for label, port, headers, pid in rig.targets():
         if a.warmup:
-            wrk(port, "/burst", headers, a.warmup, 64)
+            wrk(rig.tools["wrk"], port, "/burst", headers, a.warmup, 64)
         cpu, start = proc_stat(pid), time.monotonic()
-        rates[label], error = wrk(port, "/burst", headers, a.seconds, 64)
+        rates[label], error = wrk(rig.tools["wrk"], port, "/burst", headers, a.seconds, 64)
         # below 100 % the load side, not the proxy, set the pace
         busy[label] = 100 * (proc_stat(pid) - cpu) / (time.monotonic() - start)
         if error:
@@ -516,10 +521,13 @@ def phase_idle(rig, report, a):
                     % (after["nginx"], after["gateway"]), after["gateway"] <= 10, "gateway within 10 %")
 
 
+RUNS = {"burst": phase_burst, "paced": phase_paced, "ttft": phase_ttft, "slow": phase_slow, "idle": phase_idle}
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("build", help="a meson build folder of the project (release build for figures worth citing)")
-    p.add_argument("--phases", default=",".join(PHASES), help="comma-separated, of: " + ", ".join(PHASES))
+    p.add_argument("--phases", default=",".join(RUNS), help="comma-separated, of: " + ", ".join(RUNS))
     p.add_argument("--smoke", action="store_true",
                    help="every phase for a couple of seconds with small counts; the exit status says whether "
                         "each produced a figure and every stream ended correctly")
@@ -529,7 +537,7 @@ def parse_args():
                    help="seconds the slow client reads at 1 KiB/s before it reads the rest at full speed")
     a = p.parse_args()
     a.phases = [x for x in a.phases.split(",") if x]
-    unknown = set(a.phases) - set(PHASES)
+    unknown = set(a.phases) - set(RUNS)
     if unknown:
         p.error("unknown phase: " + ", ".join(sorted(unknown)))
     a.seconds, a.warmup, a.ramp, a.phase_deadline = 10, 3, 3, 30
@@ -542,13 +550,19 @@ def parse_args():
     return a
 
 
-def check_tools(build):
+def find_tools(build):
+    """The full path of each program the run needs, by name."""
     binary = os.path.join(build, "gateway", "symfonic-gateway")
     if not os.access(binary, os.X_OK):
         raise SetupError("no gateway in %s: build it first (ninja -C %s)" % (build, build))
+    # nginx is in /usr/sbin, which a user's PATH often leaves out
+    path = os.environ.get("PATH", os.defpath) + ":/usr/sbin:/sbin"
+    tools = {"symfonic-gateway": binary}
     for tool, package in (("nginx", "nginx-light"), ("wrk", "wrk"), ("taskset", "util-linux")):
-        if not shutil.which(tool):
+        tools[tool] = shutil.which(tool, path=path)
+        if not tools[tool]:
             raise SetupError("%s not found: install the Debian package %s" % (tool, package))
+    return tools
 
 
 def main():
@@ -569,14 +583,19 @@ def main():
     rig = None
     report = Report()
     try:
-        check_tools(build)
-        rig = Rig(build, a)
+        rig = Rig(find_tools(build), a)
         rig.start()
         print("answer: %d text deltas, %d bytes (paced: %d deltas; slow: %d long ones, %d bytes); %s"
               % (a.deltas, rig.answer_bytes, a.paced_deltas, a.slow_deltas,
                  sum(map(len, answer.events(a.slow_deltas, SLOW_WORDS))), rig.pinning), flush=True)
         for phase in a.phases:
-            globals()["phase_" + phase](rig, report, a)
+            try:
+                RUNS[phase](rig, report, a)
+            except OSError:
+                # a process it measures or talks to went away: say which
+                rig.check_alive()
+                raise
+            rig.check_alive()
     except SetupError as e:
         print("bench: %s" % e, file=sys.stderr)
         return 2
