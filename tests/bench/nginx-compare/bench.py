@@ -354,9 +354,9 @@ def phase_paced(rig, report, a):
                     "per upstream delta)" % (cost["nginx"], cost["gateway"], r, a.paced_streams), r <= 1.5, "<= 1.5")
 
 
-def first_delta_ms(port, headers):
+def first_delta_ms(port, path, headers):
     """Milliseconds from the request written to the first text delta read, or None."""
-    request = client.request("/burst" if headers is not None else "/answer", headers or ())
+    request = client.request(path, headers)
     response = client.Response()
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
@@ -376,16 +376,16 @@ def first_delta_ms(port, headers):
 
 def phase_ttft(rig, report, a):
     # the upstream alone, then each proxy in front of it, interleaved so that drift hits all alike
-    sources = (("upstream", rig.ports["static"], None),) + tuple((label, port, headers)
-                                                                  for label, port, headers, _ in rig.targets())
-    times = {label: [] for label, _, _ in sources}
-    failed = {label: 0 for label, _, _ in sources}
+    sources = (("upstream", rig.ports["static"], "/answer", ()),) + tuple(
+        (label, port, "/burst", headers) for label, port, headers, _ in rig.targets())
+    times = {source[0]: [] for source in sources}
+    failed = {source[0]: 0 for source in sources}
     deadline = time.monotonic() + a.phase_deadline
     for _ in range(a.ttft_rounds):
         if time.monotonic() > deadline:
             break
-        for label, port, headers in sources:
-            ms = first_delta_ms(port, headers)
+        for label, port, path, headers in sources:
+            ms = first_delta_ms(port, path, headers)
             if ms is None:
                 failed[label] += 1
             else:
