@@ -225,7 +225,7 @@ table=%s
         self.answer_bytes = os.path.getsize(body)
         self.nginx("nginx-static", "static.conf.in", {"PORT": self.ports["static"], "ANSWER": body},
                    proxy=False)
-        self.upstream("paced", a.paced_deltas, int(PACED_INTERVAL * 1000))
+        self.upstream("paced", a.deltas, int(PACED_INTERVAL * 1000))
         self.upstream("idle")
         self.upstream("fast", a.slow_deltas, SLOW_WORDS)
         self.nginx_pid = self.nginx("nginx-proxy", "proxy.conf.in",
@@ -324,26 +324,35 @@ def phase_burst(rig, report, a):
 
 
 def phase_paced(rig, report, a):
-    # The unit is a text delta the upstream sent: the gateway's stages drop the
-    # deltas that held only a tag or the memory block, so its clients see fewer.
-    cost = {}
+    # The unit is an upstream text delta that went through: the gateway's stages
+    # drop the deltas that held only a tag or the memory block, so its clients
+    # see fewer, and what they see is scaled back to the upstream's count.
+    cost, busy = {}, {}
     upstream = rig.ports["paced"]
     for label, port, headers, pid in rig.targets():
+        # the paced answer is the burst one: how many of its deltas this proxy's clients see
+        fetched = fetch(port, "/burst", headers, whole=True)
+        if not fetched or fetched[0].verdict():
+            report.problem("paced", "%s: the answer did not come through whole" % label)
+            continue
+        answer_deltas = fetched[0].deltas
         load = client.Load(port, "/paced", headers, repeat=True)
         load.open(a.paced_streams)
         load.pump(a.ramp)
         cpu, sent, seen = proc_stat(pid), http_get(upstream, "/stats")["deltas"], load.deltas
+        start = time.monotonic()
         load.pump(a.seconds)
         cpu, sent = proc_stat(pid) - cpu, http_get(upstream, "/stats")["deltas"] - sent
+        busy[label] = 100 * cpu / (time.monotonic() - start)
         seen = load.deltas - seen
         load.close_all()
-        if load.failures or not seen or not load.completed:
+        if load.failures or not seen or (a.smoke and not load.completed):
             report.problem("paced", "%s: not a figure: %d deltas seen, %d answers complete, failures %s"
                            % (label, seen, load.completed, load.failures or "none"))
             continue
-        cost[label] = cpu / sent * 1e6
-        # what reached the clients, next to what they would see of all that was sent
-        delivered = seen / (sent * load.completed_deltas / load.completed / a.paced_deltas)
+        through = seen * a.deltas / answer_deltas
+        cost[label] = cpu / through * 1e6
+        delivered = through / sent
         if delivered < 0.9:
             report.line("paced", "%s fell behind: its clients saw %.0f %% of what the upstream sent"
                         % (label, 100 * delivered))
@@ -351,27 +360,35 @@ def phase_paced(rig, report, a):
     if len(cost) == 2:
         r = ratio(cost["gateway"], cost["nginx"])
         report.line("paced", "nginx %.1f us/delta  gateway %.1f us/delta  ratio %.2f  (%d streams, proxy CPU "
-                    "per upstream delta)" % (cost["nginx"], cost["gateway"], r, a.paced_streams), r <= 1.5, "<= 1.5")
+                    "per upstream delta through; busy: nginx %.0f %%, gateway %.0f %%)"
+                    % (cost["nginx"], cost["gateway"], r, a.paced_streams, busy["nginx"], busy["gateway"]),
+                    r <= 1.5, "<= 1.5")
 
 
-def first_delta_ms(port, path, headers):
-    """Milliseconds from the request written to the first text delta read, or None."""
-    request = client.request(path, headers)
+def fetch(port, path, headers, whole):
+    """One request on a new connection, read to its first text delta or, if
+    whole, to its end: (the response, when the request was written), or None."""
     response = client.Response()
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             start = time.perf_counter()
-            s.sendall(request)
-            while response.first_delta is None:
+            s.sendall(client.request(path, headers))
+            while whole or response.first_delta is None:
                 data = s.recv(65536)
                 if not data or response.feed(data, time.perf_counter()):
                     break
     except OSError:
         return None
-    if response.first_delta is None or response.status != 200:
+    return response, start
+
+
+def first_delta_ms(port, path, headers):
+    """Milliseconds from the request written to the first text delta read, or None."""
+    fetched = fetch(port, path, headers, whole=False)
+    if not fetched or fetched[0].first_delta is None or fetched[0].status != 200:
         return None
-    return (response.first_delta - start) * 1000
+    return (fetched[0].first_delta - fetched[1]) * 1000
 
 
 def phase_ttft(rig, report, a):
@@ -541,10 +558,12 @@ def parse_args():
     if unknown:
         p.error("unknown phase: " + ", ".join(sorted(unknown)))
     a.seconds, a.warmup, a.ramp, a.phase_deadline = 10, 3, 3, 30
-    a.paced_streams, a.paced_deltas, a.ttft_rounds, a.slow_deltas = 400, a.deltas, 300, 2000
+    a.paced_streams, a.ttft_rounds, a.slow_deltas = 400, 300, 2000
     if a.smoke:
         a.seconds, a.warmup, a.ramp, a.phase_deadline = 2, 0, 1, 20
-        a.paced_streams, a.paced_deltas, a.ttft_rounds = 20, 20, 30
+        # a short answer, so that paced streams end within the run
+        a.deltas = min(a.deltas, 20)
+        a.paced_streams, a.ttft_rounds = 20, 30
         a.idle_streams, a.slow_seconds = min(a.idle_streams, 100), 2
     a.idle_deadline = a.phase_deadline / 2 + a.idle_streams / 400
     return a
@@ -585,8 +604,8 @@ def main():
     try:
         rig = Rig(find_tools(build), a)
         rig.start()
-        print("answer: %d text deltas, %d bytes (paced: %d deltas; slow: %d long ones, %d bytes); %s"
-              % (a.deltas, rig.answer_bytes, a.paced_deltas, a.slow_deltas,
+        print("answer: %d text deltas, %d bytes (slow: %d long ones, %d bytes); %s"
+              % (a.deltas, rig.answer_bytes, a.slow_deltas,
                  sum(map(len, answer.events(a.slow_deltas, SLOW_WORDS))), rig.pinning), flush=True)
         for phase in a.phases:
             try:

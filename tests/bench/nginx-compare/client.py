@@ -128,7 +128,6 @@ class Load:
         self.streams = []
         self.deltas = 0
         self.completed = 0
-        self.completed_deltas = 0
         self.failures = {}
 
     def open(self, n):
@@ -187,7 +186,6 @@ class Load:
             self.fail(stream, reason)
             return
         self.completed += 1
-        self.completed_deltas += response.deltas
         if self.repeat:
             self.send(stream)
         else:
