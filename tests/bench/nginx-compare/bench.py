@@ -232,7 +232,8 @@ table=%s
                                     {"PORT": self.ports["proxy"], "STATIC": self.ports["static"],
                                      "PACED": self.ports["paced"], "IDLE": self.ports["idle"],
                                      "FAST": self.ports["fast"]}, proxy=True)
-        self.gateway = self.spawn("gateway", [self.tools["symfonic-gateway"], "--pipeline", self.pipeline()], proxy=True)
+        self.gateway = self.spawn("gateway", [self.tools["symfonic-gateway"], "--pipeline", self.pipeline()],
+                                  proxy=True)
         self.wait_port(self.gateway, self.ports["gateway"])
 
     def check_alive(self):
@@ -427,7 +428,7 @@ def slow_reader(rig, port, headers, pid, a):
     read, the response, bytes read). The first half lets the buffers on the
     way fill."""
     base = peak = rss_kb(pid)
-    blocked = None
+    half = None
     response = client.Response()
     done, received = False, 0
     with socket.socket() as s:
@@ -454,9 +455,10 @@ def slow_reader(rig, port, headers, pid, a):
                     done = response.feed(data, time.monotonic())
             time.sleep(0.05)
             peak = max(peak, rss_kb(pid))
-            if blocked is None and time.monotonic() - start >= a.slow_seconds / 2:
-                blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"]
-        blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"] - (blocked or 0)
+            if half is None and time.monotonic() - start >= a.slow_seconds / 2:
+                half = http_get(rig.ports["fast"], "/stats")["blocked_seconds"]
+        # an answer that ended (or failed) within the first half made the upstream wait for nothing
+        blocked = http_get(rig.ports["fast"], "/stats")["blocked_seconds"] - half if half is not None else 0.0
         # then at full speed: the terminal frame must still come
         deadline = time.monotonic() + a.phase_deadline
         while not done and time.monotonic() < deadline:

@@ -6,10 +6,10 @@
                                                 the reader takes it
 
 Every kind answers any POST with its stream (HTTP/1.1, chunked, keep-alive) and two control requests:
-GET /stats (JSON: streams open, text deltas written, seconds its writes waited for a full socket) and, for idle, GET /nudge
-(sends one more delta to every held stream and answers how many). The fast kind keeps a small send
-buffer and waits for the socket after each event, so a reader that stops reading pauses it and the
-time it waited is what /stats reports."""
+GET /stats (JSON: streams open, text deltas written, seconds its writes waited for a full
+socket) and, for idle, GET /nudge (sends one more delta to every held stream and answers how
+many). The fast kind keeps a small send buffer and waits for the socket after each event, so
+a reader that stops reading pauses it and the time it waited is what /stats reports."""
 import asyncio, json, resource, socket, sys, time
 
 import answer
