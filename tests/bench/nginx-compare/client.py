@@ -107,12 +107,11 @@ class Response:
 
 
 class Stream:
-    __slots__ = ("sock", "response", "sent", "closed")
+    __slots__ = ("sock", "response", "closed")
 
     def __init__(self, sock):
         self.sock = sock
         self.response = Response()
-        self.sent = 0.0
         self.closed = False
 
 
@@ -157,7 +156,6 @@ class Load:
 
     def send(self, stream):
         stream.response = Response()
-        stream.sent = time.monotonic()
         try:
             stream.sock.send(self.request)
         except OSError:
