@@ -256,13 +256,17 @@ push_frames (SymfonicSseParser *parser,
   while (symfonic_sse_parser_next (parser, &name, &data, NULL))
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(JsonNode) root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, &error);
-      g_autoptr(SymfonicEvent) event = NULL;
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (name, data, strlen (data));
 
-      if (root != NULL)
-        event = symfonic_event_new_from_json (name, root, &error);
       if (event == NULL)
-        g_error ("%s", error->message);
+        {
+          g_autoptr(JsonNode) root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, &error);
+
+          if (root != NULL)
+            event = symfonic_event_new_from_json (name, root, &error);
+          if (event == NULL)
+            g_error ("%s", error->message);
+        }
       symfonic_stream_push (stream, event);
       g_clear_pointer (&name, g_free);
       g_clear_pointer (&data, g_free);
