@@ -250,10 +250,10 @@ static void
 push_frames (SymfonicSseParser *parser,
              SymfonicStream    *stream)
 {
-  g_autofree char *name = NULL;
-  g_autofree char *data = NULL;
+  const char *name;
+  const char *data;
 
-  while (symfonic_sse_parser_next (parser, &name, &data, NULL))
+  while (symfonic_sse_parser_next_borrowed (parser, &name, &data, NULL))
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (name, data, strlen (data));
@@ -268,8 +268,6 @@ push_frames (SymfonicSseParser *parser,
             g_error ("%s", error->message);
         }
       symfonic_stream_push (stream, event);
-      g_clear_pointer (&name, g_free);
-      g_clear_pointer (&data, g_free);
     }
 }
 
