@@ -296,9 +296,9 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
 
       while (stop < end && *stop != '\n' && *stop != '\r')
         stop++;
-      g_string_append_len (self->line, p, stop - p);
 
-      if (self->max_event_bytes > 0 && self->line->len + self->data->len > self->max_event_bytes)
+      if (self->max_event_bytes > 0 &&
+          self->line->len + (gsize) (stop - p) + self->data->len > self->max_event_bytes)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
                        _("An upstream event is larger than %" G_GSIZE_FORMAT " bytes"), self->max_event_bytes);
@@ -306,11 +306,23 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
         }
 
       if (stop == end)
-        break;
+        {
+          g_string_append_len (self->line, p, stop - p);
+          break;
+        }
 
       self->after_cr = *stop == '\r';
-      process_line (self, self->line->str, self->line->len);
-      g_string_truncate (self->line, 0);
+      /* a line that arrived whole is read where it lies */
+      if (self->line->len == 0)
+        {
+          process_line (self, p, stop - p);
+        }
+      else
+        {
+          g_string_append_len (self->line, p, stop - p);
+          process_line (self, self->line->str, self->line->len);
+          g_string_truncate (self->line, 0);
+        }
       p = stop + 1;
     }
 
