@@ -9,19 +9,27 @@
 
 /* The same pipeline as the streams, accumulated: the cleaned text the
  * stages let through and the memory ops they extracted. */
+typedef struct
+{
+  SymfonicEncoder  parent;
+  JsonArray       *memory_ops;
+} AnswerEncoder;
+
 static SymfonicFrameClass
-answer_event (SymfonicEncoder *self,
+answer_event (SymfonicEncoder *encoder,
               SymfonicEvent   *event,
               GString         *out)
 {
+  AnswerEncoder *self = (AnswerEncoder *) encoder;
+
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (self->text, symfonic_event_get_text (event));
+      g_string_append (encoder->text, symfonic_event_get_text (event));
       break;
 
     case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (self, event);
+      symfonic_encoder_keep_fallback (encoder, event);
       break;
 
     case SYMFONIC_EVENT_MEMORY_EXTRACTED:
@@ -52,16 +60,17 @@ answer_event (SymfonicEncoder *self,
 }
 
 static void
-answer_success (SymfonicEncoder *self,
+answer_success (SymfonicEncoder *encoder,
                 gint64           duration_ms,
                 GString         *out)
 {
-  const char *session_id = symfonic_invocation_get_session_id (self->invocation);
+  AnswerEncoder *self = (AnswerEncoder *) encoder;
+  const char *session_id = symfonic_invocation_get_session_id (encoder->invocation);
 
   g_string_append (out, "{\"response\":");
-  symfonic_json_append_string (out, symfonic_encoder_final_text (self), -1);
+  symfonic_json_append_string (out, symfonic_encoder_final_text (encoder), -1);
   g_string_append (out, ",\"run_id\":");
-  symfonic_json_append_string (out, symfonic_invocation_get_run_id (self->invocation), -1);
+  symfonic_json_append_string (out, symfonic_invocation_get_run_id (encoder->invocation), -1);
   g_string_append (out, ",\"session_id\":");
   if (session_id != NULL)
     symfonic_json_append_string (out, session_id, -1);
@@ -80,8 +89,18 @@ answer_success (SymfonicEncoder *self,
   g_string_append_c (out, '}');
 }
 
+static void
+answer_clear (SymfonicEncoder *encoder)
+{
+  AnswerEncoder *self = (AnswerEncoder *) encoder;
+
+  g_clear_pointer (&self->memory_ops, json_array_unref);
+}
+
 const SymfonicEncoderVTable symfonic_answer_encoder = {
+  .instance_size = sizeof (AnswerEncoder),
   .streaming = FALSE,
   .event = answer_event,
   .success = answer_success,
+  .clear = answer_clear,
 };

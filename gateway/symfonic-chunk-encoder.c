@@ -86,6 +86,7 @@ chunk_success (SymfonicEncoder *self,
 }
 
 const SymfonicEncoderVTable symfonic_chunk_encoder = {
+  .instance_size = sizeof (SymfonicEncoder),
   .streaming = TRUE,
   .event = chunk_event,
   .success = chunk_success,

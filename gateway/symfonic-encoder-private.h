@@ -20,9 +20,13 @@ typedef enum {
 typedef struct _SymfonicEncoder SymfonicEncoder;
 
 /* One per route kind. A streaming encoder writes one SSE frame per call;
- * the others write nothing until the end, then the whole JSON body. */
+ * the others write nothing until the end, then the whole JSON body. Each
+ * shape keeps its own state in its own instance struct, which embeds
+ * SymfonicEncoder first and is @instance_size bytes; @clear (optional)
+ * frees what that state holds. */
 typedef struct
 {
+  gsize              instance_size;
   gboolean           streaming;
   SymfonicFrameClass (*event)   (SymfonicEncoder    *self,
                                  SymfonicEvent      *event,
@@ -30,6 +34,7 @@ typedef struct
   void               (*success) (SymfonicEncoder    *self,
                                  gint64              duration_ms,
                                  GString            *out);
+  void               (*clear)   (SymfonicEncoder    *self);
 } SymfonicEncoderVTable;
 
 /* The state every shape needs: the text actually sent, so the success
@@ -43,12 +48,6 @@ struct _SymfonicEncoder
   GString                     *text;
   char                        *fallback;
   guint64                      dropped;
-  /* the typed stream's position in the seed's order */
-  int                          phase;
-  /* the typed stream sent its one ConsolidationScheduledEvent */
-  gboolean                     consolidated;
-  /* memory ops for the JSON answer */
-  JsonArray                   *memory_ops;
 };
 
 G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_typed_encoder;

@@ -10,22 +10,26 @@ SymfonicEncoder *
 symfonic_encoder_new (SymfonicRouteKind   kind,
                       SymfonicInvocation *invocation)
 {
-  SymfonicEncoder *self = g_new0 (SymfonicEncoder, 1);
+  const SymfonicEncoderVTable *vtable;
+  SymfonicEncoder *self;
 
   switch (kind)
     {
     case SYMFONIC_ROUTE_KIND_TYPED:
-      self->vtable = &symfonic_typed_encoder;
+      vtable = &symfonic_typed_encoder;
       break;
     case SYMFONIC_ROUTE_KIND_CHUNKS:
-      self->vtable = &symfonic_chunk_encoder;
+      vtable = &symfonic_chunk_encoder;
       break;
     case SYMFONIC_ROUTE_KIND_CHAT:
     case SYMFONIC_ROUTE_KIND_RESUME:
     default:
-      self->vtable = &symfonic_answer_encoder;
+      vtable = &symfonic_answer_encoder;
       break;
     }
+  g_assert (vtable->instance_size >= sizeof (SymfonicEncoder));
+  self = g_malloc0 (vtable->instance_size);
+  self->vtable = vtable;
   self->invocation = g_object_ref (invocation);
   self->text = g_string_new (NULL);
 
@@ -35,10 +39,11 @@ symfonic_encoder_new (SymfonicRouteKind   kind,
 void
 symfonic_encoder_free (SymfonicEncoder *self)
 {
+  if (self->vtable->clear != NULL)
+    self->vtable->clear (self);
   g_object_unref (self->invocation);
   g_string_free (self->text, TRUE);
   g_free (self->fallback);
-  g_clear_pointer (&self->memory_ops, json_array_unref);
   g_free (self);
 }
 

@@ -66,6 +66,9 @@ SymfonicEvent     *symfonic_event_new               (SymfonicEventKind  kind,
 SymfonicEvent     *symfonic_event_new_from_json     (const char        *name,
                                                      JsonNode          *data,
                                                      GError           **error);
+SymfonicEvent     *symfonic_event_try_new_from_data (const char        *name,
+                                                     const char        *data,
+                                                     gsize              length);
 
 SymfonicEvent     *symfonic_event_ref               (SymfonicEvent     *self);
 void               symfonic_event_unref             (SymfonicEvent     *self);

@@ -1,4 +1,4 @@
-/* symfonic-json-private.h: small JSON writing helpers for the hot path
+/* symfonic-json-private.h: small JSON helpers for the hot path
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -18,5 +18,11 @@ void symfonic_json_append_node   (GString    *out,
 
 G_GNUC_INTERNAL
 JsonNode *symfonic_json_node_deep_copy (JsonNode *node);
+
+G_GNUC_INTERNAL
+gboolean  symfonic_json_read_string_object (const char *data,
+                                            gsize       length,
+                                            const char *member,
+                                            GString    *text);
 
 G_END_DECLS

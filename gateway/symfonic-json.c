@@ -10,6 +10,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-json.h"
+#include "symfonic-json-private.h"
 
 /* json-glib 1.6 has no strict mode and recurses once per nesting level, so
  * JSON from outside is read here in one pass, without recursion, straight
@@ -66,15 +67,26 @@ peek (Reader *r)
   return r->pos < r->length ? r->data[r->pos] : 0;
 }
 
+/* Steps over @c if it is the next byte after whitespace. */
+static gboolean
+skip_char (Reader *r,
+           guchar  c)
+{
+  if (peek (r) != c)
+    return FALSE;
+  r->pos++;
+  return TRUE;
+}
+
+/* @what is marked with N_(): it is translated only when it is needed,
+ * since a lookup of the message catalog on every member name costs more
+ * than reading the name. */
 static gboolean
 expect (Reader     *r,
         guchar      c,
         const char *what)
 {
-  if (peek (r) != c)
-    return fail (r, what);
-  r->pos++;
-  return TRUE;
+  return skip_char (r, c) || fail (r, _(what));
 }
 
 /* Reads the four hex digits of a \u escape that starts at r->pos. */
@@ -359,7 +371,7 @@ read_member_name (Reader     *r,
   /* values are read after the name's NUL */
   g_string_append_c (r->text, '\0');
 
-  return expect (r, ':', _("expected a colon after a member name"));
+  return expect (r, ':', N_("expected a colon after a member name"));
 }
 
 static void
@@ -377,6 +389,34 @@ attach (Reader   *r,
       json_object_set_member (json_node_get_object (parent), r->text->str, node);
       g_string_truncate (r->text, 0);
     }
+}
+
+/* The common shape of an upstream delta's data, read with the strict
+ * reader's own rules but without building a tree: TRUE when @data is
+ * exactly one object whose only member is @member with a string value,
+ * which is left decoded in @text. FALSE says nothing about validity: only
+ * symfonic_json_parse() tells what else @data is. */
+gboolean
+symfonic_json_read_string_object (const char *data,
+                                  gsize       length,
+                                  const char *member,
+                                  GString    *text)
+{
+  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader *r = &reader;
+  gsize member_length = strlen (member);
+
+  g_string_truncate (text, 0);
+  if (!skip_char (r, '{') || peek (r) != '"' || !read_string (r) ||
+      text->len != member_length || memcmp (text->str, member, member_length) != 0)
+    return FALSE;
+
+  g_string_truncate (text, 0);
+  if (!skip_char (r, ':') || peek (r) != '"' || !read_string (r) || !skip_char (r, '}'))
+    return FALSE;
+  skip_space (r);
+
+  return r->pos == r->length;
 }
 
 /**

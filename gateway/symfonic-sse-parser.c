@@ -21,12 +21,18 @@
  * arrived but whose blank line did not is still dispatched: upstreams that
  * close right after their last frame are common.
  */
+/* A complete event waiting to be taken: where its strings start in
+ * frame_bytes, each NUL-terminated; no id is -1. */
 typedef struct
 {
-  char *event;
-  char *data;
-  char *id;
+  gsize   event;
+  gsize   data;
+  gssize  id;
 } Frame;
+
+/* Buffers that grew past this for one large event are given back once the
+ * event is taken, so a long stream keeps only what its usual events need. */
+#define KEPT_BYTES (16 * 1024)
 
 struct _SymfonicSseParser
 {
@@ -41,26 +47,22 @@ struct _SymfonicSseParser
 
   /* the event being read */
   GString  *data;
-  char     *event;
+  GString  *event;
+  gboolean  has_event;
   gboolean  has_data;
 
   char     *last_event_id;
   gint64    retry;
-  GQueue    frames;
+
+  /* complete events, oldest first from frames[taken], their strings in
+   * frame_bytes: both are reused once every event was taken, so reading
+   * an event allocates nothing */
+  GArray   *frames;
+  guint     taken;
+  GString  *frame_bytes;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicSseParser, symfonic_sse_parser, G_TYPE_OBJECT)
-
-static void
-frame_free (gpointer data)
-{
-  Frame *frame = data;
-
-  g_free (frame->event);
-  g_free (frame->data);
-  g_free (frame->id);
-  g_free (frame);
-}
 
 static void
 symfonic_sse_parser_finalize (GObject *object)
@@ -69,9 +71,10 @@ symfonic_sse_parser_finalize (GObject *object)
 
   g_string_free (self->line, TRUE);
   g_string_free (self->data, TRUE);
-  g_free (self->event);
+  g_string_free (self->event, TRUE);
   g_free (self->last_event_id);
-  g_queue_clear_full (&self->frames, frame_free);
+  g_array_unref (self->frames);
+  g_string_free (self->frame_bytes, TRUE);
 
   G_OBJECT_CLASS (symfonic_sse_parser_parent_class)->finalize (object);
 }
@@ -87,8 +90,10 @@ symfonic_sse_parser_init (SymfonicSseParser *self)
 {
   self->line = g_string_new (NULL);
   self->data = g_string_new (NULL);
+  self->event = g_string_new (NULL);
   self->retry = -1;
-  g_queue_init (&self->frames);
+  self->frames = g_array_new (FALSE, FALSE, sizeof (Frame));
+  self->frame_bytes = g_string_new (NULL);
 }
 
 /**
@@ -106,24 +111,67 @@ symfonic_sse_parser_new (gsize max_event_bytes)
   return self;
 }
 
+static gsize
+keep_string (SymfonicSseParser *self,
+             const char        *text,
+             gsize              length)
+{
+  gsize start = self->frame_bytes->len;
+
+  g_string_append_len (self->frame_bytes, text, length);
+  g_string_append_c (self->frame_bytes, '\0');
+
+  return start;
+}
+
+static void
+shrink (GString **text)
+{
+  if ((*text)->allocated_len <= KEPT_BYTES)
+    return;
+
+  g_string_free (*text, TRUE);
+  *text = g_string_new (NULL);
+}
+
+/* Once every event was taken, the strings handed out last are no longer
+ * needed: the buffers start over. */
+static void
+forget_taken (SymfonicSseParser *self)
+{
+  if (self->taken == 0 || self->taken < self->frames->len)
+    return;
+
+  g_array_set_size (self->frames, 0);
+  self->taken = 0;
+  g_string_truncate (self->frame_bytes, 0);
+  shrink (&self->frame_bytes);
+}
+
 static void
 dispatch (SymfonicSseParser *self)
 {
-  Frame *frame;
+  Frame frame;
 
   if (!self->has_data)
     {
-      g_clear_pointer (&self->event, g_free);
+      self->has_event = FALSE;
       return;
     }
 
-  frame = g_new0 (Frame, 1);
-  frame->event = self->event != NULL ? g_steal_pointer (&self->event) : g_strdup ("message");
-  frame->data = g_strndup (self->data->str, self->data->len);
-  frame->id = g_strdup (self->last_event_id);
-  g_queue_push_tail (&self->frames, frame);
+  frame.event = self->has_event ? keep_string (self, self->event->str, self->event->len)
+                                : keep_string (self, "message", strlen ("message"));
+  frame.data = keep_string (self, self->data->str, self->data->len);
+  frame.id = self->last_event_id != NULL
+             ? (gssize) keep_string (self, self->last_event_id, strlen (self->last_event_id))
+             : -1;
+  g_array_append_val (self->frames, frame);
 
   g_string_truncate (self->data, 0);
+  shrink (&self->data);
+  g_string_truncate (self->event, 0);
+  shrink (&self->event);
+  self->has_event = FALSE;
   self->has_data = FALSE;
 }
 
@@ -164,8 +212,9 @@ process_line (SymfonicSseParser *self,
     }
   else if (name_len == 5 && memcmp (line, "event", 5) == 0)
     {
-      g_free (self->event);
-      self->event = g_strndup (value, value_len);
+      g_string_truncate (self->event, 0);
+      g_string_append_len (self->event, value, value_len);
+      self->has_event = TRUE;
     }
   else if (name_len == 2 && memcmp (line, "id", 2) == 0)
     {
@@ -213,6 +262,8 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
   g_return_val_if_fail (!self->ended, FALSE);
 
+  forget_taken (self);
+
   /* a byte-order mark may open the stream, split like anything else */
   while (!self->started && p < end)
     {
@@ -245,9 +296,9 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
 
       while (stop < end && *stop != '\n' && *stop != '\r')
         stop++;
-      g_string_append_len (self->line, p, stop - p);
 
-      if (self->max_event_bytes > 0 && self->line->len + self->data->len > self->max_event_bytes)
+      if (self->max_event_bytes > 0 &&
+          self->line->len + (gsize) (stop - p) + self->data->len > self->max_event_bytes)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
                        _("An upstream event is larger than %" G_GSIZE_FORMAT " bytes"), self->max_event_bytes);
@@ -255,11 +306,23 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
         }
 
       if (stop == end)
-        break;
+        {
+          g_string_append_len (self->line, p, stop - p);
+          break;
+        }
 
       self->after_cr = *stop == '\r';
-      process_line (self, self->line->str, self->line->len);
-      g_string_truncate (self->line, 0);
+      /* a line that arrived whole is read where it lies */
+      if (self->line->len == 0)
+        {
+          process_line (self, p, stop - p);
+        }
+      else
+        {
+          g_string_append_len (self->line, p, stop - p);
+          process_line (self, self->line->str, self->line->len);
+          g_string_truncate (self->line, 0);
+        }
       p = stop + 1;
     }
 
@@ -282,6 +345,7 @@ symfonic_sse_parser_end (SymfonicSseParser *self)
     return;
 
   self->ended = TRUE;
+  forget_taken (self);
   if (!self->started)
     g_string_append_len (self->line, "\xEF\xBB\xBF", self->bom_matched);
   if (self->line->len > 0)
@@ -310,21 +374,63 @@ symfonic_sse_parser_next (SymfonicSseParser  *self,
                           char              **data,
                           char              **id)
 {
-  Frame *frame;
+  const char *borrowed_event;
+  const char *borrowed_data;
+  const char *borrowed_id;
 
   g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
 
-  frame = g_queue_pop_head (&self->frames);
-  if (frame == NULL)
+  if (!symfonic_sse_parser_next_borrowed (self, &borrowed_event, &borrowed_data, &borrowed_id))
     return FALSE;
 
   if (event != NULL)
-    *event = g_steal_pointer (&frame->event);
+    *event = g_strdup (borrowed_event);
   if (data != NULL)
-    *data = g_steal_pointer (&frame->data);
+    *data = g_strdup (borrowed_data);
   if (id != NULL)
-    *id = g_steal_pointer (&frame->id);
-  frame_free (frame);
+    *id = g_strdup (borrowed_id);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_sse_parser_next_borrowed:
+ * @self: a #SymfonicSseParser
+ * @event: (out) (optional) (transfer none): the event name, `message` when
+ *   the event named none
+ * @data: (out) (optional) (transfer none): the data lines, joined with `\n`
+ * @id: (out) (optional) (transfer none) (nullable): the last event id seen
+ *
+ * Takes the oldest complete event, as symfonic_sse_parser_next() does,
+ * without copying it: the strings belong to @self and stay valid until the
+ * next call of any function on @self.
+ *
+ * Returns: %TRUE if there was one
+ */
+gboolean
+symfonic_sse_parser_next_borrowed (SymfonicSseParser  *self,
+                                   const char        **event,
+                                   const char        **data,
+                                   const char        **id)
+{
+  const Frame *frame;
+  const char *bytes;
+
+  g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
+
+  forget_taken (self);
+  if (self->taken == self->frames->len)
+    return FALSE;
+
+  frame = &g_array_index (self->frames, Frame, self->taken);
+  self->taken++;
+  bytes = self->frame_bytes->str;
+  if (event != NULL)
+    *event = bytes + frame->event;
+  if (data != NULL)
+    *data = bytes + frame->data;
+  if (id != NULL)
+    *id = frame->id >= 0 ? bytes + frame->id : NULL;
 
   return TRUE;
 }

@@ -19,6 +19,15 @@ typedef enum {
   PHASE_DONE,
 } Phase;
 
+typedef struct
+{
+  SymfonicEncoder  parent;
+  /* the stream's position in the seed's order */
+  Phase            phase;
+  /* the stream sent its one ConsolidationScheduledEvent */
+  gboolean         consolidated;
+} TypedEncoder;
+
 /* The phase an event belongs to, and whether it may repeat there. */
 static Phase
 phase_of (SymfonicEventKind  kind,
@@ -54,13 +63,13 @@ phase_of (SymfonicEventKind  kind,
 /* Moves the stream to the event's phase, or says it would go back. Graph
  * events need the consolidation that opens their phase. */
 static gboolean
-advance (SymfonicEncoder   *self,
+advance (TypedEncoder      *self,
          SymfonicEventKind  kind)
 {
   gboolean repeats;
   Phase phase = phase_of (kind, &repeats);
 
-  if ((int) phase < self->phase || ((int) phase == self->phase && !repeats))
+  if (phase < self->phase || (phase == self->phase && !repeats))
     return FALSE;
   if ((kind == SYMFONIC_EVENT_GRAPH_NODE_CREATED || kind == SYMFONIC_EVENT_GRAPH_EDGE_CREATED) &&
       self->phase != PHASE_CONSOLIDATED)
@@ -85,27 +94,28 @@ append_frame (GString       *out,
 }
 
 static SymfonicFrameClass
-typed_event (SymfonicEncoder *self,
+typed_event (SymfonicEncoder *encoder,
              SymfonicEvent   *event,
              GString         *out)
 {
+  TypedEncoder *self = (TypedEncoder *) encoder;
   SymfonicEventKind kind = symfonic_event_get_kind (event);
 
   /* chunks have no typed form */
   if (kind == SYMFONIC_EVENT_CHUNK || !advance (self, kind))
     {
-      self->dropped++;
+      encoder->dropped++;
       return SYMFONIC_FRAME_NONE;
     }
 
   switch (kind)
     {
     case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (self, event);
+      symfonic_encoder_keep_fallback (encoder, event);
       return SYMFONIC_FRAME_NONE;
 
     case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (self->text, symfonic_event_get_text (event));
+      g_string_append (encoder->text, symfonic_event_get_text (event));
       append_frame (out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
@@ -128,12 +138,13 @@ typed_event (SymfonicEncoder *self,
 }
 
 static void
-typed_success (SymfonicEncoder *self,
+typed_success (SymfonicEncoder *encoder,
                gint64           duration_ms,
                GString         *out)
 {
+  TypedEncoder *self = (TypedEncoder *) encoder;
   g_autoptr(SymfonicEvent) terminal =
-    symfonic_event_new_response_complete (symfonic_encoder_final_text (self), duration_ms);
+    symfonic_event_new_response_complete (symfonic_encoder_final_text (encoder), duration_ms);
 
   /* exactly one consolidation per successful stream, even when the
    * upstream scheduled none (its terminal has moved the phase past it);
@@ -145,6 +156,7 @@ typed_success (SymfonicEncoder *self,
 }
 
 const SymfonicEncoderVTable symfonic_typed_encoder = {
+  .instance_size = sizeof (TypedEncoder),
   .streaming = TRUE,
   .event = typed_event,
   .success = typed_success,

@@ -11,6 +11,7 @@
 
 #include "symfonic-citation-filter.h"
 #include "symfonic-citation-stage.h"
+#include "../common/symfonic-filtered-delta.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
  * and so on, in its answer and in its thinking; clients must not see them. The filter withholds what could
@@ -123,15 +124,22 @@ add_count (_Atomic guint64 *total,
 }
 
 static void
-emit_and_count (SymfonicCitationStage *self,
-                SymfonicStream        *stream,
-                Channel               *channel,
-                GString               *text)
+count_filtered (SymfonicCitationStage *self,
+                Channel               *channel)
 {
   add_count (&self->tags_removed, &channel->removed_counted,
              symfonic_citation_filter_get_removed (channel->filter));
   add_count (&self->blocks_dropped, &channel->dropped_counted,
              symfonic_citation_filter_get_blocks_dropped (channel->filter));
+}
+
+static void
+emit_and_count (SymfonicCitationStage *self,
+                SymfonicStream        *stream,
+                Channel               *channel,
+                GString               *text)
+{
+  count_filtered (self, channel);
 
   if (text->len > 0)
     {
@@ -150,10 +158,11 @@ feed (SymfonicCitationStage *self,
       SymfonicEvent         *event)
 {
   const char *text = symfonic_event_get_text (event);
-  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+  GString *clean = symfonic_filtered_delta_scratch ();
 
   symfonic_citation_filter_feed (channel->filter, text, strlen (text), clean);
-  emit_and_count (self, stream, channel, clean);
+  count_filtered (self, channel);
+  symfonic_filtered_delta_emit (stream, event, clean);
 }
 
 static void

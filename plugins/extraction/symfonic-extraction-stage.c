@@ -11,6 +11,7 @@
 
 #include "symfonic-extraction-filter.h"
 #include "symfonic-extraction-stage.h"
+#include "../common/symfonic-filtered-delta.h"
 
 /* The model writes the memory ops it wants applied inside the answer, as a
  * JSON list between two tags. This stage takes them out of the text deltas
@@ -242,11 +243,11 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
     case SYMFONIC_EVENT_TEXT_DELTA:
       {
         const char *text = symfonic_event_get_text (event);
-        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+        GString *clean = symfonic_filtered_delta_scratch ();
 
         symfonic_extraction_filter_feed (state->filter, text, strlen (text), clean);
         count_drops (self, state);
-        emit_text (stream, clean);
+        symfonic_filtered_delta_emit (stream, event, clean);
       }
       return TRUE;
 
@@ -281,11 +282,11 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
     case SYMFONIC_EVENT_THINKING_DELTA:
       {
         const char *text = symfonic_event_get_text (event);
-        g_autoptr(GString) clean = g_string_sized_new (strlen (text));
+        GString *clean = symfonic_filtered_delta_scratch ();
 
         symfonic_extraction_filter_feed (state->thinking, text, strlen (text), clean);
         count_drops (self, state);
-        emit_thinking (stream, clean);
+        symfonic_filtered_delta_emit (stream, event, clean);
       }
       return TRUE;
 

@@ -468,6 +468,157 @@ test_event_from_json (void)
     }
 }
 
+/* What the general way makes of @data: the event, or NULL. */
+static SymfonicEvent *
+decode_general (const char *name,
+                const char *data,
+                gsize       length)
+{
+  g_autoptr(JsonNode) root = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL);
+
+  return root != NULL ? symfonic_event_new_from_json (name, root, NULL) : NULL;
+}
+
+/* The fast path takes @data only when the general way gives the same
+ * event; returns whether it took it. */
+static gboolean
+assert_fast_agrees (const char *name,
+                    const char *data,
+                    gsize       length)
+{
+  g_autoptr(SymfonicEvent) fast = symfonic_event_try_new_from_data (name, data, length);
+  g_autoptr(SymfonicEvent) general = NULL;
+
+  if (fast == NULL)
+    return FALSE;
+
+  general = decode_general (name, data, length);
+  if (general == NULL ||
+      symfonic_event_get_kind (fast) != symfonic_event_get_kind (general) ||
+      strcmp (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0)
+    {
+      g_autofree char *escaped = g_strescape (data, NULL);
+
+      g_test_message ("%s %s", name, escaped);
+      g_assert_not_reached ();
+    }
+
+  return TRUE;
+}
+
+static void
+test_event_fast_path (void)
+{
+  static const struct {
+    const char *name;
+    const char *data;
+    const char *text;
+  } taken[] = {
+    { "TextDeltaEvent", "{\"text\":\"Hel\"}", "Hel" },
+    { "ThinkingDeltaEvent", "{\"text\":\"hmm\"}", "hmm" },
+    { "TextDeltaEvent", " { \"text\" : \"a\\\"b\\n\" } \n", "a\"b\n" },
+    { "TextDeltaEvent", "{\"text\":\"80 \\u00b0C \\ud83d\\ude00\"}", "80 \u00b0C \U0001F600" },
+    { "TextDeltaEvent", "{\"text\":\"\"}", "" },
+    /* the member's name is a JSON string like any other */
+    { "TextDeltaEvent", "{\"te\\u0078t\":\"x\"}", "x" },
+  };
+  static const WireCase refused[] = {
+    /* not the common shape: the general way decides */
+    { "TextDeltaEvent", "{\"text\":\"x\",\"ignored\":1}" },
+    { "TextDeltaEvent", "{\"text\":1}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\"}" },
+    { "ActivationEvent", "{\"text\":\"x\"}" },
+    { "Bogus", "{\"text\":\"x\"}" },
+    /* not JSON, or not what json-glib can hold */
+    { "TextDeltaEvent", "{\"text\":\"x\"} {}" },
+    { "TextDeltaEvent", "{\"text\":\"x\"" },
+    { "TextDeltaEvent", "{'text':'x'}" },
+    { "TextDeltaEvent", "{\"text\":\"a\\u0000b\"}" },
+    { "TextDeltaEvent", "{\"text\":\"\\udc00\"}" },
+    { "TextDeltaEvent", "{\"text\":\"\\ud800x\"}" },
+    { "TextDeltaEvent", "{\"text\":\"\xc3\x28\"}" },
+    { "TextDeltaEvent", "{\"text\":\"tab\there\"}" },
+    { "TextDeltaEvent", "{\"text\":\"\\x\"}" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (taken); i++)
+    {
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (taken[i].name, taken[i].data,
+                                                                          strlen (taken[i].data));
+
+      g_test_message ("%s %s", taken[i].name, taken[i].data);
+      g_assert_nonnull (event);
+      g_assert_cmpstr (symfonic_event_get_name (event), ==, taken[i].name);
+      g_assert_cmpstr (symfonic_event_get_text (event), ==, taken[i].text);
+      g_assert_true (assert_fast_agrees (taken[i].name, taken[i].data, strlen (taken[i].data)));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (refused[i].name, refused[i].data,
+                                                                          strlen (refused[i].data));
+
+      g_test_message ("%s %s", refused[i].name, refused[i].data);
+      g_assert_null (event);
+    }
+
+  /* a length that stops short of the NUL is honoured */
+  g_assert_null (symfonic_event_try_new_from_data ("TextDeltaEvent", "{\"text\":\"x\"}", 10));
+}
+
+/* Deltas mutated at random, with the bytes that matter to a JSON reader:
+ * whatever the fast path takes, the general way must decode the same. */
+static void
+test_event_fast_path_differential (void)
+{
+  static const char *seeds[] = {
+    "{\"text\":\"Hello, world\"}",
+    "{\"text\":\" a \\\"quoted\\\" \\\\ \\/ \\b\\f\\n\\r\\t word\"}",
+    "{\"text\":\"caf\\u00e9 \\ud83d\\ude00 caf\xc3\xa9 \xf0\x9f\x98\x80\"}",
+    " {\"text\" :\"x\"}\r\n",
+    "{\"text\":\"<memory_ops>[{\\\"op\\\":\\\"add\\\"}]</memory_ops>\"}",
+  };
+  static const char alphabet[] = "{}[]\":,\\ u0aAdDfF9\t\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf0\x9f";
+  g_autoptr(GRand) rand = g_rand_new_with_seed (8);
+  g_autoptr(GString) data = g_string_new (NULL);
+  guint taken = 0;
+  guint n = g_test_thorough () ? 1000000 : 100000;
+
+  for (guint i = 0; i < n; i++)
+    {
+      const char *name = g_rand_boolean (rand) ? "TextDeltaEvent" : "ThinkingDeltaEvent";
+      guint n_edits = g_rand_int_range (rand, 0, 4);
+
+      g_string_assign (data, seeds[g_rand_int_range (rand, 0, G_N_ELEMENTS (seeds))]);
+      for (guint e = 0; e < n_edits; e++)
+        {
+          guint at = g_rand_int_range (rand, 0, data->len + 1);
+          char c = alphabet[g_rand_int_range (rand, 0, sizeof alphabet - 1)];
+
+          switch (g_rand_int_range (rand, 0, 3))
+            {
+            case 0:
+              g_string_insert_c (data, at, c);
+              break;
+            case 1:
+              if (at < data->len)
+                g_string_erase (data, at, 1);
+              break;
+            default:
+              if (at < data->len)
+                data->str[at] = c;
+              break;
+            }
+        }
+      taken += assert_fast_agrees (name, data->str, data->len);
+    }
+
+  /* the sweep is only worth something if both ways were taken often */
+  g_test_message ("fast path took %u of %u inputs", taken, n);
+  g_assert_cmpuint (taken, >, n / 10);
+  g_assert_cmpuint (taken, <, n - n / 10);
+}
+
 static void
 test_event_ref (void)
 {
@@ -506,6 +657,8 @@ main (int   argc,
   g_test_add_func ("/event/response-complete", test_event_response_complete);
   g_test_add_func ("/event/from-json", test_event_from_json);
   g_test_add_func ("/event/ref", test_event_ref);
+  g_test_add_func ("/event/fast-path", test_event_fast_path);
+  g_test_add_func ("/event/fast-path/differential", test_event_fast_path_differential);
 
   return g_test_run ();
 }
