@@ -242,11 +242,14 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
    * SymfonicPipeline:max-connections:
    *
    * Open client connections per worker; a connection past it is closed as
-   * soon as it is accepted.
+   * soon as it is accepted. 0: as many as the process's open-file limit
+   * leaves once the gateway's own descriptors are set aside, so that no
+   * cap but the descriptors themselves applies.
    */
   properties[PROP_MAX_CONNECTIONS] =
-    g_param_spec_uint ("max-connections", "Maximum connections", "Open client connections per worker; more are closed at once",
-                       1, 1000000, 4096,
+    g_param_spec_uint ("max-connections", "Maximum connections",
+                       "Open client connections per worker, more are closed at once; 0 for what the open-file limit allows",
+                       0, 1000000, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
