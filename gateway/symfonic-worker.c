@@ -170,6 +170,7 @@ derived_max_connections (void)
     return MAX_CONNECTIONS_LIMIT;
   if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= MAX_CONNECTIONS_LIMIT + RESERVED_DESCRIPTORS)
     return MAX_CONNECTIONS_LIMIT;
+  /* a limit too small for the reserve: half of it */
   if (limit.rlim_cur <= 2 * RESERVED_DESCRIPTORS)
     return MAX (limit.rlim_cur / 2, 1);
 
