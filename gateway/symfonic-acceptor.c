@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+# include <malloc.h>
+#endif
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,6 +31,11 @@
 /* How long accepting pauses when it fails (out of descriptors, most
  * likely): the listener stays readable, and retrying at once would spin. */
 #define ACCEPT_RETRY_MS 100
+/* Memory is handed back to the system once the open connections fell to
+ * half their peak, by at least this many, and at most every
+ * TRIM_INTERVAL_US. */
+#define TRIM_MIN_DROP 256
+#define TRIM_INTERVAL_US (2 * G_USEC_PER_SEC)
 
 struct _SymfonicAcceptor
 {
@@ -43,6 +51,9 @@ struct _SymfonicAcceptor
   guint                       max_connections;
   /* open connections, unowned: each removes itself when it closes */
   GHashTable                 *connections;
+  /* the most connections open at once since memory was last trimmed */
+  guint                       peak;
+  gint64                      trimmed_at;
   gulong                      finished_id;
   /* the silent end of the placeholder listener's socket pair */
   GSocket                    *placeholder_peer;
@@ -86,6 +97,7 @@ accept_one (SymfonicAcceptor *self,
     }
 
   g_hash_table_add (self->connections, connection);
+  self->peak = MAX (self->peak, g_hash_table_size (self->connections));
   soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local,
                                symfonic_connection_get_remote_address (connection), NULL);
 }
@@ -157,6 +169,27 @@ on_listener_readable (GSocket      *listener,
   return G_SOURCE_CONTINUE;
 }
 
+/* glibc keeps what a burst of connections freed (in the arena of each
+ * thread that allocated it) for reuse, so the process stays at its peak
+ * size long after the burst closed. malloc_trim() gives every arena's free
+ * pages back; it walks the heaps, so it runs only after a large drop, and
+ * seldom. */
+static void
+trim_memory (SymfonicAcceptor *self,
+             gint64            now)
+{
+#ifdef __GLIBC__
+  guint open = g_hash_table_size (self->connections);
+
+  if (self->peak - open < TRIM_MIN_DROP || open > self->peak / 2 || now - self->trimmed_at < TRIM_INTERVAL_US)
+    return;
+
+  malloc_trim (0);
+  self->trimmed_at = now;
+  self->peak = open;
+#endif
+}
+
 static gboolean
 sweep (gpointer user_data)
 {
@@ -178,6 +211,7 @@ sweep (gpointer user_data)
   /* expiring may close a connection, which removes it from the table */
   for (guint i = 0; i < late->len; i++)
     symfonic_connection_expire (g_ptr_array_index (late, i));
+  trim_memory (self, now);
 
   return G_SOURCE_CONTINUE;
 }

@@ -6,6 +6,8 @@
 
 #include <glib.h>
 
+#include "symfonic-pipeline.h"
+
 G_BEGIN_DECLS
 
 typedef struct _SymfonicMetrics SymfonicMetrics;
@@ -42,6 +44,7 @@ void             symfonic_metrics_count_response (SymfonicMetrics *self,
                                                   const char      *route,
                                                   guint            status);
 G_GNUC_INTERNAL
-char            *symfonic_metrics_render         (SymfonicMetrics *self);
+char            *symfonic_metrics_render         (SymfonicMetrics  *self,
+                                                  SymfonicPipeline *pipeline);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-metrics-private.h"
+#include "symfonic-route-private.h"
 
 /* Counters are plain atomics, bumped once per stream (frames are summed by
  * the connection and added when it closes), so the per-event path never
@@ -98,8 +99,48 @@ symfonic_metrics_count_response (SymfonicMetrics *self,
   (*count)++;
 }
 
+/* Label values escape backslash and quote; a group name has no newline. */
+static void
+append_label_value (GString    *out,
+                    const char *value,
+                    gsize       length)
+{
+  for (gsize i = 0; i < length; i++)
+    {
+      if (value[i] == '\\' || value[i] == '"')
+        g_string_append_c (out, '\\');
+      g_string_append_c (out, value[i]);
+    }
+}
+
+/* Each route counts its own refusals, on its own, since every worker
+ * shares the route. */
+static void
+render_refusals (GString          *out,
+                 SymfonicPipeline *pipeline)
+{
+  static const char * const caps[] = { "max-streams", "max-streams-per-tenant" };
+
+  g_string_append (out, "# HELP symfonic_streams_refused_total Streams refused at a route's max-streams or max-streams-per-tenant\n"
+                        "# TYPE symfonic_streams_refused_total counter\n");
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (pipeline); i++)
+    {
+      SymfonicRoute *route = symfonic_pipeline_get_route (pipeline, i);
+      const char *name = symfonic_route_get_name (route);
+
+      for (guint j = 0; j < G_N_ELEMENTS (caps); j++)
+        {
+          g_string_append (out, "symfonic_streams_refused_total{route=\"");
+          append_label_value (out, name, strlen (name));
+          g_string_append_printf (out, "\",cap=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                                  caps[j], symfonic_route_get_refused_streams (route, j == 1));
+        }
+    }
+}
+
 char *
-symfonic_metrics_render (SymfonicMetrics *self)
+symfonic_metrics_render (SymfonicMetrics  *self,
+                         SymfonicPipeline *pipeline)
 {
   GString *out = g_string_new (NULL);
   GHashTableIter iter;
@@ -124,17 +165,13 @@ symfonic_metrics_render (SymfonicMetrics *self)
       const char *nl = strchr (key, '\n');
 
       g_string_append (out, "symfonic_responses_total{route=\"");
-      /* label values escape backslash and quote; a group name has no newline */
-      for (const char *p = key; p < nl; p++)
-        {
-          if (*p == '\\' || *p == '"')
-            g_string_append_c (out, '\\');
-          g_string_append_c (out, *p);
-        }
+      append_label_value (out, key, nl - (const char *) key);
       g_string_append_printf (out, "\",status=\"%s\"} %" G_GUINT64_FORMAT "\n",
                               nl + 1, *(guint64 *) value);
     }
   g_mutex_unlock (&self->lock);
+
+  render_refusals (out, pipeline);
 
   return g_string_free (out, FALSE);
 }

@@ -242,11 +242,14 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
    * SymfonicPipeline:max-connections:
    *
    * Open client connections per worker; a connection past it is closed as
-   * soon as it is accepted.
+   * soon as it is accepted. 0: as many as the process's open-file limit
+   * leaves once the gateway's own descriptors are set aside, so that no
+   * cap but the descriptors themselves applies.
    */
   properties[PROP_MAX_CONNECTIONS] =
-    g_param_spec_uint ("max-connections", "Maximum connections", "Open client connections per worker; more are closed at once",
-                       1, 1000000, 4096,
+    g_param_spec_uint ("max-connections", "Maximum connections",
+                       "Open client connections per worker, more are closed at once; 0 for what the open-file limit allows",
+                       0, 1000000, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -407,7 +410,8 @@ load_route (Loader      *loader,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", NULL };
+  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "max-streams",
+                                        "max-streams-per-tenant", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -430,7 +434,8 @@ load_route (Loader      *loader,
       if (!g_strv_contains (known, keys[i]))
         {
           symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for a route (known: path, kind, source, stages, max-duration)"));
+                                       _("unknown key for a route (known: path, kind, source, stages, max-duration, "
+                                         "max-streams, max-streams-per-tenant)"));
           return FALSE;
         }
     }

@@ -5,7 +5,8 @@
 #include "config.h"
 
 #include "symfonic-enums.h"
-#include "symfonic-route.h"
+#include "symfonic-route-private.h"
+#include "symfonic-stream-cap-private.h"
 #include "symfonic-version.h"
 
 /**
@@ -14,7 +15,9 @@
  * An HTTP path bound to a source and an ordered chain of stages.
  *
  * A route is assembled once, when its pipeline is loaded, and is only read
- * afterwards, by every worker thread at once.
+ * afterwards, by every worker thread at once; only the count of its
+ * running streams changes, once when a stream is admitted and once when
+ * it ends.
  */
 struct _SymfonicRoute
 {
@@ -27,6 +30,7 @@ struct _SymfonicRoute
   SymfonicSource    *source;
   GPtrArray         *stages;
   guint              max_duration;
+  SymfonicStreamCap *cap;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -39,6 +43,8 @@ enum {
   PROP_KIND,
   PROP_SOURCE,
   PROP_MAX_DURATION,
+  PROP_MAX_STREAMS,
+  PROP_MAX_STREAMS_PER_TENANT,
   N_PROPS
 };
 
@@ -54,6 +60,7 @@ symfonic_route_finalize (GObject *object)
   g_free (self->release_line);
   g_clear_object (&self->source);
   g_ptr_array_unref (self->stages);
+  symfonic_stream_cap_free (self->cap);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
 }
@@ -85,6 +92,12 @@ symfonic_route_get_property (GObject    *object,
       break;
     case PROP_MAX_DURATION:
       g_value_set_uint (value, self->max_duration);
+      break;
+    case PROP_MAX_STREAMS:
+      g_value_set_uint (value, symfonic_route_get_max_streams (self));
+      break;
+    case PROP_MAX_STREAMS_PER_TENANT:
+      g_value_set_uint (value, symfonic_route_get_max_streams_per_tenant (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -118,6 +131,12 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_MAX_DURATION:
       symfonic_route_set_max_duration (self, g_value_get_uint (value));
+      break;
+    case PROP_MAX_STREAMS:
+      symfonic_route_set_max_streams (self, g_value_get_uint (value));
+      break;
+    case PROP_MAX_STREAMS_PER_TENANT:
+      symfonic_route_set_max_streams_per_tenant (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -165,6 +184,29 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
     g_param_spec_uint ("max-duration", "Maximum duration", "The longest a stream may run, in seconds; 0 for no limit",
                        0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:max-streams:
+   *
+   * How many streams of this route may run at once, over all workers; the
+   * request past it is refused at admission with 503 (`overloaded`) and
+   * `Retry-After`. 0: no limit.
+   */
+  properties[PROP_MAX_STREAMS] =
+    g_param_spec_uint ("max-streams", "Maximum streams", "Streams of the route running at once, over all workers; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_STREAMS_LIMIT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:max-streams-per-tenant:
+   *
+   * How many streams of this route one tenant may run at once, over all
+   * workers; requests without a tenant share one count. The request past
+   * it is refused like one past #SymfonicRoute:max-streams. 0: no limit.
+   */
+  properties[PROP_MAX_STREAMS_PER_TENANT] =
+    g_param_spec_uint ("max-streams-per-tenant", "Maximum streams per tenant",
+                       "Streams of the route one tenant may run at once, over all workers; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_STREAMS_LIMIT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -173,6 +215,7 @@ static void
 symfonic_route_init (SymfonicRoute *self)
 {
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
+  self->cap = symfonic_stream_cap_new ();
 }
 
 /**
@@ -324,6 +367,112 @@ symfonic_route_set_max_duration (SymfonicRoute *self,
 
   self->max_duration = seconds;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_DURATION]);
+}
+
+static void
+set_stream_limit (SymfonicRoute         *self,
+                  SymfonicStreamCapKind  kind,
+                  guint                  limit,
+                  GParamSpec            *pspec)
+{
+  if (symfonic_stream_cap_get_limit (self->cap, kind) == limit)
+    return;
+
+  symfonic_stream_cap_set_limit (self->cap, kind, limit);
+  g_object_notify_by_pspec (G_OBJECT (self), pspec);
+}
+
+/**
+ * symfonic_route_get_max_streams:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how many streams of this route may run at once; 0 when there
+ *   is no limit
+ */
+guint
+symfonic_route_get_max_streams (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return symfonic_stream_cap_get_limit (self->cap, SYMFONIC_STREAM_CAP_ROUTE);
+}
+
+/**
+ * symfonic_route_set_max_streams:
+ * @self: a #SymfonicRoute
+ * @max_streams: streams that may run at once; 0 for no limit
+ *
+ * Bounds the route's running streams. Only while the route is assembled,
+ * before it serves.
+ */
+void
+symfonic_route_set_max_streams (SymfonicRoute *self,
+                                guint          max_streams)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (max_streams <= SYMFONIC_ROUTE_MAX_STREAMS_LIMIT);
+
+  set_stream_limit (self, SYMFONIC_STREAM_CAP_ROUTE, max_streams, properties[PROP_MAX_STREAMS]);
+}
+
+/**
+ * symfonic_route_get_max_streams_per_tenant:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how many streams of this route one tenant may run at once; 0
+ *   when there is no limit
+ */
+guint
+symfonic_route_get_max_streams_per_tenant (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return symfonic_stream_cap_get_limit (self->cap, SYMFONIC_STREAM_CAP_TENANT);
+}
+
+/**
+ * symfonic_route_set_max_streams_per_tenant:
+ * @self: a #SymfonicRoute
+ * @max_streams: streams one tenant may run at once; 0 for no limit
+ *
+ * Bounds each tenant's running streams on the route. Only while the route
+ * is assembled, before it serves.
+ */
+void
+symfonic_route_set_max_streams_per_tenant (SymfonicRoute *self,
+                                           guint          max_streams)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (max_streams <= SYMFONIC_ROUTE_MAX_STREAMS_LIMIT);
+
+  set_stream_limit (self, SYMFONIC_STREAM_CAP_TENANT, max_streams, properties[PROP_MAX_STREAMS_PER_TENANT]);
+}
+
+/* Counts @stream against the route's caps, or refuses it. */
+gboolean
+symfonic_route_claim_stream (SymfonicRoute   *self,
+                             SymfonicStream  *stream,
+                             GError         **error)
+{
+  return symfonic_stream_cap_claim (self->cap, stream, error);
+}
+
+/* Gives back what symfonic_route_claim_stream() took, if anything. */
+void
+symfonic_route_release_stream (SymfonicRoute  *self,
+                               SymfonicStream *stream)
+{
+  symfonic_stream_cap_release (stream);
+}
+
+/* Streams refused at max-streams (@per_tenant false) or at
+ * max-streams-per-tenant since the route was loaded. */
+guint64
+symfonic_route_get_refused_streams (SymfonicRoute *self,
+                                    gboolean       per_tenant)
+{
+  return symfonic_stream_cap_get_refused (self->cap, per_tenant ? SYMFONIC_STREAM_CAP_TENANT
+                                                                : SYMFONIC_STREAM_CAP_ROUTE);
 }
 
 /**

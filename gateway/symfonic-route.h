@@ -39,6 +39,14 @@ typedef enum {
  */
 #define SYMFONIC_ROUTE_MAX_DURATION_LIMIT (7 * 24 * 3600)
 
+/**
+ * SYMFONIC_ROUTE_MAX_STREAMS_LIMIT:
+ *
+ * The largest #SymfonicRoute:max-streams and
+ * #SymfonicRoute:max-streams-per-tenant.
+ */
+#define SYMFONIC_ROUTE_MAX_STREAMS_LIMIT 1000000
+
 #define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicRoute, symfonic_route, SYMFONIC, ROUTE, GObject)
@@ -57,6 +65,12 @@ void               symfonic_route_set_release_line (SymfonicRoute  *self,
 guint              symfonic_route_get_max_duration (SymfonicRoute  *self);
 void               symfonic_route_set_max_duration (SymfonicRoute  *self,
                                                     guint           seconds);
+guint              symfonic_route_get_max_streams (SymfonicRoute   *self);
+void               symfonic_route_set_max_streams (SymfonicRoute   *self,
+                                                   guint            max_streams);
+guint              symfonic_route_get_max_streams_per_tenant (SymfonicRoute *self);
+void               symfonic_route_set_max_streams_per_tenant (SymfonicRoute *self,
+                                                              guint          max_streams);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

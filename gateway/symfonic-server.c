@@ -346,7 +346,9 @@ open_socket (GInetAddress  *address,
       return NULL;
     }
 
-  g_socket_set_listen_backlog (socket, 1024);
+  /* a burst of clients waits in the backlog rather than being reset; the
+   * kernel clamps this to net.core.somaxconn, the operator's setting */
+  g_socket_set_listen_backlog (socket, SOMAXCONN);
   if (!g_socket_listen (socket, error))
     return NULL;
 

@@ -9,7 +9,7 @@
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
 #include "symfonic-poller-private.h"
-#include "symfonic-route.h"
+#include "symfonic-route-private.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream-private.h"
 
@@ -103,6 +103,7 @@ close_admitted_stages (SymfonicStream *self)
       self->slots[i].admitted = FALSE;
       symfonic_stage_close (self->slots[i].stage, self);
     }
+  symfonic_route_release_stream (self->route, self);
 }
 
 static void
@@ -789,7 +790,9 @@ admission_passed (SymfonicStream  *self,
       return TRUE;
     }
 
-  if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+  /* the route's caps come after every stage, so the tenant is known */
+  if (!symfonic_route_claim_stream (self->route, self, error) ||
+      !symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
     {
       admission_refused (self);
       return FALSE;

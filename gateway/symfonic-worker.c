@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
 
@@ -16,6 +17,11 @@
 /* How long a stopping worker lets the error frames of its running streams
  * reach their clients. */
 #define SHUTDOWN_GRACE_MS 1000
+/* Descriptors a process needs besides its client connections: listening
+ * sockets, each worker's wake-up and epoll descriptors, logs, plugin and
+ * pipeline files. */
+#define RESERVED_DESCRIPTORS 64
+#define MAX_CONNECTIONS_LIMIT 1000000
 
 /* A worker is a thread with its own main context and its own SoupServer,
  * accepting from the listening socket all workers share: a connection
@@ -103,7 +109,7 @@ handle_request (SoupServer        *server,
         }
       else
         {
-          char *text = symfonic_metrics_render (self->metrics);
+          char *text = symfonic_metrics_render (self->metrics, self->pipeline);
 
           soup_server_message_set_status (message, SOUP_STATUS_OK, NULL);
           soup_server_message_set_response (message, "text/plain; version=0.0.4; charset=utf-8",
@@ -152,6 +158,25 @@ drain (SymfonicWorker *self)
   g_source_destroy (grace);
 }
 
+/* The default max-connections: every descriptor the process may open but
+ * its reserve. Each worker may use them all (streams need not spread
+ * evenly); past the limit accepting itself fails, and pauses. */
+static guint
+derived_max_connections (void)
+{
+  struct rlimit limit;
+
+  if (getrlimit (RLIMIT_NOFILE, &limit) != 0)
+    return MAX_CONNECTIONS_LIMIT;
+  if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= MAX_CONNECTIONS_LIMIT + RESERVED_DESCRIPTORS)
+    return MAX_CONNECTIONS_LIMIT;
+  /* a limit too small for the reserve: half of it */
+  if (limit.rlim_cur <= 2 * RESERVED_DESCRIPTORS)
+    return MAX (limit.rlim_cur / 2, 1);
+
+  return limit.rlim_cur - RESERVED_DESCRIPTORS;
+}
+
 static SymfonicAcceptor *
 accept_connections (SymfonicWorker  *self,
                     SoupServer      *server,
@@ -169,6 +194,8 @@ accept_connections (SymfonicWorker  *self,
   timeouts.header = header * G_USEC_PER_SEC;
   timeouts.body = body * G_USEC_PER_SEC;
   timeouts.keepalive = keepalive * G_USEC_PER_SEC;
+  if (max_connections == 0)
+    max_connections = derived_max_connections ();
 
   return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, error);
 }

@@ -111,6 +111,16 @@ static const InvalidCase invalid_cases[] = {
     { "[route:r]", "max-duration", "-1" } },
   { "route-max-duration-too-high", "[route:r]\npath=/r\nsource=s\nmax-duration=604801\n" SOURCE, 4,
     { "[route:r]", "max-duration" } },
+  { "route-max-streams-not-a-number", "[route:r]\npath=/r\nsource=s\nmax-streams=many\n" SOURCE, 4,
+    { "[route:r]", "max-streams", "many" } },
+  { "route-max-streams-negative", "[route:r]\npath=/r\nsource=s\nmax-streams=-1\n" SOURCE, 4,
+    { "[route:r]", "max-streams", "-1" } },
+  { "route-max-streams-too-high", "[route:r]\npath=/r\nsource=s\nmax-streams=1000001\n" SOURCE, 4,
+    { "[route:r]", "max-streams" } },
+  { "route-max-streams-per-tenant-not-a-number", "[route:r]\npath=/r\nsource=s\n\nmax-streams-per-tenant=2.5\n" SOURCE, 5,
+    { "[route:r]", "max-streams-per-tenant", "2.5" } },
+  { "route-max-streams-per-tenant-too-high", "[route:r]\npath=/r\nsource=s\nmax-streams-per-tenant=1000001\n" SOURCE, 4,
+    { "[route:r]", "max-streams-per-tenant" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -155,6 +165,8 @@ test_pipeline_properties (void)
     "source=s\n"
     "stages=u\n"
     "max-duration=90\n"
+    "max-streams=500\n"
+    "max-streams-per-tenant=20\n"
     SOURCE
     "[stage:u]\n"
     "type=test-upper\n"
@@ -210,6 +222,8 @@ test_pipeline_properties (void)
   g_assert_cmpstr (symfonic_route_get_name (route), ==, "r");
   g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_CHUNKS);
   g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 90);
+  g_assert_cmpuint (symfonic_route_get_max_streams (route), ==, 500);
+  g_assert_cmpuint (symfonic_route_get_max_streams_per_tenant (route), ==, 20);
   g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "s"));
   g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
 }
@@ -265,7 +279,8 @@ test_pipeline_defaults (void)
   g_assert_cmpuint (header_timeout, ==, 10);
   g_assert_cmpuint (body_timeout, ==, 30);
   g_assert_cmpuint (keepalive_timeout, ==, 75);
-  g_assert_cmpuint (max_connections, ==, 4096);
+  /* derived from the open-file limit when the workers start */
+  g_assert_cmpuint (max_connections, ==, 0);
   g_assert_cmpint (symfonic_route_get_kind (symfonic_pipeline_get_route (pipeline, 0)), ==,
                    SYMFONIC_ROUTE_KIND_TYPED);
 }

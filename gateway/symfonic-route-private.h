@@ -1,0 +1,23 @@
+/* symfonic-route-private.h: what the server does with a route
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "symfonic-route.h"
+#include "symfonic-stream.h"
+
+G_BEGIN_DECLS
+
+G_GNUC_INTERNAL
+gboolean symfonic_route_claim_stream        (SymfonicRoute   *self,
+                                             SymfonicStream  *stream,
+                                             GError         **error);
+G_GNUC_INTERNAL
+void     symfonic_route_release_stream      (SymfonicRoute   *self,
+                                             SymfonicStream  *stream);
+G_GNUC_INTERNAL
+guint64  symfonic_route_get_refused_streams (SymfonicRoute   *self,
+                                             gboolean         per_tenant);
+
+G_END_DECLS
