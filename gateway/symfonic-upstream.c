@@ -141,6 +141,8 @@ struct _Conn
   SymfonicDeferred         read_later;
   GList                    link;
   SymfonicUpstreamRequest *request;
+  /* a request waiting for the lingering one to leave the connection */
+  SymfonicUpstreamRequest *next;
   gboolean                 connecting;
   /* it served a request before, so its peer may have closed it */
   gboolean                 reused;
@@ -180,6 +182,8 @@ struct _SymfonicUpstreamRequest
   gsize                     written;
   /* in its pool's waiting or lingering queue */
   GList                     link;
+  /* the connection it is to take once its lingering request is done */
+  Conn                     *waiting_on;
   SymfonicDeferred          report;
   GError                   *error;
   guint                     timeout;
@@ -215,6 +219,7 @@ static void conn_update_watch (Conn *conn);
 static void request_detach    (SymfonicUpstreamRequest *req,
                                gboolean                 reusable);
 static void linger_over       (SymfonicUpstreamRequest *req);
+static void conn_arm_timeout  (Conn *conn);
 static void conn_close        (Conn *conn);
 static void open_connection   (SymfonicUpstreamRequest *req);
 static void start_write       (SymfonicUpstreamRequest *req);
@@ -348,26 +353,49 @@ request_detach (SymfonicUpstreamRequest *req,
 {
   Conn *conn = req->conn;
   SymfonicUpstream *upstream = req->upstream;
+  SymfonicUpstreamRequest *next;
 
   req->conn = NULL;
   req->state = STATE_DONE;
   if (conn == NULL)
     return;
   conn->request = NULL;
+  next = g_steal_pointer (&conn->next);
+  if (next != NULL)
+    next->waiting_on = NULL;
 
-  if (!reusable || conn->pool->idle.length >= upstream->max_idle)
+  if (!reusable || (next == NULL && conn->pool->idle.length >= upstream->max_idle))
     {
       conn_close (conn);
+      if (next != NULL)
+        open_connection (next);
       return;
     }
 
   conn->reused = TRUE;
+  if (next != NULL)
+    {
+      conn->request = next;
+      next->conn = conn;
+      conn_arm_timeout (conn);
+      start_write (next);
+      return;
+    }
   conn->link.data = conn;
   g_queue_push_head_link (&conn->pool->idle, &conn->link);
   symfonic_timer_set_deadline (conn->timer, upstream->idle_timeout > 0
                                ? g_get_monotonic_time () + (gint64) upstream->idle_timeout * G_USEC_PER_SEC
                                : -1);
   conn_update_watch (conn);
+}
+
+static void
+stop_waiting (SymfonicUpstreamRequest *req)
+{
+  if (req->waiting_on == NULL)
+    return;
+  req->waiting_on->next = NULL;
+  req->waiting_on = NULL;
 }
 
 static void
@@ -398,6 +426,7 @@ request_fail (SymfonicUpstreamRequest *req,
       g_queue_unlink (&req->pool->waiting, &req->link);
       req->link.data = NULL;
     }
+  stop_waiting (req);
   request_detach (req, FALSE);
   if (req->dropped)
     {
@@ -1397,6 +1426,22 @@ start_write (SymfonicUpstreamRequest *req)
 
 /* --- the public API ------------------------------------------------------ */
 
+/* A connection whose dropped request is reading its body to the end,
+ * that no other request waits for yet. */
+static Conn *
+find_lingering (Pool *pool)
+{
+  for (GList *l = pool->lingering.head; l != NULL; l = l->next)
+    {
+      SymfonicUpstreamRequest *req = l->data;
+
+      if (req->conn != NULL && req->conn->next == NULL)
+        return req->conn;
+    }
+
+  return NULL;
+}
+
 static GBytes *
 build_message (SymfonicUpstream *self,
                const char       *method,
@@ -1478,7 +1523,18 @@ symfonic_upstream_send (SymfonicUpstream               *self,
   link = g_queue_pop_head_link (&req->pool->idle);
   if (link == NULL)
     {
-      open_connection (req);
+      Conn *lingering = find_lingering (req->pool);
+
+      if (lingering != NULL)
+        {
+          /* its response is ending (the sender saw all it wanted):
+           * waiting for it beats opening a connection */
+          lingering->next = req;
+          req->waiting_on = lingering;
+          req->state = STATE_CONNECT;
+        }
+      else
+        open_connection (req);
       return req;
     }
 
@@ -1638,6 +1694,7 @@ symfonic_upstream_request_free (SymfonicUpstreamRequest *request)
       g_queue_unlink (&request->pool->waiting, &request->link);
       request->link.data = NULL;
     }
+  stop_waiting (request);
   request_unref (request);
 }
 

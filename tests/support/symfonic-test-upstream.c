@@ -284,6 +284,7 @@ upstream_handler (SoupServer        *server,
   const char *bytes = g_bytes_get_data (flat, &length);
   Scenario *scenario;
   Writer *writer;
+  GSocketAddress *remote;
 
   record->path = g_strdup (path);
   record->raw_body = g_strndup (bytes != NULL ? bytes : "", length);
@@ -298,6 +299,9 @@ upstream_handler (SoupServer        *server,
     }
   record->headers = soup_message_headers_ref (soup_server_message_get_request_headers (message));
   record->received_us = g_get_monotonic_time ();
+  remote = soup_server_message_get_remote_address (message);
+  if (G_IS_INET_SOCKET_ADDRESS (remote))
+    record->client_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote));
 
   g_mutex_lock (&self->lock);
   g_ptr_array_add (self->records, record);
@@ -607,6 +611,25 @@ symfonic_test_upstream_count_records (SymfonicTestUpstream *self,
   g_mutex_unlock (&self->lock);
 
   return n;
+}
+
+/* How many connections the requests so far came on: one client port
+ * each, since a closed connection's port stays taken for a while. */
+guint
+symfonic_test_upstream_count_connections (SymfonicTestUpstream *self)
+{
+  g_autoptr(GHashTable) ports = g_hash_table_new (NULL, NULL);
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->records->len; i++)
+    {
+      SymfonicTestUpstreamRecord *record = g_ptr_array_index (self->records, i);
+
+      g_hash_table_add (ports, GUINT_TO_POINTER (record->client_port));
+    }
+  g_mutex_unlock (&self->lock);
+
+  return g_hash_table_size (ports);
 }
 
 /**
