@@ -1675,8 +1675,7 @@ symfonic_upstream_request_free (SymfonicUpstreamRequest *request)
   symfonic_poller_cancel_deferred (request->pool->worker->poller, &request->report);
   if (request->conn != NULL)
     {
-      if (request->state == STATE_BODY && request->framing != FRAMING_CLOSE && request->keep_alive &&
-          request->conn->tls == NULL)
+      if (request->state == STATE_BODY && request->framing != FRAMING_CLOSE && request->keep_alive)
         {
           request_ref (request);
           request->lingering = TRUE;

@@ -31,6 +31,7 @@ struct _SymfonicRuntimeSource
   guint     max_event_bytes;
   gboolean  follow_redirects;
   guint     max_connections;
+  char     *tls_ca_file;
 
   /* the effective max-connections, and the connections held against it
    * by streams of every worker thread (atomic) */
@@ -60,6 +61,7 @@ enum {
   PROP_MAX_EVENT_BYTES,
   PROP_FOLLOW_REDIRECTS,
   PROP_MAX_CONNECTIONS,
+  PROP_TLS_CA_FILE,
   N_PROPS
 };
 
@@ -833,6 +835,7 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
                                             GError       **error)
 {
   SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (initable);
+  g_autoptr(GError) local_error = NULL;
   g_autoptr(GUri) uri = NULL;
   const char *scheme;
   const char *host;
@@ -871,9 +874,14 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
     }
 
   /* on every worker, its own kept-alive connections to the runtime */
-  self->upstream = symfonic_upstream_new (self->url, error);
+  self->upstream = g_initable_new (SYMFONIC_TYPE_UPSTREAM, NULL, &local_error,
+                                   "origin", self->url, "tls-ca-file", self->tls_ca_file, NULL);
   if (self->upstream == NULL)
-    return FALSE;
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("tls-ca-file: “%s” cannot be read as PEM certificates"), self->tls_ca_file);
+      return FALSE;
+    }
 
   self->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY |
                                                      G_URI_HIDE_FRAGMENT);
@@ -900,6 +908,7 @@ symfonic_runtime_source_finalize (GObject *object)
   g_strfreev (self->header_names);
   g_strfreev (self->header_values);
   g_free (self->header_lines);
+  g_free (self->tls_ca_file);
   g_clear_object (&self->upstream);
 
   G_OBJECT_CLASS (symfonic_runtime_source_parent_class)->finalize (object);
@@ -932,6 +941,9 @@ symfonic_runtime_source_get_property (GObject    *object,
       break;
     case PROP_MAX_CONNECTIONS:
       g_value_set_uint (value, self->max_connections);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_value_set_string (value, self->tls_ca_file);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -967,6 +979,10 @@ symfonic_runtime_source_set_property (GObject      *object,
       break;
     case PROP_MAX_CONNECTIONS:
       self->max_connections = g_value_get_uint (value);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_free (self->tls_ca_file);
+      self->tls_ca_file = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1018,6 +1034,13 @@ symfonic_runtime_source_class_init (SymfonicRuntimeSourceClass *klass)
                        "0 for half the process's open-file limit",
                        0, G_MAXUINT, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  properties[PROP_TLS_CA_FILE] =
+    g_param_spec_string ("tls-ca-file", "TLS CA file",
+                         "A PEM file of the certificate authorities an https runtime is checked against, "
+                         "instead of the system's trust",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -32,17 +32,24 @@
 #define CONCURRENT 4
 
 static SymfonicServer *
-gateway_new (const char *url)
+gateway_new_with (const char *url,
+                  const char *extra_source_lines)
 {
   g_autofree char *text = NULL;
   g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
 
   text = g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=1\n\n"
                           "[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=up\n\n"
-                          "[source:up]\ntype=runtime\nurl=%s\ntimeout=20\n",
-                          url);
+                          "[source:up]\ntype=runtime\nurl=%s\ntimeout=20\n%s\n",
+                          url, extra_source_lines);
 
   return symfonic_test_server_new (text, base_dir, 1);
+}
+
+static SymfonicServer *
+gateway_new (const char *url)
+{
+  return gateway_new_with (url, "");
 }
 
 static SymfonicTestStream *
@@ -454,6 +461,59 @@ test_paused_upstream_blocks (Rig           *rig,
   g_assert_true (symfonic_test_raw_upstream_wait_written (raw));
 }
 
+/* --- https ----------------------------------------------------------------- */
+
+static SymfonicTestUpstream *
+tls_upstream_new (void)
+{
+  g_autofree char *cert = g_test_build_filename (G_TEST_DIST, "integration", "tls", "upstream-cert.pem", NULL);
+  g_autofree char *key = g_test_build_filename (G_TEST_DIST, "integration", "tls", "upstream-key.pem", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GTlsCertificate) certificate = g_tls_certificate_new_from_files (cert, key, &error);
+
+  g_assert_no_error (error);
+
+  return symfonic_test_upstream_new_tls (certificate);
+}
+
+/* Streams over https, on kept connections, trusting the configured CA. */
+static void
+test_https (void)
+{
+  g_autoptr(SymfonicTestUpstream) fake = tls_upstream_new ();
+  g_autoptr(GBytes) body = g_bytes_new_static (TURN, strlen (TURN));
+  SymfonicTestScenario scenario = { .body = body, .split = SYMFONIC_TEST_SPLIT_RANDOM };
+  g_autofree char *url = symfonic_test_upstream_add (fake, "/turn", &scenario);
+  g_autofree char *cert = g_test_build_filename (G_TEST_DIST, "integration", "tls", "upstream-cert.pem", NULL);
+  g_autofree char *lines = g_strdup_printf ("tls-ca-file=%s", cert);
+  g_autoptr(SymfonicServer) server = gateway_new_with (url, lines);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+
+  g_assert_true (g_str_has_prefix (url, "https://"));
+  for (guint i = 0; i < 20; i++)
+    assert_one_turn (server, session);
+  g_assert_cmpuint (symfonic_test_upstream_count_connections (fake), ==, 1);
+
+  symfonic_server_stop (server);
+}
+
+/* A certificate the system does not trust fails the stream. */
+static void
+test_https_untrusted (void)
+{
+  g_autoptr(SymfonicTestUpstream) fake = tls_upstream_new ();
+  g_autoptr(GBytes) body = g_bytes_new_static (TURN, strlen (TURN));
+  SymfonicTestScenario scenario = { .body = body };
+  g_autofree char *url = symfonic_test_upstream_add (fake, "/turn", &scenario);
+  g_autoptr(SymfonicServer) server = gateway_new (url);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+
+  assert_broken (server, session);
+  g_assert_cmpuint (symfonic_test_upstream_count_records (fake, "/turn", NULL), ==, 0);
+
+  symfonic_server_stop (server);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -477,6 +537,8 @@ main (int   argc,
 
       g_test_add (path, Rig, &hostile_cases[i], rig_setup, test_hostile, rig_teardown);
     }
+  g_test_add_func ("/upstream-pool/https/trusted", test_https);
+  g_test_add_func ("/upstream-pool/https/untrusted", test_https_untrusted);
   g_test_add ("/upstream-pool/paused-upstream-blocks", Rig, NULL, rig_setup, test_paused_upstream_blocks,
               rig_teardown);
 

@@ -42,6 +42,8 @@ struct _SymfonicTestUpstream
   GMainLoop    *loop;
   SoupServer   *server;
   guint         port;
+  /* https with it, when set */
+  GTlsCertificate *certificate;
 
   GMutex        lock;
   GCond         cond;
@@ -362,9 +364,10 @@ upstream_thread (gpointer data)
   bound = g_socket_get_local_address (socket, &error);
   g_assert_no_error (error);
 
-  self->server = soup_server_new (NULL, NULL);
+  self->server = soup_server_new ("tls-certificate", self->certificate, NULL);
   soup_server_add_handler (self->server, NULL, upstream_handler, self, NULL);
-  soup_server_listen_socket (self->server, socket, 0, &error);
+  soup_server_listen_socket (self->server, socket, self->certificate != NULL ? SOUP_SERVER_LISTEN_HTTPS : 0,
+                             &error);
   g_assert_no_error (error);
 
   g_mutex_lock (&self->lock);
@@ -401,7 +404,23 @@ upstream_thread (gpointer data)
 SymfonicTestUpstream *
 symfonic_test_upstream_new (void)
 {
+  return symfonic_test_upstream_new_tls (NULL);
+}
+
+/**
+ * symfonic_test_upstream_new_tls:
+ * @certificate: (nullable): the server's certificate, with its key
+ *
+ * As symfonic_test_upstream_new(), over https when @certificate is set.
+ *
+ * Returns: (transfer full): the running upstream
+ */
+SymfonicTestUpstream *
+symfonic_test_upstream_new_tls (GTlsCertificate *certificate)
+{
   SymfonicTestUpstream *self = g_new0 (SymfonicTestUpstream, 1);
+
+  self->certificate = certificate != NULL ? g_object_ref (certificate) : NULL;
 
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
@@ -444,6 +463,7 @@ symfonic_test_upstream_free (SymfonicTestUpstream *self)
   g_hash_table_unref (self->scenarios);
   g_ptr_array_unref (self->records);
   g_ptr_array_unref (self->writers);
+  g_clear_object (&self->certificate);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   g_free (self);
@@ -459,7 +479,7 @@ char *
 symfonic_test_upstream_dup_url (SymfonicTestUpstream *self,
                                 const char           *path)
 {
-  return g_strdup_printf ("http://127.0.0.1:%u%s", self->port, path);
+  return g_strdup_printf ("%s://127.0.0.1:%u%s", self->certificate != NULL ? "https" : "http", self->port, path);
 }
 
 /**

@@ -109,6 +109,7 @@ typedef struct
 typedef struct _SymfonicTestUpstream SymfonicTestUpstream;
 
 SymfonicTestUpstream       *symfonic_test_upstream_new            (void);
+SymfonicTestUpstream       *symfonic_test_upstream_new_tls        (GTlsCertificate            *certificate);
 void                        symfonic_test_upstream_free           (SymfonicTestUpstream       *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestUpstream, symfonic_test_upstream_free)
 
