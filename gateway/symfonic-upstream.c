@@ -14,6 +14,7 @@
 #include "symfonic-upstream.h"
 #include "symfonic-version.h"
 #include "symfonic-upstream-private.h"
+#include "symfonic-http-response-private.h"
 #include "symfonic-poller-private.h"
 
 /**
@@ -38,11 +39,6 @@
  * An object is shared by every worker and read-only once built.
  */
 
-#define MAX_HEAD_BYTES (32 * 1024)
-#define MAX_HEADERS 100
-/* a chunk-size line (with its extensions) or one trailer line */
-#define MAX_LINE_BYTES 1024
-#define MAX_TRAILER_BYTES (32 * 1024)
 #define READ_BUFFER_SIZE (64 * 1024)
 #define RESOLVE_TTL_US (60 * G_USEC_PER_SEC)
 /* what a dropped request may still read so its connection is reused */
@@ -156,20 +152,6 @@ typedef enum {
   STATE_DONE,
 } State;
 
-typedef enum {
-  FRAMING_NONE,
-  FRAMING_LENGTH,
-  FRAMING_CHUNKED,
-  FRAMING_CLOSE,
-} Framing;
-
-typedef enum {
-  CHUNK_SIZE,
-  CHUNK_DATA,
-  CHUNK_DATA_END,
-  CHUNK_TRAILER,
-} ChunkState;
-
 struct _SymfonicUpstreamRequest
 {
   guint                     ref_count;
@@ -200,19 +182,8 @@ struct _SymfonicUpstreamRequest
   gboolean                  retried;
   /* a byte of the response arrived */
   gboolean                  answered;
-  gboolean                  keep_alive;
 
-  GString                  *head;
-  guint                     status;
-  guint                     n_headers;
-  struct { guint name, value; } headers[MAX_HEADERS];
-
-  Framing                   framing;
-  guint64                   remaining;
-  ChunkState                chunk;
-  char                      line[MAX_LINE_BYTES];
-  gsize                     line_length;
-  gsize                     trailer_bytes;
+  SymfonicHttpResponse      response;
 };
 
 static void conn_update_watch (Conn *conn);
@@ -319,8 +290,7 @@ request_unref (SymfonicUpstreamRequest *req)
 
   g_clear_error (&req->error);
   g_bytes_unref (req->message);
-  if (req->head != NULL)
-    g_string_free (req->head, TRUE);
+  g_string_free (req->response.head, TRUE);
   g_object_unref (req->upstream);
   g_free (req);
 }
@@ -442,7 +412,7 @@ static void
 request_complete (SymfonicUpstreamRequest *req,
                   gboolean                 reusable)
 {
-  request_detach (req, reusable && req->keep_alive);
+  request_detach (req, reusable && req->response.keep_alive);
   if (req->dropped)
     linger_over (req);
   else
@@ -644,411 +614,6 @@ conn_write (Conn        *conn,
   return n;
 }
 
-/* --- the response -------------------------------------------------------- */
-
-static gboolean
-is_token (const char *text,
-          gsize       length)
-{
-  if (length == 0)
-    return FALSE;
-
-  for (gsize i = 0; i < length; i++)
-    {
-      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
-        return FALSE;
-    }
-
-  return TRUE;
-}
-
-/* Digits only, no sign, no overflow. */
-static gboolean
-parse_decimal (const char *text,
-               guint64    *value)
-{
-  guint64 result = 0;
-
-  if (*text == '\0')
-    return FALSE;
-  for (; *text != '\0'; text++)
-    {
-      if (!g_ascii_isdigit (*text) || result > (G_MAXUINT64 - 9) / 10)
-        return FALSE;
-      result = result * 10 + (guint64) (*text - '0');
-    }
-  *value = result;
-
-  return TRUE;
-}
-
-static gboolean
-has_token (const char *list,
-           const char *token)
-{
-  g_auto(GStrv) items = g_strsplit (list, ",", 16);
-
-  for (guint i = 0; items[i] != NULL; i++)
-    {
-      if (g_ascii_strcasecmp (g_strstrip (items[i]), token) == 0)
-        return TRUE;
-    }
-
-  return FALSE;
-}
-
-static const char *
-header_at (SymfonicUpstreamRequest *req,
-           guint                    i,
-           const char             **value)
-{
-  *value = req->head->str + req->headers[i].value;
-  return req->head->str + req->headers[i].name;
-}
-
-/* The body's framing and whether the connection outlives the response,
- * from the final head. */
-static gboolean
-decide_framing (SymfonicUpstreamRequest  *req,
-                GError                  **error)
-{
-  const char *length = NULL;
-  guint n_encodings = 0;
-  gboolean chunked = FALSE;
-
-  for (guint i = 0; i < req->n_headers; i++)
-    {
-      const char *value;
-      const char *name = header_at (req, i, &value);
-
-      if (g_ascii_strcasecmp (name, "Connection") == 0 && has_token (value, "close"))
-        req->keep_alive = FALSE;
-      else if (g_ascii_strcasecmp (name, "Transfer-Encoding") == 0)
-        {
-          n_encodings++;
-          chunked = g_ascii_strcasecmp (value, "chunked") == 0;
-        }
-      else if (g_ascii_strcasecmp (name, "Content-Length") == 0)
-        {
-          if (length != NULL && strcmp (length, value) != 0)
-            {
-              g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "conflicting Content-Length");
-              return FALSE;
-            }
-          length = value;
-        }
-    }
-
-  if (req->status == 204 || req->status == 304)
-    req->framing = FRAMING_NONE;
-  else if (n_encodings > 0)
-    {
-      /* chunked alone: anything else would need a decoder, and a length
-       * beside it is how requests get smuggled */
-      if (n_encodings > 1 || !chunked || length != NULL)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unsupported Transfer-Encoding");
-          return FALSE;
-        }
-      req->framing = FRAMING_CHUNKED;
-      req->chunk = CHUNK_SIZE;
-    }
-  else if (length != NULL)
-    {
-      if (!parse_decimal (length, &req->remaining))
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "invalid Content-Length");
-          return FALSE;
-        }
-      req->framing = req->remaining > 0 ? FRAMING_LENGTH : FRAMING_NONE;
-    }
-  else
-    {
-      req->framing = FRAMING_CLOSE;
-      req->keep_alive = FALSE;
-    }
-
-  return TRUE;
-}
-
-/* Splits the head in req->head in place into the status and headers. */
-static gboolean
-parse_head (SymfonicUpstreamRequest  *req,
-            GError                  **error)
-{
-  char *text = req->head->str;
-  char *line_end;
-  char *line;
-
-  if (memchr (text, '\0', req->head->len) != NULL)
-    goto invalid;
-
-  line_end = strchr (text, '\n');
-  *line_end = '\0';
-  if (line_end > text && line_end[-1] == '\r')
-    line_end[-1] = '\0';
-  /* HTTP/1.x SP 3DIGIT [SP reason] */
-  if (strncmp (text, "HTTP/1.", 7) != 0 || (text[7] != '0' && text[7] != '1') || text[8] != ' ' ||
-      !g_ascii_isdigit (text[9]) || !g_ascii_isdigit (text[10]) || !g_ascii_isdigit (text[11]) ||
-      (text[12] != ' ' && text[12] != '\0') || text[9] == '0')
-    goto invalid;
-  req->status = (text[9] - '0') * 100 + (text[10] - '0') * 10 + (text[11] - '0');
-  req->keep_alive = text[7] == '1';
-  req->n_headers = 0;
-
-  for (line = line_end + 1; *line != '\0' && *line != '\r' && *line != '\n'; line = line_end + 1)
-    {
-      char *colon;
-      char *value;
-      char *end;
-
-      line_end = strchr (line, '\n');
-      *line_end = '\0';
-      if (line_end > line && line_end[-1] == '\r')
-        line_end[-1] = '\0';
-      /* obsolete line folding: refused, as RFC 9112 allows */
-      if (*line == ' ' || *line == '\t')
-        goto invalid;
-      colon = strchr (line, ':');
-      if (colon == NULL || !is_token (line, colon - line))
-        goto invalid;
-      if (req->n_headers == MAX_HEADERS)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "too many headers");
-          return FALSE;
-        }
-      *colon = '\0';
-      for (value = colon + 1; *value == ' ' || *value == '\t'; value++)
-        ;
-      for (end = value + strlen (value); end > value && (end[-1] == ' ' || end[-1] == '\t'); end--)
-        ;
-      *end = '\0';
-      req->headers[req->n_headers].name = line - text;
-      req->headers[req->n_headers].value = value - text;
-      req->n_headers++;
-    }
-  /* the terminator found is the first empty line */
-  if (*line == '\r' && line[1] != '\n')
-    goto invalid;
-
-  return TRUE;
-
-invalid:
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "malformed response head");
-  return FALSE;
-}
-
-/* Takes head bytes from @data until the head ends (interim 1xx heads are
- * skipped). Sets *@used to the bytes taken; the state moves on once the
- * final head is parsed. */
-static gboolean
-read_head (SymfonicUpstreamRequest  *req,
-           const guint8             *data,
-           gsize                     length,
-           gsize                    *used,
-           GError                  **error)
-{
-  *used = 0;
-
-  while (*used < length && req->state == STATE_HEAD)
-    {
-      gsize before = req->head->len;
-      gsize take = MIN (length - *used, MAX_HEAD_BYTES + 1 - before);
-      gsize end = 0;
-
-      g_string_append_len (req->head, (const char *) data + *used, take);
-      /* from where a terminator could begin */
-      for (gsize i = before > 2 ? before - 2 : 0; i < req->head->len; i++)
-        {
-          const char *s = req->head->str;
-
-          if (s[i] == '\n' && ((i >= 1 && s[i - 1] == '\n') || (i >= 2 && s[i - 1] == '\r' && s[i - 2] == '\n')))
-            {
-              end = i + 1;
-              break;
-            }
-        }
-
-      if (end == 0)
-        {
-          *used += take;
-          if (req->head->len > MAX_HEAD_BYTES)
-            {
-              g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "response head too large");
-              return FALSE;
-            }
-          continue;
-        }
-
-      *used += end - before;
-      g_string_truncate (req->head, end);
-      if (!parse_head (req, error))
-        return FALSE;
-
-      if (req->status == 101)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unrequested protocol switch");
-          return FALSE;
-        }
-      if (req->status < 200)
-        {
-          g_string_truncate (req->head, 0);
-          continue;
-        }
-      if (!decide_framing (req, error))
-        return FALSE;
-      req->state = STATE_BODY;
-    }
-
-  return TRUE;
-}
-
-/* One line of the chunked framing, across reads. Returns TRUE with
- * *@complete set once the line ended (stripped of its CRLF). */
-static gboolean
-take_line (SymfonicUpstreamRequest  *req,
-           const guint8             *data,
-           gsize                     length,
-           gsize                    *in,
-           gboolean                 *complete,
-           GError                  **error)
-{
-  const guint8 *nl = memchr (data + *in, '\n', length - *in);
-  gsize n = nl != NULL ? (gsize) (nl - (data + *in)) + 1 : length - *in;
-
-  if (req->line_length + n > MAX_LINE_BYTES)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "chunk line too long");
-      return FALSE;
-    }
-  memcpy (req->line + req->line_length, data + *in, n);
-  req->line_length += n;
-  *in += n;
-  *complete = nl != NULL;
-  if (*complete)
-    {
-      req->line_length--;
-      if (req->line_length > 0 && req->line[req->line_length - 1] == '\r')
-        req->line_length--;
-    }
-
-  return TRUE;
-}
-
-static gboolean
-parse_chunk_size (const char  *line,
-                  gsize        length,
-                  guint64     *size)
-{
-  guint64 value = 0;
-  gsize i = 0;
-
-  for (; i < length && g_ascii_isxdigit (line[i]); i++)
-    {
-      if (value > (G_MAXUINT64 >> 4))
-        return FALSE;
-      value = (value << 4) | (guint64) g_ascii_xdigit_value (line[i]);
-    }
-  if (i == 0)
-    return FALSE;
-  for (; i < length && (line[i] == ' ' || line[i] == '\t'); i++)
-    ;
-  /* chunk extensions mean nothing here */
-  if (i < length && line[i] != ';')
-    return FALSE;
-  *size = value;
-
-  return TRUE;
-}
-
-static gboolean
-chunk_line (SymfonicUpstreamRequest  *req,
-            gboolean                 *complete,
-            GError                  **error)
-{
-  gsize length = req->line_length;
-
-  req->line_length = 0;
-  switch (req->chunk)
-    {
-    case CHUNK_SIZE:
-      if (!parse_chunk_size (req->line, length, &req->remaining))
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "invalid chunk size");
-          return FALSE;
-        }
-      req->chunk = req->remaining > 0 ? CHUNK_DATA : CHUNK_TRAILER;
-      return TRUE;
-    case CHUNK_DATA_END:
-      if (length != 0)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "chunk longer than its size");
-          return FALSE;
-        }
-      req->chunk = CHUNK_SIZE;
-      return TRUE;
-    case CHUNK_TRAILER:
-      req->trailer_bytes += length;
-      if (req->trailer_bytes > MAX_TRAILER_BYTES)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "trailer too large");
-          return FALSE;
-        }
-      *complete = length == 0;
-      return TRUE;
-    case CHUNK_DATA:
-    default:
-      g_assert_not_reached ();
-    }
-}
-
-/* Body bytes of @data (from *@in) move down to @data + *@out, de-chunked,
- * so the whole read reaches the handler in one call. Sets *@complete
- * when the body ended. */
-static gboolean
-read_body (SymfonicUpstreamRequest  *req,
-           guint8                   *data,
-           gsize                     length,
-           gsize                    *in,
-           gsize                    *out,
-           gboolean                 *complete,
-           GError                  **error)
-{
-  while (*in < length && !*complete)
-    {
-      gsize n;
-
-      if (req->framing == FRAMING_CHUNKED && req->chunk != CHUNK_DATA)
-        {
-          gboolean has_line;
-
-          if (!take_line (req, data, length, in, &has_line, error))
-            return FALSE;
-          if (has_line && !chunk_line (req, complete, error))
-            return FALSE;
-          continue;
-        }
-
-      n = length - *in;
-      if (req->framing != FRAMING_CLOSE)
-        n = MIN (n, req->remaining);
-      memmove (data + *out, data + *in, n);
-      *in += n;
-      *out += n;
-      if (req->framing == FRAMING_CLOSE)
-        continue;
-      req->remaining -= n;
-      if (req->remaining > 0)
-        continue;
-      if (req->framing == FRAMING_LENGTH)
-        *complete = TRUE;
-      else
-        req->chunk = CHUNK_DATA_END;
-    }
-
-  return TRUE;
-}
-
 static void
 deliver_body (SymfonicUpstreamRequest *req,
               const guint8            *data,
@@ -1080,21 +645,22 @@ feed (SymfonicUpstreamRequest *req,
   req->answered = TRUE;
   if (req->state == STATE_HEAD)
     {
-      if (!read_head (req, data, length, &in, &error))
+      if (!symfonic_http_response_read_head (&req->response, data, length, &in, &error))
         {
           request_fail (req, error);
           return;
         }
-      if (req->state == STATE_HEAD)
+      if (!req->response.head_done)
         return;
+      req->state = STATE_BODY;
       if (!req->dropped && req->handlers.head != NULL)
-        req->handlers.head (req, req->status, req->user_data);
+        req->handlers.head (req, req->response.status, req->user_data);
       if (!still_reading (req, conn))
         return;
-      complete = req->framing == FRAMING_NONE;
+      complete = req->response.framing == SYMFONIC_HTTP_FRAMING_NONE;
     }
 
-  if (!read_body (req, data, length, &in, &out, &complete, &error))
+  if (!symfonic_http_response_read_body (&req->response, data, length, &in, &out, &complete, &error))
     {
       deliver_body (req, data, out);
       if (still_reading (req, conn))
@@ -1118,7 +684,7 @@ feed (SymfonicUpstreamRequest *req,
 static void
 read_ended (SymfonicUpstreamRequest *req)
 {
-  if (req->state == STATE_BODY && req->framing == FRAMING_CLOSE)
+  if (req->state == STATE_BODY && req->response.framing == SYMFONIC_HTTP_FRAMING_CLOSE)
     {
       request_complete (req, FALSE);
       return;
@@ -1517,7 +1083,7 @@ symfonic_upstream_send (SymfonicUpstream               *self,
   req->message = build_message (self, method, target, header_lines, content_type, body);
   req->report.func = report_done;
   req->report.data = req;
-  req->head = g_string_sized_new (512);
+  req->response.head = g_string_sized_new (512);
   __atomic_fetch_add (&requests_sent, 1, __ATOMIC_RELAXED);
 
   link = g_queue_pop_head_link (&req->pool->idle);
@@ -1562,18 +1128,7 @@ symfonic_upstream_request_get_header (SymfonicUpstreamRequest *request,
   g_return_val_if_fail (request != NULL, NULL);
   g_return_val_if_fail (name != NULL, NULL);
 
-  if (request->state < STATE_BODY)
-    return NULL;
-
-  for (guint i = 0; i < request->n_headers; i++)
-    {
-      const char *value;
-
-      if (g_ascii_strcasecmp (header_at (request, i, &value), name) == 0)
-        return value;
-    }
-
-  return NULL;
+  return symfonic_http_response_get_header (&request->response, name);
 }
 
 /**
@@ -1675,7 +1230,8 @@ symfonic_upstream_request_free (SymfonicUpstreamRequest *request)
   symfonic_poller_cancel_deferred (request->pool->worker->poller, &request->report);
   if (request->conn != NULL)
     {
-      if (request->state == STATE_BODY && request->framing != FRAMING_CLOSE && request->keep_alive)
+      if (request->state == STATE_BODY && request->response.framing != SYMFONIC_HTTP_FRAMING_CLOSE &&
+          request->response.keep_alive)
         {
           request_ref (request);
           request->lingering = TRUE;
