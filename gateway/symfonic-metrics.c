@@ -6,6 +6,7 @@
 
 #include "symfonic-metrics-private.h"
 #include "symfonic-route-private.h"
+#include "symfonic-upstream-private.h"
 
 /* Counters are plain atomics, bumped once per stream (frames are summed by
  * the connection and added when it closes), so the per-event path never
@@ -155,6 +156,16 @@ symfonic_metrics_render (SymfonicMetrics  *self,
   g_string_append_printf (out, "# HELP symfonic_streams_active Streams open right now\n"
                           "# TYPE symfonic_streams_active gauge\nsymfonic_streams_active %d\n",
                           g_atomic_int_get (&self->active));
+
+  /* the upstream client's pools are per thread, not per server */
+  g_string_append_printf (out, "# HELP symfonic_upstream_connections_opened_total Connections opened to upstreams\n"
+                          "# TYPE symfonic_upstream_connections_opened_total counter\n"
+                          "symfonic_upstream_connections_opened_total %" G_GUINT64_FORMAT "\n"
+                          "# HELP symfonic_upstream_requests_total Requests sent to upstreams\n"
+                          "# TYPE symfonic_upstream_requests_total counter\n"
+                          "symfonic_upstream_requests_total %" G_GUINT64_FORMAT "\n",
+                          symfonic_upstream_count_connections_opened (),
+                          symfonic_upstream_count_requests ());
 
   g_string_append (out, "# HELP symfonic_responses_total Responses by route and HTTP status\n"
                         "# TYPE symfonic_responses_total counter\n");

@@ -31,6 +31,7 @@ struct _SymfonicRuntimeSource
   guint     max_event_bytes;
   gboolean  follow_redirects;
   guint     max_connections;
+  char     *tls_ca_file;
 
   /* the effective max-connections, and the connections held against it
    * by streams of every worker thread (atomic) */
@@ -40,6 +41,9 @@ struct _SymfonicRuntimeSource
   /* request-headers, split once at load */
   GStrv     header_names;
   GStrv     header_values;
+  /* the head lines of every request: request-headers and Accept */
+  char     *header_lines;
+  SymfonicUpstream *upstream;
 };
 
 static void symfonic_runtime_source_initable_init (GInitableIface *iface);
@@ -57,6 +61,7 @@ enum {
   PROP_MAX_EVENT_BYTES,
   PROP_FOLLOW_REDIRECTS,
   PROP_MAX_CONNECTIONS,
+  PROP_TLS_CA_FILE,
   N_PROPS
 };
 
@@ -64,7 +69,6 @@ static GParamSpec *properties[N_PROPS];
 
 #define DEFAULT_TIMEOUT 60
 #define DEFAULT_MAX_EVENT_BYTES (8 * 1024 * 1024)
-#define READ_CHUNK_SIZE (16 * 1024)
 /* a same-origin redirect loop ends here */
 #define MAX_REDIRECTS 5
 /* what a refusal at the connection cap tells the client: streams end all
@@ -83,87 +87,6 @@ fd_limit (void)
 
   return (guint) limit.rlim_cur;
 }
-
-/* --- one SoupSession per thread ------------------------------------------ */
-
-/* A SoupSession must only be used from the thread (and main context) that
- * created it, and each worker thread has its own context. */
-typedef struct
-{
-  SoupSession  *session;
-  GMainContext *context;
-} ThreadSession;
-
-static void
-thread_session_free (gpointer data)
-{
-  ThreadSession *ts = data;
-
-  /* requests still running hold their own reference to the session */
-  g_object_unref (ts->session);
-  g_main_context_unref (ts->context);
-  g_free (ts);
-}
-
-static GPrivate thread_session = G_PRIVATE_INIT (thread_session_free);
-
-static SoupSession *
-get_thread_session (void)
-{
-  ThreadSession *ts = g_private_get (&thread_session);
-  GMainContext *context = g_main_context_get_thread_default ();
-
-  if (context == NULL)
-    context = g_main_context_default ();
-
-  if (ts == NULL || ts->context != context)
-    {
-      guint max_conns = fd_limit ();
-
-      ts = g_new0 (ThreadSession, 1);
-      ts->context = g_main_context_ref (context);
-      /* The idle timeout is the source's own, per request; libsoup's I/O
-       * timeout would fire on a runtime that thinks quietly for a while
-       * even when the operator allowed it. libsoup's connection caps
-       * (10, and 2 per host) would queue streams silently behind the
-       * ones holding their connections: the cap that refuses is each
-       * source's max-connections, so the session's are as high as open
-       * files allow. */
-      ts->session = soup_session_new_with_options ("timeout", 0,
-                                                   "max-conns", max_conns,
-                                                   "max-conns-per-host", max_conns,
-                                                   "user-agent", "symfonic-gateway/" SYMFONIC_VERSION " ",
-                                                   NULL);
-      /* Without Accept-Encoding the runtime sends identity: a compressor
-       * between frames would hold them back until its block fills. */
-      soup_session_remove_feature_by_type (ts->session, SOUP_TYPE_CONTENT_DECODER);
-      /* No proxy resolver at all, so connections go direct: with any
-       * resolver (even one that answers "direct") GIO looks up the
-       * default one for every connection, and that reads GSettings,
-       * starting a dconf thread in a server that has no desktop. */
-      soup_session_set_proxy_resolver (ts->session, NULL);
-      g_private_replace (&thread_session, ts);
-    }
-
-  return ts->session;
-}
-
-/* --- the idle timer ---------------------------------------------------- */
-
-/* A source that fires at its ready time: pushed forward on every chunk
- * without allocating a new timeout source each time. */
-static gboolean
-timer_dispatch (GSource     *source,
-                GSourceFunc  callback,
-                gpointer     user_data)
-{
-  g_source_set_ready_time (source, -1);
-  return callback (user_data);
-}
-
-static GSourceFuncs timer_funcs = {
-  .dispatch = timer_dispatch,
-};
 
 /* --- connection slots --------------------------------------------------- */
 
@@ -207,54 +130,45 @@ symfonic_runtime_source_admit (SymfonicSource  *source,
 
 typedef struct
 {
-  SymfonicRuntimeSource *source;
-  SymfonicStream        *stream;
-  SoupSession           *session;
-  GBytes                *payload;
-  SoupMessage           *message;
-  guint                  redirects;
+  SymfonicRuntimeSource   *source;
+  SymfonicStream          *stream;
+  GBytes                  *payload;
+  SymfonicUpstreamRequest *upstream;
+  /* where the request went, for a relative redirect */
+  GUri                    *uri;
+  guint                    redirects;
   /* the connection slot taken at admission, or NULL */
-  gpointer               connection;
-  GInputStream          *body;
-  SymfonicSseParser     *parser;
-
-  /* cancels the request's I/O: on the client's cancellation (chained from
-   * the stream's) or when the idle timer fires */
-  GCancellable          *cancellable;
-  GCancellable          *stream_cancellable;
-  gulong                 cancelled_id;
-  GSource               *timer;
-  gboolean               timed_out;
-  gboolean               completed;
+  gpointer                 connection;
+  SymfonicSseParser       *parser;
+  GCancellable            *stream_cancellable;
+  gulong                   cancelled_id;
+  gboolean                 completed;
   /* the client is behind: nothing more is read until the stream is ready */
-  gboolean               waiting;
+  gboolean                 waiting;
+  /* the upstream's body ended; frames may still wait in the parser */
+  gboolean                 upstream_ended;
 } Request;
 
 static void
 request_free (Request *req)
 {
   symfonic_stream_set_ready_func (req->stream, NULL, NULL, NULL);
-  if (req->timer != NULL)
-    {
-      g_source_destroy (req->timer);
-      g_source_unref (req->timer);
-    }
   g_cancellable_disconnect (req->stream_cancellable, req->cancelled_id);
   g_object_unref (req->stream_cancellable);
-  g_object_unref (req->cancellable);
-  g_clear_object (&req->body);
-  g_object_unref (req->message);
+  symfonic_upstream_request_free (req->upstream);
+  g_uri_unref (req->uri);
   g_bytes_unref (req->payload);
   g_clear_pointer (&req->connection, release_connection);
-  g_object_unref (req->session);
   g_object_unref (req->parser);
   g_object_unref (req->stream);
   g_object_unref (req->source);
   g_free (req);
 }
 
-/* Ends the request: stops the upstream I/O, then ends the stream exactly
- * once. Called only when no operation of the request is pending. */
+/* Ends the request, then the stream, exactly once. A failed request's
+ * connection is closed, which is how the runtime learns to stop; after a
+ * completed one the rest of the body is read so the connection is
+ * reused. */
 static void
 request_finish (Request *req,
                 GError  *error)
@@ -262,42 +176,22 @@ request_finish (Request *req,
   g_autoptr(SymfonicStream) stream = g_object_ref (req->stream);
   g_autoptr(GError) owned_error = error;
 
-  g_cancellable_cancel (req->cancellable);
-  /* libsoup marks a body that was not read to its end as finished without
-   * reading on, and does not reuse the connection: the runtime sees it
-   * close, which is how it learns to stop. */
-  if (req->body != NULL)
-    g_input_stream_close (req->body, NULL, NULL);
+  if (error != NULL)
+    symfonic_upstream_request_cancel (req->upstream);
   request_free (req);
 
   symfonic_stream_push_end (stream, error);
 }
 
-static void
-reset_timer (Request *req)
-{
-  if (req->timer != NULL)
-    g_source_set_ready_time (req->timer,
-                             g_get_monotonic_time () + (gint64) req->source->timeout * G_USEC_PER_SEC);
-}
-
-static gboolean
-on_timeout (gpointer data)
-{
-  Request *req = data;
-
-  /* the pending operation returns cancelled and reports the timeout */
-  req->timed_out = TRUE;
-  g_cancellable_cancel (req->cancellable);
-
-  return G_SOURCE_CONTINUE;
-}
-
+/* The request ends from the main loop with G_IO_ERROR_CANCELLED: not
+ * from inside the stream's cancellation. */
 static void
 on_stream_cancelled (GCancellable *stream_cancellable,
                      gpointer      data)
 {
-  g_cancellable_cancel (data);
+  Request *req = data;
+
+  symfonic_upstream_request_cancel (req->upstream);
 }
 
 /* Upstream text only ever reaches the log, and only a little of it. */
@@ -349,7 +243,7 @@ transport_error (Request      *req,
   if (g_cancellable_is_cancelled (req->stream_cancellable))
     return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away"));
 
-  if (req->timed_out || g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
     return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_TIMEOUT, _("The upstream did not answer in time"),
                              "silent for %u s", req->source->timeout);
 
@@ -530,12 +424,7 @@ handle_frame (Request     *req,
     }
 
   if (symfonic_stream_push (req->stream, parsed) == SYMFONIC_FLOW_WAIT)
-    {
-      /* a quiet upstream is not at fault while the client holds it back */
-      req->waiting = TRUE;
-      if (req->timer != NULL)
-        g_source_set_ready_time (req->timer, -1);
-    }
+    req->waiting = TRUE;
 
   return TRUE;
 }
@@ -570,47 +459,32 @@ drain (Request  *req,
     }
 }
 
-static void read_next (Request *req);
-
+/* Hands the frames read on to the stream, and reads on as far as the
+ * client keeps up. */
 static void
-read_cb (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
+pump (Request *req)
 {
-  Request *req = user_data;
-  g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GError) local_error = NULL;
   GError *error = NULL;
-  gsize length;
-  const guint8 *data;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (object), result, &local_error);
-  if (bytes == NULL)
-    {
-      request_finish (req, transport_error (req, local_error));
-      return;
-    }
-
-  data = g_bytes_get_data (bytes, &length);
-  if (length == 0)
-    {
-      symfonic_sse_parser_end (req->parser);
-      if (drain (req, &error) && !req->completed)
-        g_set_error_literal (&error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                             _("The upstream closed the stream without a ResponseCompleteEvent"));
-      request_finish (req, error);
-      return;
-    }
-
-  if (!symfonic_sse_parser_feed (req->parser, data, length, &error) || !drain (req, &error))
+  if (!drain (req, &error) || req->completed)
     {
       request_finish (req, error);
       return;
     }
-
-  reset_timer (req);
-  if (!req->waiting)
-    read_next (req);
+  if (req->waiting)
+    {
+      /* the upstream's writes now block in its kernel buffers; a quiet
+       * upstream is not at fault while the client holds it back */
+      symfonic_upstream_request_pause (req->upstream);
+      return;
+    }
+  if (req->upstream_ended)
+    {
+      request_finish (req, g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                                                _("The upstream closed the stream without a ResponseCompleteEvent")));
+      return;
+    }
+  symfonic_upstream_request_resume (req->upstream);
 }
 
 /* The client caught up: the frames already read go first, then the
@@ -620,7 +494,6 @@ on_stream_ready (SymfonicStream *stream,
                  gpointer        data)
 {
   Request *req = data;
-  GError *error = NULL;
 
   req->waiting = FALSE;
   if (symfonic_stream_is_over (stream))
@@ -630,24 +503,7 @@ on_stream_ready (SymfonicStream *stream,
                                                 _("The stream ended while the upstream was still talking")));
       return;
     }
-  reset_timer (req);
-  if (!drain (req, &error) || req->completed)
-    {
-      request_finish (req, error);
-      return;
-    }
-  if (!req->waiting)
-    read_next (req);
-}
-
-static void
-read_next (Request *req)
-{
-  /* below the default priority of the client's writes: delivering what was
-   * read comes before reading more, so a fast client is never shed for a
-   * burst the gateway itself had not written yet */
-  g_input_stream_read_bytes_async (req->body, READ_CHUNK_SIZE, G_PRIORITY_DEFAULT_IDLE,
-                                   req->cancellable, read_cb, req);
+  pump (req);
 }
 
 static void send_message (Request *req,
@@ -673,6 +529,28 @@ same_origin (GUri *a,
          uri_port (a) == uri_port (b);
 }
 
+/* What goes on the request line: the path and query, encoded. */
+static char *
+request_target (GUri *uri)
+{
+  const char *path = g_uri_get_path (uri);
+  const char *query = g_uri_get_query (uri);
+
+  return g_strconcat (*path != '\0' ? path : "/", query != NULL ? "?" : "", query != NULL ? query : "", NULL);
+}
+
+static gboolean
+is_clean_target (const char *target)
+{
+  for (const char *p = target; *p != '\0'; p++)
+    {
+      if ((guchar) *p <= ' ' || (guchar) *p >= 0x7f)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
 /* A redirect the source may follow: allowed by follow-redirects, to the
  * runtime's own origin (the request headers may carry its credentials,
  * which are for no other host), and not one hop too many. Returns the
@@ -683,6 +561,7 @@ redirect_target (Request *req,
 {
   const char *location;
   g_autoptr(GUri) target = NULL;
+  g_autofree char *line = NULL;
 
   if (!req->source->follow_redirects || req->redirects >= MAX_REDIRECTS ||
       (status != SOUP_STATUS_MOVED_PERMANENTLY && status != SOUP_STATUS_FOUND &&
@@ -690,35 +569,44 @@ redirect_target (Request *req,
        status != SOUP_STATUS_PERMANENT_REDIRECT))
     return NULL;
 
-  location = soup_message_headers_get_one (soup_message_get_response_headers (req->message), "Location");
+  location = symfonic_upstream_request_get_header (req->upstream, "Location");
   if (location == NULL)
     return NULL;
-  target = g_uri_parse_relative (soup_message_get_uri (req->message), location, SOUP_HTTP_URI_FLAGS, NULL);
+  target = g_uri_parse_relative (req->uri, location, SOUP_HTTP_URI_FLAGS, NULL);
   if (target == NULL || g_uri_get_host (target) == NULL || !same_origin (target, req->source->uri))
+    return NULL;
+  /* it goes on the request line as it is */
+  line = request_target (target);
+  if (!is_clean_target (line))
     return NULL;
 
   return g_steal_pointer (&target);
 }
 
-static void
-send_cb (GObject      *object,
-         GAsyncResult *result,
-         gpointer      user_data)
+/* Whether a Content-Type names an event stream, whatever its parameters. */
+static gboolean
+is_event_stream (const char *content_type)
 {
-  Request *req = user_data;
-  g_autoptr(GError) local_error = NULL;
-  SoupMessageHeaders *headers;
+  gsize length;
+
+  if (content_type == NULL)
+    return FALSE;
+  length = strcspn (content_type, ";");
+  while (length > 0 && (content_type[length - 1] == ' ' || content_type[length - 1] == '\t'))
+    length--;
+
+  return length == strlen ("text/event-stream") &&
+         g_ascii_strncasecmp (content_type, "text/event-stream", length) == 0;
+}
+
+static void
+on_head (SymfonicUpstreamRequest *upstream,
+         guint                    status,
+         gpointer                 data)
+{
+  Request *req = data;
   const char *content_type;
-  guint status;
 
-  req->body = soup_session_send_finish (SOUP_SESSION (object), result, &local_error);
-  if (req->body == NULL)
-    {
-      request_finish (req, transport_error (req, local_error));
-      return;
-    }
-
-  status = soup_message_get_status (req->message);
   if (SOUP_STATUS_IS_REDIRECTION (status))
     {
       g_autoptr(GUri) target = redirect_target (req, status);
@@ -727,10 +615,9 @@ send_cb (GObject      *object,
         {
           /* the invocation again, as a POST: the runtime answers nothing
            * else, whatever a browser would make of the status */
-          g_input_stream_close (req->body, NULL, NULL);
-          g_clear_object (&req->body);
+          symfonic_upstream_request_cancel (req->upstream);
+          g_clear_pointer (&req->upstream, symfonic_upstream_request_free);
           req->redirects++;
-          reset_timer (req);
           send_message (req, target);
           return;
         }
@@ -738,50 +625,78 @@ send_cb (GObject      *object,
 
   if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
-      /* libsoup's phrase for the status: the runtime's body and reason
+      /* the status's standard phrase: the runtime's body and reason
        * phrase stay out of even the log */
       request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The upstream refused the request"),
                                              "answered HTTP %u %s", status, soup_status_get_phrase (status)));
       return;
     }
 
-  headers = soup_message_get_response_headers (req->message);
-  content_type = soup_message_headers_get_content_type (headers, NULL);
-  if (content_type == NULL || g_ascii_strcasecmp (content_type, "text/event-stream") != 0)
+  content_type = symfonic_upstream_request_get_header (upstream, "Content-Type");
+  if (!is_event_stream (content_type))
     {
       g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
 
       request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM,
                                              _("The upstream did not answer with an event stream"),
                                              "answered “%s” instead of an event stream", quoted));
+    }
+}
+
+/* Straight from the worker's read buffer into the parser. */
+static void
+on_body (SymfonicUpstreamRequest *upstream,
+         const guint8            *data,
+         gsize                    length,
+         gpointer                 user_data)
+{
+  Request *req = user_data;
+  GError *error = NULL;
+
+  if (!symfonic_sse_parser_feed (req->parser, data, length, &error))
+    {
+      request_finish (req, error);
+      return;
+    }
+  pump (req);
+}
+
+static void
+on_done (SymfonicUpstreamRequest *upstream,
+         const GError            *error,
+         gpointer                 data)
+{
+  Request *req = data;
+
+  if (error != NULL)
+    {
+      request_finish (req, transport_error (req, error));
       return;
     }
 
-  reset_timer (req);
-  read_next (req);
+  req->upstream_ended = TRUE;
+  symfonic_sse_parser_end (req->parser);
+  pump (req);
 }
 
-/* Libsoup follows no redirect itself: it would turn the POST into a GET
- * and send the request headers (the runtime's credentials) to any host
- * the runtime names. */
+static const SymfonicUpstreamHandlers upstream_handlers = {
+  .head = on_head,
+  .body = on_body,
+  .done = on_done,
+};
+
 static void
 send_message (Request *req,
               GUri    *uri)
 {
   SymfonicRuntimeSource *self = req->source;
-  SoupMessageHeaders *headers;
+  g_autofree char *target = request_target (uri);
 
-  g_clear_object (&req->message);
-  req->message = soup_message_new_from_uri (SOUP_METHOD_POST, uri);
-  soup_message_add_flags (req->message, SOUP_MESSAGE_NO_REDIRECT);
-  soup_message_set_request_body_from_bytes (req->message, "application/json", req->payload);
-  headers = soup_message_get_request_headers (req->message);
-  for (guint i = 0; self->header_names[i] != NULL; i++)
-    soup_message_headers_append (headers, self->header_names[i], self->header_values[i]);
-  soup_message_headers_replace (headers, "Accept", "text/event-stream");
-
-  soup_session_send_async (req->session, req->message, G_PRIORITY_DEFAULT,
-                           req->cancellable, send_cb, req);
+  g_uri_unref (req->uri);
+  req->uri = g_uri_ref (uri);
+  req->upstream = symfonic_upstream_send (self->upstream, "POST", target, self->header_lines,
+                                          "application/json", req->payload, &upstream_handlers, req);
+  symfonic_upstream_request_set_timeout (req->upstream, self->timeout);
 }
 
 static GBytes *
@@ -809,27 +724,16 @@ symfonic_runtime_source_start (SymfonicSource *source,
   req = g_new0 (Request, 1);
   req->source = g_object_ref (self);
   req->stream = g_object_ref (stream);
-  req->session = g_object_ref (get_thread_session ());
   req->payload = build_body (stream);
+  req->uri = g_uri_ref (self->uri);
   req->connection = g_object_steal_qdata (G_OBJECT (stream), connection_quark);
   req->parser = symfonic_sse_parser_new (self->max_event_bytes);
-  req->cancellable = g_cancellable_new ();
   req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
-  /* runs at once if the client is already gone */
-  req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled),
-                                             g_object_ref (req->cancellable), g_object_unref);
 
   symfonic_stream_set_ready_func (stream, on_stream_ready, req, NULL);
-  if (self->timeout > 0)
-    {
-      req->timer = g_source_new (&timer_funcs, sizeof (GSource));
-      g_source_set_callback (req->timer, on_timeout, req, NULL);
-      g_source_set_static_name (req->timer, "[symfonic-runtime] idle timeout");
-      g_source_attach (req->timer, g_main_context_get_thread_default ());
-      reset_timer (req);
-    }
-
   send_message (req, self->uri);
+  /* runs at once if the client is already gone */
+  req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled), req, NULL);
 }
 
 static void
@@ -870,6 +774,7 @@ parse_request_headers (SymfonicRuntimeSource  *self,
 {
   g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
   g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
+  GString *lines;
 
   for (guint i = 0; self->request_headers != NULL && self->request_headers[i] != NULL; i++)
     {
@@ -913,6 +818,14 @@ parse_request_headers (SymfonicRuntimeSource  *self,
   self->header_names = g_strv_builder_end (names);
   self->header_values = g_strv_builder_end (values);
 
+  lines = g_string_new (NULL);
+  for (guint i = 0; self->header_names[i] != NULL; i++)
+    g_string_append_printf (lines, "%s: %s\r\n", self->header_names[i], self->header_values[i]);
+  /* no Accept-Encoding: the runtime sends identity, since a compressor
+   * between frames would hold them back until its block fills */
+  g_string_append (lines, "Accept: text/event-stream\r\n");
+  self->header_lines = g_string_free (lines, FALSE);
+
   return TRUE;
 }
 
@@ -922,6 +835,7 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
                                             GError       **error)
 {
   SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (initable);
+  g_autoptr(GError) local_error = NULL;
   g_autoptr(GUri) uri = NULL;
   const char *scheme;
   const char *host;
@@ -959,6 +873,16 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
 
+  /* on every worker, its own kept-alive connections to the runtime */
+  self->upstream = g_initable_new (SYMFONIC_TYPE_UPSTREAM, NULL, &local_error,
+                                   "origin", self->url, "tls-ca-file", self->tls_ca_file, NULL);
+  if (self->upstream == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("tls-ca-file: “%s” cannot be read as PEM certificates"), self->tls_ca_file);
+      return FALSE;
+    }
+
   self->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY |
                                                      G_URI_HIDE_FRAGMENT);
   self->uri = g_steal_pointer (&uri);
@@ -983,6 +907,9 @@ symfonic_runtime_source_finalize (GObject *object)
   g_strfreev (self->request_headers);
   g_strfreev (self->header_names);
   g_strfreev (self->header_values);
+  g_free (self->header_lines);
+  g_free (self->tls_ca_file);
+  g_clear_object (&self->upstream);
 
   G_OBJECT_CLASS (symfonic_runtime_source_parent_class)->finalize (object);
 }
@@ -1014,6 +941,9 @@ symfonic_runtime_source_get_property (GObject    *object,
       break;
     case PROP_MAX_CONNECTIONS:
       g_value_set_uint (value, self->max_connections);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_value_set_string (value, self->tls_ca_file);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1049,6 +979,10 @@ symfonic_runtime_source_set_property (GObject      *object,
       break;
     case PROP_MAX_CONNECTIONS:
       self->max_connections = g_value_get_uint (value);
+      break;
+    case PROP_TLS_CA_FILE:
+      g_free (self->tls_ca_file);
+      self->tls_ca_file = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1100,6 +1034,13 @@ symfonic_runtime_source_class_init (SymfonicRuntimeSourceClass *klass)
                        "0 for half the process's open-file limit",
                        0, G_MAXUINT, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  properties[PROP_TLS_CA_FILE] =
+    g_param_spec_string ("tls-ca-file", "TLS CA file",
+                         "A PEM file of the certificate authorities an https runtime is checked against, "
+                         "instead of the system's trust",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -42,6 +42,8 @@ struct _SymfonicTestUpstream
   GMainLoop    *loop;
   SoupServer   *server;
   guint         port;
+  /* https with it, when set */
+  GTlsCertificate *certificate;
 
   GMutex        lock;
   GCond         cond;
@@ -284,6 +286,7 @@ upstream_handler (SoupServer        *server,
   const char *bytes = g_bytes_get_data (flat, &length);
   Scenario *scenario;
   Writer *writer;
+  GSocketAddress *remote;
 
   record->path = g_strdup (path);
   record->raw_body = g_strndup (bytes != NULL ? bytes : "", length);
@@ -298,6 +301,9 @@ upstream_handler (SoupServer        *server,
     }
   record->headers = soup_message_headers_ref (soup_server_message_get_request_headers (message));
   record->received_us = g_get_monotonic_time ();
+  remote = soup_server_message_get_remote_address (message);
+  if (G_IS_INET_SOCKET_ADDRESS (remote))
+    record->client_port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote));
 
   g_mutex_lock (&self->lock);
   g_ptr_array_add (self->records, record);
@@ -358,9 +364,10 @@ upstream_thread (gpointer data)
   bound = g_socket_get_local_address (socket, &error);
   g_assert_no_error (error);
 
-  self->server = soup_server_new (NULL, NULL);
+  self->server = soup_server_new ("tls-certificate", self->certificate, NULL);
   soup_server_add_handler (self->server, NULL, upstream_handler, self, NULL);
-  soup_server_listen_socket (self->server, socket, 0, &error);
+  soup_server_listen_socket (self->server, socket, self->certificate != NULL ? SOUP_SERVER_LISTEN_HTTPS : 0,
+                             &error);
   g_assert_no_error (error);
 
   g_mutex_lock (&self->lock);
@@ -397,7 +404,23 @@ upstream_thread (gpointer data)
 SymfonicTestUpstream *
 symfonic_test_upstream_new (void)
 {
+  return symfonic_test_upstream_new_tls (NULL);
+}
+
+/**
+ * symfonic_test_upstream_new_tls:
+ * @certificate: (nullable): the server's certificate, with its key
+ *
+ * As symfonic_test_upstream_new(), over https when @certificate is set.
+ *
+ * Returns: (transfer full): the running upstream
+ */
+SymfonicTestUpstream *
+symfonic_test_upstream_new_tls (GTlsCertificate *certificate)
+{
   SymfonicTestUpstream *self = g_new0 (SymfonicTestUpstream, 1);
+
+  self->certificate = certificate != NULL ? g_object_ref (certificate) : NULL;
 
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
@@ -440,6 +463,7 @@ symfonic_test_upstream_free (SymfonicTestUpstream *self)
   g_hash_table_unref (self->scenarios);
   g_ptr_array_unref (self->records);
   g_ptr_array_unref (self->writers);
+  g_clear_object (&self->certificate);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   g_free (self);
@@ -455,7 +479,7 @@ char *
 symfonic_test_upstream_dup_url (SymfonicTestUpstream *self,
                                 const char           *path)
 {
-  return g_strdup_printf ("http://127.0.0.1:%u%s", self->port, path);
+  return g_strdup_printf ("%s://127.0.0.1:%u%s", self->certificate != NULL ? "https" : "http", self->port, path);
 }
 
 /**
@@ -607,6 +631,25 @@ symfonic_test_upstream_count_records (SymfonicTestUpstream *self,
   g_mutex_unlock (&self->lock);
 
   return n;
+}
+
+/* How many connections the requests so far came on: one client port
+ * each, since a closed connection's port stays taken for a while. */
+guint
+symfonic_test_upstream_count_connections (SymfonicTestUpstream *self)
+{
+  g_autoptr(GHashTable) ports = g_hash_table_new (NULL, NULL);
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->records->len; i++)
+    {
+      SymfonicTestUpstreamRecord *record = g_ptr_array_index (self->records, i);
+
+      g_hash_table_add (ports, GUINT_TO_POINTER (record->client_port));
+    }
+  g_mutex_unlock (&self->lock);
+
+  return g_hash_table_size (ports);
 }
 
 /**

@@ -83,6 +83,8 @@ typedef struct
  * @raw_body: the request body's bytes, NUL-terminated
  * @headers: the request headers
  * @received_us: g_get_monotonic_time() when the request was read
+ * @client_port: the port the request came from, which names its
+ *   connection
  *
  * One request the upstream received. These fields are set before the
  * record is published and never change; what changes while the response
@@ -96,6 +98,7 @@ typedef struct
   char               *raw_body;
   SoupMessageHeaders *headers;
   gint64              received_us;
+  guint16             client_port;
 
   /*< private >*/
   gint64              responded_us;
@@ -106,6 +109,7 @@ typedef struct
 typedef struct _SymfonicTestUpstream SymfonicTestUpstream;
 
 SymfonicTestUpstream       *symfonic_test_upstream_new            (void);
+SymfonicTestUpstream       *symfonic_test_upstream_new_tls        (GTlsCertificate            *certificate);
 void                        symfonic_test_upstream_free           (SymfonicTestUpstream       *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestUpstream, symfonic_test_upstream_free)
 
@@ -129,6 +133,7 @@ SymfonicTestUpstreamRecord *symfonic_test_upstream_wait_record    (SymfonicTestU
 guint                       symfonic_test_upstream_count_records  (SymfonicTestUpstream       *self,
                                                                    const char                 *path,
                                                                    const char                 *query);
+guint                       symfonic_test_upstream_count_connections (SymfonicTestUpstream    *self);
 gboolean                    symfonic_test_upstream_wait_over      (SymfonicTestUpstream       *self,
                                                                    SymfonicTestUpstreamRecord *record);
 gint64                      symfonic_test_upstream_get_responded_us

@@ -1,0 +1,66 @@
+/* symfonic-http-response-private.h: an HTTP/1.1 response, parsed as it arrives
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_HTTP_MAX_HEADERS 100
+/* a chunk-size line (with its extensions) or one trailer line */
+#define SYMFONIC_HTTP_MAX_LINE_BYTES 1024
+
+typedef enum {
+  SYMFONIC_HTTP_FRAMING_NONE,
+  SYMFONIC_HTTP_FRAMING_LENGTH,
+  SYMFONIC_HTTP_FRAMING_CHUNKED,
+  SYMFONIC_HTTP_FRAMING_CLOSE,
+} SymfonicHttpFraming;
+
+typedef enum {
+  SYMFONIC_HTTP_CHUNK_SIZE,
+  SYMFONIC_HTTP_CHUNK_DATA,
+  SYMFONIC_HTTP_CHUNK_DATA_END,
+  SYMFONIC_HTTP_CHUNK_TRAILER,
+} SymfonicHttpChunkState;
+
+/* Embedded in its request: zero it and set head to an empty GString. */
+typedef struct
+{
+  GString                *head;
+  gboolean                head_done;
+  guint                   status;
+  /* the connection may carry another request after this response */
+  gboolean                keep_alive;
+  guint                   n_headers;
+  struct { guint name, value; } headers[SYMFONIC_HTTP_MAX_HEADERS];
+
+  SymfonicHttpFraming     framing;
+  guint64                 remaining;
+  SymfonicHttpChunkState  chunk;
+  char                    line[SYMFONIC_HTTP_MAX_LINE_BYTES];
+  gsize                   line_length;
+  gsize                   trailer_bytes;
+} SymfonicHttpResponse;
+
+G_GNUC_INTERNAL
+gboolean    symfonic_http_response_read_head  (SymfonicHttpResponse  *resp,
+                                               const guint8          *data,
+                                               gsize                  length,
+                                               gsize                 *used,
+                                               GError               **error);
+G_GNUC_INTERNAL
+gboolean    symfonic_http_response_read_body  (SymfonicHttpResponse  *resp,
+                                               guint8                *data,
+                                               gsize                  length,
+                                               gsize                 *in,
+                                               gsize                 *out,
+                                               gboolean              *complete,
+                                               GError               **error);
+G_GNUC_INTERNAL
+const char *symfonic_http_response_get_header (SymfonicHttpResponse  *resp,
+                                               const char            *name);
+
+G_END_DECLS

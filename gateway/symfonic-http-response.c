@@ -1,0 +1,440 @@
+/* symfonic-http-response.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "symfonic-http-response-private.h"
+
+/* What an upstream answers, parsed byte by byte as reads bring it: every
+ * byte is hostile, so the head, its header count, chunk-size lines and
+ * trailers are bounded, numbers are checked for overflow, and nothing
+ * recurses. Errors carry texts of this file only, for logs. */
+
+#define MAX_HEAD_BYTES (32 * 1024)
+#define MAX_TRAILER_BYTES (32 * 1024)
+
+static gboolean
+is_token (const char *text,
+          gsize       length)
+{
+  if (length == 0)
+    return FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Digits only, no sign, no overflow. */
+static gboolean
+parse_decimal (const char *text,
+               guint64    *value)
+{
+  guint64 result = 0;
+
+  if (*text == '\0')
+    return FALSE;
+  for (; *text != '\0'; text++)
+    {
+      if (!g_ascii_isdigit (*text) || result > (G_MAXUINT64 - 9) / 10)
+        return FALSE;
+      result = result * 10 + (guint64) (*text - '0');
+    }
+  *value = result;
+
+  return TRUE;
+}
+
+static gboolean
+has_token (const char *list,
+           const char *token)
+{
+  g_auto(GStrv) items = g_strsplit (list, ",", 16);
+
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      if (g_ascii_strcasecmp (g_strstrip (items[i]), token) == 0)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+static const char *
+header_at (SymfonicHttpResponse    *resp,
+           guint                    i,
+           const char             **value)
+{
+  *value = resp->head->str + resp->headers[i].value;
+  return resp->head->str + resp->headers[i].name;
+}
+
+/* The body's framing and whether the connection outlives the response,
+ * from the final head. */
+static gboolean
+decide_framing (SymfonicHttpResponse     *resp,
+                GError                  **error)
+{
+  const char *length = NULL;
+  guint n_encodings = 0;
+  gboolean chunked = FALSE;
+
+  for (guint i = 0; i < resp->n_headers; i++)
+    {
+      const char *value;
+      const char *name = header_at (resp, i, &value);
+
+      if (g_ascii_strcasecmp (name, "Connection") == 0 && has_token (value, "close"))
+        resp->keep_alive = FALSE;
+      else if (g_ascii_strcasecmp (name, "Transfer-Encoding") == 0)
+        {
+          n_encodings++;
+          chunked = g_ascii_strcasecmp (value, "chunked") == 0;
+        }
+      else if (g_ascii_strcasecmp (name, "Content-Length") == 0)
+        {
+          if (length != NULL && strcmp (length, value) != 0)
+            {
+              g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "conflicting Content-Length");
+              return FALSE;
+            }
+          length = value;
+        }
+    }
+
+  if (resp->status == 204 || resp->status == 304)
+    resp->framing = SYMFONIC_HTTP_FRAMING_NONE;
+  else if (n_encodings > 0)
+    {
+      /* chunked alone: anything else would need a decoder, and a length
+       * beside it is how requests get smuggled */
+      if (n_encodings > 1 || !chunked || length != NULL)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unsupported Transfer-Encoding");
+          return FALSE;
+        }
+      resp->framing = SYMFONIC_HTTP_FRAMING_CHUNKED;
+      resp->chunk = SYMFONIC_HTTP_CHUNK_SIZE;
+    }
+  else if (length != NULL)
+    {
+      if (!parse_decimal (length, &resp->remaining))
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "invalid Content-Length");
+          return FALSE;
+        }
+      resp->framing = resp->remaining > 0 ? SYMFONIC_HTTP_FRAMING_LENGTH : SYMFONIC_HTTP_FRAMING_NONE;
+    }
+  else
+    {
+      resp->framing = SYMFONIC_HTTP_FRAMING_CLOSE;
+      resp->keep_alive = FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Splits the head in resp->head in place into the status and headers. */
+static gboolean
+parse_head (SymfonicHttpResponse     *resp,
+            GError                  **error)
+{
+  char *text = resp->head->str;
+  char *line_end;
+  char *line;
+
+  if (memchr (text, '\0', resp->head->len) != NULL)
+    goto invalid;
+
+  line_end = strchr (text, '\n');
+  *line_end = '\0';
+  if (line_end > text && line_end[-1] == '\r')
+    line_end[-1] = '\0';
+  /* HTTP/1.x SP 3DIGIT [SP reason] */
+  if (strncmp (text, "HTTP/1.", 7) != 0 || (text[7] != '0' && text[7] != '1') || text[8] != ' ' ||
+      !g_ascii_isdigit (text[9]) || !g_ascii_isdigit (text[10]) || !g_ascii_isdigit (text[11]) ||
+      (text[12] != ' ' && text[12] != '\0') || text[9] == '0')
+    goto invalid;
+  resp->status = (text[9] - '0') * 100 + (text[10] - '0') * 10 + (text[11] - '0');
+  resp->keep_alive = text[7] == '1';
+  resp->n_headers = 0;
+
+  for (line = line_end + 1; *line != '\0' && *line != '\r' && *line != '\n'; line = line_end + 1)
+    {
+      char *colon;
+      char *value;
+      char *end;
+
+      line_end = strchr (line, '\n');
+      *line_end = '\0';
+      if (line_end > line && line_end[-1] == '\r')
+        line_end[-1] = '\0';
+      /* obsolete line folding: refused, as RFC 9112 allows */
+      if (*line == ' ' || *line == '\t')
+        goto invalid;
+      colon = strchr (line, ':');
+      if (colon == NULL || !is_token (line, colon - line))
+        goto invalid;
+      if (resp->n_headers == SYMFONIC_HTTP_MAX_HEADERS)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "too many headers");
+          return FALSE;
+        }
+      *colon = '\0';
+      for (value = colon + 1; *value == ' ' || *value == '\t'; value++)
+        ;
+      for (end = value + strlen (value); end > value && (end[-1] == ' ' || end[-1] == '\t'); end--)
+        ;
+      *end = '\0';
+      resp->headers[resp->n_headers].name = line - text;
+      resp->headers[resp->n_headers].value = value - text;
+      resp->n_headers++;
+    }
+  /* the terminator found is the first empty line */
+  if (*line == '\r' && line[1] != '\n')
+    goto invalid;
+
+  return TRUE;
+
+invalid:
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "malformed response head");
+  return FALSE;
+}
+
+/* Takes head bytes from @data until the head ends (interim 1xx heads are
+ * skipped). Sets *@used to the bytes taken; head_done is set once the
+ * final head is parsed. */
+gboolean
+symfonic_http_response_read_head (SymfonicHttpResponse     *resp,
+                                  const guint8             *data,
+                                  gsize                     length,
+                                  gsize                    *used,
+                                  GError                  **error)
+{
+  *used = 0;
+
+  while (*used < length && !resp->head_done)
+    {
+      gsize before = resp->head->len;
+      gsize take = MIN (length - *used, MAX_HEAD_BYTES + 1 - before);
+      gsize end = 0;
+
+      g_string_append_len (resp->head, (const char *) data + *used, take);
+      /* from where a terminator could begin */
+      for (gsize i = before > 2 ? before - 2 : 0; i < resp->head->len; i++)
+        {
+          const char *s = resp->head->str;
+
+          if (s[i] == '\n' && ((i >= 1 && s[i - 1] == '\n') || (i >= 2 && s[i - 1] == '\r' && s[i - 2] == '\n')))
+            {
+              end = i + 1;
+              break;
+            }
+        }
+
+      if (end == 0)
+        {
+          *used += take;
+          if (resp->head->len > MAX_HEAD_BYTES)
+            {
+              g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "response head too large");
+              return FALSE;
+            }
+          continue;
+        }
+
+      *used += end - before;
+      g_string_truncate (resp->head, end);
+      if (!parse_head (resp, error))
+        return FALSE;
+
+      if (resp->status == 101)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unrequested protocol switch");
+          return FALSE;
+        }
+      if (resp->status < 200)
+        {
+          g_string_truncate (resp->head, 0);
+          continue;
+        }
+      if (!decide_framing (resp, error))
+        return FALSE;
+      resp->head_done = TRUE;
+    }
+
+  return TRUE;
+}
+
+/* One line of the chunked framing, across reads. Returns TRUE with
+ * *@complete set once the line ended (stripped of its CRLF). */
+static gboolean
+take_line (SymfonicHttpResponse     *resp,
+           const guint8             *data,
+           gsize                     length,
+           gsize                    *in,
+           gboolean                 *complete,
+           GError                  **error)
+{
+  const guint8 *nl = memchr (data + *in, '\n', length - *in);
+  gsize n = nl != NULL ? (gsize) (nl - (data + *in)) + 1 : length - *in;
+
+  if (resp->line_length + n > SYMFONIC_HTTP_MAX_LINE_BYTES)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "chunk line too long");
+      return FALSE;
+    }
+  memcpy (resp->line + resp->line_length, data + *in, n);
+  resp->line_length += n;
+  *in += n;
+  *complete = nl != NULL;
+  if (*complete)
+    {
+      resp->line_length--;
+      if (resp->line_length > 0 && resp->line[resp->line_length - 1] == '\r')
+        resp->line_length--;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+parse_chunk_size (const char  *line,
+                  gsize        length,
+                  guint64     *size)
+{
+  guint64 value = 0;
+  gsize i = 0;
+
+  for (; i < length && g_ascii_isxdigit (line[i]); i++)
+    {
+      if (value > (G_MAXUINT64 >> 4))
+        return FALSE;
+      value = (value << 4) | (guint64) g_ascii_xdigit_value (line[i]);
+    }
+  if (i == 0)
+    return FALSE;
+  for (; i < length && (line[i] == ' ' || line[i] == '\t'); i++)
+    ;
+  /* chunk extensions mean nothing here */
+  if (i < length && line[i] != ';')
+    return FALSE;
+  *size = value;
+
+  return TRUE;
+}
+
+static gboolean
+chunk_line (SymfonicHttpResponse     *resp,
+            gboolean                 *complete,
+            GError                  **error)
+{
+  gsize length = resp->line_length;
+
+  resp->line_length = 0;
+  switch (resp->chunk)
+    {
+    case SYMFONIC_HTTP_CHUNK_SIZE:
+      if (!parse_chunk_size (resp->line, length, &resp->remaining))
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "invalid chunk size");
+          return FALSE;
+        }
+      resp->chunk = resp->remaining > 0 ? SYMFONIC_HTTP_CHUNK_DATA : SYMFONIC_HTTP_CHUNK_TRAILER;
+      return TRUE;
+    case SYMFONIC_HTTP_CHUNK_DATA_END:
+      if (length != 0)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "chunk longer than its size");
+          return FALSE;
+        }
+      resp->chunk = SYMFONIC_HTTP_CHUNK_SIZE;
+      return TRUE;
+    case SYMFONIC_HTTP_CHUNK_TRAILER:
+      resp->trailer_bytes += length;
+      if (resp->trailer_bytes > MAX_TRAILER_BYTES)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "trailer too large");
+          return FALSE;
+        }
+      *complete = length == 0;
+      return TRUE;
+    case SYMFONIC_HTTP_CHUNK_DATA:
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Body bytes of @data (from *@in) move down to @data + *@out, de-chunked,
+ * so the whole read reaches the handler in one call. Sets *@complete
+ * when the body ended. */
+gboolean
+symfonic_http_response_read_body (SymfonicHttpResponse     *resp,
+                                  guint8                   *data,
+                                  gsize                     length,
+                                  gsize                    *in,
+                                  gsize                    *out,
+                                  gboolean                 *complete,
+                                  GError                  **error)
+{
+  while (*in < length && !*complete)
+    {
+      gsize n;
+
+      if (resp->framing == SYMFONIC_HTTP_FRAMING_CHUNKED && resp->chunk != SYMFONIC_HTTP_CHUNK_DATA)
+        {
+          gboolean has_line;
+
+          if (!take_line (resp, data, length, in, &has_line, error))
+            return FALSE;
+          if (has_line && !chunk_line (resp, complete, error))
+            return FALSE;
+          continue;
+        }
+
+      n = length - *in;
+      if (resp->framing != SYMFONIC_HTTP_FRAMING_CLOSE)
+        n = MIN (n, resp->remaining);
+      memmove (data + *out, data + *in, n);
+      *in += n;
+      *out += n;
+      if (resp->framing == SYMFONIC_HTTP_FRAMING_CLOSE)
+        continue;
+      resp->remaining -= n;
+      if (resp->remaining > 0)
+        continue;
+      if (resp->framing == SYMFONIC_HTTP_FRAMING_LENGTH)
+        *complete = TRUE;
+      else
+        resp->chunk = SYMFONIC_HTTP_CHUNK_DATA_END;
+    }
+
+  return TRUE;
+}
+
+/* The first value of the header @name, in any case, once the head was
+ * read; else NULL. */
+const char *
+symfonic_http_response_get_header (SymfonicHttpResponse *resp,
+                                   const char           *name)
+{
+  if (!resp->head_done)
+    return NULL;
+
+  for (guint i = 0; i < resp->n_headers; i++)
+    {
+      const char *value;
+
+      if (g_ascii_strcasecmp (header_at (resp, i, &value), name) == 0)
+        return value;
+    }
+
+  return NULL;
+}

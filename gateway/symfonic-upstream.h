@@ -1,0 +1,73 @@
+/* symfonic-upstream.h: an HTTP/1.1 client for streaming upstreams
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/**
+ * SymfonicUpstreamRequest: (skip)
+ *
+ * One request in flight to an upstream, owned by whoever sent it until
+ * symfonic_upstream_request_free().
+ */
+typedef struct _SymfonicUpstreamRequest SymfonicUpstreamRequest;
+
+/**
+ * SymfonicUpstreamHandlers: (skip)
+ * @head: the response head arrived: its status, and its headers through
+ *   symfonic_upstream_request_get_header() (during this call only)
+ * @body: body bytes, de-chunked, valid during the call only
+ * @done: the response ended, to its last byte when @error is %NULL;
+ *   nothing is called after it
+ *
+ * What a request tells its sender, on the thread that sent it. Each
+ * handler may pause, resume or free the request.
+ */
+typedef struct
+{
+  void (*head) (SymfonicUpstreamRequest *request,
+                guint                    status,
+                gpointer                 user_data);
+  void (*body) (SymfonicUpstreamRequest *request,
+                const guint8            *data,
+                gsize                    length,
+                gpointer                 user_data);
+  void (*done) (SymfonicUpstreamRequest *request,
+                const GError            *error,
+                gpointer                 user_data);
+} SymfonicUpstreamHandlers;
+
+#define SYMFONIC_TYPE_UPSTREAM (symfonic_upstream_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicUpstream, symfonic_upstream, SYMFONIC, UPSTREAM, GObject)
+
+SymfonicUpstream        *symfonic_upstream_new                (const char                     *origin,
+                                                               GError                        **error);
+const char              *symfonic_upstream_get_origin         (SymfonicUpstream               *self);
+
+SymfonicUpstreamRequest *symfonic_upstream_send               (SymfonicUpstream               *self,
+                                                               const char                     *method,
+                                                               const char                     *target,
+                                                               const char                     *header_lines,
+                                                               const char                     *content_type,
+                                                               GBytes                         *body,
+                                                               const SymfonicUpstreamHandlers *handlers,
+                                                               gpointer                        user_data);
+const char              *symfonic_upstream_request_get_header (SymfonicUpstreamRequest        *request,
+                                                               const char                     *name);
+void                     symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest       *request,
+                                                               guint                           seconds);
+void                     symfonic_upstream_request_pause      (SymfonicUpstreamRequest        *request);
+void                     symfonic_upstream_request_resume     (SymfonicUpstreamRequest        *request);
+void                     symfonic_upstream_request_cancel     (SymfonicUpstreamRequest        *request);
+void                     symfonic_upstream_request_free       (SymfonicUpstreamRequest        *request);
+
+G_END_DECLS
