@@ -405,13 +405,18 @@ handle_frame (Request     *req,
       return FALSE;
     }
 
-  root = parse_data (event, data, error);
-  if (root == NULL)
-    return FALSE;
-
-  parsed = symfonic_event_new_from_json (event, root, error);
+  /* most frames are deltas, read without a JSON tree */
+  parsed = symfonic_event_try_new_from_data (event, data, strlen (data));
   if (parsed == NULL)
-    return FALSE;
+    {
+      root = parse_data (event, data, error);
+      if (root == NULL)
+        return FALSE;
+
+      parsed = symfonic_event_new_from_json (event, root, error);
+      if (parsed == NULL)
+        return FALSE;
+    }
 
   if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
     {
@@ -437,10 +442,11 @@ drain (Request  *req,
 {
   for (;;)
     {
-      g_autofree char *event = NULL;
-      g_autofree char *data = NULL;
+      const char *event;
+      const char *data;
 
-      if (!symfonic_sse_parser_next (req->parser, &event, &data, NULL))
+      /* valid until the parser is next called */
+      if (!symfonic_sse_parser_next_borrowed (req->parser, &event, &data, NULL))
         return TRUE;
 
       if (!handle_frame (req, event, data, error))
