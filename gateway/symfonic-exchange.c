@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
@@ -15,6 +13,7 @@
 #include "symfonic-error-mapper.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
@@ -38,7 +37,9 @@ typedef struct
   SymfonicStream    *stream;
   SymfonicEncoder   *encoder;
   SymfonicSseWriter *writer;
-  GSource           *hangup_source;
+  /* the client's socket while an answer is prepared (a streaming answer's
+   * writer watches it itself) */
+  SymfonicWatch     *hangup;
   /* the request body, kept up to the limit: past it nothing more is kept,
    * whatever the client sends */
   GByteArray        *body;
@@ -60,11 +61,7 @@ static void
 exchange_free (Exchange *self)
 {
   g_hash_table_remove (self->live, self);
-  if (self->hangup_source != NULL)
-    {
-      g_source_destroy (self->hangup_source);
-      g_source_unref (self->hangup_source);
-    }
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
   g_clear_signal_handler (&self->finished_id, self->message);
   g_clear_signal_handler (&self->got_chunk_id, self->message);
   g_object_set_data (G_OBJECT (self->message), EXCHANGE_KEY, NULL);
@@ -168,6 +165,19 @@ map_error (Exchange     *self,
   return frame;
 }
 
+/* The client is too slow for the stream to go on: it ends with its one
+ * error frame, whose room the writer keeps. */
+static void
+end_for_slow_client (Exchange   *self,
+                     const char *why)
+{
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, why);
+
+  g_debug ("Route %s, run %s: %s", symfonic_route_get_name (self->route),
+           symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)), why);
+  symfonic_stream_abort (self->stream, error);
+}
+
 static gboolean
 sink_event (gpointer       data,
             SymfonicEvent *event)
@@ -184,18 +194,15 @@ sink_event (gpointer       data,
 
   out = symfonic_sse_writer_begin_frame (self->writer);
   frame_class = symfonic_encoder_event (self->encoder, event, out);
-  if (frame_class != SYMFONIC_FRAME_NONE)
-    symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE);
+  if (frame_class != SYMFONIC_FRAME_NONE &&
+      symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE) == SYMFONIC_SSE_FRAME_OVERFLOW)
+    {
+      /* a source that does not wait cannot make the gateway hold more */
+      end_for_slow_client (self, _("The client fell further behind than the stream may hold"));
+      return TRUE;
+    }
 
   return symfonic_sse_writer_is_full (self->writer);
-}
-
-static void
-writer_drained (gpointer data)
-{
-  Exchange *self = data;
-
-  symfonic_stream_sink_ready (self->stream);
 }
 
 static void
@@ -227,7 +234,6 @@ sink_end (gpointer      data,
 
   if (self->writer != NULL)
     {
-      symfonic_sse_writer_end_frame (self->writer, FALSE);
       symfonic_sse_writer_close (self->writer);
       return;
     }
@@ -250,35 +256,57 @@ client_gone (Exchange *self)
     }
 }
 
-/* libsoup notices a dead client only when it next writes; an upstream that
- * is slow to produce would keep running for nothing. A peer that closed
- * makes its socket readable with nothing to read. */
-static gboolean
-on_socket_readable (GSocket      *socket,
-                    GIOCondition  condition,
-                    gpointer      user_data)
+static void
+writer_drained (gpointer data)
 {
-  Exchange *self = user_data;
-  char byte;
-  gssize n;
+  Exchange *self = data;
 
-  n = recv (g_socket_get_fd (socket), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    return G_SOURCE_CONTINUE;
+  symfonic_stream_sink_ready (self->stream);
+}
 
-  g_clear_pointer (&self->hangup_source, g_source_unref);
-  if (n <= 0)
+static void
+writer_gone (gpointer data)
+{
+  client_gone (data);
+}
+
+static void
+writer_stalled (gpointer data)
+{
+  Exchange *self = data;
+  g_autofree char *why = g_strdup_printf (_("The client read nothing for %u seconds"),
+                                          symfonic_route_get_stall_timeout (self->route));
+
+  end_for_slow_client (self, why);
+}
+
+static const SymfonicSseWriterCallbacks writer_callbacks = {
+  writer_drained,
+  writer_gone,
+  writer_stalled,
+};
+
+static void
+on_socket (gpointer     data,
+           GIOCondition condition)
+{
+  Exchange *self = data;
+  GSocket *socket = symfonic_connection_get_message_socket (self->message);
+
+  switch (symfonic_connection_peek_peer (g_socket_get_fd (socket)))
     {
+    case SYMFONIC_PEER_QUIET:
+      return;
+    case SYMFONIC_PEER_LEFT:
       client_gone (self);
       /* let libsoup try to answer, fail, and finish the message */
-      if (self->writer != NULL)
-        symfonic_sse_writer_close (self->writer);
-      else
-        soup_server_message_unpause (self->message);
+      soup_server_message_unpause (self->message);
+      break;
+    case SYMFONIC_PEER_SENT:
+      /* a pipelined request: the client is alive */
+      break;
     }
-
-  /* n > 0: the client pipelined another request; it is alive */
-  return G_SOURCE_REMOVE;
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
 }
 
 static void
@@ -289,10 +317,8 @@ watch_hangup (Exchange *self)
   if (socket == NULL)
     return;
 
-  self->hangup_source = g_socket_create_source (socket, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
-  g_source_set_callback (self->hangup_source, G_SOURCE_FUNC (on_socket_readable), self, NULL);
-  g_source_set_static_name (self->hangup_source, "[symfonic] client hangup");
-  g_source_attach (self->hangup_source, self->context);
+  self->hangup = symfonic_poller_watch (symfonic_poller_get_thread_default (), g_socket_get_fd (socket),
+                                        G_IO_IN, on_socket, self);
 }
 
 static void
@@ -334,9 +360,10 @@ begin_stream (Exchange *self)
   self->running = TRUE;
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
-  watch_hangup (self);
 
-  if (symfonic_encoder_is_streaming (self->encoder))
+  if (!symfonic_encoder_is_streaming (self->encoder))
+    watch_hangup (self);
+  else
     {
       soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
       apply_stream_headers (self);
@@ -352,7 +379,8 @@ begin_stream (Exchange *self)
       else
         soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
-      self->writer = symfonic_sse_writer_new (self->message, self->context, writer_drained, self);
+      self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+                                              &writer_callbacks, self);
       /* the headers go out now, before the upstream produced anything */
       soup_server_message_unpause (self->message);
     }

@@ -407,7 +407,7 @@ load_route (Loader      *loader,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", NULL };
+  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -430,7 +430,7 @@ load_route (Loader      *loader,
       if (!g_strv_contains (known, keys[i]))
         {
           symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for a route (known: path, kind, source, stages, max-duration)"));
+                                       _("unknown key for a route (known: path, kind, source, stages, max-duration, stall-timeout)"));
           return FALSE;
         }
     }

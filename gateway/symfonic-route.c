@@ -27,6 +27,7 @@ struct _SymfonicRoute
   SymfonicSource    *source;
   GPtrArray         *stages;
   guint              max_duration;
+  guint              stall_timeout;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -39,6 +40,7 @@ enum {
   PROP_KIND,
   PROP_SOURCE,
   PROP_MAX_DURATION,
+  PROP_STALL_TIMEOUT,
   N_PROPS
 };
 
@@ -86,6 +88,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_MAX_DURATION:
       g_value_set_uint (value, self->max_duration);
       break;
+    case PROP_STALL_TIMEOUT:
+      g_value_set_uint (value, self->stall_timeout);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -118,6 +123,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_MAX_DURATION:
       symfonic_route_set_max_duration (self, g_value_get_uint (value));
+      break;
+    case PROP_STALL_TIMEOUT:
+      symfonic_route_set_stall_timeout (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -165,6 +173,19 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
     g_param_spec_uint ("max-duration", "Maximum duration", "The longest a stream may run, in seconds; 0 for no limit",
                        0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:stall-timeout:
+   *
+   * How long a streaming client may take no byte at all while frames wait
+   * for it, in seconds; past it the stream ends with its one error frame
+   * (`slow_client`), which the client gets a short grace to read before
+   * its connection is closed. 0: no limit.
+   */
+  properties[PROP_STALL_TIMEOUT] =
+    g_param_spec_uint ("stall-timeout", "Stall timeout",
+                       "How long a client may read nothing while frames wait, in seconds; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -173,6 +194,7 @@ static void
 symfonic_route_init (SymfonicRoute *self)
 {
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
+  self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
 }
 
 /**
@@ -324,6 +346,43 @@ symfonic_route_set_max_duration (SymfonicRoute *self,
 
   self->max_duration = seconds;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_DURATION]);
+}
+
+/**
+ * symfonic_route_get_stall_timeout:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how long a streaming client may read nothing while frames wait,
+ *   in seconds; 0 when there is no limit
+ */
+guint
+symfonic_route_get_stall_timeout (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->stall_timeout;
+}
+
+/**
+ * symfonic_route_set_stall_timeout:
+ * @self: a #SymfonicRoute
+ * @seconds: how long a client may read nothing, in seconds; 0 for no limit
+ *
+ * Bounds how long a stream waits for a client that stopped reading. Only
+ * while the route is assembled, before it serves.
+ */
+void
+symfonic_route_set_stall_timeout (SymfonicRoute *self,
+                                  guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  if (self->stall_timeout == seconds)
+    return;
+
+  self->stall_timeout = seconds;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STALL_TIMEOUT]);
 }
 
 /**

@@ -111,6 +111,12 @@ static const InvalidCase invalid_cases[] = {
     { "[route:r]", "max-duration", "-1" } },
   { "route-max-duration-too-high", "[route:r]\npath=/r\nsource=s\nmax-duration=604801\n" SOURCE, 4,
     { "[route:r]", "max-duration" } },
+  { "route-stall-timeout-not-a-number", "[route:r]\npath=/r\nsource=s\nstall-timeout=30s\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout", "30s" } },
+  { "route-stall-timeout-negative", "[route:r]\npath=/r\nsource=s\nstall-timeout=-5\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout", "-5" } },
+  { "route-stall-timeout-too-high", "[route:r]\npath=/r\nsource=s\nstall-timeout=604801\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -155,6 +161,7 @@ test_pipeline_properties (void)
     "source=s\n"
     "stages=u\n"
     "max-duration=90\n"
+    "stall-timeout=7\n"
     SOURCE
     "[stage:u]\n"
     "type=test-upper\n"
@@ -210,6 +217,7 @@ test_pipeline_properties (void)
   g_assert_cmpstr (symfonic_route_get_name (route), ==, "r");
   g_assert_cmpint (symfonic_route_get_kind (route), ==, SYMFONIC_ROUTE_KIND_CHUNKS);
   g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 90);
+  g_assert_cmpuint (symfonic_route_get_stall_timeout (route), ==, 7);
   g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "s"));
   g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
 }
@@ -256,6 +264,7 @@ test_pipeline_defaults (void)
   g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
   /* a stream may run for ever unless the file says otherwise */
   g_assert_cmpuint (symfonic_route_get_max_duration (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 0);
+  g_assert_cmpuint (symfonic_route_get_stall_timeout (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 30);
   g_object_get (pipeline,
                 "header-timeout", &header_timeout,
                 "body-timeout", &body_timeout,
