@@ -158,19 +158,16 @@ request_text (void)
 }
 
 /* Sends the request, reads nothing until @ready says so (or for
- * STALL_US when it is NULL), then reads the whole chunked response and
- * returns its frames and, in @sse, its event stream. */
-static GPtrArray *
-stall_then_read (guint16    port,
-                 gboolean (*ready) (gpointer data),
-                 gpointer   ready_data,
-                 GString  **sse)
+ * STALL_US when it is NULL), then reads the response until the server
+ * closes the connection. */
+static GString *
+stall_then_read_raw (guint16    port,
+                     gboolean (*ready) (gpointer data),
+                     gpointer   ready_data)
 {
   g_autoptr(GSocket) socket = connect_slow (port);
   g_autofree char *request = request_text ();
-  g_autoptr(GString) raw = g_string_new (NULL);
-  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
-  GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+  GString *raw = g_string_new (NULL);
   g_autoptr(GError) error = NULL;
   char buffer[65536];
   gssize n;
@@ -184,6 +181,21 @@ stall_then_read (guint16    port,
   while ((n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error)) > 0)
     g_string_append_len (raw, buffer, n);
   g_assert_no_error (error);
+
+  return raw;
+}
+
+/* As stall_then_read_raw(), for a whole chunked response: returns its
+ * frames and, in @sse, its event stream. */
+static GPtrArray *
+stall_then_read (guint16    port,
+                 gboolean (*ready) (gpointer data),
+                 gpointer   ready_data,
+                 GString  **sse)
+{
+  g_autoptr(GString) raw = stall_then_read_raw (port, ready, ready_data);
+  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
+  GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
 
   g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
   *sse = dechunk (raw->str, raw->len);
@@ -400,14 +412,13 @@ stream_failed (gpointer data)
   return symfonic_test_fetch_metric (wait->session, wait->base_url, "symfonic_streams_failed_total") >= 1;
 }
 
-/* A client that takes nothing for the stall-timeout ends its stream with
- * the one error frame, which it still gets when it reads on in the
- * grace; the upstream is let go. */
-static void
-test_slow_client_stall_timeout (void)
+/* A route with a one-second stall-timeout in front of a runtime whose
+ * answer is far larger than what the kernel holds for a client. */
+static SymfonicServer *
+stall_server (SymfonicTestUpstream *upstream,
+              GBytes              **answer)
 {
   g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
   g_autofree char *upstream_url = symfonic_test_upstream_dup_url (upstream, "/run");
   g_autofree char *pipeline_text = g_strdup_printf ("[gateway]\n"
                                                     "listen=127.0.0.1:8080\n"
@@ -422,9 +433,24 @@ test_slow_client_stall_timeout (void)
                                                     "[source:up]\n"
                                                     "type=runtime\n"
                                                     "url=%s\n", upstream_url);
-  g_autoptr(SymfonicServer) server = symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
   SymfonicTestScenario scenario = { .pause_ms = PAUSE_MS };
-  g_autoptr(GBytes) answer = runtime_body (text, &scenario.pause_at);
+
+  *answer = runtime_body (text, &scenario.pause_at);
+  scenario.body = *answer;
+  g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
+
+  return symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
+}
+
+/* A client that takes nothing for the stall-timeout ends its stream with
+ * the one error frame, which it still gets when it reads on in the
+ * grace; the upstream is let go. */
+static void
+test_slow_client_stall_timeout (void)
+{
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autoptr(GBytes) answer = NULL;
+  g_autoptr(SymfonicServer) server = stall_server (upstream, &answer);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
   MetricWait wait = { session, base_url };
@@ -435,9 +461,6 @@ test_slow_client_stall_timeout (void)
   gint64 start_us = g_get_monotonic_time ();
   guint64 shed;
   guint marks, delivered;
-
-  scenario.body = answer;
-  g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
 
   frames = stall_then_read (symfonic_server_get_port (server), stream_failed, &wait, &sse);
   g_test_message ("the stall ended the stream after %" G_GINT64_FORMAT " ms",
