@@ -167,7 +167,6 @@ compact (SymfonicSseWriter *self)
 
   self->consumed += self->head;
   self->queued_end -= self->head;
-  self->frame_start -= MIN (self->frame_start, self->head);
   if (self->head == self->out->len && self->out->allocated_len > KEEP_ALLOCATED)
     {
       g_string_free (self->out, TRUE);
