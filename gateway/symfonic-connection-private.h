@@ -22,6 +22,14 @@ typedef struct
   gint64 keepalive;
 } SymfonicConnectionTimeouts;
 
+/* What a client whose socket turned readable during a response did. */
+typedef enum {
+  SYMFONIC_PEER_QUIET,
+  SYMFONIC_PEER_LEFT,
+  /* it sent more: a pipelined request, so it is alive */
+  SYMFONIC_PEER_SENT,
+} SymfonicPeerState;
+
 typedef void (*SymfonicConnectionClosedFunc) (SymfonicConnection *connection,
                                               gpointer            user_data);
 
@@ -42,5 +50,8 @@ G_GNUC_INTERNAL
 SymfonicConnection *symfonic_connection_for_message   (SoupServerMessage  *message);
 G_GNUC_INTERNAL
 GSocket            *symfonic_connection_get_message_socket (SoupServerMessage *message);
+
+G_GNUC_INTERNAL
+SymfonicPeerState   symfonic_connection_peek_peer     (int                 fd);
 
 G_END_DECLS

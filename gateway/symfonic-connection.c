@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
@@ -746,4 +748,25 @@ symfonic_connection_get_message_socket (SoupServerMessage *message)
     return soup_server_message_get_socket (message);
 
   return self->socket;
+}
+
+/* libsoup notices a dead client only when it next writes, and an upstream
+ * that is slow to produce would keep running for nothing: a peer that
+ * closed makes its socket readable with nothing to read. */
+SymfonicPeerState
+symfonic_connection_peek_peer (int fd)
+{
+  char byte;
+  gssize n;
+
+  do
+    n = recv (fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+
+  if (n > 0)
+    return SYMFONIC_PEER_SENT;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return SYMFONIC_PEER_QUIET;
+
+  return SYMFONIC_PEER_LEFT;
 }

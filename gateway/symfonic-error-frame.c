@@ -80,6 +80,7 @@ static const guint default_status[] = {
   [SYMFONIC_ERROR_CONFIG] = 500,
   [SYMFONIC_ERROR_PLUGIN] = 500,
   [SYMFONIC_ERROR_OVERLOADED] = 503,
+  [SYMFONIC_ERROR_SLOW_CLIENT] = 408,
 };
 
 /**

@@ -34,6 +34,9 @@ G_BEGIN_DECLS
  * @SYMFONIC_ERROR_PLUGIN: a plugin could not be loaded or registered
  * @SYMFONIC_ERROR_OVERLOADED: the gateway is at a capacity limit; the
  *   client may retry later
+ * @SYMFONIC_ERROR_SLOW_CLIENT: the client reads a stream too slowly: it
+ *   took nothing for the route's stall timeout, or fell behind by more
+ *   than the connection may hold
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -56,6 +59,7 @@ typedef enum {
   SYMFONIC_ERROR_CONFIG,
   SYMFONIC_ERROR_PLUGIN,
   SYMFONIC_ERROR_OVERLOADED,
+  SYMFONIC_ERROR_SLOW_CLIENT,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

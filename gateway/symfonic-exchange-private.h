@@ -17,7 +17,6 @@ void                symfonic_exchange_open          (SoupServerMessage  *message
                                                      SymfonicRoute      *route,
                                                      guint64             max_body_bytes,
                                                      SymfonicMetrics    *metrics,
-                                                     GMainContext       *context,
                                                      GHashTable         *live);
 G_GNUC_INTERNAL
 void                symfonic_exchange_run           (SoupServerMessage  *message);

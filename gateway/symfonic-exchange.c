@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <sys/socket.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
@@ -15,6 +13,7 @@
 #include "symfonic-error-mapper.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
@@ -24,47 +23,178 @@
  * Everything in it runs on the worker thread that accepted the
  * connection.
  *
- * Its life: the head is in → head-phase admission (authentication), the
- * body still unread → the body is read, bounded → decoded (415, 400, 413)
- * → body-phase admission (metering) → the stream. */
+ * Its life is one state machine; every change of state goes through
+ * advance(), which refuses a move the table does not list:
+ *
+ *   state \ event  ADMIT_ASYNC     ADMITTED   BODY_IN         REFUSED  END    FINISHED  RELEASED
+ *   HEAD           HEAD_ADMITTING  BODY       -               REFUSED  -      -         DONE
+ *   HEAD_ADMITTING -               BODY       -               REFUSED  -      ORPHANED  DONE
+ *   BODY           -               -          BODY_ADMITTING  -        -      DONE      DONE
+ *   BODY_ADMITTING -               STREAMING  -               REFUSED  -      ORPHANED  DONE
+ *   STREAMING      -               -          -               -        ENDED  DONE      DONE
+ *   ENDED          -               -          -               -        -      DONE      DONE
+ *   REFUSED        -               -          -               -        -      DONE      DONE
+ *   ORPHANED       -               -          -               -        -      -         DONE
+ *
+ * HEAD: the head is in; head-phase stages (authentication) that decide at
+ *   once run here. ADMIT_ASYNC: one of them answers later; libsoup's
+ *   reading is paused meanwhile (HEAD_ADMITTING).
+ * ADMITTED: the stages of the phase admitted the request. After the head,
+ *   libsoup reads the body, bounded (BODY); after the body, the stream
+ *   starts (STREAMING).
+ * BODY_IN: the body is in; libsoup is paused while it is decoded (415,
+ *   400, 413) and the body-phase stages (metering) decide.
+ * REFUSED: a JSON refusal is handed to libsoup, before any byte of a
+ *   stream. END: the stream's terminal (or its JSON answer) is handed over.
+ * FINISHED: libsoup finished the message (answered, or the client left):
+ *   the exchange is freed (DONE), unless an admission hook still runs, which
+ *   owns it until it answers (ORPHANED).
+ * RELEASED: the exchange lets go of its message at once: an early refusal
+ *   took the connection, an orphan's hook answered, or the worker stops. */
+typedef enum {
+  EXCHANGE_HEAD,
+  EXCHANGE_HEAD_ADMITTING,
+  EXCHANGE_BODY,
+  EXCHANGE_BODY_ADMITTING,
+  EXCHANGE_STREAMING,
+  EXCHANGE_ENDED,
+  EXCHANGE_REFUSED,
+  EXCHANGE_ORPHANED,
+  EXCHANGE_DONE,
+  N_EXCHANGE_STATES
+} ExchangeState;
+
+typedef enum {
+  EXCHANGE_ADMIT_ASYNC,
+  EXCHANGE_ADMITTED,
+  EXCHANGE_BODY_IN,
+  EXCHANGE_REFUSE,
+  EXCHANGE_END,
+  EXCHANGE_FINISHED,
+  EXCHANGE_RELEASED,
+  N_EXCHANGE_EVENTS
+} ExchangeEvent;
+
+/* HEAD is where every exchange starts and never a next state: here it
+ * marks a move that is not allowed. */
+#define ILLEGAL EXCHANGE_HEAD
+
+static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
+  [EXCHANGE_HEAD] = {
+    [EXCHANGE_ADMIT_ASYNC] = EXCHANGE_HEAD_ADMITTING,
+    [EXCHANGE_ADMITTED] = EXCHANGE_BODY,
+    [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_HEAD_ADMITTING] = {
+    [EXCHANGE_ADMITTED] = EXCHANGE_BODY,
+    [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
+    [EXCHANGE_FINISHED] = EXCHANGE_ORPHANED,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_BODY] = {
+    [EXCHANGE_BODY_IN] = EXCHANGE_BODY_ADMITTING,
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_BODY_ADMITTING] = {
+    [EXCHANGE_ADMITTED] = EXCHANGE_STREAMING,
+    [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
+    [EXCHANGE_FINISHED] = EXCHANGE_ORPHANED,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_STREAMING] = {
+    [EXCHANGE_END] = EXCHANGE_ENDED,
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_ENDED] = {
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_REFUSED] = {
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_ORPHANED] = {
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+};
+
+static const char * const state_names[] = {
+  "head", "head-admitting", "body", "body-admitting", "streaming", "ended", "refused", "orphaned", "done",
+};
+
+static const char * const event_names[] = {
+  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "released",
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_EXCHANGE_STATES);
+G_STATIC_ASSERT (G_N_ELEMENTS (event_names) == N_EXCHANGE_EVENTS);
+
 typedef struct
 {
+  ExchangeState      state;
   SoupServerMessage *message;
   SymfonicRoute     *route;
   SymfonicMetrics   *metrics;
-  GMainContext      *context;
   /* the worker's set of exchanges in flight */
   GHashTable        *live;
   SymfonicStream    *stream;
   SymfonicEncoder   *encoder;
   SymfonicSseWriter *writer;
-  GSource           *hangup_source;
+  /* the client's socket while an answer is prepared (a streaming answer's
+   * writer watches it itself) */
+  SymfonicWatch     *hangup;
   /* the request body, kept up to the limit: past it nothing more is kept,
    * whatever the client sends */
   GByteArray        *body;
   guint64            max_body_bytes;
   gboolean           body_too_large;
-  gboolean           body_read;
-  /* the exchange paused libsoup's reading of the request */
-  gboolean           paused;
   gulong             finished_id;
   gulong             got_chunk_id;
-  gboolean           admitting;
-  gboolean           finished;
-  gboolean           running;
 } Exchange;
 
 #define EXCHANGE_KEY "symfonic-exchange"
+
+/* Moves the exchange on @event. A move the table does not list is a bug:
+ * it is reported and ignored, and the caller does nothing more for it. */
+static gboolean
+advance (Exchange      *self,
+         ExchangeEvent  event)
+{
+  ExchangeState next = transitions[self->state][event];
+
+  if (next == ILLEGAL)
+    {
+      g_critical ("An exchange in state %s got the event %s, which is not allowed there",
+                  state_names[self->state], event_names[event]);
+      return FALSE;
+    }
+
+  self->state = next;
+  return TRUE;
+}
+
+/* libsoup's reading of the request is paused while stages decide. */
+static gboolean
+is_admitting (Exchange *self)
+{
+  return self->state == EXCHANGE_HEAD_ADMITTING || self->state == EXCHANGE_BODY_ADMITTING;
+}
+
+/* The stream was opened: it is counted as closed once. */
+static gboolean
+has_stream (Exchange *self)
+{
+  return self->state == EXCHANGE_STREAMING || self->state == EXCHANGE_ENDED;
+}
 
 static void
 exchange_free (Exchange *self)
 {
   g_hash_table_remove (self->live, self);
-  if (self->hangup_source != NULL)
-    {
-      g_source_destroy (self->hangup_source);
-      g_source_unref (self->hangup_source);
-    }
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
   g_clear_signal_handler (&self->finished_id, self->message);
   g_clear_signal_handler (&self->got_chunk_id, self->message);
   g_object_set_data (G_OBJECT (self->message), EXCHANGE_KEY, NULL);
@@ -74,7 +204,6 @@ exchange_free (Exchange *self)
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
   g_clear_object (&self->message);
-  g_main_context_unref (self->context);
   g_free (self);
 }
 
@@ -168,6 +297,19 @@ map_error (Exchange     *self,
   return frame;
 }
 
+/* The client is too slow for the stream to go on: it ends with its one
+ * error frame, whose room the writer keeps. */
+static void
+end_for_slow_client (Exchange   *self,
+                     const char *why)
+{
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, why);
+
+  g_debug ("Route %s, run %s: %s", symfonic_route_get_name (self->route),
+           symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)), why);
+  symfonic_stream_abort (self->stream, error);
+}
+
 static gboolean
 sink_event (gpointer       data,
             SymfonicEvent *event)
@@ -184,18 +326,15 @@ sink_event (gpointer       data,
 
   out = symfonic_sse_writer_begin_frame (self->writer);
   frame_class = symfonic_encoder_event (self->encoder, event, out);
-  if (frame_class != SYMFONIC_FRAME_NONE)
-    symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE);
+  if (frame_class != SYMFONIC_FRAME_NONE &&
+      symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE) == SYMFONIC_SSE_FRAME_OVERFLOW)
+    {
+      /* a source that does not wait cannot make the gateway hold more */
+      end_for_slow_client (self, _("The client fell further behind than the stream may hold"));
+      return TRUE;
+    }
 
   return symfonic_sse_writer_is_full (self->writer);
-}
-
-static void
-writer_drained (gpointer data)
-{
-  Exchange *self = data;
-
-  symfonic_stream_sink_ready (self->stream);
 }
 
 static void
@@ -207,6 +346,8 @@ sink_end (gpointer      data,
   g_autoptr(GString) body = NULL;
   GString *out;
 
+  if (!advance (self, EXCHANGE_END))
+    return;
   if (error == NULL)
     symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
   else
@@ -227,7 +368,6 @@ sink_end (gpointer      data,
 
   if (self->writer != NULL)
     {
-      symfonic_sse_writer_end_frame (self->writer, FALSE);
       symfonic_sse_writer_close (self->writer);
       return;
     }
@@ -250,35 +390,57 @@ client_gone (Exchange *self)
     }
 }
 
-/* libsoup notices a dead client only when it next writes; an upstream that
- * is slow to produce would keep running for nothing. A peer that closed
- * makes its socket readable with nothing to read. */
-static gboolean
-on_socket_readable (GSocket      *socket,
-                    GIOCondition  condition,
-                    gpointer      user_data)
+static void
+writer_drained (gpointer data)
 {
-  Exchange *self = user_data;
-  char byte;
-  gssize n;
+  Exchange *self = data;
 
-  n = recv (g_socket_get_fd (socket), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    return G_SOURCE_CONTINUE;
+  symfonic_stream_sink_ready (self->stream);
+}
 
-  g_clear_pointer (&self->hangup_source, g_source_unref);
-  if (n <= 0)
+static void
+writer_gone (gpointer data)
+{
+  client_gone (data);
+}
+
+static void
+writer_stalled (gpointer data)
+{
+  Exchange *self = data;
+  g_autofree char *why = g_strdup_printf (_("The client read nothing for %u seconds"),
+                                          symfonic_route_get_stall_timeout (self->route));
+
+  end_for_slow_client (self, why);
+}
+
+static const SymfonicSseWriterCallbacks writer_callbacks = {
+  writer_drained,
+  writer_gone,
+  writer_stalled,
+};
+
+static void
+on_socket (gpointer     data,
+           GIOCondition condition)
+{
+  Exchange *self = data;
+  GSocket *socket = symfonic_connection_get_message_socket (self->message);
+
+  switch (symfonic_connection_peek_peer (g_socket_get_fd (socket)))
     {
+    case SYMFONIC_PEER_QUIET:
+      return;
+    case SYMFONIC_PEER_LEFT:
       client_gone (self);
       /* let libsoup try to answer, fail, and finish the message */
-      if (self->writer != NULL)
-        symfonic_sse_writer_close (self->writer);
-      else
-        soup_server_message_unpause (self->message);
+      soup_server_message_unpause (self->message);
+      break;
+    case SYMFONIC_PEER_SENT:
+      /* a pipelined request: the client is alive */
+      break;
     }
-
-  /* n > 0: the client pipelined another request; it is alive */
-  return G_SOURCE_REMOVE;
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
 }
 
 static void
@@ -289,10 +451,8 @@ watch_hangup (Exchange *self)
   if (socket == NULL)
     return;
 
-  self->hangup_source = g_socket_create_source (socket, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
-  g_source_set_callback (self->hangup_source, G_SOURCE_FUNC (on_socket_readable), self, NULL);
-  g_source_set_static_name (self->hangup_source, "[symfonic] client hangup");
-  g_source_attach (self->hangup_source, self->context);
+  self->hangup = symfonic_poller_watch (symfonic_poller_get_thread_default (), g_socket_get_fd (socket),
+                                        G_IO_IN, on_socket, self);
 }
 
 static void
@@ -312,15 +472,14 @@ on_finished (SoupServerMessage *message,
     }
   if (self->encoder != NULL)
     symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
-  if (self->running)
+  if (has_stream (self))
     {
       client_gone (self);
       symfonic_metrics_stream_closed (self->metrics);
     }
 
   /* an admission hook still running owns the exchange until it answers */
-  self->finished = TRUE;
-  if (!self->admitting)
+  if (advance (self, EXCHANGE_FINISHED) && self->state == EXCHANGE_DONE)
     exchange_free (self);
 }
 
@@ -329,14 +488,16 @@ begin_stream (Exchange *self)
 {
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (self->message);
 
+  if (!advance (self, EXCHANGE_ADMITTED))
+    return;
   self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route),
                                         symfonic_stream_get_invocation (self->stream));
-  self->running = TRUE;
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
-  watch_hangup (self);
 
-  if (symfonic_encoder_is_streaming (self->encoder))
+  if (!symfonic_encoder_is_streaming (self->encoder))
+    watch_hangup (self);
+  else
     {
       soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
       apply_stream_headers (self);
@@ -352,7 +513,8 @@ begin_stream (Exchange *self)
       else
         soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
-      self->writer = symfonic_sse_writer_new (self->message, self->context, writer_drained, self);
+      self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+                                              &writer_callbacks, self);
       /* the headers go out now, before the upstream produced anything */
       soup_server_message_unpause (self->message);
     }
@@ -383,22 +545,27 @@ refuse (Exchange     *self,
         const GError *error)
 {
   g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
+  gboolean body_unread = self->state == EXCHANGE_HEAD || self->state == EXCHANGE_HEAD_ADMITTING;
+  gboolean paused = is_admitting (self);
 
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
                                    symfonic_error_frame_get_status (frame));
 
-  if (!self->body_read && body_pending (self->message))
+  if (body_unread && body_pending (self->message))
     {
       /* libsoup would read the whole body before answering: the answer
        * goes out on the connection without it, and the connection with it */
       g_clear_signal_handler (&self->finished_id, self->message);
       symfonic_early_refusal_send (self->message, frame);
-      exchange_free (self);
+      if (advance (self, EXCHANGE_RELEASED))
+        exchange_free (self);
       return;
     }
 
+  if (!advance (self, EXCHANGE_REFUSE))
+    return;
   symfonic_exchange_respond_error (self->message, frame);
-  if (self->paused)
+  if (paused)
     soup_server_message_unpause (self->message);
 }
 
@@ -410,11 +577,11 @@ admission_answered (Exchange     *self,
 {
   g_autoptr(GError) error = NULL;
 
-  self->admitting = FALSE;
-  if (self->finished)
+  if (self->state == EXCHANGE_ORPHANED)
     {
       symfonic_stream_cancel (self->stream);
-      exchange_free (self);
+      if (advance (self, EXCHANGE_RELEASED))
+        exchange_free (self);
       return FALSE;
     }
 
@@ -452,6 +619,7 @@ static void
 head_admitted (Exchange *self)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers (self->message);
+  gboolean paused;
 
   if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
       (guint64) soup_message_headers_get_content_length (headers) > self->max_body_bytes)
@@ -462,11 +630,9 @@ head_admitted (Exchange *self)
       return;
     }
 
-  if (self->paused)
-    {
-      self->paused = FALSE;
-      soup_server_message_unpause (self->message);
-    }
+  paused = is_admitting (self);
+  if (advance (self, EXCHANGE_ADMITTED) && paused)
+    soup_server_message_unpause (self->message);
 }
 
 static void
@@ -555,7 +721,6 @@ symfonic_exchange_open (SoupServerMessage *message,
                         SymfonicRoute     *route,
                         guint64            max_body_bytes,
                         SymfonicMetrics   *metrics,
-                        GMainContext      *context,
                         GHashTable        *live)
 {
   g_autoptr(SymfonicInvocation) invocation = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
@@ -567,7 +732,6 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->message = g_object_ref (message);
   self->route = g_object_ref (route);
   self->metrics = metrics;
-  self->context = g_main_context_ref (context);
   self->live = live;
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
@@ -590,9 +754,8 @@ symfonic_exchange_open (SoupServerMessage *message,
       return;
     }
 
+  advance (self, EXCHANGE_ADMIT_ASYNC);
   soup_server_message_pause (message);
-  self->paused = TRUE;
-  self->admitting = TRUE;
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_admitted_cb, self);
 }
 
@@ -607,10 +770,10 @@ symfonic_exchange_run (SoupServerMessage *message)
 
   g_return_if_fail (self != NULL);
 
-  self->body_read = TRUE;
+  if (!advance (self, EXCHANGE_BODY_IN))
+    return;
   g_clear_signal_handler (&self->got_chunk_id, self->message);
   soup_server_message_pause (message);
-  self->paused = TRUE;
 
   if (self->body_too_large)
     {
@@ -628,7 +791,6 @@ symfonic_exchange_run (SoupServerMessage *message)
       return;
     }
 
-  self->admitting = TRUE;
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_admitted_cb, self);
 }
 
@@ -645,7 +807,7 @@ symfonic_exchange_end_all (GHashTable *live)
     {
       Exchange *self = l->data;
 
-      if (self->running)
+      if (self->state == EXCHANGE_STREAMING)
         symfonic_stream_abort (self->stream, error);
     }
 }
@@ -661,18 +823,19 @@ symfonic_exchange_abandon_all (GHashTable *live)
     {
       Exchange *self = l->data;
 
-      if (self->running)
+      if (has_stream (self))
         {
           client_gone (self);
           symfonic_metrics_stream_closed (self->metrics);
         }
-      if (self->admitting)
+      if (is_admitting (self))
         {
           /* the admission callback frees it when it answers */
-          self->finished = TRUE;
           g_clear_signal_handler (&self->finished_id, self->message);
+          advance (self, EXCHANGE_FINISHED);
           continue;
         }
-      exchange_free (self);
+      if (advance (self, EXCHANGE_RELEASED))
+        exchange_free (self);
     }
 }

@@ -410,8 +410,8 @@ load_route (Loader      *loader,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "max-streams",
-                                        "max-streams-per-tenant", NULL };
+  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout",
+                                        "max-streams", "max-streams-per-tenant", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -435,7 +435,7 @@ load_route (Loader      *loader,
         {
           symfonic_key_file_set_error (loader->kf, error, group, keys[i],
                                        _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                         "max-streams, max-streams-per-tenant)"));
+                                         "stall-timeout, max-streams, max-streams-per-tenant)"));
           return FALSE;
         }
     }

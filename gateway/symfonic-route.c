@@ -31,6 +31,7 @@ struct _SymfonicRoute
   GPtrArray         *stages;
   guint              max_duration;
   SymfonicStreamCap *cap;
+  guint              stall_timeout;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -45,6 +46,7 @@ enum {
   PROP_MAX_DURATION,
   PROP_MAX_STREAMS,
   PROP_MAX_STREAMS_PER_TENANT,
+  PROP_STALL_TIMEOUT,
   N_PROPS
 };
 
@@ -99,6 +101,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_MAX_STREAMS_PER_TENANT:
       g_value_set_uint (value, symfonic_route_get_max_streams_per_tenant (self));
       break;
+    case PROP_STALL_TIMEOUT:
+      g_value_set_uint (value, self->stall_timeout);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -137,6 +142,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_MAX_STREAMS_PER_TENANT:
       symfonic_route_set_max_streams_per_tenant (self, g_value_get_uint (value));
+      break;
+    case PROP_STALL_TIMEOUT:
+      symfonic_route_set_stall_timeout (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -207,6 +215,19 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                        "Streams of the route one tenant may run at once, over all workers; 0 for no limit",
                        0, SYMFONIC_ROUTE_MAX_STREAMS_LIMIT, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:stall-timeout:
+   *
+   * How long a streaming client may take no byte at all while frames wait
+   * for it, in seconds; past it the stream ends with its one error frame
+   * (`slow_client`), which the client gets a short grace to read before
+   * its connection is closed. 0: no limit.
+   */
+  properties[PROP_STALL_TIMEOUT] =
+    g_param_spec_uint ("stall-timeout", "Stall timeout",
+                       "How long a client may read nothing while frames wait, in seconds; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -216,6 +237,7 @@ symfonic_route_init (SymfonicRoute *self)
 {
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
   self->cap = symfonic_stream_cap_new ();
+  self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
 }
 
 /**
@@ -473,6 +495,43 @@ symfonic_route_get_refused_streams (SymfonicRoute *self,
 {
   return symfonic_stream_cap_get_refused (self->cap, per_tenant ? SYMFONIC_STREAM_CAP_TENANT
                                                                 : SYMFONIC_STREAM_CAP_ROUTE);
+}
+
+/**
+ * symfonic_route_get_stall_timeout:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how long a streaming client may read nothing while frames wait,
+ *   in seconds; 0 when there is no limit
+ */
+guint
+symfonic_route_get_stall_timeout (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->stall_timeout;
+}
+
+/**
+ * symfonic_route_set_stall_timeout:
+ * @self: a #SymfonicRoute
+ * @seconds: how long a client may read nothing, in seconds; 0 for no limit
+ *
+ * Bounds how long a stream waits for a client that stopped reading. Only
+ * while the route is assembled, before it serves.
+ */
+void
+symfonic_route_set_stall_timeout (SymfonicRoute *self,
+                                  guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  if (self->stall_timeout == seconds)
+    return;
+
+  self->stall_timeout = seconds;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STALL_TIMEOUT]);
 }
 
 /**

@@ -47,6 +47,13 @@ typedef enum {
  */
 #define SYMFONIC_ROUTE_MAX_STREAMS_LIMIT 1000000
 
+/**
+ * SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT:
+ *
+ * The default #SymfonicRoute:stall-timeout, in seconds.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT 30
+
 #define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicRoute, symfonic_route, SYMFONIC, ROUTE, GObject)
@@ -71,6 +78,9 @@ void               symfonic_route_set_max_streams (SymfonicRoute   *self,
 guint              symfonic_route_get_max_streams_per_tenant (SymfonicRoute *self);
 void               symfonic_route_set_max_streams_per_tenant (SymfonicRoute *self,
                                                               guint          max_streams);
+guint              symfonic_route_get_stall_timeout (SymfonicRoute *self);
+void               symfonic_route_set_stall_timeout (SymfonicRoute *self,
+                                                     guint          seconds);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

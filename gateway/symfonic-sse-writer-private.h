@@ -8,8 +8,9 @@
 
 G_BEGIN_DECLS
 
-/* The declared buffer of seed 002's AdapterDeclaration: frames queued
- * towards one client beyond these bounds shed droppable deltas. */
+/* The declared buffer of seed 002's AdapterDeclaration: frames held for one
+ * client beyond these bounds shed droppable deltas, and end the stream
+ * when they may not be shed. */
 #define SYMFONIC_SSE_MAX_FRAMES 256
 #define SYMFONIC_SSE_MAX_BYTES (8 * 1024 * 1024)
 
@@ -21,33 +22,53 @@ G_BEGIN_DECLS
 #define SYMFONIC_SSE_LOW_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 8)
 #define SYMFONIC_SSE_LOW_WATER_BYTES (64 * 1024)
 
-typedef void (*SymfonicSseWriterDrainedFunc) (gpointer data);
+/* How long a client that stalled gets to take its terminal frame. */
+#define SYMFONIC_SSE_CLOSE_GRACE_US (2 * G_USEC_PER_SEC)
+
+typedef enum {
+  SYMFONIC_SSE_FRAME_QUEUED,
+  SYMFONIC_SSE_FRAME_SHED,
+  /* a frame that may not be shed found the buffer full: it was not
+   * queued, and the stream must end */
+  SYMFONIC_SSE_FRAME_OVERFLOW,
+} SymfonicSseFrameResult;
+
+/* What the writer tells its owner, always from the poller's dispatch. */
+typedef struct
+{
+  /* below the low-water mark again after being full */
+  void (*drained) (gpointer data);
+  /* the client is gone: the writer finished the message */
+  void (*gone)    (gpointer data);
+  /* the client took no byte for the stall timeout while frames waited */
+  void (*stalled) (gpointer data);
+} SymfonicSseWriterCallbacks;
 
 typedef struct _SymfonicSseWriter SymfonicSseWriter;
 
 G_GNUC_INTERNAL
-SymfonicSseWriter *symfonic_sse_writer_new          (SoupServerMessage *message,
-                                                     GMainContext      *context,
-                                                     SymfonicSseWriterDrainedFunc drained,
-                                                     gpointer           drained_data);
+SymfonicSseWriter     *symfonic_sse_writer_new         (SoupServerMessage                *message,
+                                                        guint                             stall_seconds,
+                                                        const SymfonicSseWriterCallbacks *callbacks,
+                                                        gpointer                          data);
 G_GNUC_INTERNAL
-void               symfonic_sse_writer_free         (SymfonicSseWriter *self);
+void                   symfonic_sse_writer_free        (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-GString           *symfonic_sse_writer_begin_frame  (SymfonicSseWriter *self);
+GString               *symfonic_sse_writer_begin_frame (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-gboolean           symfonic_sse_writer_end_frame    (SymfonicSseWriter *self,
-                                                     gboolean           droppable);
+SymfonicSseFrameResult symfonic_sse_writer_end_frame   (SymfonicSseWriter *self,
+                                                        gboolean           droppable);
 G_GNUC_INTERNAL
-gboolean           symfonic_sse_writer_is_full      (SymfonicSseWriter *self);
+gboolean               symfonic_sse_writer_is_full     (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-void               symfonic_sse_writer_close        (SymfonicSseWriter *self);
+void                   symfonic_sse_writer_close       (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-void               symfonic_sse_writer_detach       (SymfonicSseWriter *self);
+void                   symfonic_sse_writer_detach      (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-guint64            symfonic_sse_writer_get_frames   (SymfonicSseWriter *self);
+guint64                symfonic_sse_writer_get_frames  (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-guint64            symfonic_sse_writer_get_shed     (SymfonicSseWriter *self);
+guint64                symfonic_sse_writer_get_shed    (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-guint64            symfonic_sse_writer_get_bytes    (SymfonicSseWriter *self);
+guint64                symfonic_sse_writer_get_bytes   (SymfonicSseWriter *self);
 
 G_END_DECLS

@@ -4,21 +4,49 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "symfonic-connection-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-sse-writer-private.h"
 
-/* Frames are built straight into a pending buffer and handed to libsoup
- * once per main-loop iteration, as one chunk: libsoup spends three writes
- * on every chunk, so a chunk per frame would cost more than the frames.
+/* libsoup writes the response head; the body is written here, on the
+ * client's socket: libsoup spends three writes, signals and sources on
+ * every chunk, which cost more than the frames. The frames of one
+ * main-loop iteration are built straight into one buffer and leave as one
+ * HTTP/1.1 chunk in one send(), from work the poller defers to the end of
+ * the iteration, so everything one upstream read produced goes out
+ * together. What the socket does not take waits for it to become writable
+ * (through the poller, like the hang-up watch on the same descriptor). At
+ * the end libsoup gets the message back with a complete, empty body: it
+ * writes the last chunk after our bytes and keeps the connection for the
+ * next request (HTTP/1.0 has no chunks: the frames go raw and libsoup
+ * closes the connection).
  *
- * Back-pressure comes from libsoup's `wrote-body-data`: what was appended
- * but not yet written is still queued for the client. Beyond the declared
- * bounds droppable frames (deltas) are shed; everything else, and the
- * terminal above all, is always queued. The terminal carries the whole
- * text (seed 002: text_reconstruction='terminal-only'), and the next frame
- * queued after a gap is preceded by a comment, `: shed N`, which SSE
- * clients ignore, so a client can still tell that N frames are missing
- * there. */
+ * What was queued and not yet sent is what the client is behind by.
+ * Beyond the declared bounds droppable frames (deltas) are shed; a frame
+ * that may not be shed overflows, and the stream ends with its terminal,
+ * which is always queued. The terminal carries the whole text (seed 002:
+ * text_reconstruction='terminal-only'), and the next frame queued after a
+ * gap is preceded by a comment, `: shed N`, which SSE clients ignore, so a
+ * client can still tell that N frames are missing there. */
 
+/* longest chunk-size line: 8 MiB and a terminal fit in 8 hex digits */
+#define CHUNK_HEAD_MAX 16
+/* a buffer grown by a burst is given back once it empties */
+#define KEEP_ALLOCATED (64 * 1024)
+
+/* Until libsoup wrote the head (wrote_headers_id is then 0) frames wait. */
+typedef enum {
+  WRITER_OPEN,
+  /* the terminal is queued: what is left goes out, then libsoup ends */
+  WRITER_CLOSING,
+  /* the message is libsoup's again */
+  WRITER_DONE,
+} WriterState;
+
+/* the frames queued in one iteration, up to an offset of the output */
 typedef struct
 {
   guint64 end;
@@ -27,47 +55,96 @@ typedef struct
 
 struct _SymfonicSseWriter
 {
-  SoupServerMessage *message;
-  GMainContext      *context;
-  GSource           *flush_source;
+  SoupServerMessage                *message;
+  SymfonicConnection               *connection;
+  int                               fd;
+  gboolean                          chunked;
+  WriterState                       state;
+  gulong                            wrote_headers_id;
 
-  GString           *pending;
-  guint              pending_frames;
-  gsize              frame_start;
+  SymfonicPoller                   *poller;
+  SymfonicWatch                    *watch;
+  SymfonicDeferred                  flush;
+  /* the stall deadline while bytes wait, then the close grace */
+  SymfonicTimer                    *timer;
+  gint64                            stall_us;
+  gboolean                          stalled;
 
-  /* chunks handed to libsoup whose end was not written yet */
-  GArray            *chunks;
-  guint              chunks_head;
-  guint64            appended;
-  guint64            written;
-  guint              queued_frames;
+  /* [head, queued_end) is framed and unsent; [queued_end, len) holds the
+   * frames of this iteration; @consumed bytes left before out->str */
+  GString                          *out;
+  gsize                             head;
+  gsize                             queued_end;
+  guint64                           consumed;
+  gsize                             frame_start;
+  guint                             pending_frames;
 
-  guint64            frames;
-  guint64            shed;
+  /* chunks queued whose end was not sent yet */
+  GArray                           *chunks;
+  guint                             chunks_head;
+  guint                             queued_frames;
+
+  guint64                           frames;
+  guint64                           shed;
+  guint64                           payload_bytes;
   /* frames shed since the last one queued */
-  guint64            gap;
-  gulong             wrote_id;
-  gboolean           closed;
+  guint64                           gap;
 
   /* over the high-water mark: drained() runs once below the low one */
-  gboolean           full;
-  SymfonicSseWriterDrainedFunc drained;
-  gpointer           drained_data;
+  gboolean                          full;
+  const SymfonicSseWriterCallbacks *callbacks;
+  gpointer                          data;
 };
 
-static void
-on_wrote_body_data (SoupServerMessage *message,
-                    guint              size,
-                    gpointer           user_data)
-{
-  SymfonicSseWriter *self = user_data;
+static void flush (gpointer data);
 
-  self->written += size;
+static gsize
+held_bytes (SymfonicSseWriter *self)
+{
+  return self->out->len - self->head;
+}
+
+static void
+set_timer (SymfonicSseWriter *self,
+           gint64             deadline)
+{
+  if (self->timer != NULL)
+    symfonic_timer_set_deadline (self->timer, deadline);
+}
+
+/* Hands the message back to libsoup, which writes the last chunk and
+ * finishes it. */
+static void
+finish_message (SymfonicSseWriter *self)
+{
+  self->state = WRITER_DONE;
+  set_timer (self, -1);
+  g_clear_pointer (&self->watch, symfonic_watch_remove);
+  symfonic_poller_cancel_deferred (self->poller, &self->flush);
+  soup_message_body_complete (soup_server_message_get_response_body (self->message));
+  soup_server_message_unpause (self->message);
+}
+
+static void
+client_gone (SymfonicSseWriter *self)
+{
+  if (self->state == WRITER_DONE)
+    return;
+
+  finish_message (self);
+  self->callbacks->gone (self->data);
+}
+
+static void
+forget_sent_chunks (SymfonicSseWriter *self)
+{
+  guint64 sent = self->consumed + self->head;
+
   while (self->chunks_head < self->chunks->len)
     {
       Chunk *chunk = &g_array_index (self->chunks, Chunk, self->chunks_head);
 
-      if (chunk->end > self->written)
+      if (chunk->end > sent)
         break;
       self->queued_frames -= chunk->frames;
       self->chunks_head++;
@@ -77,84 +154,245 @@ on_wrote_body_data (SoupServerMessage *message,
       g_array_set_size (self->chunks, 0);
       self->chunks_head = 0;
     }
-
-  if (self->full &&
-      self->queued_frames + self->pending_frames <= SYMFONIC_SSE_LOW_WATER_FRAMES &&
-      self->appended - self->written + self->pending->len <= SYMFONIC_SSE_LOW_WATER_BYTES)
-    {
-      self->full = FALSE;
-      self->drained (self->drained_data);
-    }
 }
 
+/* Drops what was sent from the front of the buffer. */
 static void
-flush (SymfonicSseWriter *self)
+compact (SymfonicSseWriter *self)
 {
-  SoupMessageBody *body;
-  Chunk chunk;
-  gsize length;
-
-  if (self->pending->len == 0 || self->message == NULL)
+  if (self->head == 0)
+    return;
+  if (self->head < self->out->len && (self->head < KEEP_ALLOCATED || self->head < self->out->len / 2))
     return;
 
-  length = self->pending->len;
-  body = soup_server_message_get_response_body (self->message);
-  soup_message_body_append (body, SOUP_MEMORY_TAKE, g_string_free (self->pending, FALSE), length);
-  self->pending = g_string_sized_new (4096);
+  self->consumed += self->head;
+  self->queued_end -= self->head;
+  if (self->head == self->out->len && self->out->allocated_len > KEEP_ALLOCATED)
+    {
+      g_string_free (self->out, TRUE);
+      self->out = g_string_sized_new (4096);
+    }
+  else
+    g_string_erase (self->out, 0, self->head);
+  self->head = 0;
+}
 
-  self->appended += length;
-  chunk.end = self->appended;
+/* Wraps the frames of this iteration into one chunk. */
+static void
+seal_chunk (SymfonicSseWriter *self)
+{
+  gsize length = self->out->len - self->queued_end;
+  Chunk chunk;
+
+  if (length == 0)
+    return;
+
+  if (self->chunked)
+    {
+      char line[CHUNK_HEAD_MAX];
+      int n = g_snprintf (line, sizeof line, "%" G_GSIZE_MODIFIER "x\r\n", length);
+
+      g_string_insert_len (self->out, self->queued_end, line, n);
+      g_string_append_len (self->out, "\r\n", 2);
+    }
+
+  chunk.end = self->consumed + self->out->len;
   chunk.frames = self->pending_frames;
   g_array_append_val (self->chunks, chunk);
   self->queued_frames += self->pending_frames;
   self->pending_frames = 0;
-
-  soup_server_message_unpause (self->message);
+  self->queued_end = self->out->len;
 }
 
+/* Sends what is queued. Returns %FALSE if the client is gone. */
 static gboolean
-flush_cb (gpointer user_data)
+send_queued (SymfonicSseWriter *self)
+{
+  GIOCondition events = symfonic_watch_get_events (self->watch);
+  gboolean waiting = (events & G_IO_OUT) != 0;
+  gboolean progress = FALSE;
+
+  while (self->head < self->queued_end)
+    {
+      gssize n = send (self->fd, self->out->str + self->head, self->queued_end - self->head,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        break;
+      if (n < 0)
+        {
+          g_debug ("Writing to a client failed: %s", g_strerror (errno));
+          return FALSE;
+        }
+      self->head += n;
+      progress = TRUE;
+    }
+
+  forget_sent_chunks (self);
+  if (self->head < self->queued_end)
+    {
+      if (!waiting)
+        symfonic_watch_set_events (self->watch, events | G_IO_OUT);
+      /* the client has the stall timeout to take a byte; once stalled,
+       * the timer holds its grace instead */
+      if (!self->stalled && (progress || !waiting))
+        set_timer (self, g_get_monotonic_time () + self->stall_us);
+    }
+  else if (waiting)
+    {
+      symfonic_watch_set_events (self->watch, events & ~G_IO_OUT);
+      if (!self->stalled)
+        set_timer (self, -1);
+    }
+  compact (self);
+
+  return TRUE;
+}
+
+static void
+check_drained (SymfonicSseWriter *self)
+{
+  if (self->full &&
+      self->queued_frames + self->pending_frames <= SYMFONIC_SSE_LOW_WATER_FRAMES &&
+      held_bytes (self) <= SYMFONIC_SSE_LOW_WATER_BYTES)
+    {
+      self->full = FALSE;
+      self->callbacks->drained (self->data);
+    }
+}
+
+static void
+flush (gpointer data)
+{
+  SymfonicSseWriter *self = data;
+
+  /* until libsoup wrote the head, it holds the connection */
+  if (self->wrote_headers_id != 0 || self->state == WRITER_DONE)
+    return;
+
+  seal_chunk (self);
+  if (!send_queued (self))
+    {
+      client_gone (self);
+      return;
+    }
+
+  if (self->state == WRITER_CLOSING && held_bytes (self) == 0)
+    {
+      finish_message (self);
+      return;
+    }
+  check_drained (self);
+}
+
+static void
+on_wrote_headers (SoupServerMessage *message,
+                  gpointer           user_data)
 {
   SymfonicSseWriter *self = user_data;
 
-  g_clear_pointer (&self->flush_source, g_source_unref);
-  flush (self);
+  g_clear_signal_handler (&self->wrote_headers_id, self->message);
+  if (self->state != WRITER_DONE)
+    symfonic_poller_defer (self->poller, &self->flush);
+}
 
-  return G_SOURCE_REMOVE;
+/* The client's socket: writable again, hung up, or sent the next request. */
+static void
+on_socket (gpointer     data,
+           GIOCondition condition)
+{
+  SymfonicSseWriter *self = data;
+
+  if (condition & (G_IO_IN | G_IO_HUP | G_IO_ERR))
+    {
+      switch (symfonic_connection_peek_peer (self->fd))
+        {
+        case SYMFONIC_PEER_LEFT:
+          client_gone (self);
+          return;
+        case SYMFONIC_PEER_SENT:
+          /* a pipelined request: the client is alive, and libsoup reads
+           * it after this response */
+          symfonic_watch_set_events (self->watch, symfonic_watch_get_events (self->watch) & ~G_IO_IN);
+          break;
+        case SYMFONIC_PEER_QUIET:
+          break;
+        }
+    }
+
+  if (condition & G_IO_OUT)
+    flush (self);
+}
+
+static void
+on_timer (gpointer data)
+{
+  SymfonicSseWriter *self = data;
+
+  if (self->stalled)
+    {
+      /* the grace is over: the connection goes, with what it did not take */
+      g_debug ("Closing a stalled client's connection");
+      if (self->connection != NULL)
+        symfonic_connection_expire (self->connection);
+      else
+        shutdown (self->fd, SHUT_RDWR);
+      client_gone (self);
+      return;
+    }
+
+  self->stalled = TRUE;
+  set_timer (self, g_get_monotonic_time () + SYMFONIC_SSE_CLOSE_GRACE_US);
+  self->callbacks->stalled (self->data);
 }
 
 SymfonicSseWriter *
-symfonic_sse_writer_new (SoupServerMessage            *message,
-                         GMainContext                 *context,
-                         SymfonicSseWriterDrainedFunc  drained,
-                         gpointer                      drained_data)
+symfonic_sse_writer_new (SoupServerMessage                *message,
+                         guint                             stall_seconds,
+                         const SymfonicSseWriterCallbacks *callbacks,
+                         gpointer                          data)
 {
-  SymfonicSseWriter *self = g_new0 (SymfonicSseWriter, 1);
+  SymfonicSseWriter *self;
+  GSocket *socket = symfonic_connection_get_message_socket (message);
+  SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
 
-  self->drained = drained;
-  self->drained_data = drained_data;
+  g_return_val_if_fail (socket != NULL, NULL);
+
+  self = g_new0 (SymfonicSseWriter, 1);
+  self->callbacks = callbacks;
+  self->data = data;
   self->message = g_object_ref (message);
-  self->context = g_main_context_ref (context);
-  self->pending = g_string_sized_new (4096);
+  self->connection = symfonic_connection_for_message (message);
+  self->fd = g_socket_get_fd (socket);
+  self->chunked = soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CHUNKED;
+  self->stall_us = (gint64) stall_seconds * G_USEC_PER_SEC;
+  self->out = g_string_sized_new (4096);
   self->chunks = g_array_new (FALSE, FALSE, sizeof (Chunk));
-  self->wrote_id = g_signal_connect (message, "wrote-body-data", G_CALLBACK (on_wrote_body_data), self);
+  self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+  self->flush.func = flush;
+  self->flush.data = self;
+  self->watch = symfonic_poller_watch (self->poller, self->fd, G_IO_IN, on_socket, self);
+  if (self->stall_us > 0)
+    self->timer = symfonic_poller_timer (self->poller, on_timer, self);
+  self->wrote_headers_id = g_signal_connect (message, "wrote-headers", G_CALLBACK (on_wrote_headers), self);
   soup_message_body_set_accumulate (soup_server_message_get_response_body (message), FALSE);
 
   return self;
 }
 
-/* Stops touching the message: it finished, or the client went away. */
+/* Stops touching the message and the socket: libsoup finished it. */
 void
 symfonic_sse_writer_detach (SymfonicSseWriter *self)
 {
-  if (self->flush_source != NULL)
-    {
-      g_source_destroy (self->flush_source);
-      g_clear_pointer (&self->flush_source, g_source_unref);
-    }
+  self->state = WRITER_DONE;
+  g_clear_pointer (&self->watch, symfonic_watch_remove);
+  g_clear_pointer (&self->timer, symfonic_timer_remove);
+  symfonic_poller_cancel_deferred (self->poller, &self->flush);
   if (self->message != NULL)
     {
-      g_clear_signal_handler (&self->wrote_id, self->message);
+      g_clear_signal_handler (&self->wrote_headers_id, self->message);
       g_clear_object (&self->message);
     }
 }
@@ -163,9 +401,9 @@ void
 symfonic_sse_writer_free (SymfonicSseWriter *self)
 {
   symfonic_sse_writer_detach (self);
-  g_string_free (self->pending, TRUE);
+  symfonic_poller_unref (self->poller);
+  g_string_free (self->out, TRUE);
   g_array_unref (self->chunks);
-  g_main_context_unref (self->context);
   g_free (self);
 }
 
@@ -173,90 +411,89 @@ symfonic_sse_writer_free (SymfonicSseWriter *self)
 GString *
 symfonic_sse_writer_begin_frame (SymfonicSseWriter *self)
 {
-  self->frame_start = self->pending->len;
-  return self->pending;
+  self->frame_start = self->out->len;
+  return self->out;
 }
 
-/* Queues the frame appended since begin_frame(), or sheds it. Returns
- * whether it was queued. */
-gboolean
-symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
-                               gboolean           droppable)
+/* Frames of this iteration have not met the socket yet, so only those
+ * queued before count towards the frame bound; bytes count all. */
+static gboolean
+over_bound (SymfonicSseWriter *self)
 {
-  gsize queued_bytes = self->appended - self->written + self->pending->len;
+  return self->queued_frames >= SYMFONIC_SSE_MAX_FRAMES ||
+         held_bytes (self) > SYMFONIC_SSE_MAX_BYTES;
+}
 
-  /* Frames of this iteration have not met the socket yet, so only those
-   * libsoup still holds count towards the frame bound; bytes count all. */
-  if (self->closed || self->message == NULL ||
-      (droppable && (self->queued_frames >= SYMFONIC_SSE_MAX_FRAMES ||
-                     queued_bytes > SYMFONIC_SSE_MAX_BYTES)))
-    {
-      g_string_truncate (self->pending, self->frame_start);
-      if (!self->closed)
-        {
-          self->shed++;
-          self->gap++;
-        }
-      return FALSE;
-    }
-
+static void
+queue_frame (SymfonicSseWriter *self)
+{
   if (self->gap > 0)
     {
       char mark[32];
+      int n = g_snprintf (mark, sizeof mark, ": shed %" G_GUINT64_FORMAT "\n", self->gap);
 
-      g_snprintf (mark, sizeof mark, ": shed %" G_GUINT64_FORMAT "\n", self->gap);
-      g_string_insert (self->pending, self->frame_start, mark);
+      g_string_insert_len (self->out, self->frame_start, mark, n);
       self->gap = 0;
     }
+  self->payload_bytes += self->out->len - self->frame_start;
   self->pending_frames++;
   self->frames++;
+  symfonic_poller_defer (self->poller, &self->flush);
+}
 
-  if (self->flush_source == NULL)
+/* Queues the frame appended since begin_frame(), or takes it back. */
+SymfonicSseFrameResult
+symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
+                               gboolean           droppable)
+{
+  if (self->state != WRITER_OPEN)
     {
-      self->flush_source = g_idle_source_new ();
-      g_source_set_priority (self->flush_source, G_PRIORITY_DEFAULT);
-      g_source_set_callback (self->flush_source, flush_cb, self, NULL);
-      g_source_set_static_name (self->flush_source, "[symfonic] sse flush");
-      g_source_attach (self->flush_source, self->context);
+      g_string_truncate (self->out, self->frame_start);
+      return SYMFONIC_SSE_FRAME_SHED;
     }
 
-  return TRUE;
+  if (over_bound (self))
+    {
+      g_string_truncate (self->out, self->frame_start);
+      if (!droppable)
+        return SYMFONIC_SSE_FRAME_OVERFLOW;
+      self->shed++;
+      self->gap++;
+      return SYMFONIC_SSE_FRAME_SHED;
+    }
+
+  queue_frame (self);
+
+  return SYMFONIC_SSE_FRAME_QUEUED;
 }
 
 /* Whether the frames held for the client passed the high-water mark;
- * once they did, the drained function runs when they are back below the
+ * once they did, the drained callback runs when they are back below the
  * low-water mark. */
 gboolean
 symfonic_sse_writer_is_full (SymfonicSseWriter *self)
 {
   if (!self->full &&
       (self->queued_frames + self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
-       self->appended - self->written + self->pending->len >= SYMFONIC_SSE_HIGH_WATER_BYTES))
+       held_bytes (self) >= SYMFONIC_SSE_HIGH_WATER_BYTES))
     self->full = TRUE;
 
   return self->full;
 }
 
-/* Writes what is pending and ends the body: the terminal is never held
- * back for the next iteration. */
+/* Queues the terminal, the frame appended since begin_frame(), whatever
+ * the bounds (its room is reserved), and ends the body after it. */
 void
 symfonic_sse_writer_close (SymfonicSseWriter *self)
 {
-  if (self->closed)
-    return;
+  if (self->state != WRITER_OPEN)
+    {
+      g_string_truncate (self->out, self->frame_start);
+      return;
+    }
 
-  self->closed = TRUE;
-  if (self->flush_source != NULL)
-    {
-      g_source_destroy (self->flush_source);
-      g_clear_pointer (&self->flush_source, g_source_unref);
-    }
-  flush (self);
-  if (self->message != NULL)
-    {
-      soup_message_body_complete (soup_server_message_get_response_body (self->message));
-      soup_server_message_unpause (self->message);
-    }
+  queue_frame (self);
+  self->state = WRITER_CLOSING;
 }
 
 guint64
@@ -274,5 +511,5 @@ symfonic_sse_writer_get_shed (SymfonicSseWriter *self)
 guint64
 symfonic_sse_writer_get_bytes (SymfonicSseWriter *self)
 {
-  return self->appended;
+  return self->payload_bytes;
 }

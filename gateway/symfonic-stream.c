@@ -68,7 +68,7 @@ struct _SymfonicStream
   SymfonicAdmissionPhase    admit_phase;
   guint                     admit_next;
   /* ends a stream that runs longer than its route's max-duration */
-  GSource                  *deadline;
+  SymfonicTimer            *deadline;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -84,7 +84,8 @@ struct _SymfonicStream
   SymfonicStreamReadyFunc   ready_func;
   gpointer                  ready_data;
   GDestroyNotify            ready_destroy;
-  /* the ready function runs from here, outside the writer's own I/O */
+  /* the ready function runs from here, outside the writer's own I/O, and
+   * the deadline fires from here */
   SymfonicPoller           *poller;
   SymfonicDeferred          ready;
 
@@ -92,6 +93,15 @@ struct _SymfonicStream
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
+
+static void
+run_ready_func (gpointer data)
+{
+  SymfonicStream *self = data;
+
+  if (self->ready_func != NULL)
+    self->ready_func (self, self->ready_data);
+}
 
 static void
 close_admitted_stages (SymfonicStream *self)
@@ -109,11 +119,22 @@ close_admitted_stages (SymfonicStream *self)
 static void
 clear_deadline (SymfonicStream *self)
 {
-  if (self->deadline == NULL)
-    return;
+  g_clear_pointer (&self->deadline, symfonic_timer_remove);
+}
 
-  g_source_destroy (self->deadline);
-  g_clear_pointer (&self->deadline, g_source_unref);
+/* The worker's poller, taken on first use by the thread that runs the
+ * stream. */
+static SymfonicPoller *
+get_poller (SymfonicStream *self)
+{
+  if (self->poller == NULL)
+    {
+      self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+      self->ready.func = run_ready_func;
+      self->ready.data = self;
+    }
+
+  return self->poller;
 }
 
 static void
@@ -547,15 +568,6 @@ symfonic_stream_emit (SymfonicStream *self,
   g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
 }
 
-static void
-run_ready_func (gpointer data)
-{
-  SymfonicStream *self = data;
-
-  if (self->ready_func != NULL)
-    self->ready_func (self, self->ready_data);
-}
-
 /* A source waiting for the sink hears that it may read on, or that the
  * stream ended (and it should end too), once the sink's own I/O has
  * returned. */
@@ -566,13 +578,7 @@ wake_source (SymfonicStream *self)
     return;
 
   self->sink_busy = FALSE;
-  if (self->poller == NULL)
-    {
-      self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
-      self->ready.func = run_ready_func;
-      self->ready.data = self;
-    }
-  symfonic_poller_defer (self->poller, &self->ready);
+  symfonic_poller_defer (get_poller (self), &self->ready);
 }
 
 static void
@@ -923,7 +929,7 @@ symfonic_stream_admit_finish (SymfonicStream  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-static gboolean
+static void
 deadline_reached (gpointer data)
 {
   SymfonicStream *self = data;
@@ -931,10 +937,7 @@ deadline_reached (gpointer data)
                                          _("The stream ran longer than %u seconds"),
                                          symfonic_route_get_max_duration (self->route));
 
-  g_clear_pointer (&self->deadline, g_source_unref);
   stream_end (self, error);
-
-  return G_SOURCE_REMOVE;
 }
 
 /* An upstream that keeps dripping would hold the connection and its
@@ -947,10 +950,8 @@ arm_deadline (SymfonicStream *self)
   if (seconds == 0)
     return;
 
-  self->deadline = g_timeout_source_new ((guint64) seconds * 1000);
-  g_source_set_callback (self->deadline, deadline_reached, self, NULL);
-  g_source_set_static_name (self->deadline, "[symfonic] stream max-duration");
-  g_source_attach (self->deadline, g_main_context_get_thread_default ());
+  self->deadline = symfonic_poller_timer (get_poller (self), deadline_reached, self);
+  symfonic_timer_set_deadline (self->deadline, g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC);
 }
 
 /* Runs the begin hooks, then opens the upstream. The sink must be set. */

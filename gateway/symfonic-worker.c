@@ -80,7 +80,7 @@ handle_headers (SoupServer        *server,
     return;
 
   symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
-                          self->metrics, self->context, self->live);
+                          self->metrics, self->live);
 }
 
 static void

@@ -15,6 +15,12 @@
  * most of the answer, then reads everything, while the upstream sends the
  * last deltas. Each delta says its own number, so the test knows which
  * ones are missing and checks every comment against the gap it stands for.
+ *
+ * A source that ignores back-pressure (the test-flood plugin) cannot make
+ * the gateway hold more than the declared bound either: its deltas are
+ * shed with their marks, and frames that may not be shed end the stream
+ * with its one error frame. A client that takes nothing for the route's
+ * stall-timeout ends its stream the same way.
  */
 #include <string.h>
 #include <netinet/in.h>
@@ -36,6 +42,8 @@
 #define SEGMENT_SIZE 536
 /* ample for the first deltas to be produced, on a loaded machine too */
 #define STALL_US (3 * G_USEC_PER_SEC)
+/* the declared bound of DESIGN 8 */
+#define SYMFONIC_TEST_SSE_MAX_FRAMES 256
 
 static char *
 delta_text (guint i)
@@ -134,6 +142,345 @@ dechunk (const char *raw,
   return body;
 }
 
+#define FLOOD_EVENTS 3000
+
+static char *
+request_text (void)
+{
+  static const char body[] = "{\"query\":\"hi\"}";
+
+  return g_strdup_printf ("POST " SYMFONIC_TEST_TYPED_PATH " HTTP/1.1\r\n"
+                          "Host: 127.0.0.1\r\n"
+                          "Connection: close\r\n"
+                          "Content-Type: application/json\r\n"
+                          "Content-Length: %zu\r\n"
+                          "\r\n%s", strlen (body), body);
+}
+
+/* Sends the request, reads nothing until @ready says so (or for
+ * STALL_US when it is NULL), then reads the response until the server
+ * closes the connection. */
+static GString *
+stall_then_read_raw (guint16    port,
+                     gboolean (*ready) (gpointer data),
+                     gpointer   ready_data)
+{
+  g_autoptr(GSocket) socket = connect_slow (port);
+  g_autofree char *request = request_text ();
+  GString *raw = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  char buffer[65536];
+  gssize n;
+
+  g_socket_send (socket, request, strlen (request), NULL, &error);
+  g_assert_no_error (error);
+  if (ready == NULL)
+    g_usleep (STALL_US);
+  else
+    g_assert_true (symfonic_test_iterate_until (NULL, ready, ready_data, SYMFONIC_TEST_WAIT_MS));
+  while ((n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error)) > 0)
+    g_string_append_len (raw, buffer, n);
+  g_assert_no_error (error);
+
+  return raw;
+}
+
+/* As stall_then_read_raw(), for a whole chunked response: returns its
+ * frames and, in @sse, its event stream. */
+static GPtrArray *
+stall_then_read (guint16    port,
+                 gboolean (*ready) (gpointer data),
+                 gpointer   ready_data,
+                 GString  **sse)
+{
+  g_autoptr(GString) raw = stall_then_read_raw (port, ready, ready_data);
+  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
+  GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+
+  g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
+  *sse = dechunk (raw->str, raw->len);
+  symfonic_test_sse_parser_feed (parser, (*sse)->str, (*sse)->len, frames);
+  g_assert_true (symfonic_test_sse_parser_is_between_frames (parser));
+
+  return frames;
+}
+
+typedef char *(*DeltaText) (guint i);
+
+/* Checks that the events named @event carry `data: @prefix TEXT @suffix`,
+ * TEXT being @text_of their number, in order, and that each `: shed N` comment sits on a frame
+ * boundary, before a frame, and counts exactly the deltas missing there.
+ * Returns how many were delivered; @shed gets the total of the marks. */
+static guint
+check_numbered (GString    *sse,
+                const char *event,
+                const char *prefix,
+                DeltaText   text_of,
+                const char *suffix,
+                guint64    *shed,
+                guint      *marks)
+{
+  g_autofree char *event_line = g_strconcat ("event: ", event, NULL);
+  gboolean after_blank = FALSE;
+  guint delivered = 0;
+  guint next = 0;
+
+  *shed = 0;
+  *marks = 0;
+  for (const char *p = sse->str, *end = sse->str + sse->len; p < end;)
+    {
+      g_autofree char *line = take_line (&p, end);
+
+      if (line[0] == ':')
+        {
+          guint64 gap;
+
+          g_assert_true (g_str_has_prefix (line, ": shed "));
+          gap = g_ascii_strtoull (line + strlen (": shed "), NULL, 10);
+          g_assert_cmpuint (gap, >, 0);
+          g_assert_true (after_blank);
+          g_assert_true (g_str_has_prefix (p, "event: "));
+          (*marks)++;
+          *shed += gap;
+          next += gap;
+        }
+      else if (g_str_equal (line, event_line))
+        {
+          g_autofree char *data = take_line (&p, end);
+          g_autofree char *text = text_of (next);
+          g_autofree char *expected = g_strconcat ("data: ", prefix, text, suffix, NULL);
+
+          g_assert_cmpstr (data, ==, expected);
+          next++;
+          delivered++;
+        }
+      after_blank = line[0] == '\0';
+    }
+  g_assert_cmpuint (next, ==, delivered + *shed);
+
+  return delivered;
+}
+
+static const char *
+frame_event (GPtrArray *frames,
+             guint      from_end)
+{
+  return ((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - from_end))->event;
+}
+
+static JsonObject *
+frame_object (GPtrArray *frames,
+              guint      from_end,
+              JsonNode **node)
+{
+  *node = symfonic_test_json_parse (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - from_end))->data);
+
+  return json_node_get_object (*node);
+}
+
+static SymfonicServer *
+flood_server (gboolean droppable)
+{
+  static gsize loaded = 0;
+  g_autofree char *pipeline_text = g_strdup_printf ("[gateway]\n"
+                                                    "listen=127.0.0.1:8080\n"
+                                                    "workers=1\n"
+                                                    "\n"
+                                                    "[route:typed]\n"
+                                                    "path=" SYMFONIC_TEST_TYPED_PATH "\n"
+                                                    "kind=typed\n"
+                                                    "source=flood\n"
+                                                    "\n"
+                                                    "[source:flood]\n"
+                                                    "type=test-flood\n"
+                                                    "events=%u\n"
+                                                    "per-tick=20\n"
+                                                    "interval-ms=1\n"
+                                                    "droppable=%s\n",
+                                                    FLOOD_EVENTS, droppable ? "true" : "false");
+
+  if (g_once_init_enter (&loaded))
+    {
+      g_autoptr(GError) error = NULL;
+
+      symfonic_registry_load_directory (symfonic_registry_get_default (), TEST_PLUGIN_FLOOD_DIR, &error);
+      g_assert_no_error (error);
+      g_once_init_leave (&loaded, 1);
+    }
+
+  return symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
+}
+
+static char *
+flood_delta (guint i)
+{
+  return g_strdup_printf ("f%05u ", i);
+}
+
+static char *
+flood_tool_call (guint i)
+{
+  return g_strdup_printf ("t%05u", i);
+}
+
+/* Deltas a source pushes past the bound regardless are shed, each gap
+ * marked; the terminal still carries every delta's text. */
+static void
+test_slow_client_sheds_from_uncooperative_source (void)
+{
+  g_autoptr(SymfonicServer) server = flood_server (TRUE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(GPtrArray) frames = NULL;
+  g_autoptr(JsonNode) terminal = NULL;
+  double shed_before, shed_after;
+  guint64 shed;
+  guint marks, delivered;
+
+  shed_before = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
+  frames = stall_then_read (symfonic_server_get_port (server), NULL, NULL, &sse);
+  delivered = check_numbered (sse, "TextDeltaEvent", "{\"text\":\"", flood_delta, "\"}", &shed, &marks);
+  g_test_message ("%u deltas delivered, %" G_GUINT64_FORMAT " shed in %u gaps", delivered, shed, marks);
+
+  g_assert_cmpuint (marks, >, 0);
+  g_assert_cmpuint (delivered + shed, ==, FLOOD_EVENTS);
+  /* what was held at once never passed the declared frame bound */
+  g_assert_cmpuint (delivered, >=, SYMFONIC_TEST_SSE_MAX_FRAMES / 2);
+
+  for (guint i = 0; i < FLOOD_EVENTS; i++)
+    {
+      g_autofree char *delta = flood_delta (i);
+
+      g_string_append (text, delta);
+    }
+  g_assert_cmpuint (frames->len, ==, delivered + 2);
+  g_assert_cmpstr (frame_event (frames, 2), ==, "ConsolidationScheduledEvent");
+  g_assert_cmpstr (frame_event (frames, 1), ==, "ResponseCompleteEvent");
+  g_assert_cmpstr (json_object_get_string_member (frame_object (frames, 1, &terminal), "text"), ==, text->str);
+
+  shed_after = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
+  g_assert_cmpfloat (shed_after - shed_before, ==, (double) shed);
+
+  symfonic_server_stop (server);
+}
+
+/* Frames that may not be shed do not queue past the bound: the stream
+ * ends with its one error frame instead, after the frames that fit. */
+static void
+test_slow_client_overflow_ends_stream (void)
+{
+  g_autoptr(SymfonicServer) server = flood_server (FALSE);
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(GPtrArray) frames = NULL;
+  g_autoptr(JsonNode) terminal = NULL;
+  JsonObject *error;
+  guint64 shed;
+  guint marks, delivered;
+
+  frames = stall_then_read (symfonic_server_get_port (server), NULL, NULL, &sse);
+  delivered = check_numbered (sse, "ToolCallStartEvent", "{\"tool_name\":\"flood\",\"tool_call_id\":\"",
+                              flood_tool_call, "\"}", &shed, &marks);
+  g_test_message ("%u tool calls delivered before the stream ended", delivered);
+
+  g_assert_cmpuint (marks, ==, 0);
+  g_assert_cmpuint (delivered, >=, SYMFONIC_TEST_SSE_MAX_FRAMES);
+  g_assert_cmpuint (delivered, <, FLOOD_EVENTS);
+  g_assert_cmpuint (frames->len, ==, delivered + 1);
+  g_assert_cmpstr (frame_event (frames, 1), ==, "error");
+  error = frame_object (frames, 1, &terminal);
+  g_assert_cmpint (json_object_get_int_member (error, "status"), ==, 408);
+  g_assert_cmpstr (json_object_get_string_member (error, "code"), ==, "slow_client");
+  g_assert_cmpstr (json_object_get_string_member (error, "detail"), ==,
+                   "The client fell further behind than the stream may hold");
+
+  symfonic_server_stop (server);
+}
+
+typedef struct
+{
+  SoupSession *session;
+  const char  *base_url;
+} MetricWait;
+
+static gboolean
+stream_failed (gpointer data)
+{
+  MetricWait *wait = data;
+
+  return symfonic_test_fetch_metric (wait->session, wait->base_url, "symfonic_streams_failed_total") >= 1;
+}
+
+/* A route with a one-second stall-timeout in front of a runtime whose
+ * answer is far larger than what the kernel holds for a client. */
+static SymfonicServer *
+stall_server (SymfonicTestUpstream *upstream,
+              GBytes              **answer)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autofree char *upstream_url = symfonic_test_upstream_dup_url (upstream, "/run");
+  g_autofree char *pipeline_text = g_strdup_printf ("[gateway]\n"
+                                                    "listen=127.0.0.1:8080\n"
+                                                    "workers=1\n"
+                                                    "\n"
+                                                    "[route:typed]\n"
+                                                    "path=" SYMFONIC_TEST_TYPED_PATH "\n"
+                                                    "kind=typed\n"
+                                                    "source=up\n"
+                                                    "stall-timeout=1\n"
+                                                    "\n"
+                                                    "[source:up]\n"
+                                                    "type=runtime\n"
+                                                    "url=%s\n", upstream_url);
+  SymfonicTestScenario scenario = { .pause_ms = PAUSE_MS };
+
+  *answer = runtime_body (text, &scenario.pause_at);
+  scenario.body = *answer;
+  g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
+
+  return symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
+}
+
+/* A client that takes nothing for the stall-timeout ends its stream with
+ * the one error frame, which it still gets when it reads on in the
+ * grace; the upstream is let go. */
+static void
+test_slow_client_stall_timeout (void)
+{
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autoptr(GBytes) answer = NULL;
+  g_autoptr(SymfonicServer) server = stall_server (upstream, &answer);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
+  MetricWait wait = { session, base_url };
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(GPtrArray) frames = NULL;
+  g_autoptr(JsonNode) terminal = NULL;
+  JsonObject *error;
+  gint64 start_us = g_get_monotonic_time ();
+  guint64 shed;
+  guint marks, delivered;
+
+  frames = stall_then_read (symfonic_server_get_port (server), stream_failed, &wait, &sse);
+  g_test_message ("the stall ended the stream after %" G_GINT64_FORMAT " ms",
+                  (g_get_monotonic_time () - start_us) / 1000);
+  delivered = check_numbered (sse, "TextDeltaEvent", "{\"text\":\"", delta_text, "\"}", &shed, &marks);
+
+  g_assert_cmpuint (marks, ==, 0);
+  g_assert_cmpuint (delivered, >, 0);
+  g_assert_cmpuint (delivered, <, N_DELTAS);
+  g_assert_cmpuint (frames->len, ==, delivered + 1);
+  g_assert_cmpstr (frame_event (frames, 1), ==, "error");
+  error = frame_object (frames, 1, &terminal);
+  g_assert_cmpint (json_object_get_int_member (error, "status"), ==, 408);
+  g_assert_cmpstr (json_object_get_string_member (error, "code"), ==, "slow_client");
+  g_assert_cmpstr (json_object_get_string_member (error, "detail"), ==, "The client read nothing for 1 seconds");
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_completed_total"), ==, 0);
+
+  symfonic_server_stop (server);
+}
+
 static void
 test_slow_client_holds_upstream (void)
 {
@@ -157,92 +504,28 @@ test_slow_client_holds_upstream (void)
   g_autoptr(GBytes) answer = runtime_body (text, &scenario.pause_at);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
-  static const char body[] = "{\"query\":\"hi\"}";
-  g_autofree char *request = g_strdup_printf ("POST " SYMFONIC_TEST_TYPED_PATH " HTTP/1.1\r\n"
-                                              "Host: 127.0.0.1\r\n"
-                                              "Connection: close\r\n"
-                                              "Content-Type: application/json\r\n"
-                                              "Content-Length: %zu\r\n"
-                                              "\r\n%s", strlen (body), body);
-  g_autoptr(GSocket) socket = NULL;
-  g_autoptr(GString) raw = g_string_new (NULL);
   g_autoptr(GString) sse = NULL;
-  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
-  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
-  g_autoptr(GError) error = NULL;
-  gboolean after_blank = FALSE;
+  g_autoptr(GPtrArray) frames = NULL;
   g_autoptr(JsonNode) terminal = NULL;
   double shed_before, shed_after;
-  guint64 shed_marked = 0;
-  guint n_marks = 0;
-  guint delivered = 0;
-  guint next = 0;
-  char buffer[65536];
-  gssize n;
+  guint64 shed;
+  guint marks, delivered;
 
   scenario.body = answer;
   g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
   shed_before = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
 
-  socket = connect_slow (symfonic_server_get_port (server));
-  g_socket_send (socket, request, strlen (request), NULL, &error);
-  g_assert_no_error (error);
-  g_usleep (STALL_US);
-  while ((n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error)) > 0)
-    g_string_append_len (raw, buffer, n);
-  g_assert_no_error (error);
-
-  g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
-  sse = dechunk (raw->str, raw->len);
-  symfonic_test_sse_parser_feed (parser, sse->str, sse->len, frames);
-  g_assert_true (symfonic_test_sse_parser_is_between_frames (parser));
-
-  /* Each comment sits on a frame boundary, before a frame, and counts
-   * exactly the deltas missing there; with the deltas delivered it
-   * accounts for every one. */
-  for (const char *p = sse->str, *end = sse->str + sse->len; p < end;)
-    {
-      g_autofree char *line = take_line (&p, end);
-
-      if (line[0] == ':')
-        {
-          guint64 gap;
-
-          g_assert_true (g_str_has_prefix (line, ": shed "));
-          gap = g_ascii_strtoull (line + strlen (": shed "), NULL, 10);
-          g_assert_cmpuint (gap, >, 0);
-          g_assert_true (after_blank);
-          g_assert_true (g_str_has_prefix (p, "event: "));
-          n_marks++;
-          shed_marked += gap;
-          next += gap;
-        }
-      else if (g_str_equal (line, "event: TextDeltaEvent"))
-        {
-          g_autofree char *data = take_line (&p, end);
-          g_autofree char *delta = delta_text (next);
-          g_autofree char *expected = g_strdup_printf ("data: {\"text\":\"%s\"}", delta);
-
-          g_assert_cmpstr (data, ==, expected);
-          next++;
-          delivered++;
-        }
-      after_blank = line[0] == '\0';
-    }
-  g_test_message ("%u deltas delivered, %" G_GUINT64_FORMAT " shed in %u gaps",
-                  delivered, shed_marked, n_marks);
-  g_assert_cmpuint (n_marks, ==, 0);
+  frames = stall_then_read (symfonic_server_get_port (server), NULL, NULL, &sse);
+  delivered = check_numbered (sse, "TextDeltaEvent", "{\"text\":\"", delta_text, "\"}", &shed, &marks);
+  g_test_message ("%u deltas delivered, %" G_GUINT64_FORMAT " shed in %u gaps", delivered, shed, marks);
+  g_assert_cmpuint (marks, ==, 0);
   g_assert_cmpuint (delivered, ==, N_DELTAS + LATE_DELTAS);
-  g_assert_cmpuint (next, ==, N_DELTAS + LATE_DELTAS);
 
-  /* the terminal carries the whole text, shed deltas included */
+  /* the terminal carries the whole text */
   g_assert_cmpuint (frames->len, ==, delivered + 2);
-  g_assert_cmpstr (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 2))->event, ==,
-                   "ConsolidationScheduledEvent");
-  g_assert_cmpstr (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 1))->event, ==,
-                   "ResponseCompleteEvent");
-  terminal = symfonic_test_json_parse (((SymfonicTestFrame *) g_ptr_array_index (frames, frames->len - 1))->data);
-  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (terminal), "text"), ==, text->str);
+  g_assert_cmpstr (frame_event (frames, 2), ==, "ConsolidationScheduledEvent");
+  g_assert_cmpstr (frame_event (frames, 1), ==, "ResponseCompleteEvent");
+  g_assert_cmpstr (json_object_get_string_member (frame_object (frames, 1, &terminal), "text"), ==, text->str);
 
   shed_after = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
   g_assert_cmpfloat (shed_after, ==, shed_before);
@@ -257,6 +540,9 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/sse/slow-client/holds-upstream", test_slow_client_holds_upstream);
+  g_test_add_func ("/sse/slow-client/sheds-from-uncooperative-source", test_slow_client_sheds_from_uncooperative_source);
+  g_test_add_func ("/sse/slow-client/overflow-ends-stream", test_slow_client_overflow_ends_stream);
+  g_test_add_func ("/sse/slow-client/stall-timeout", test_slow_client_stall_timeout);
 
   return g_test_run ();
 }

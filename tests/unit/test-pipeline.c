@@ -121,6 +121,12 @@ static const InvalidCase invalid_cases[] = {
     { "[route:r]", "max-streams-per-tenant", "2.5" } },
   { "route-max-streams-per-tenant-too-high", "[route:r]\npath=/r\nsource=s\nmax-streams-per-tenant=1000001\n" SOURCE, 4,
     { "[route:r]", "max-streams-per-tenant" } },
+  { "route-stall-timeout-not-a-number", "[route:r]\npath=/r\nsource=s\nstall-timeout=30s\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout", "30s" } },
+  { "route-stall-timeout-negative", "[route:r]\npath=/r\nsource=s\nstall-timeout=-5\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout", "-5" } },
+  { "route-stall-timeout-too-high", "[route:r]\npath=/r\nsource=s\nstall-timeout=604801\n" SOURCE, 4,
+    { "[route:r]", "stall-timeout" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -167,6 +173,7 @@ test_pipeline_properties (void)
     "max-duration=90\n"
     "max-streams=500\n"
     "max-streams-per-tenant=20\n"
+    "stall-timeout=7\n"
     SOURCE
     "[stage:u]\n"
     "type=test-upper\n"
@@ -224,6 +231,7 @@ test_pipeline_properties (void)
   g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 90);
   g_assert_cmpuint (symfonic_route_get_max_streams (route), ==, 500);
   g_assert_cmpuint (symfonic_route_get_max_streams_per_tenant (route), ==, 20);
+  g_assert_cmpuint (symfonic_route_get_stall_timeout (route), ==, 7);
   g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "s"));
   g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
 }
@@ -270,6 +278,7 @@ test_pipeline_defaults (void)
   g_assert_cmpuint (symfonic_pipeline_get_workers (pipeline), >=, 1);
   /* a stream may run for ever unless the file says otherwise */
   g_assert_cmpuint (symfonic_route_get_max_duration (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 0);
+  g_assert_cmpuint (symfonic_route_get_stall_timeout (symfonic_pipeline_lookup_route (pipeline, "/r")), ==, 30);
   g_object_get (pipeline,
                 "header-timeout", &header_timeout,
                 "body-timeout", &body_timeout,
