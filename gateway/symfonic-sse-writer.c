@@ -34,8 +34,11 @@
 
 /* longest chunk-size line: 8 MiB and a terminal fit in 8 hex digits */
 #define CHUNK_HEAD_MAX 16
-/* a buffer grown by a burst is given back once it empties */
+/* sent bytes stay at the front of the buffer up to this much */
 #define KEEP_ALLOCATED (64 * 1024)
+/* an empty buffer larger than this is given back: a stream that waits
+ * for its upstream holds almost nothing */
+#define KEEP_IDLE 1024
 
 /* Until libsoup wrote the head (wrote_headers_id is then 0) frames wait. */
 typedef enum {
@@ -89,6 +92,8 @@ struct _SymfonicSseWriter
   guint64                           payload_bytes;
   /* frames shed since the last one queued */
   guint64                           gap;
+
+  gboolean                          first_delta_sent;
 
   /* over the high-water mark: drained() runs once below the low one */
   gboolean                          full;
@@ -167,10 +172,10 @@ compact (SymfonicSseWriter *self)
 
   self->consumed += self->head;
   self->queued_end -= self->head;
-  if (self->head == self->out->len && self->out->allocated_len > KEEP_ALLOCATED)
+  if (self->head == self->out->len && self->out->allocated_len > KEEP_IDLE)
     {
       g_string_free (self->out, TRUE);
-      self->out = g_string_sized_new (4096);
+      self->out = g_string_new (NULL);
     }
   else
     g_string_erase (self->out, 0, self->head);
@@ -463,6 +468,17 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
     }
 
   queue_frame (self);
+
+  /* The first delta leaves at once, with what was queued before it, rather
+   * than after the rest of its upstream read went through the stages: the
+   * time to the first delta is what a reader waits for. A failed send is
+   * left to the deferred flush, which ends the stream outside this push. */
+  if (droppable && !self->first_delta_sent && self->wrote_headers_id == 0)
+    {
+      self->first_delta_sent = TRUE;
+      seal_chunk (self);
+      send_queued (self);
+    }
 
   return SYMFONIC_SSE_FRAME_QUEUED;
 }

@@ -82,7 +82,7 @@ stream_state_free (gpointer data)
   StreamState *state = data;
 
   symfonic_citation_filter_free (state->answer.filter);
-  symfonic_citation_filter_free (state->thinking.filter);
+  g_clear_pointer (&state->thinking.filter, symfonic_citation_filter_free);
   g_free (state);
 }
 
@@ -101,9 +101,10 @@ get_state (SymfonicCitationStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
+      /* each filter holds a few KB: the thinking one, which most answers
+       * never need, is made on its first delta */
       state->answer.filter = new_filter (self);
       state->answer.kind = SYMFONIC_EVENT_TEXT_DELTA;
-      state->thinking.filter = new_filter (self);
       state->thinking.kind = SYMFONIC_EVENT_THINKING_DELTA;
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
@@ -160,6 +161,8 @@ feed (SymfonicCitationStage *self,
   const char *text = symfonic_event_get_text (event);
   GString *clean = symfonic_filtered_delta_scratch ();
 
+  if (channel->filter == NULL)
+    channel->filter = new_filter (self);
   symfonic_citation_filter_feed (channel->filter, text, strlen (text), clean);
   count_filtered (self, channel);
   symfonic_filtered_delta_emit (stream, event, clean);
@@ -174,8 +177,11 @@ drain (SymfonicCitationStage *self,
 
   for (guint i = 0; i < G_N_ELEMENTS (channels); i++)
     {
-      g_autoptr(GString) rest = g_string_new (NULL);
+      g_autoptr(GString) rest = NULL;
 
+      if (channels[i]->filter == NULL)
+        continue;
+      rest = g_string_new (NULL);
       symfonic_citation_filter_flush (channels[i]->filter, rest);
       emit_and_count (self, stream, channels[i], rest);
     }
