@@ -62,7 +62,6 @@ struct _SymfonicPoller
   int              epoll_fd;
   GSource         *source;
   gpointer         tag;
-  gint64           ready_time;
   guint            n_watches;
   gboolean         dispatching;
   /* watches removed while a dispatch may still hold them */
@@ -158,24 +157,38 @@ heap_remove (SymfonicPoller *self,
   heap_sift_down (self, last->index);
 }
 
-/* Setting a ready time wakes the context up (an eventfd write), so it is
- * only set when it changes. */
-static void
-update_ready_time (SymfonicPoller *self)
+/* Whether the poller has work before any descriptor is ready, and how
+ * many milliseconds until it will, or -1. Asked from prepare() on every
+ * iteration rather than told through g_source_set_ready_time(), which
+ * writes to the context's wake-up eventfd on every call: the poller runs
+ * on its context's own thread, so it is never asleep when work is queued. */
+static gboolean
+due (SymfonicPoller *self,
+     gint64          now,
+     int            *timeout)
 {
-  gint64 ready_time = -1;
+  gint64 first;
 
-  if (self->dispatching)
-    return;
   if (self->deferred.length > 0)
-    ready_time = 0;
-  else if (self->heap->len > 0)
-    ready_time = heap_at (self, 0)->key;
+    {
+      *timeout = 0;
+      return TRUE;
+    }
+  if (self->heap->len == 0)
+    {
+      *timeout = -1;
+      return FALSE;
+    }
 
-  if (ready_time == self->ready_time)
-    return;
-  self->ready_time = ready_time;
-  g_source_set_ready_time (self->source, ready_time);
+  first = heap_at (self, 0)->key;
+  if (first <= now)
+    {
+      *timeout = 0;
+      return TRUE;
+    }
+  /* rounded up: waking early would only find nothing due */
+  *timeout = (int) MIN ((first - now + 999) / 1000, G_MAXINT);
+  return FALSE;
 }
 
 /* --- dispatch ------------------------------------------------------------ */
@@ -245,6 +258,25 @@ dispatch_deferred (SymfonicPoller *self)
 }
 
 static gboolean
+poller_source_prepare (GSource *source,
+                       int     *timeout)
+{
+  SymfonicPoller *self = ((PollerSource *) source)->poller;
+
+  return due (self, g_source_get_time (source), timeout);
+}
+
+static gboolean
+poller_source_check (GSource *source)
+{
+  SymfonicPoller *self = ((PollerSource *) source)->poller;
+  int timeout;
+
+  return due (self, g_source_get_time (source), &timeout) ||
+         (g_source_query_unix_fd (source, self->tag) & G_IO_IN) != 0;
+}
+
+static gboolean
 poller_source_dispatch (GSource     *source,
                         GSourceFunc  callback,
                         gpointer     user_data)
@@ -258,12 +290,13 @@ poller_source_dispatch (GSource     *source,
   dispatch_timers (self);
   dispatch_deferred (self);
   self->dispatching = FALSE;
-  update_ready_time (self);
 
   return G_SOURCE_CONTINUE;
 }
 
 static GSourceFuncs poller_source_funcs = {
+  .prepare = poller_source_prepare,
+  .check = poller_source_check,
   .dispatch = poller_source_dispatch,
 };
 
@@ -286,7 +319,6 @@ symfonic_poller_new (GMainContext *context)
     g_error ("Cannot create an epoll descriptor: %s", g_strerror (errno));
   self->graveyard = g_ptr_array_new_with_free_func (free_watch);
   self->heap = g_ptr_array_new ();
-  self->ready_time = -1;
   g_queue_init (&self->deferred);
 
   self->source = g_source_new (&poller_source_funcs, sizeof (PollerSource));
@@ -493,7 +525,6 @@ symfonic_timer_set_deadline (SymfonicTimer *timer,
       heap_sift_up (self, timer->index);
     }
 
-  update_ready_time (self);
 }
 
 void
@@ -520,7 +551,6 @@ symfonic_poller_defer (SymfonicPoller   *self,
 
   deferred->link.data = deferred;
   g_queue_push_tail_link (&self->deferred, &deferred->link);
-  update_ready_time (self);
 }
 
 void
