@@ -50,7 +50,15 @@ struct _SymfonicBudgetStage
   char               *store_name;
 
   SymfonicMeterStore *store;
+
+  /* the over-reservation notice: at most one a minute, whatever the
+   * traffic; every worker settles streams, once per stream */
+  GMutex              notice_lock;
+  gint64              last_notice;
+  guint               notices_held;
 };
+
+#define NOTICE_INTERVAL (60 * G_USEC_PER_SEC)
 
 /* per stream */
 typedef struct
@@ -311,6 +319,30 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
   return TRUE;
 }
 
+/* An operator who set reserve-tokens too low hears about it, but a busy
+ * gateway does not write a line per stream. */
+static void
+notice_over_reservation (SymfonicBudgetStage *self,
+                         Reservation         *reservation,
+                         guint64              actual)
+{
+  gint64 now = g_get_monotonic_time ();
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->notice_lock);
+  guint held;
+
+  if (self->last_notice != 0 && now - self->last_notice < NOTICE_INTERVAL)
+    {
+      self->notices_held++;
+      return;
+    }
+  self->last_notice = now;
+  held = self->notices_held;
+  self->notices_held = 0;
+  g_message ("A stream of %s used %" G_GUINT64_FORMAT " tokens, more than the %" G_GUINT64_FORMAT
+             " reserved: raise reserve-tokens to the real worst case (%u more streams did since the"
+             " last notice)", reservation->key, actual, reservation->reserved, held);
+}
+
 static void
 settle_cb (GObject      *object,
            GAsyncResult *result,
@@ -351,9 +383,7 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
     }
 
   if (actual > reservation->reserved)
-    g_message ("A stream of %s used %" G_GUINT64_FORMAT " tokens, more than the %" G_GUINT64_FORMAT
-               " reserved: raise reserve-tokens to the real worst case",
-               reservation->key, actual, reservation->reserved);
+    notice_over_reservation (self, reservation, actual);
 
   /* no cancellable: the stream's is cancelled by now, and the settlement
    * must happen whatever became of the stream */
@@ -424,6 +454,7 @@ symfonic_budget_stage_finalize (GObject *object)
 
   g_free (self->store_name);
   g_clear_object (&self->store);
+  g_mutex_clear (&self->notice_lock);
 
   G_OBJECT_CLASS (symfonic_budget_stage_parent_class)->finalize (object);
 }
@@ -524,4 +555,5 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
 static void
 symfonic_budget_stage_init (SymfonicBudgetStage *self)
 {
+  g_mutex_init (&self->notice_lock);
 }
