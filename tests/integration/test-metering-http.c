@@ -548,6 +548,48 @@ test_rate_limit_two_workers (void)
   symfonic_server_stop (server);
 }
 
+static gint over_reservation_notices;
+
+static void
+count_notice (const char     *domain,
+              GLogLevelFlags  level,
+              const char     *message,
+              gpointer        data)
+{
+  if (strstr (message, "raise reserve-tokens") != NULL)
+    g_atomic_int_inc (&over_reservation_notices);
+}
+
+/* Streams that use more than they reserved are worth one notice to the
+ * operator, not one log line each: a busy gateway would write a line per
+ * request. */
+static void
+test_budget_notice_bounded (void)
+{
+  g_autoptr(SymfonicServer) server = server_new ("typed", 0,
+                                                 "type=budget\ntokens-per-window=1000000\nreserve-tokens=1\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  guint handler = g_log_set_handler ("symfonic-metering", G_LOG_LEVEL_MESSAGE, count_notice, NULL);
+  gint64 deadline;
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autoptr(SymfonicTestResponse) response = post (session, url, "typed");
+
+      g_assert_cmpuint (response->status, ==, 200);
+    }
+
+  /* settled as each stream closes, around its last byte */
+  deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  while (g_atomic_int_get (&over_reservation_notices) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (10 * 1000);
+  symfonic_server_stop (server);
+  g_log_remove_handler ("symfonic-metering", handler);
+
+  g_assert_cmpint (g_atomic_int_get (&over_reservation_notices), ==, 1);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -562,6 +604,7 @@ main (int    argc,
   g_test_add_func ("/metering-http/budget/estimate", test_budget_estimate);
   g_test_add_func ("/metering-http/budget/query-size", test_budget_query_size);
   g_test_add_func ("/metering-http/budget/midstream", test_budget_midstream);
+  g_test_add_func ("/metering-http/budget/notice-bounded", test_budget_notice_bounded);
 
   return g_test_run ();
 }
