@@ -22,7 +22,9 @@ G_DECLARE_INTERFACE (SymfonicSource, symfonic_source, SYMFONIC, SOURCE, GObject)
  * SymfonicSourceInterface:
  * @start: opens the upstream for the stream's invocation. Runs on the
  *   stream's thread with its main context as thread default; the source
- *   pushes each event with symfonic_stream_push() from that context and
+ *   pushes each event with symfonic_stream_push() from that context (and
+ *   stops reading its upstream while that returns %SYMFONIC_FLOW_WAIT,
+ *   until the stream's ready function runs) and
  *   ends exactly once with symfonic_stream_push_end(), also after
  *   @cancellable was cancelled (the client went away).
  * @admit: optional; refuses, before any byte of the response, a stream
