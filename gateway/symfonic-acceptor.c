@@ -98,8 +98,7 @@ accept_one (SymfonicAcceptor *self,
 
   g_hash_table_add (self->connections, connection);
   self->peak = MAX (self->peak, g_hash_table_size (self->connections));
-  soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local,
-                               symfonic_connection_get_remote_address (connection), NULL);
+  symfonic_connection_serve (connection, self->server, local);
 }
 
 static void

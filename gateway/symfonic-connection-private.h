@@ -39,6 +39,12 @@ SymfonicConnection *symfonic_connection_new           (GSocketConnection        
                                                        SymfonicConnectionClosedFunc      closed,
                                                        gpointer                          user_data);
 G_GNUC_INTERNAL
+void                symfonic_connection_serve         (SymfonicConnection *self,
+                                                       SoupServer         *server,
+                                                       GSocketAddress     *local);
+G_GNUC_INTERNAL
+void                symfonic_connection_hand_back     (SymfonicConnection *self);
+G_GNUC_INTERNAL
 GSocketAddress     *symfonic_connection_get_remote_address (SymfonicConnection *self);
 G_GNUC_INTERNAL
 gint64              symfonic_connection_get_deadline  (SymfonicConnection *self);

@@ -48,6 +48,10 @@ struct _SymfonicConnection
   GSocketConnection            *base;
   GSocket                      *socket;
   GSocketAddress               *remote;
+  GSocketAddress               *local;
+  /* unowned: the server outlives its connections (the acceptor closes
+   * them before it lets the server go) */
+  SoupServer                   *server;
   GInputStream                 *input;
   GOutputStream                *output;
   SymfonicConnectionTimeouts    timeouts;
@@ -636,6 +640,7 @@ symfonic_connection_finalize (GObject *object)
   g_clear_object (&self->base);
   g_clear_object (&self->socket);
   g_clear_object (&self->remote);
+  g_clear_object (&self->local);
   g_clear_pointer (&self->pending, g_byte_array_unref);
 
   G_OBJECT_CLASS (symfonic_connection_parent_class)->finalize (object);
@@ -689,6 +694,30 @@ symfonic_connection_new (GSocketConnection                *base,
   enter (self, PHASE_HEAD, timeouts->header);
 
   return self;
+}
+
+/* Hands the connection to @server, which reads its requests from now on,
+ * and again each time it is handed back. */
+void
+symfonic_connection_serve (SymfonicConnection *self,
+                           SoupServer         *server,
+                           GSocketAddress     *local)
+{
+  self->server = server;
+  g_set_object (&self->local, local);
+  soup_server_accept_iostream (server, G_IO_STREAM (self), self->local, self->remote, NULL);
+}
+
+/* A streaming response taken from libsoup was written whole: the
+ * connection waits for the next request, which the server reads as on a
+ * new connection (bytes already read past the last request included). */
+void
+symfonic_connection_hand_back (SymfonicConnection *self)
+{
+  g_return_if_fail (self->server != NULL);
+
+  symfonic_connection_response_done (self);
+  soup_server_accept_iostream (self->server, G_IO_STREAM (self), self->local, self->remote, NULL);
 }
 
 /* The address libsoup is given for the connection's peer; it also finds

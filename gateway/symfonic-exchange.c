@@ -19,22 +19,23 @@
 #include "symfonic-stream-private.h"
 
 /* An exchange lives from the request head until libsoup says the message
- * finished (or until the exchange took the connection to refuse it).
+ * finished, or until the exchange took the connection (to refuse it, or
+ * to stream on it) and let it go.
  * Everything in it runs on the worker thread that accepted the
  * connection.
  *
  * Its life is one state machine; every change of state goes through
  * advance(), which refuses a move the table does not list:
  *
- *   state \ event  ADMIT_ASYNC     ADMITTED   BODY_IN         REFUSED  END    FINISHED  RELEASED
- *   HEAD           HEAD_ADMITTING  BODY       -               REFUSED  -      -         DONE
- *   HEAD_ADMITTING -               BODY       -               REFUSED  -      ORPHANED  DONE
- *   BODY           -               -          BODY_ADMITTING  -        -      DONE      DONE
- *   BODY_ADMITTING -               STREAMING  -               REFUSED  -      ORPHANED  DONE
- *   STREAMING      -               -          -               -        ENDED  DONE      DONE
- *   ENDED          -               -          -               -        -      DONE      DONE
- *   REFUSED        -               -          -               -        -      DONE      DONE
- *   ORPHANED       -               -          -               -        -      -         DONE
+ *   state \ event  ADMIT_ASYNC     ADMITTED   BODY_IN         REFUSED  END    FINISHED  WRITTEN  RELEASED
+ *   HEAD           HEAD_ADMITTING  BODY       -               REFUSED  -      -         -        DONE
+ *   HEAD_ADMITTING -               BODY       -               REFUSED  -      ORPHANED  -        DONE
+ *   BODY           -               -          BODY_ADMITTING  -        -      DONE      -        DONE
+ *   BODY_ADMITTING -               STREAMING  -               REFUSED  -      ORPHANED  -        DONE
+ *   STREAMING      -               -          -               -        ENDED  DONE      DONE     DONE
+ *   ENDED          -               -          -               -        -      DONE      DONE     DONE
+ *   REFUSED        -               -          -               -        -      DONE      -        DONE
+ *   ORPHANED       -               -          -               -        -      -         -        DONE
  *
  * HEAD: the head is in; head-phase stages (authentication) that decide at
  *   once run here. ADMIT_ASYNC: one of them answers later; libsoup's
@@ -49,6 +50,9 @@
  * FINISHED: libsoup finished the message (answered, or the client left):
  *   the exchange is freed (DONE), unless an admission hook still runs, which
  *   owns it until it answers (ORPHANED).
+ * WRITTEN: an event stream's writer, which took the connection from
+ *   libsoup when the stream started (libsoup then finishes nothing), let
+ *   it go: the body went out whole, or the client left or stalled.
  * RELEASED: the exchange lets go of its message at once: an early refusal
  *   took the connection, an orphan's hook answered, or the worker stops. */
 typedef enum {
@@ -71,6 +75,7 @@ typedef enum {
   EXCHANGE_REFUSE,
   EXCHANGE_END,
   EXCHANGE_FINISHED,
+  EXCHANGE_WRITTEN,
   EXCHANGE_RELEASED,
   N_EXCHANGE_EVENTS
 } ExchangeEvent;
@@ -106,10 +111,12 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
   [EXCHANGE_STREAMING] = {
     [EXCHANGE_END] = EXCHANGE_ENDED,
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_WRITTEN] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
   [EXCHANGE_ENDED] = {
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_WRITTEN] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
   [EXCHANGE_REFUSED] = {
@@ -126,7 +133,7 @@ static const char * const state_names[] = {
 };
 
 static const char * const event_names[] = {
-  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "released",
+  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "written", "released",
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_EXCHANGE_STATES);
@@ -135,6 +142,7 @@ G_STATIC_ASSERT (G_N_ELEMENTS (event_names) == N_EXCHANGE_EVENTS);
 typedef struct
 {
   ExchangeState      state;
+  /* NULL once a stream's writer took the connection */
   SoupServerMessage *message;
   SymfonicRoute     *route;
   SymfonicMetrics   *metrics;
@@ -191,19 +199,26 @@ has_stream (Exchange *self)
 }
 
 static void
+forget_message (Exchange *self)
+{
+  g_clear_signal_handler (&self->finished_id, self->message);
+  g_clear_signal_handler (&self->got_chunk_id, self->message);
+  g_object_set_data (G_OBJECT (self->message), EXCHANGE_KEY, NULL);
+  g_clear_object (&self->message);
+}
+
+static void
 exchange_free (Exchange *self)
 {
   g_hash_table_remove (self->live, self);
   g_clear_pointer (&self->hangup, symfonic_watch_remove);
-  g_clear_signal_handler (&self->finished_id, self->message);
-  g_clear_signal_handler (&self->got_chunk_id, self->message);
-  g_object_set_data (G_OBJECT (self->message), EXCHANGE_KEY, NULL);
+  if (self->message != NULL)
+    forget_message (self);
   g_clear_pointer (&self->body, g_byte_array_unref);
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
   g_clear_pointer (&self->encoder, symfonic_encoder_free);
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
-  g_clear_object (&self->message);
   g_free (self);
 }
 
@@ -399,12 +414,6 @@ writer_drained (gpointer data)
 }
 
 static void
-writer_gone (gpointer data)
-{
-  client_gone (data);
-}
-
-static void
 writer_stalled (gpointer data)
 {
   Exchange *self = data;
@@ -414,10 +423,39 @@ writer_stalled (gpointer data)
   end_for_slow_client (self, why);
 }
 
+/* The stream's response is over: counted, and the exchange ends. */
+static void
+stream_closed (Exchange *self)
+{
+  if (self->writer != NULL)
+    {
+      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_WRITTEN, symfonic_sse_writer_get_frames (self->writer));
+      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_SHED, symfonic_sse_writer_get_shed (self->writer));
+      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_BYTES_WRITTEN, symfonic_sse_writer_get_bytes (self->writer));
+    }
+  if (self->encoder != NULL)
+    symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
+  if (has_stream (self))
+    {
+      client_gone (self);
+      symfonic_metrics_stream_closed (self->metrics);
+    }
+}
+
+static void
+writer_finished (gpointer data)
+{
+  Exchange *self = data;
+
+  stream_closed (self);
+  if (advance (self, EXCHANGE_WRITTEN))
+    exchange_free (self);
+}
+
 static const SymfonicSseWriterCallbacks writer_callbacks = {
   writer_drained,
-  writer_gone,
   writer_stalled,
+  writer_finished,
 };
 
 static void
@@ -463,20 +501,7 @@ on_finished (SoupServerMessage *message,
 
   /* finished may come before disconnected: stop every handler first */
   g_clear_signal_handler (&self->finished_id, self->message);
-  if (self->writer != NULL)
-    {
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_WRITTEN, symfonic_sse_writer_get_frames (self->writer));
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_SHED, symfonic_sse_writer_get_shed (self->writer));
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_BYTES_WRITTEN, symfonic_sse_writer_get_bytes (self->writer));
-      symfonic_sse_writer_detach (self->writer);
-    }
-  if (self->encoder != NULL)
-    symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
-  if (has_stream (self))
-    {
-      client_gone (self);
-      symfonic_metrics_stream_closed (self->metrics);
-    }
+  stream_closed (self);
 
   /* an admission hook still running owns the exchange until it answers */
   if (advance (self, EXCHANGE_FINISHED) && self->state == EXCHANGE_DONE)
@@ -515,8 +540,9 @@ begin_stream (Exchange *self)
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
       self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
                                               &writer_callbacks, self);
-      /* the headers go out now, before the upstream produced anything */
-      soup_server_message_unpause (self->message);
+      /* the writer took the connection: libsoup freed its state for the
+       * message, which is let go too */
+      forget_message (self);
     }
 
   symfonic_stream_start (self->stream);

@@ -38,10 +38,11 @@ typedef struct
 {
   /* below the low-water mark again after being full */
   void (*drained) (gpointer data);
-  /* the client is gone: the writer finished the message */
-  void (*gone)    (gpointer data);
   /* the client took no byte for the stall timeout while frames waited */
-  void (*stalled) (gpointer data);
+  void (*stalled)  (gpointer data);
+  /* the writer let the connection go: the body went out whole, or the
+   * client left or was dropped; the writer may be freed from here */
+  void (*finished) (gpointer data);
 } SymfonicSseWriterCallbacks;
 
 typedef struct _SymfonicSseWriter SymfonicSseWriter;
@@ -62,8 +63,6 @@ G_GNUC_INTERNAL
 gboolean               symfonic_sse_writer_is_full     (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 void                   symfonic_sse_writer_close       (SymfonicSseWriter *self);
-G_GNUC_INTERNAL
-void                   symfonic_sse_writer_detach      (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 guint64                symfonic_sse_writer_get_frames  (SymfonicSseWriter *self);
 G_GNUC_INTERNAL

@@ -5,24 +5,29 @@
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "symfonic-connection-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-sse-writer-private.h"
 
-/* libsoup writes the response head; the body is written here, on the
- * client's socket: libsoup spends three writes, signals and sources on
- * every chunk, which cost more than the frames. The frames of one
+/* A streaming response is written here, head and body, on the client's
+ * connection, which is taken from libsoup once the stream is admitted:
+ * libsoup spends three writes, signals and sources on every chunk, which
+ * cost more than the frames, and it keeps a 16 KiB head buffer, the
+ * message and a paused I/O source for every response until it finishes,
+ * so that each held stream would cost a source in the worker's main
+ * context and a multiple of its own memory. The frames of one
  * main-loop iteration are built straight into one buffer and leave as one
  * HTTP/1.1 chunk in one send(), from work the poller defers to the end of
  * the iteration, so everything one upstream read produced goes out
  * together. What the socket does not take waits for it to become writable
  * (through the poller, like the hang-up watch on the same descriptor). At
- * the end libsoup gets the message back with a complete, empty body: it
- * writes the last chunk after our bytes and keeps the connection for the
- * next request (HTTP/1.0 has no chunks: the frames go raw and libsoup
- * closes the connection).
+ * the end the last chunk goes out, and a connection that may be kept
+ * alive goes back to the worker's server for the next request; any other
+ * is closed (HTTP/1.0 has no chunks: the frames go raw and the end of the
+ * connection ends them).
  *
  * What was queued and not yet sent is what the client is behind by.
  * Beyond the declared bounds droppable frames (deltas) are shed; a frame
@@ -40,12 +45,14 @@
  * for its upstream holds almost nothing */
 #define KEEP_IDLE 1024
 
-/* Until libsoup wrote the head (wrote_headers_id is then 0) frames wait. */
+#define LAST_CHUNK "0\r\n\r\n"
+
 typedef enum {
   WRITER_OPEN,
-  /* the terminal is queued: what is left goes out, then libsoup ends */
+  /* the terminal and the end of the body are queued: what is left goes
+   * out, then the connection is let go */
   WRITER_CLOSING,
-  /* the message is libsoup's again */
+  /* the connection was handed back or closed */
   WRITER_DONE,
 } WriterState;
 
@@ -58,12 +65,13 @@ typedef struct
 
 struct _SymfonicSseWriter
 {
-  SoupServerMessage                *message;
+  /* owned while the writer holds the connection */
   SymfonicConnection               *connection;
   int                               fd;
   gboolean                          chunked;
+  /* the request and the response allow a next request on the connection */
+  gboolean                          keepalive;
   WriterState                       state;
-  gulong                            wrote_headers_id;
 
   SymfonicPoller                   *poller;
   SymfonicWatch                    *watch;
@@ -117,27 +125,37 @@ set_timer (SymfonicSseWriter *self,
     symfonic_timer_set_deadline (self->timer, deadline);
 }
 
-/* Hands the message back to libsoup, which writes the last chunk and
- * finishes it. */
+/* Lets the connection go: back to the server for the next request if
+ * @reuse, else closed. Its descriptor leaves the poller first, as it may
+ * be closed and reused at once. */
 static void
-finish_message (SymfonicSseWriter *self)
+release_connection (SymfonicSseWriter *self,
+                    gboolean           reuse)
 {
+  g_autoptr(SymfonicConnection) connection = g_steal_pointer (&self->connection);
+
   self->state = WRITER_DONE;
   set_timer (self, -1);
   g_clear_pointer (&self->watch, symfonic_watch_remove);
   symfonic_poller_cancel_deferred (self->poller, &self->flush);
-  soup_message_body_complete (soup_server_message_get_response_body (self->message));
-  soup_server_message_unpause (self->message);
+  if (connection == NULL)
+    return;
+  if (reuse)
+    symfonic_connection_hand_back (connection);
+  else
+    g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
 }
 
+/* The last thing the writer does: its owner may free it from finished(). */
 static void
-client_gone (SymfonicSseWriter *self)
+finish (SymfonicSseWriter *self,
+        gboolean           reuse)
 {
   if (self->state == WRITER_DONE)
     return;
 
-  finish_message (self);
-  self->callbacks->gone (self->data);
+  release_connection (self, reuse);
+  self->callbacks->finished (self->data);
 }
 
 static void
@@ -273,34 +291,22 @@ flush (gpointer data)
 {
   SymfonicSseWriter *self = data;
 
-  /* until libsoup wrote the head, it holds the connection */
-  if (self->wrote_headers_id != 0 || self->state == WRITER_DONE)
+  if (self->state == WRITER_DONE)
     return;
 
   seal_chunk (self);
   if (!send_queued (self))
     {
-      client_gone (self);
+      finish (self, FALSE);
       return;
     }
 
   if (self->state == WRITER_CLOSING && held_bytes (self) == 0)
     {
-      finish_message (self);
+      finish (self, self->keepalive && !self->stalled);
       return;
     }
   check_drained (self);
-}
-
-static void
-on_wrote_headers (SoupServerMessage *message,
-                  gpointer           user_data)
-{
-  SymfonicSseWriter *self = user_data;
-
-  g_clear_signal_handler (&self->wrote_headers_id, self->message);
-  if (self->state != WRITER_DONE)
-    symfonic_poller_defer (self->poller, &self->flush);
 }
 
 /* The client's socket: writable again, hung up, or sent the next request. */
@@ -315,11 +321,11 @@ on_socket (gpointer     data,
       switch (symfonic_connection_peek_peer (self->fd))
         {
         case SYMFONIC_PEER_LEFT:
-          client_gone (self);
+          finish (self, FALSE);
           return;
         case SYMFONIC_PEER_SENT:
-          /* a pipelined request: the client is alive, and libsoup reads
-           * it after this response */
+          /* a pipelined request: the client is alive, and the server
+           * reads it once the connection is handed back */
           symfonic_watch_set_events (self->watch, symfonic_watch_get_events (self->watch) & ~G_IO_IN);
           break;
         case SYMFONIC_PEER_QUIET:
@@ -340,11 +346,7 @@ on_timer (gpointer data)
     {
       /* the grace is over: the connection goes, with what it did not take */
       g_debug ("Closing a stalled client's connection");
-      if (self->connection != NULL)
-        symfonic_connection_expire (self->connection);
-      else
-        shutdown (self->fd, SHUT_RDWR);
-      client_gone (self);
+      finish (self, FALSE);
       return;
     }
 
@@ -353,6 +355,37 @@ on_timer (gpointer data)
   self->callbacks->stalled (self->data);
 }
 
+/* The status line and the headers the exchange set, as libsoup writes
+ * them (it set Date and Server when the request head came in). */
+static void
+append_head (GString           *out,
+             SoupServerMessage *message)
+{
+  SoupMessageHeadersIter iter;
+  const char *name, *value;
+
+  g_string_append_printf (out, "HTTP/1.%c %u %s\r\n",
+                          soup_server_message_get_http_version (message) == SOUP_HTTP_1_0 ? '0' : '1',
+                          soup_server_message_get_status (message),
+                          soup_server_message_get_reason_phrase (message));
+  soup_message_headers_iter_init (&iter, soup_server_message_get_response_headers (message));
+  while (soup_message_headers_iter_next (&iter, &name, &value))
+    g_string_append_printf (out, "%s: %s\r\n", name, value);
+  g_string_append (out, "\r\n");
+}
+
+/* An HTTP/1.1 connection is kept unless either side says close (HTTP/1.0
+ * streams end with the connection). */
+static gboolean
+asks_to_close (SoupMessageHeaders *headers)
+{
+  return soup_message_headers_header_contains (headers, "Connection", "close");
+}
+
+/* Takes the connection of @message, whose request was read whole and
+ * whose response nothing was written of yet, from libsoup, and queues the
+ * response head set on it. libsoup emits no finished for the message:
+ * @callbacks' finished() says when the writer is done. */
 SymfonicSseWriter *
 symfonic_sse_writer_new (SoupServerMessage                *message,
                          guint                             stall_seconds,
@@ -360,20 +393,25 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
                          gpointer                          data)
 {
   SymfonicSseWriter *self;
+  SymfonicConnection *connection = symfonic_connection_for_message (message);
   GSocket *socket = symfonic_connection_get_message_socket (message);
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
+  g_autoptr(GIOStream) stolen = NULL;
 
-  g_return_val_if_fail (socket != NULL, NULL);
+  g_return_val_if_fail (connection != NULL && socket != NULL, NULL);
 
   self = g_new0 (SymfonicSseWriter, 1);
   self->callbacks = callbacks;
   self->data = data;
-  self->message = g_object_ref (message);
-  self->connection = symfonic_connection_for_message (message);
+  self->connection = g_object_ref (connection);
   self->fd = g_socket_get_fd (socket);
   self->chunked = soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CHUNKED;
+  self->keepalive = self->chunked && !asks_to_close (soup_server_message_get_request_headers (message)) &&
+                    !asks_to_close (headers);
   self->stall_us = (gint64) stall_seconds * G_USEC_PER_SEC;
-  self->out = g_string_sized_new (4096);
+  self->out = g_string_sized_new (1024);
+  append_head (self->out, message);
+  self->queued_end = self->out->len;
   self->chunks = g_array_new (FALSE, FALSE, sizeof (Chunk));
   self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
   self->flush.func = flush;
@@ -381,31 +419,21 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   self->watch = symfonic_poller_watch (self->poller, self->fd, G_IO_IN, on_socket, self);
   if (self->stall_us > 0)
     self->timer = symfonic_poller_timer (self->poller, on_timer, self);
-  self->wrote_headers_id = g_signal_connect (message, "wrote-headers", G_CALLBACK (on_wrote_headers), self);
-  soup_message_body_set_accumulate (soup_server_message_get_response_body (message), FALSE);
+
+  /* libsoup's wrapper of the connection does not close it when it goes */
+  stolen = soup_server_message_steal_connection (message);
+  /* the head goes out now, before the upstream produced anything */
+  symfonic_poller_defer (self->poller, &self->flush);
 
   return self;
 }
 
-/* Stops touching the message and the socket: libsoup finished it. */
-void
-symfonic_sse_writer_detach (SymfonicSseWriter *self)
-{
-  self->state = WRITER_DONE;
-  g_clear_pointer (&self->watch, symfonic_watch_remove);
-  g_clear_pointer (&self->timer, symfonic_timer_remove);
-  symfonic_poller_cancel_deferred (self->poller, &self->flush);
-  if (self->message != NULL)
-    {
-      g_clear_signal_handler (&self->wrote_headers_id, self->message);
-      g_clear_object (&self->message);
-    }
-}
-
+/* Closes a connection the writer still holds. */
 void
 symfonic_sse_writer_free (SymfonicSseWriter *self)
 {
-  symfonic_sse_writer_detach (self);
+  release_connection (self, FALSE);
+  g_clear_pointer (&self->timer, symfonic_timer_remove);
   symfonic_poller_unref (self->poller);
   g_string_free (self->out, TRUE);
   g_array_unref (self->chunks);
@@ -498,7 +526,7 @@ symfonic_sse_writer_is_full (SymfonicSseWriter *self)
 }
 
 /* Queues the terminal, the frame appended since begin_frame(), whatever
- * the bounds (its room is reserved), and ends the body after it. */
+ * the bounds (its room is reserved), and the end of the body after it. */
 void
 symfonic_sse_writer_close (SymfonicSseWriter *self)
 {
@@ -509,6 +537,12 @@ symfonic_sse_writer_close (SymfonicSseWriter *self)
     }
 
   queue_frame (self);
+  seal_chunk (self);
+  if (self->chunked)
+    {
+      g_string_append_len (self->out, LAST_CHUNK, strlen (LAST_CHUNK));
+      self->queued_end = self->out->len;
+    }
   self->state = WRITER_CLOSING;
 }
 

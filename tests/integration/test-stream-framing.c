@@ -2,12 +2,15 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The gateway writes a streaming body on the client's socket itself and
- * hands the message back to libsoup for its end. These tests read the raw
- * bytes: on HTTP/1.1 every chunk is well formed and holds whole frames,
- * the last chunk follows the terminal frame, and the connection then
- * serves the next request (two streams back to back on one socket); on
- * HTTP/1.0 the frames go raw and the connection closes after them.
+ * The gateway takes a streaming response's connection from libsoup and
+ * writes its head and body itself, then hands a kept-alive connection
+ * back. These tests read the raw bytes: on HTTP/1.1 every chunk is well
+ * formed and holds whole frames, the last chunk follows the terminal
+ * frame, and the connection then serves the next request (two streams
+ * back to back on one socket, or two requests sent at once); a client
+ * that said `Connection: close` sees the connection close after the last
+ * chunk; on HTTP/1.0 the frames go raw and the connection closes after
+ * them.
  */
 #include <string.h>
 
@@ -54,20 +57,37 @@ connect_to (SymfonicServer *server)
   return g_steal_pointer (&socket);
 }
 
+static char *
+request_text (const char *version,
+              const char *extra_header)
+{
+  static const char body[] = "{\"query\":\"count to seven\"}";
+
+  return g_strdup_printf ("POST " SYMFONIC_TEST_TYPED_PATH " %s\r\n"
+                          "Host: 127.0.0.1\r\n"
+                          "Content-Type: application/json\r\n"
+                          "Content-Length: %zu\r\n"
+                          "%s"
+                          "\r\n%s", version, strlen (body), extra_header, body);
+}
+
+static void
+send_text (GSocket    *socket,
+           const char *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_socket_send (socket, text, strlen (text), NULL, &error), ==, strlen (text));
+  g_assert_no_error (error);
+}
+
 static void
 send_request (GSocket    *socket,
               const char *version)
 {
-  static const char body[] = "{\"query\":\"count to seven\"}";
-  g_autofree char *request = g_strdup_printf ("POST " SYMFONIC_TEST_TYPED_PATH " %s\r\n"
-                                              "Host: 127.0.0.1\r\n"
-                                              "Content-Type: application/json\r\n"
-                                              "Content-Length: %zu\r\n"
-                                              "\r\n%s", version, strlen (body), body);
-  g_autoptr(GError) error = NULL;
+  g_autofree char *request = request_text (version, "");
 
-  g_socket_send (socket, request, strlen (request), NULL, &error);
-  g_assert_no_error (error);
+  send_text (socket, request);
 }
 
 /* Reads until @raw holds @length bytes; FALSE at end of file. */
@@ -160,6 +180,28 @@ read_chunked_body (GSocket *socket,
   return g_string_free (body, FALSE);
 }
 
+/* Reads one whole HTTP/1.1 event stream, head and chunked body. */
+static void
+read_paced_stream (GSocket *socket,
+                   GString *raw)
+{
+  g_autofree char *head = read_head (socket, raw);
+  g_autofree char *body = NULL;
+  guint n_chunks;
+
+  g_assert_true (g_str_has_prefix (head, "HTTP/1.1 200 OK\r\n"));
+  g_assert_nonnull (strstr (head, "\r\nTransfer-Encoding: chunked\r\n"));
+  g_assert_nonnull (strstr (head, "\r\nContent-Type: text/event-stream\r\n"));
+  g_assert_nonnull (strstr (head, "\r\nDate: "));
+  g_assert_null (strstr (head, "Content-Length"));
+  g_assert_null (strstr (head, "Connection: close"));
+
+  body = read_chunked_body (socket, raw, &n_chunks);
+  assert_paced_body (body);
+  /* the deltas are paced: they leave one chunk each, not all at once */
+  g_assert_cmpuint (n_chunks, >=, 7);
+}
+
 static void
 test_framing_keepalive (void)
 {
@@ -169,24 +211,47 @@ test_framing_keepalive (void)
 
   for (guint round = 0; round < 2; round++)
     {
-      g_autofree char *head = NULL;
-      g_autofree char *body = NULL;
-      guint n_chunks;
-
       send_request (socket, "HTTP/1.1");
-      head = read_head (socket, raw);
-      g_assert_true (g_str_has_prefix (head, "HTTP/1.1 200 OK\r\n"));
-      g_assert_nonnull (strstr (head, "\r\nTransfer-Encoding: chunked\r\n"));
-      g_assert_null (strstr (head, "Content-Length"));
-      g_assert_null (strstr (head, "Connection: close"));
-
-      body = read_chunked_body (socket, raw, &n_chunks);
-      assert_paced_body (body);
-      /* the deltas are paced: they leave one chunk each, not all at once */
-      g_assert_cmpuint (n_chunks, >=, 7);
+      read_paced_stream (socket, raw);
       /* nothing follows the last chunk: the next response starts clean */
       g_assert_cmpuint (raw->len, ==, 0);
     }
+
+  symfonic_server_stop (server);
+}
+
+/* Both requests arrive at once, so the gateway reads the second with the
+ * first: it is answered once the first stream ended. */
+static void
+test_framing_pipelined (void)
+{
+  g_autoptr(SymfonicServer) server = paced_server ();
+  g_autoptr(GSocket) socket = connect_to (server);
+  g_autoptr(GString) raw = g_string_new (NULL);
+  g_autofree char *request = request_text ("HTTP/1.1", "");
+  g_autofree char *both = g_strconcat (request, request, NULL);
+
+  send_text (socket, both);
+  read_paced_stream (socket, raw);
+  read_paced_stream (socket, raw);
+  g_assert_cmpuint (raw->len, ==, 0);
+
+  symfonic_server_stop (server);
+}
+
+static void
+test_framing_client_closes (void)
+{
+  g_autoptr(SymfonicServer) server = paced_server ();
+  g_autoptr(GSocket) socket = connect_to (server);
+  g_autoptr(GString) raw = g_string_new (NULL);
+  g_autofree char *request = request_text ("HTTP/1.1", "Connection: close\r\n");
+
+  send_text (socket, request);
+  read_paced_stream (socket, raw);
+  /* the connection ends right after the last chunk */
+  g_assert_false (read_at_least (socket, raw, 1));
+  g_assert_cmpuint (raw->len, ==, 0);
 
   symfonic_server_stop (server);
 }
@@ -219,6 +284,8 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/stream-framing/keepalive", test_framing_keepalive);
+  g_test_add_func ("/stream-framing/pipelined", test_framing_pipelined);
+  g_test_add_func ("/stream-framing/client-closes", test_framing_client_closes);
   g_test_add_func ("/stream-framing/http-1.0", test_framing_http_1_0);
 
   return g_test_run ();
