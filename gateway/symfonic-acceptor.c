@@ -180,7 +180,12 @@ trim_memory (SymfonicAcceptor *self,
 #ifdef __GLIBC__
   guint open = g_hash_table_size (self->connections);
 
-  if (self->peak - open < TRIM_MIN_DROP || open > self->peak / 2 || now - self->trimmed_at < TRIM_INTERVAL_US)
+  /* the last of a burst also counts when it is small: the drops before it
+   * were trimmed, what it freed would stay */
+  gboolean dropped = (self->peak - open >= TRIM_MIN_DROP && open <= self->peak / 2) ||
+                     (open == 0 && self->peak > 0);
+
+  if (!dropped || now - self->trimmed_at < TRIM_INTERVAL_US)
     return;
 
   malloc_trim (0);

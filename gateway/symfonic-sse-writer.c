@@ -501,7 +501,7 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
    * than after the rest of its upstream read went through the stages: the
    * time to the first delta is what a reader waits for. A failed send is
    * left to the deferred flush, which ends the stream outside this push. */
-  if (droppable && !self->first_delta_sent && self->wrote_headers_id == 0)
+  if (droppable && !self->first_delta_sent)
     {
       self->first_delta_sent = TRUE;
       seal_chunk (self);

@@ -42,6 +42,10 @@
  * afterwards means something. */
 #define MAX_STREAM_BYTES (14 * 1024)
 #define MIN_STREAM_BYTES (4 * 1024)
+/* at most this much stays per stream once all closed: about 3 KB was seen,
+ * against 14 KB and more a stream held before, so a stream's own memory
+ * that stayed would show */
+#define MAX_RESIDUE_BYTES (4 * 1024)
 /* the server's and the client's end of each stream, and some to spare */
 #define NEEDED_DESCRIPTORS (2 * N_STREAMS + 256)
 #define QUERY "{\"query\":\"hold on\"}"
@@ -239,10 +243,12 @@ test_held_streams (void)
   g_test_message ("RSS %zu KB before, %zu KB with every stream held, %.1f KB a stream",
                   base_rss / 1024, held_rss / 1024, (double) (held_rss - MIN (held_rss, base_rss)) / N_STREAMS / 1024);
 #ifndef SYMFONIC_TEST_UNDER_ASAN
-  /* the server hands back at least half of what the streams took once
-   * they closed (GLib 2.74's slice allocator keeps its own share) */
+  /* Once the streams closed, what stays is what a burst grows once (the
+   * connection and timer tables, arena pages they share with longer-lived
+   * blocks), some 3 KB per stream opened whatever a held stream costs:
+   * nothing of a stream itself may stay. */
   {
-    gsize returned = base_rss + (held_rss - base_rss) / 2;
+    gsize returned = base_rss + N_STREAMS * MAX_RESIDUE_BYTES;
 
     g_assert_cmpuint (held_rss, >, base_rss + N_STREAMS * MIN_STREAM_BYTES);
     g_assert_cmpuint (held_rss, <=, base_rss + N_STREAMS * MAX_STREAM_BYTES);
