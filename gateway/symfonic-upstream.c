@@ -552,6 +552,25 @@ on_conn_timer (gpointer data)
                                           ? "connecting timed out" : "silent for too long"));
 }
 
+/* A plain read() or send() result as GIO reports it; errno is still the
+ * call's. */
+static gssize
+io_result (gssize       n,
+           const char  *doing,
+           GError     **error)
+{
+  int saved_errno = errno;
+
+  if (n >= 0)
+    return n;
+  if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "would block");
+  else
+    g_propagate_error (error, errno_error (saved_errno, doing));
+
+  return n;
+}
+
 static gssize
 conn_read (Conn    *conn,
            guint8  *buffer,
@@ -570,17 +589,8 @@ conn_read (Conn    *conn,
   do
     n = read (conn->fd, buffer, size);
   while (n < 0 && errno == EINTR);
-  if (n < 0)
-    {
-      int saved_errno = errno;
 
-      if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "would block");
-      else
-        g_propagate_error (error, errno_error (saved_errno, "reading the response"));
-    }
-
-  return n;
+  return io_result (n, "reading the response", error);
 }
 
 static gssize
@@ -601,17 +611,8 @@ conn_write (Conn        *conn,
   do
     n = send (conn->fd, data, size, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
-  if (n < 0)
-    {
-      int saved_errno = errno;
 
-      if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK)
-        g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "would block");
-      else
-        g_propagate_error (error, errno_error (saved_errno, "sending the request"));
-    }
-
-  return n;
+  return io_result (n, "sending the request", error);
 }
 
 static void
