@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symfonic-http-response-private.h"
+#include "symfonic-request-framing-private.h"
 
 /* What an upstream answers, parsed byte by byte as reads bring it: every
  * byte is hostile, so the head, its header count, chunk-size lines and
@@ -15,22 +16,6 @@
 
 #define MAX_HEAD_BYTES (32 * 1024)
 #define MAX_TRAILER_BYTES (32 * 1024)
-
-static gboolean
-is_token (const char *text,
-          gsize       length)
-{
-  if (length == 0)
-    return FALSE;
-
-  for (gsize i = 0; i < length; i++)
-    {
-      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
-        return FALSE;
-    }
-
-  return TRUE;
-}
 
 /* Digits only, no sign, no overflow. */
 static gboolean
@@ -180,7 +165,7 @@ parse_head (SymfonicHttpResponse     *resp,
       if (*line == ' ' || *line == '\t')
         goto invalid;
       colon = strchr (line, ':');
-      if (colon == NULL || !is_token (line, colon - line))
+      if (colon == NULL || !symfonic_http_is_token (line, colon - line))
         goto invalid;
       if (resp->n_headers == SYMFONIC_HTTP_MAX_HEADERS)
         {

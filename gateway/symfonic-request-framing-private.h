@@ -31,6 +31,9 @@ typedef struct
 } SymfonicBodyFraming;
 
 G_GNUC_INTERNAL
+gboolean symfonic_http_is_token     (const char          *text,
+                                      gsize                length);
+G_GNUC_INTERNAL
 gsize    symfonic_request_head_end   (const guint8        *data,
                                       gsize                length);
 G_GNUC_INTERNAL

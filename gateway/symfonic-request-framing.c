@@ -57,6 +57,24 @@ is_token_char (guint8 c)
   return g_ascii_isalnum (c) || (c != 0 && strchr ("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* An RFC 9110 token (a header name): one or more token characters. Shared
+ * with the upstream's response parser. */
+gboolean
+symfonic_http_is_token (const char *text,
+                        gsize       length)
+{
+  if (length == 0)
+    return FALSE;
+
+  for (gsize i = 0; i < length; i++)
+    {
+      if (!is_token_char (text[i]))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
 static gboolean
 has_nul_escape (const guint8 *target,
                 gsize         length)
@@ -177,9 +195,8 @@ symfonic_request_head_check (const guint8        *head,
       if (colon == NULL || colon == line)
         return refuse (400, _("A header line is malformed"), detail);
       name_length = colon - line;
-      for (gsize i = 0; i < name_length; i++)
-        if (!is_token_char (line[i]))
-          return refuse (400, _("A header name is malformed"), detail);
+      if (!symfonic_http_is_token ((const char *) line, name_length))
+        return refuse (400, _("A header name is malformed"), detail);
 
       value = colon + 1;
       value_length = eol - value;
