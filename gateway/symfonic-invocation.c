@@ -34,6 +34,13 @@ struct _SymfonicInvocation
   gboolean    is_admin;
   /* header names folded to lower case */
   GHashTable *headers;
+  /* the conversation of a provider-format request; for an AgentRequest,
+   * messages is built from the query on first use, since only provider
+   * sources need it and every held stream would pay for it otherwise */
+  JsonArray  *messages;
+  char       *system;
+  JsonArray  *tools;
+  JsonObject *parameters;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicInvocation, symfonic_invocation, G_TYPE_OBJECT)
@@ -75,6 +82,10 @@ symfonic_invocation_finalize (GObject *object)
   g_free (self->tenant_id);
   g_free (self->principal_id);
   g_hash_table_unref (self->headers);
+  g_clear_pointer (&self->messages, json_array_unref);
+  g_free (self->system);
+  g_clear_pointer (&self->tools, json_array_unref);
+  g_clear_pointer (&self->parameters, json_object_unref);
 
   G_OBJECT_CLASS (symfonic_invocation_parent_class)->finalize (object);
 }
@@ -504,6 +515,196 @@ symfonic_invocation_set_header (SymfonicInvocation *self,
 
   g_hash_table_insert (self->headers, folded,
                        previous != NULL ? g_strconcat (previous, ", ", value, NULL) : g_strdup (value));
+}
+
+static JsonArray *
+messages_from_query (const char *query)
+{
+  JsonArray *messages = json_array_new ();
+  JsonObject *message = json_object_new ();
+
+  json_object_set_string_member (message, "role", "user");
+  json_object_set_string_member (message, "content", query);
+  json_array_add_object_element (messages, message);
+
+  return messages;
+}
+
+/**
+ * symfonic_invocation_get_messages:
+ * @self: a #SymfonicInvocation
+ *
+ * The conversation, in the OpenAI chat shape whatever format the request
+ * came in: objects with `role` (`user`, `assistant` or `tool`), `content`
+ * (a string or a list of parts), and optionally `tool_calls` and
+ * `tool_call_id`. System prompts are not in it; see
+ * symfonic_invocation_get_system(). An `AgentRequest` gives one user
+ * message holding the query.
+ *
+ * Safe to call from any thread once the stream started.
+ *
+ * Returns: (transfer none) (nullable): the messages; %NULL only while the
+ *   body is not read yet
+ */
+JsonArray *
+symfonic_invocation_get_messages (SymfonicInvocation *self)
+{
+  JsonArray *messages;
+
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  messages = g_atomic_pointer_get (&self->messages);
+  if (messages != NULL || self->query == NULL)
+    return messages;
+
+  /* built lazily, and stages on other threads may race to build it */
+  messages = messages_from_query (self->query);
+  if (!g_atomic_pointer_compare_and_exchange (&self->messages, NULL, messages))
+    {
+      json_array_unref (messages);
+      messages = g_atomic_pointer_get (&self->messages);
+    }
+
+  return messages;
+}
+
+/**
+ * symfonic_invocation_get_system:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (nullable): the request's system prompt, if it had one
+ */
+const char *
+symfonic_invocation_get_system (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->system;
+}
+
+/**
+ * symfonic_invocation_get_tools:
+ * @self: a #SymfonicInvocation
+ *
+ * Returns: (transfer none) (nullable): the tools the model may call, in the
+ *   OpenAI `tools` shape (`{"type":"function","function":{...}}`)
+ */
+JsonArray *
+symfonic_invocation_get_tools (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->tools;
+}
+
+/**
+ * symfonic_invocation_get_parameters:
+ * @self: a #SymfonicInvocation
+ *
+ * The generation parameters the request asked for: `model`, `max_tokens`,
+ * `temperature`, `top_p` and `stop` (a list of strings), each only when
+ * given.
+ *
+ * Returns: (transfer none) (nullable): the parameters
+ */
+JsonObject *
+symfonic_invocation_get_parameters (SymfonicInvocation *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  return self->parameters;
+}
+
+static const char *
+string_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+static char *
+dup_last_user_text (JsonArray *messages)
+{
+  for (guint i = json_array_get_length (messages); i > 0; i--)
+    {
+      JsonNode *node = json_array_get_element (messages, i - 1);
+      JsonObject *message;
+      JsonNode *content;
+      const char *text;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        continue;
+      message = json_node_get_object (node);
+      if (g_strcmp0 (string_member (message, "role"), "user") != 0)
+        continue;
+
+      text = string_member (message, "content");
+      if (text != NULL)
+        return g_strdup (text);
+
+      content = json_object_get_member (message, "content");
+      if (content != NULL && JSON_NODE_HOLDS_ARRAY (content))
+        {
+          JsonArray *parts = json_node_get_array (content);
+          GString *text = g_string_new (NULL);
+
+          for (guint j = 0; j < json_array_get_length (parts); j++)
+            {
+              JsonNode *part = json_array_get_element (parts, j);
+              const char *piece;
+
+              if (!JSON_NODE_HOLDS_OBJECT (part))
+                continue;
+              piece = string_member (json_node_get_object (part), "text");
+              if (piece != NULL)
+                g_string_append (text, piece);
+            }
+
+          return g_string_free (text, FALSE);
+        }
+
+      return g_strdup ("");
+    }
+
+  return g_strdup ("");
+}
+
+/**
+ * symfonic_invocation_set_conversation:
+ * @self: a #SymfonicInvocation whose body is not read yet
+ * @messages: the conversation, in the shape symfonic_invocation_get_messages()
+ *   describes, already validated by the caller
+ * @system: (nullable): the system prompt
+ * @tools: (nullable): the tools, in the OpenAI `tools` shape
+ * @parameters: (nullable): the generation parameters
+ *
+ * Fills the invocation from a provider-format request (the `openai` and
+ * `anthropic` route kinds decode their bodies into this shape). The query,
+ * which metering estimates and agent runtimes receive, becomes the text of
+ * the last user message. Takes a reference on each container.
+ */
+void
+symfonic_invocation_set_conversation (SymfonicInvocation *self,
+                                      JsonArray          *messages,
+                                      const char         *system,
+                                      JsonArray          *tools,
+                                      JsonObject         *parameters)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+  g_return_if_fail (self->query == NULL);
+  g_return_if_fail (messages != NULL);
+
+  self->messages = json_array_ref (messages);
+  self->system = g_strdup (system);
+  self->tools = tools != NULL ? json_array_ref (tools) : NULL;
+  self->parameters = parameters != NULL ? json_object_ref (parameters) : NULL;
+  self->query = dup_last_user_text (messages);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_QUERY]);
 }
 
 /**

@@ -41,6 +41,15 @@ const char         *symfonic_invocation_get_header       (SymfonicInvocation  *s
 void                symfonic_invocation_set_header       (SymfonicInvocation  *self,
                                                           const char          *name,
                                                           const char          *value);
+JsonArray          *symfonic_invocation_get_messages     (SymfonicInvocation  *self);
+const char         *symfonic_invocation_get_system       (SymfonicInvocation  *self);
+JsonArray          *symfonic_invocation_get_tools        (SymfonicInvocation  *self);
+JsonObject         *symfonic_invocation_get_parameters   (SymfonicInvocation  *self);
+void                symfonic_invocation_set_conversation (SymfonicInvocation  *self,
+                                                          JsonArray           *messages,
+                                                          const char          *system,
+                                                          JsonArray           *tools,
+                                                          JsonObject          *parameters);
 JsonNode           *symfonic_invocation_to_json          (SymfonicInvocation  *self);
 
 G_END_DECLS

@@ -212,6 +212,47 @@ test_invocation_body_after_scope (void)
   g_assert_cmpstr (symfonic_invocation_get_principal_id (invocation), ==, "alice");
 }
 
+/* An AgentRequest reads as one user message; a provider request keeps its
+ * conversation and its last user text becomes the query. */
+static void
+test_invocation_conversation (void)
+{
+  g_autoptr(SymfonicInvocation) agent = symfonic_invocation_new ("why blue?");
+  g_autoptr(SymfonicInvocation) provider = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
+  g_autoptr(JsonNode) messages = json_from_string ("[{\"role\":\"user\",\"content\":\"first\"},"
+                                                   "{\"role\":\"assistant\",\"content\":\"ok\"},"
+                                                   "{\"role\":\"user\",\"content\":"
+                                                   "[{\"type\":\"text\",\"text\":\"se\"},"
+                                                   "{\"type\":\"image_url\"},"
+                                                   "{\"type\":\"text\",\"text\":\"cond\"}]},"
+                                                   "{\"role\":\"tool\",\"content\":\"42\"}]", NULL);
+  g_autoptr(JsonNode) tools = json_from_string ("[{\"type\":\"function\"}]", NULL);
+  g_autoptr(JsonNode) parameters = json_from_string ("{\"max_tokens\":5}", NULL);
+  g_autoptr(JsonNode) built = NULL;
+  g_autofree char *text = NULL;
+  JsonArray *got;
+
+  got = symfonic_invocation_get_messages (agent);
+  g_assert_nonnull (got);
+  g_assert_true (got == symfonic_invocation_get_messages (agent));
+  built = json_node_new (JSON_NODE_ARRAY);
+  json_node_set_array (built, got);
+  text = json_to_string (built, FALSE);
+  g_assert_cmpstr (text, ==, "[{\"role\":\"user\",\"content\":\"why blue?\"}]");
+  g_assert_null (symfonic_invocation_get_system (agent));
+  g_assert_null (symfonic_invocation_get_tools (agent));
+  g_assert_null (symfonic_invocation_get_parameters (agent));
+
+  g_assert_null (symfonic_invocation_get_messages (provider));
+  symfonic_invocation_set_conversation (provider, json_node_get_array (messages), "be brief",
+                                        json_node_get_array (tools), json_node_get_object (parameters));
+  g_assert_cmpstr (symfonic_invocation_get_query (provider), ==, "second");
+  g_assert_true (symfonic_invocation_get_messages (provider) == json_node_get_array (messages));
+  g_assert_cmpstr (symfonic_invocation_get_system (provider), ==, "be brief");
+  g_assert_cmpuint (json_array_get_length (symfonic_invocation_get_tools (provider)), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (symfonic_invocation_get_parameters (provider), "max_tokens"), ==, 5);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -220,6 +261,7 @@ main (int   argc,
 
   g_test_add_func ("/invocation/invalid", test_invocation_invalid);
   g_test_add_func ("/invocation/valid", test_invocation_valid);
+  g_test_add_func ("/invocation/conversation", test_invocation_conversation);
   g_test_add_func ("/invocation/attachments-copied", test_invocation_attachments_copied);
   g_test_add_func ("/invocation/optional", test_invocation_optional);
   g_test_add_func ("/invocation/scope", test_invocation_scope);
