@@ -9,6 +9,7 @@
 #include "symfonic-error.h"
 #include "symfonic-event.h"
 #include "symfonic-json-private.h"
+#include "symfonic-scratch-private.h"
 
 /**
  * SymfonicEvent:
@@ -405,31 +406,8 @@ symfonic_event_new_from_json (const char  *name,
 }
 
 /* Where a thread decodes the text of the deltas it reads: per-event
- * decoding then allocates nothing but the event. One rare large delta
- * does not leave its size behind for the thread's life. */
-#define SCRATCH_KEPT_BYTES (64 * 1024)
-
-static void
-free_scratch (gpointer data)
-{
-  g_string_free (data, TRUE);
-}
-
-static GPrivate scratch = G_PRIVATE_INIT (free_scratch);
-
-static GString *
-get_scratch (void)
-{
-  GString *text = g_private_get (&scratch);
-
-  if (text == NULL || text->allocated_len > SCRATCH_KEPT_BYTES)
-    {
-      text = g_string_sized_new (256);
-      g_private_replace (&scratch, text);
-    }
-
-  return text;
-}
+ * decoding then allocates nothing but the event. */
+static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
 
 /**
  * symfonic_event_try_new_from_data:
@@ -463,7 +441,7 @@ symfonic_event_try_new_from_data (const char *name,
       (kind != SYMFONIC_EVENT_TEXT_DELTA && kind != SYMFONIC_EVENT_THINKING_DELTA))
     return NULL;
 
-  text = get_scratch ();
+  text = symfonic_scratch_get (&scratch);
   if (!symfonic_json_read_string_object (data, length, "text", text))
     return NULL;
 

@@ -19,6 +19,7 @@
 #include "symfonic-stage.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
+#include "symfonic-text-filter.h"
 #include "symfonic-route.h"
 #include "symfonic-plugin.h"
 #include "symfonic-registry.h"

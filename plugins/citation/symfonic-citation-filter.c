@@ -75,16 +75,9 @@ typedef struct
   gboolean spaced;
 } Level;
 
-struct _SymfonicCitationFilter
+/* One channel's text: the answer's and the thinking's are split apart. */
+typedef struct
 {
-  /* lower case, sorted, so the kinds sharing a prefix are a range */
-  GStrv               kinds;
-  guint               n_kinds;
-  SymfonicTagMatcher  open;
-  SymfonicTagMatcher  close;
-
-  /* input held back: an incomplete UTF-8 sequence */
-  GString            *input;
   /* the unfinished levels, or the one space that may precede a tag */
   GString            *withheld;
   Level               levels[MAX_LEVELS];
@@ -94,9 +87,26 @@ struct _SymfonicCitationFilter
   gboolean            inside;
   gsize               block_start;
   guint               base;
+} Text;
+
+struct _SymfonicCitationFilter
+{
+  SymfonicTextFilter  parent_instance;
+
+  /* lower case, sorted, so the kinds sharing a prefix are a range */
+  GStrv               kinds;
+  guint               n_kinds;
+  SymfonicTagMatcher  open;
+  SymfonicTagMatcher  close;
+
+  /* each holds a few KB: the thinking's, which most answers never need,
+   * is made on its first piece */
+  Text               *texts[2];
   guint64             removed;
   guint64             blocks_dropped;
 };
+
+G_DEFINE_FINAL_TYPE (SymfonicCitationFilter, symfonic_citation_filter, SYMFONIC_TYPE_TEXT_FILTER)
 
 static int
 compare_kinds (gconstpointer a,
@@ -165,7 +175,7 @@ symfonic_citation_filter_new (const char * const *kinds,
   g_return_val_if_fail (open_tag != NULL && symfonic_citation_filter_block_tag_is_valid (open_tag, kinds), NULL);
   g_return_val_if_fail (close_tag != NULL && symfonic_citation_filter_block_tag_is_valid (close_tag, kinds), NULL);
 
-  self = g_new0 (SymfonicCitationFilter, 1);
+  self = g_object_new (SYMFONIC_TYPE_CITATION_FILTER, NULL);
   self->kinds = g_new0 (char *, g_strv_length ((char **) kinds) + 1);
   for (guint i = 0; kinds[i] != NULL; i++)
     {
@@ -176,8 +186,6 @@ symfonic_citation_filter_new (const char * const *kinds,
   self->n_kinds = n;
   symfonic_tag_matcher_init (&self->open, open_tag);
   symfonic_tag_matcher_init (&self->close, close_tag);
-  self->input = g_string_new (NULL);
-  self->withheld = g_string_new (NULL);
 
   return self;
 }
@@ -185,95 +193,112 @@ symfonic_citation_filter_new (const char * const *kinds,
 void
 symfonic_citation_filter_free (SymfonicCitationFilter *self)
 {
-  g_return_if_fail (self != NULL);
+  g_object_unref (self);
+}
+
+static void
+text_free (Text *text)
+{
+  g_string_free (text->withheld, TRUE);
+  g_free (text);
+}
+
+static void
+symfonic_citation_filter_finalize (GObject *object)
+{
+  SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (object);
 
   g_strfreev (self->kinds);
   symfonic_tag_matcher_clear (&self->open);
   symfonic_tag_matcher_clear (&self->close);
-  g_string_free (self->input, TRUE);
-  g_string_free (self->withheld, TRUE);
-  g_free (self);
+  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
+    g_clear_pointer (&self->texts[i], text_free);
+
+  G_OBJECT_CLASS (symfonic_citation_filter_parent_class)->finalize (object);
 }
 
 /* The tag that ends what is under way: a block's close tag inside one. */
 static inline const SymfonicTagMatcher *
-sought (SymfonicCitationFilter *self)
+sought (SymfonicCitationFilter *self,
+        Text                   *text)
 {
-  return self->inside ? &self->close : &self->open;
+  return text->inside ? &self->close : &self->open;
 }
 
 /* Text that can no longer be removed: released, or inside a block dropped. */
 static inline void
-emit (SymfonicCitationFilter *self,
-      const char             *s,
-      gsize                   len,
-      GString                *out)
+emit (Text       *text,
+      const char *s,
+      gsize       len,
+      GString    *out)
 {
-  if (!self->inside)
+  if (!text->inside)
     g_string_append_len (out, s, len);
 }
 
 /* Releases the withheld text before @end; the levels it held are over. */
 static void
-release_before (SymfonicCitationFilter *self,
-                gsize                   end,
-                GString                *out)
+release_before (Text    *text,
+                gsize    end,
+                GString *out)
 {
-  gsize from = self->block_start;
+  gsize from = text->block_start;
 
-  emit (self, self->withheld->str + from, end - from, out);
-  g_string_erase (self->withheld, from, end - from);
-  self->depth = self->base;
+  emit (text, text->withheld->str + from, end - from, out);
+  g_string_erase (text->withheld, from, end - from);
+  text->depth = text->base;
 }
 
 static void
-release_withheld (SymfonicCitationFilter *self,
-                  GString                *out)
+release_withheld (Text    *text,
+                  GString *out)
 {
-  release_before (self, self->withheld->len, out);
+  release_before (text, text->withheld->len, out);
 }
 
 static Level *
 push_level (SymfonicCitationFilter *self,
+            Text                   *text,
             gboolean                block_tag)
 {
   Level *level;
 
-  if (self->depth == MAX_LEVELS)
+  if (text->depth == MAX_LEVELS)
     {
       /* keep the space the first kept level's tag would take with it */
-      gsize cut = self->levels[MAX_LEVELS / 2].start;
+      gsize cut = text->levels[MAX_LEVELS / 2].start;
 
-      if (cut > 0 && self->withheld->str[cut - 1] == ' ')
+      if (cut > 0 && text->withheld->str[cut - 1] == ' ')
         cut--;
       g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished citation tags", cut);
-      g_string_erase (self->withheld, 0, cut);
-      memmove (self->levels, self->levels + MAX_LEVELS / 2, (MAX_LEVELS / 2) * sizeof (Level));
-      self->depth = MAX_LEVELS / 2;
-      for (guint i = 0; i < self->depth; i++)
-        self->levels[i].start -= cut;
+      g_string_erase (text->withheld, 0, cut);
+      memmove (text->levels, text->levels + MAX_LEVELS / 2, (MAX_LEVELS / 2) * sizeof (Level));
+      text->depth = MAX_LEVELS / 2;
+      for (guint i = 0; i < text->depth; i++)
+        text->levels[i].start -= cut;
       /* a block's outside levels may go too: they were never released */
-      self->block_start = self->block_start > cut ? self->block_start - cut : 0;
-      self->base = self->base > MAX_LEVELS / 2 ? self->base - MAX_LEVELS / 2 : 0;
+      text->block_start = text->block_start > cut ? text->block_start - cut : 0;
+      text->base = text->base > MAX_LEVELS / 2 ? text->base - MAX_LEVELS / 2 : 0;
     }
 
-  level = &self->levels[self->depth++];
-  *level = (Level) { .start = self->withheld->len, .block_tag = block_tag, .lo = 0, .hi = self->n_kinds };
+  level = &text->levels[text->depth++];
+  *level = (Level) { .start = text->withheld->len, .block_tag = block_tag, .lo = 0, .hi = self->n_kinds };
 
   return level;
 }
 
 /* The top level is a whole tag: remove it and the space before it. */
 static void
-close_level (SymfonicCitationFilter *self)
+close_level (SymfonicCitationFilter *self,
+             Text                   *text)
 {
-  gsize start = self->levels[--self->depth].start;
+  gsize start = text->levels[--text->depth].start;
 
-  if (start > self->block_start && self->withheld->str[start - 1] == ' ')
+  if (start > text->block_start && text->withheld->str[start - 1] == ' ')
     start--;
-  g_string_truncate (self->withheld, start);
-  if (self->depth > self->base)
-    self->levels[self->depth - 1].spaced = FALSE;
+  g_string_truncate (text->withheld, start);
+  if (text->depth > text->base)
+    text->levels[text->depth - 1].spaced = FALSE;
   self->removed++;
 }
 
@@ -281,30 +306,31 @@ close_level (SymfonicCitationFilter *self)
  * levels go above the ones it interrupted; a close tag drops the block,
  * and the interrupted levels resume. */
 static void
-complete_block_tag (SymfonicCitationFilter *self)
+complete_block_tag (SymfonicCitationFilter *self,
+                    Text                   *text)
 {
-  gsize start = self->levels[--self->depth].start;
-  Level *below = self->depth > self->base ? &self->levels[self->depth - 1] : NULL;
+  gsize start = text->levels[--text->depth].start;
+  Level *below = text->depth > text->base ? &text->levels[text->depth - 1] : NULL;
 
-  g_string_truncate (self->withheld, start);
+  g_string_truncate (text->withheld, start);
   /* an earlier match of the same tag that this one overlapped */
   if (below != NULL && below->block_tag)
     below->matched = start - below->start;
-  if (!self->inside)
+  if (!text->inside)
     {
-      self->inside = TRUE;
-      self->block_start = self->withheld->len;
-      self->base = self->depth;
+      text->inside = TRUE;
+      text->block_start = text->withheld->len;
+      text->base = text->depth;
       self->blocks_dropped++;
       return;
     }
 
   g_debug ("Dropped a memory block that reached the citation filter");
-  g_string_truncate (self->withheld, self->block_start);
-  self->depth = self->base;
-  self->inside = FALSE;
-  self->block_start = 0;
-  self->base = 0;
+  g_string_truncate (text->withheld, text->block_start);
+  text->depth = text->base;
+  text->inside = FALSE;
+  text->block_start = 0;
+  text->base = 0;
 }
 
 /* Narrows the top level's kinds to those with @c after the word so far;
@@ -335,11 +361,11 @@ extend_word (SymfonicCitationFilter *self,
 /* A space after a level can only go with a nested tag: the level waits
  * for one. */
 static gboolean
-wait_for_nested_tag (SymfonicCitationFilter *self,
-                     Level                  *level)
+wait_for_nested_tag (Text  *text,
+                     Level *level)
 {
   level->spaced = TRUE;
-  g_string_append_c (self->withheld, ' ');
+  g_string_append_c (text->withheld, ' ');
 
   return TRUE;
 }
@@ -349,6 +375,7 @@ wait_for_nested_tag (SymfonicCitationFilter *self,
  * continue is left as it was: an open tag may yet come between. */
 static gboolean
 push_in_level (SymfonicCitationFilter *self,
+               Text                   *text,
                Level                  *level,
                char                    c)
 {
@@ -357,14 +384,14 @@ push_in_level (SymfonicCitationFilter *self,
   if (level->spaced)
     return FALSE;
   if (c == ' ')
-    return wait_for_nested_tag (self, level);
+    return wait_for_nested_tag (text, level);
 
   /* the shortest kind in the range sorts first */
   word_is_kind = !level->in_id && level->matched > 0 && level->lo < level->hi &&
                  self->kinds[level->lo][level->matched] == '\0';
   if (c == ']' && (word_is_kind || (level->in_id && level->matched > 0)))
     {
-      close_level (self);
+      close_level (self, text);
       return TRUE;
     }
   if (c == ':' && word_is_kind)
@@ -383,7 +410,7 @@ push_in_level (SymfonicCitationFilter *self,
       return FALSE;
     }
 
-  g_string_append_c (self->withheld, c);
+  g_string_append_c (text->withheld, c);
   return TRUE;
 }
 
@@ -391,17 +418,18 @@ push_in_level (SymfonicCitationFilter *self,
  * @c ends it. */
 static gboolean
 push_in_block_tag (SymfonicCitationFilter *self,
+                   Text                   *text,
                    Level                  *level,
                    char                    c)
 {
-  const SymfonicTagMatcher *tag = sought (self);
+  const SymfonicTagMatcher *tag = sought (self, text);
   gsize matched;
 
   if (level->spaced)
     return FALSE;
   /* no block tag holds a space */
   if (c == ' ')
-    return wait_for_nested_tag (self, level);
+    return wait_for_nested_tag (text, level);
 
   matched = symfonic_tag_matcher_advance (tag, level->matched, c);
   if (matched == 0)
@@ -410,30 +438,32 @@ push_in_block_tag (SymfonicCitationFilter *self,
     {
       /* the tag now starts later, on the level's last bytes: one more
        * level, since the earlier match resumes if this one's block goes */
-      level = push_level (self, TRUE);
-      level->start = self->withheld->len - (matched - 1);
+      level = push_level (self, text, TRUE);
+      level->start = text->withheld->len - (matched - 1);
     }
-  g_string_append_c (self->withheld, c);
+  g_string_append_c (text->withheld, c);
   level->matched = matched;
   if (matched == tag->len)
-    complete_block_tag (self);
+    complete_block_tag (self, text);
 
   return TRUE;
 }
 
 static void
-start_block_tag (SymfonicCitationFilter *self)
+start_block_tag (SymfonicCitationFilter *self,
+                 Text                   *text)
 {
-  Level *level = push_level (self, TRUE);
+  Level *level = push_level (self, text, TRUE);
 
-  g_string_append_c (self->withheld, sought (self)->text[0]);
+  g_string_append_c (text->withheld, sought (self, text)->text[0]);
   level->matched = 1;
-  if (sought (self)->len == 1)
-    complete_block_tag (self);
+  if (sought (self, text)->len == 1)
+    complete_block_tag (self, text);
 }
 
 static void
 process (SymfonicCitationFilter *self,
+         Text                   *text,
          const char             *s,
          gsize                   len,
          GString                *out)
@@ -442,57 +472,124 @@ process (SymfonicCitationFilter *self,
 
   while (i < len)
     {
-      Level *top = self->depth > self->base ? &self->levels[self->depth - 1] : NULL;
+      Level *top = text->depth > text->base ? &text->levels[text->depth - 1] : NULL;
       gsize run;
 
       if (s[i] == '[')
         {
-          push_level (self, FALSE);
-          g_string_append_c (self->withheld, '[');
+          push_level (self, text, FALSE);
+          g_string_append_c (text->withheld, '[');
           i++;
           continue;
         }
-      if (top != NULL && (top->block_tag ? push_in_block_tag (self, top, s[i])
-                                         : push_in_level (self, top, s[i])))
+      if (top != NULL && (top->block_tag ? push_in_block_tag (self, text, top, s[i])
+                                         : push_in_level (self, text, top, s[i])))
         {
           i++;
           continue;
         }
-      if (s[i] == sought (self)->text[0])
+      if (s[i] == sought (self, text)->text[0])
         {
           /* a tag level waits for the block; anything else is text now */
           if (top == NULL || top->block_tag || top->spaced)
-            release_withheld (self, out);
-          start_block_tag (self);
+            release_withheld (text, out);
+          start_block_tag (self, text);
           i++;
           continue;
         }
 
       /* s[i] is plain text, and so is what was withheld before it: the
        * levels can no longer become tags, or the space precedes none */
-      release_withheld (self, out);
-      for (run = i; run < len && s[run] != '[' && s[run] != ' ' && s[run] != sought (self)->text[0]; run++)
+      release_withheld (text, out);
+      for (run = i; run < len && s[run] != '[' && s[run] != ' ' && s[run] != sought (self, text)->text[0]; run++)
         ;
-      emit (self, s + i, run - i, out);
+      emit (text, s + i, run - i, out);
       if (run < len && s[run] == ' ')
         {
           /* only the last of a run of spaces may precede a tag */
-          g_string_append_c (self->withheld, ' ');
+          g_string_append_c (text->withheld, ' ');
           run++;
         }
       i = run;
     }
 }
 
+static Text *
+get_text (SymfonicCitationFilter *self,
+          SymfonicTextChannel     channel)
+{
+  if (self->texts[channel] == NULL)
+    {
+      self->texts[channel] = g_new0 (Text, 1);
+      self->texts[channel]->withheld = g_string_new (NULL);
+    }
+
+  return self->texts[channel];
+}
+
+static void
+symfonic_citation_filter_filter (SymfonicTextFilter  *filter,
+                                 SymfonicTextChannel  channel,
+                                 const char          *s,
+                                 gsize                len,
+                                 GString             *out)
+{
+  SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (filter);
+
+  process (self, get_text (self, channel), s, len, out);
+}
+
+/* The text is over: what was withheld is not followed by a tag, so it is
+ * released, and a block never closed is dropped. */
+static void
+symfonic_citation_filter_flush_text (SymfonicTextFilter  *filter,
+                                     SymfonicTextChannel  channel,
+                                     GString             *out)
+{
+  SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (filter);
+  Text *text = self->texts[channel];
+
+  if (text == NULL)
+    return;
+  if (text->inside)
+    {
+      /* a block never closed runs to the end */
+      g_debug ("Dropped an unterminated memory block that reached the citation filter");
+      release_withheld (text, out);
+      text->inside = FALSE;
+      text->block_start = 0;
+      text->base = 0;
+    }
+  release_withheld (text, out);
+}
+
+static void
+symfonic_citation_filter_class_init (SymfonicCitationFilterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicTextFilterClass *filter_class = SYMFONIC_TEXT_FILTER_CLASS (klass);
+
+  object_class->finalize = symfonic_citation_filter_finalize;
+  filter_class->filter = symfonic_citation_filter_filter;
+  filter_class->flush = symfonic_citation_filter_flush_text;
+}
+
+static void
+symfonic_citation_filter_init (SymfonicCitationFilter *self)
+{
+  get_text (self, SYMFONIC_TEXT_CHANNEL_ANSWER);
+}
+
 /**
  * symfonic_citation_filter_feed:
  * @self: a filter
- * @text: the next piece of text
+ * @text: the next piece of the answer
  * @length: its length in bytes
  * @out: where the text known to be free of tags is appended
  *
- * Feeds one delta. Appends to @out only whole UTF-8 characters (given
- * valid input) that can no longer be part of a tag or the space before one.
+ * Feeds one delta of the answer. Appends to @out only whole UTF-8
+ * characters (given valid input) that can no longer be part of a tag or
+ * the space before one.
  */
 void
 symfonic_citation_filter_feed (SymfonicCitationFilter *self,
@@ -500,16 +597,7 @@ symfonic_citation_filter_feed (SymfonicCitationFilter *self,
                                gsize                   length,
                                GString                *out)
 {
-  gsize whole;
-
-  g_return_if_fail (self != NULL);
-  g_return_if_fail (text != NULL || length == 0);
-  g_return_if_fail (out != NULL);
-
-  g_string_append_len (self->input, text, length);
-  whole = self->input->len - symfonic_utf8_unfinished_suffix (self->input->str, self->input->len);
-  process (self, self->input->str, whole, out);
-  g_string_erase (self->input, 0, whole);
+  symfonic_text_filter_feed (SYMFONIC_TEXT_FILTER (self), SYMFONIC_TEXT_CHANNEL_ANSWER, text, length, out);
 }
 
 /**
@@ -517,28 +605,14 @@ symfonic_citation_filter_feed (SymfonicCitationFilter *self,
  * @self: a filter
  * @out: where the withheld text is appended
  *
- * The text is over: what was withheld is not followed by a tag, so it is
- * released, and a block never closed is dropped. The filter can be fed again afterwards.
+ * The answer is over: releases what was withheld and drops a block never
+ * closed. The filter can be fed again afterwards.
  */
 void
 symfonic_citation_filter_flush (SymfonicCitationFilter *self,
                                 GString                *out)
 {
-  g_return_if_fail (self != NULL);
-  g_return_if_fail (out != NULL);
-
-  process (self, self->input->str, self->input->len, out);
-  g_string_truncate (self->input, 0);
-  if (self->inside)
-    {
-      /* a block never closed runs to the end */
-      g_debug ("Dropped an unterminated memory block that reached the citation filter");
-      release_withheld (self, out);
-      self->inside = FALSE;
-      self->block_start = 0;
-      self->base = 0;
-    }
-  release_withheld (self, out);
+  symfonic_text_filter_flush (SYMFONIC_TEXT_FILTER (self), SYMFONIC_TEXT_CHANNEL_ANSWER, out);
 }
 
 /**
@@ -550,7 +624,7 @@ symfonic_citation_filter_flush (SymfonicCitationFilter *self,
 guint64
 symfonic_citation_filter_get_removed (SymfonicCitationFilter *self)
 {
-  g_return_val_if_fail (self != NULL, 0);
+  g_return_val_if_fail (SYMFONIC_IS_CITATION_FILTER (self), 0);
 
   return self->removed;
 }
@@ -565,7 +639,7 @@ symfonic_citation_filter_get_removed (SymfonicCitationFilter *self)
 guint64
 symfonic_citation_filter_get_blocks_dropped (SymfonicCitationFilter *self)
 {
-  g_return_val_if_fail (self != NULL, 0);
+  g_return_val_if_fail (SYMFONIC_IS_CITATION_FILTER (self), 0);
 
   return self->blocks_dropped;
 }

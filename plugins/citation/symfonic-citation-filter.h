@@ -4,11 +4,13 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <symfonic.h>
 
 G_BEGIN_DECLS
 
-typedef struct _SymfonicCitationFilter SymfonicCitationFilter;
+#define SYMFONIC_TYPE_CITATION_FILTER (symfonic_citation_filter_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicCitationFilter, symfonic_citation_filter, SYMFONIC, CITATION_FILTER, SymfonicTextFilter)
 
 SymfonicCitationFilter *symfonic_citation_filter_new     (const char * const     *kinds,
                                                           const char             *open_tag,
@@ -24,7 +26,5 @@ guint64                 symfonic_citation_filter_get_removed (SymfonicCitationFi
 guint64                 symfonic_citation_filter_get_blocks_dropped (SymfonicCitationFilter *self);
 gboolean                symfonic_citation_filter_block_tag_is_valid (const char         *tag,
                                                                      const char * const *kinds);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicCitationFilter, symfonic_citation_filter_free)
 
 G_END_DECLS

@@ -11,7 +11,6 @@
 
 #include "symfonic-citation-filter.h"
 #include "symfonic-citation-stage.h"
-#include "../common/symfonic-filtered-delta.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
  * and so on, in its answer and in its thinking; clients must not see them. The filter withholds what could
@@ -41,20 +40,13 @@ struct _SymfonicCitationStage
   _Atomic guint64  blocks_dropped;
 };
 
-/* The answer and the thinking are two texts, each split its own way. */
 typedef struct
 {
+  /* filters the answer and the thinking */
   SymfonicCitationFilter *filter;
-  SymfonicEventKind       kind;
   /* how much of the filter's counts was added to the stage's */
   guint64                 removed_counted;
   guint64                 dropped_counted;
-} Channel;
-
-typedef struct
-{
-  Channel answer;
-  Channel thinking;
 } StreamState;
 
 static void symfonic_citation_stage_stage_init (SymfonicStageInterface *iface);
@@ -81,8 +73,7 @@ stream_state_free (gpointer data)
 {
   StreamState *state = data;
 
-  symfonic_citation_filter_free (state->answer.filter);
-  g_clear_pointer (&state->thinking.filter, symfonic_citation_filter_free);
+  g_object_unref (state->filter);
   g_free (state);
 }
 
@@ -101,11 +92,7 @@ get_state (SymfonicCitationStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
-      /* each filter holds a few KB: the thinking one, which most answers
-       * never need, is made on its first delta */
-      state->answer.filter = new_filter (self);
-      state->answer.kind = SYMFONIC_EVENT_TEXT_DELTA;
-      state->thinking.kind = SYMFONIC_EVENT_THINKING_DELTA;
+      state->filter = new_filter (self);
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
 
@@ -126,46 +113,12 @@ add_count (_Atomic guint64 *total,
 
 static void
 count_filtered (SymfonicCitationStage *self,
-                Channel               *channel)
+                StreamState           *state)
 {
-  add_count (&self->tags_removed, &channel->removed_counted,
-             symfonic_citation_filter_get_removed (channel->filter));
-  add_count (&self->blocks_dropped, &channel->dropped_counted,
-             symfonic_citation_filter_get_blocks_dropped (channel->filter));
-}
-
-static void
-emit_and_count (SymfonicCitationStage *self,
-                SymfonicStream        *stream,
-                Channel               *channel,
-                GString               *text)
-{
-  count_filtered (self, channel);
-
-  if (text->len > 0)
-    {
-      g_autoptr(SymfonicEvent) delta = channel->kind == SYMFONIC_EVENT_TEXT_DELTA
-        ? symfonic_event_new_text_delta (text->str)
-        : symfonic_event_new_thinking_delta (text->str);
-
-      symfonic_stream_emit (stream, delta);
-    }
-}
-
-static void
-feed (SymfonicCitationStage *self,
-      SymfonicStream        *stream,
-      Channel               *channel,
-      SymfonicEvent         *event)
-{
-  const char *text = symfonic_event_get_text (event);
-  GString *clean = symfonic_filtered_delta_scratch ();
-
-  if (channel->filter == NULL)
-    channel->filter = new_filter (self);
-  symfonic_citation_filter_feed (channel->filter, text, strlen (text), clean);
-  count_filtered (self, channel);
-  symfonic_filtered_delta_emit (stream, event, clean);
+  add_count (&self->tags_removed, &state->removed_counted,
+             symfonic_citation_filter_get_removed (state->filter));
+  add_count (&self->blocks_dropped, &state->dropped_counted,
+             symfonic_citation_filter_get_blocks_dropped (state->filter));
 }
 
 static void
@@ -173,38 +126,8 @@ drain (SymfonicCitationStage *self,
        SymfonicStream        *stream,
        StreamState           *state)
 {
-  Channel *channels[] = { &state->thinking, &state->answer };
-
-  for (guint i = 0; i < G_N_ELEMENTS (channels); i++)
-    {
-      g_autoptr(GString) rest = NULL;
-
-      if (channels[i]->filter == NULL)
-        continue;
-      rest = g_string_new (NULL);
-      symfonic_citation_filter_flush (channels[i]->filter, rest);
-      emit_and_count (self, stream, channels[i], rest);
-    }
-}
-
-/* The upstream's terminal carries its own whole text, which encoders fall
- * back on when no delta streamed: it must not carry a tag either. Not
- * counted: when deltas streamed, its tags were counted there. */
-static SymfonicEvent *
-clean_terminal (SymfonicCitationStage *self,
-                SymfonicEvent         *event)
-{
-  g_autoptr(SymfonicCitationFilter) filter =
-    new_filter (self);
-  const char *text = symfonic_event_get_text (event);
-  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
-
-  symfonic_citation_filter_feed (filter, text, strlen (text), clean);
-  symfonic_citation_filter_flush (filter, clean);
-  if (strcmp (clean->str, text) == 0)
-    return symfonic_event_ref (event);
-
-  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (event));
+  symfonic_text_filter_drain (SYMFONIC_TEXT_FILTER (state->filter), stream);
+  count_filtered (self, state);
 }
 
 static gboolean
@@ -216,16 +139,14 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
   SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
   StreamState *state = get_state (self, stream);
 
+  if (symfonic_text_filter_process (SYMFONIC_TEXT_FILTER (state->filter), stream, event))
+    {
+      count_filtered (self, state);
+      return TRUE;
+    }
+
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      feed (self, stream, &state->answer, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
-      feed (self, stream, &state->thinking, event);
-      return TRUE;
-
     /* the events that close the answer: no text may follow them */
     case SYMFONIC_EVENT_MEMORY_EXTRACTED:
     case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
@@ -237,10 +158,12 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
 
     case SYMFONIC_EVENT_RESPONSE_COMPLETE:
       {
+        /* not counted: when deltas streamed, its tags were counted there */
+        g_autoptr(SymfonicCitationFilter) fresh = new_filter (self);
         g_autoptr(SymfonicEvent) terminal = NULL;
 
         drain (self, stream, state);
-        terminal = clean_terminal (self, event);
+        terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
         symfonic_stream_emit (stream, terminal);
       }
       return TRUE;

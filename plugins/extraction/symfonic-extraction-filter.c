@@ -48,15 +48,10 @@ typedef enum {
   SKIPPING,
 } Mode;
 
-struct _SymfonicExtractionFilter
+/* One channel's text: the answer's and the thinking's are split apart. */
+typedef struct
 {
-  SymfonicTagMatcher  open;
-  SymfonicTagMatcher  close;
-  gsize               max_block;
-
   Mode                mode;
-  /* input held back: an incomplete UTF-8 sequence */
-  GString            *input;
   /* outside: the text that may still be part of an open tag, and for each
    * of its bytes how much of the open tag ends there */
   GString            *withheld;
@@ -64,9 +59,320 @@ struct _SymfonicExtractionFilter
   /* inside: how much of the close tag the block ends with */
   gsize               close_matched;
   GString            *block;
+} Text;
+
+struct _SymfonicExtractionFilter
+{
+  SymfonicTextFilter  parent_instance;
+
+  SymfonicTagMatcher  open;
+  SymfonicTagMatcher  close;
+  gsize               max_block;
+
+  Text                texts[2];
+  /* the answer's: a block in the thinking is removed too, but its ops are
+   * not the answer's, so they are never published */
   JsonArray          *ops;
   guint               dropped;
 };
+
+G_DEFINE_FINAL_TYPE (SymfonicExtractionFilter, symfonic_extraction_filter, SYMFONIC_TYPE_TEXT_FILTER)
+
+static void
+symfonic_extraction_filter_finalize (GObject *object)
+{
+  SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (object);
+
+  symfonic_tag_matcher_clear (&self->open);
+  symfonic_tag_matcher_clear (&self->close);
+  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
+    {
+      g_string_free (self->texts[i].withheld, TRUE);
+      g_array_unref (self->texts[i].matched);
+      g_string_free (self->texts[i].block, TRUE);
+    }
+  json_array_unref (self->ops);
+
+  G_OBJECT_CLASS (symfonic_extraction_filter_parent_class)->finalize (object);
+}
+
+static void
+drop_block (SymfonicExtractionFilter *self,
+            Text                     *text,
+            const char               *why)
+{
+  g_debug ("Dropped a memory-extraction block: %s", why);
+  self->dropped++;
+  g_string_truncate (text->block, 0);
+}
+
+static void
+parse_block (SymfonicExtractionFilter *self,
+             Text                     *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  JsonArray *list;
+  guint n;
+
+  /* the ops are the model's word on what to remember: strict JSON only,
+   * and a hostile `[[[[...` is refused before it is built */
+  root = symfonic_json_parse (text->block->str, text->block->len, SYMFONIC_JSON_MAX_DEPTH, &error);
+  if (root == NULL)
+    {
+      drop_block (self, text, error->message);
+      return;
+    }
+
+  if (!JSON_NODE_HOLDS_ARRAY (root))
+    {
+      drop_block (self, text, "not a list");
+      return;
+    }
+
+  /* all or nothing: a block with one bad op is not half applied */
+  list = json_node_get_array (root);
+  n = json_array_get_length (list);
+  for (guint i = 0; i < n; i++)
+    {
+      if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (list, i)))
+        {
+          drop_block (self, text, "an op is not an object");
+          return;
+        }
+    }
+  g_string_truncate (text->block, 0);
+  if (text != &self->texts[SYMFONIC_TEXT_CHANNEL_ANSWER])
+    {
+      g_debug ("Not publishing %u memory ops found in thinking text", n);
+      return;
+    }
+  for (guint i = 0; i < n; i++)
+    json_array_add_element (self->ops, json_node_copy (json_array_get_element (list, i)));
+}
+
+/* Adds content to the open block, dropping it once it is over the limit;
+ * the block's last close_matched bytes may yet be its close tag. */
+static void
+collect (SymfonicExtractionFilter *self,
+         Text                     *text,
+         const char               *s,
+         gsize                     len)
+{
+  if (text->mode != INSIDE)
+    return;
+
+  g_string_append_len (text->block, s, len);
+  if (self->max_block > 0 && text->block->len - text->close_matched > self->max_block)
+    {
+      drop_block (self, text, "over max-block-bytes");
+      text->mode = SKIPPING;
+    }
+}
+
+static void
+release_withheld (Text    *text,
+                  GString *out,
+                  gsize    len)
+{
+  g_string_append_len (out, text->withheld->str, len);
+  g_string_erase (text->withheld, 0, len);
+  g_array_remove_range (text->matched, 0, len);
+}
+
+static void
+withhold (Text  *text,
+          char   c,
+          gsize  matched)
+{
+  g_string_append_c (text->withheld, c);
+  g_array_append_val (text->matched, matched);
+}
+
+/* Too much is withheld: drops the oldest half and matches the rest as if
+ * it followed released prose, which ends where no open tag is under way. */
+static void
+drop_oldest (SymfonicExtractionFilter *self,
+             Text                     *text,
+             GString                  *out)
+{
+  gsize cut = text->withheld->len / 2;
+  gsize matched = 0;
+  gsize prose = 0;
+
+  g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished open tags", cut);
+  g_string_erase (text->withheld, 0, cut);
+  g_array_set_size (text->matched, text->withheld->len);
+  for (gsize i = 0; i < text->withheld->len; i++)
+    {
+      /* a part of withheld text never holds a whole open tag */
+      matched = symfonic_tag_matcher_advance (&self->open, matched, text->withheld->str[i]);
+      g_array_index (text->matched, gsize, i) = matched;
+      if (matched == 0)
+        prose = i + 1;
+    }
+  release_withheld (text, out, prose);
+}
+
+/* How many bytes of @s come before the first @c. */
+static inline gsize
+run_before (const char *s,
+            gsize       len,
+            char        c)
+{
+  const char *first = memchr (s, c, len);
+
+  return first != NULL ? (gsize) (first - s) : len;
+}
+
+/* Takes prose from @s until a block opens; returns the bytes used. */
+static gsize
+take_prose (SymfonicExtractionFilter *self,
+            Text                     *text,
+            const char               *s,
+            gsize                     len,
+            GString                  *out)
+{
+  for (gsize i = 0; i < len; i++)
+    {
+      gsize below = text->withheld->len;
+      gsize matched;
+
+      if (below == 0)
+        {
+          /* nothing is under way: the run before the tag's first byte is prose */
+          gsize run = run_before (s + i, len - i, self->open.text[0]);
+
+          g_string_append_len (out, s + i, run);
+          i += run;
+          if (i == len)
+            break;
+        }
+
+      matched = symfonic_tag_matcher_advance (&self->open, below > 0 ? g_array_index (text->matched, gsize, below - 1) : 0, s[i]);
+      if (matched == self->open.len)
+        {
+          /* the tag is s[i] and the last bytes withheld */
+          g_string_truncate (text->withheld, below - (self->open.len - 1));
+          g_array_set_size (text->matched, text->withheld->len);
+          g_string_truncate (text->block, 0);
+          text->close_matched = 0;
+          text->mode = INSIDE;
+          return i + 1;
+        }
+      if (matched == 0)
+        {
+          release_withheld (text, out, below);
+          g_string_append_c (out, s[i]);
+          continue;
+        }
+
+      withhold (text, s[i], matched);
+      if (text->withheld->len > MAX_WITHHELD_TAGS * self->open.len)
+        drop_oldest (self, text, out);
+    }
+
+  return len;
+}
+
+/* Takes block content from @s until the block closes; returns the bytes
+ * used. */
+static gsize
+take_block (SymfonicExtractionFilter *self,
+            Text                     *text,
+            const char               *s,
+            gsize                     len)
+{
+  for (gsize i = 0; i < len; i++)
+    {
+      if (text->close_matched == 0)
+        {
+          gsize run = run_before (s + i, len - i, self->close.text[0]);
+
+          collect (self, text, s + i, run);
+          i += run;
+          if (i == len)
+            break;
+        }
+
+      text->close_matched = symfonic_tag_matcher_advance (&self->close, text->close_matched, s[i]);
+      if (text->close_matched == self->close.len)
+        {
+          if (text->mode == INSIDE)
+            {
+              /* the block ends with the rest of the close tag */
+              g_string_truncate (text->block, text->block->len - (self->close.len - 1));
+              parse_block (self, text);
+            }
+          text->close_matched = 0;
+          text->mode = OUTSIDE;
+          return i + 1;
+        }
+      collect (self, text, s + i, 1);
+    }
+
+  return len;
+}
+
+static void
+symfonic_extraction_filter_filter (SymfonicTextFilter  *filter,
+                                   SymfonicTextChannel  channel,
+                                   const char          *s,
+                                   gsize                len,
+                                   GString             *out)
+{
+  SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (filter);
+  Text *text = &self->texts[channel];
+  gsize i = 0;
+
+  while (i < len)
+    {
+      if (text->mode == OUTSIDE)
+        i += take_prose (self, text, s + i, len - i, out);
+      else
+        i += take_block (self, text, s + i, len - i);
+    }
+}
+
+/* The text is over: releases the withheld prose and drops a block that was
+ * never closed. */
+static void
+symfonic_extraction_filter_flush_text (SymfonicTextFilter  *filter,
+                                       SymfonicTextChannel  channel,
+                                       GString             *out)
+{
+  SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (filter);
+  Text *text = &self->texts[channel];
+
+  if (text->mode == INSIDE)
+    drop_block (self, text, "unterminated");
+  text->mode = OUTSIDE;
+  text->close_matched = 0;
+  release_withheld (text, out, text->withheld->len);
+}
+
+static void
+symfonic_extraction_filter_class_init (SymfonicExtractionFilterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicTextFilterClass *filter_class = SYMFONIC_TEXT_FILTER_CLASS (klass);
+
+  object_class->finalize = symfonic_extraction_filter_finalize;
+  filter_class->filter = symfonic_extraction_filter_filter;
+  filter_class->flush = symfonic_extraction_filter_flush_text;
+}
+
+static void
+symfonic_extraction_filter_init (SymfonicExtractionFilter *self)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
+    {
+      self->texts[i].withheld = g_string_new (NULL);
+      self->texts[i].matched = g_array_new (FALSE, FALSE, sizeof (gsize));
+      self->texts[i].block = g_string_new (NULL);
+    }
+  self->ops = json_array_new ();
+}
 
 /**
  * symfonic_extraction_filter_new:
@@ -86,15 +392,10 @@ symfonic_extraction_filter_new (const char *open_tag,
   g_return_val_if_fail (open_tag != NULL && *open_tag != '\0', NULL);
   g_return_val_if_fail (close_tag != NULL && *close_tag != '\0', NULL);
 
-  self = g_new0 (SymfonicExtractionFilter, 1);
+  self = g_object_new (SYMFONIC_TYPE_EXTRACTION_FILTER, NULL);
   symfonic_tag_matcher_init (&self->open, open_tag);
   symfonic_tag_matcher_init (&self->close, close_tag);
   self->max_block = max_block;
-  self->input = g_string_new (NULL);
-  self->withheld = g_string_new (NULL);
-  self->matched = g_array_new (FALSE, FALSE, sizeof (gsize));
-  self->block = g_string_new (NULL);
-  self->ops = json_array_new ();
 
   return self;
 }
@@ -102,240 +403,7 @@ symfonic_extraction_filter_new (const char *open_tag,
 void
 symfonic_extraction_filter_free (SymfonicExtractionFilter *self)
 {
-  g_return_if_fail (self != NULL);
-
-  symfonic_tag_matcher_clear (&self->open);
-  symfonic_tag_matcher_clear (&self->close);
-  g_string_free (self->input, TRUE);
-  g_string_free (self->withheld, TRUE);
-  g_array_unref (self->matched);
-  g_string_free (self->block, TRUE);
-  json_array_unref (self->ops);
-  g_free (self);
-}
-
-static void
-drop_block (SymfonicExtractionFilter *self,
-            const char               *why)
-{
-  g_debug ("Dropped a memory-extraction block: %s", why);
-  self->dropped++;
-  g_string_truncate (self->block, 0);
-}
-
-static void
-parse_block (SymfonicExtractionFilter *self)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) root = NULL;
-  JsonArray *list;
-  guint n;
-
-  /* the ops are the model's word on what to remember: strict JSON only,
-   * and a hostile `[[[[...` is refused before it is built */
-  root = symfonic_json_parse (self->block->str, self->block->len, SYMFONIC_JSON_MAX_DEPTH, &error);
-  if (root == NULL)
-    {
-      drop_block (self, error->message);
-      return;
-    }
-
-  if (!JSON_NODE_HOLDS_ARRAY (root))
-    {
-      drop_block (self, "not a list");
-      return;
-    }
-
-  /* all or nothing: a block with one bad op is not half applied */
-  list = json_node_get_array (root);
-  n = json_array_get_length (list);
-  for (guint i = 0; i < n; i++)
-    {
-      if (!JSON_NODE_HOLDS_OBJECT (json_array_get_element (list, i)))
-        {
-          drop_block (self, "an op is not an object");
-          return;
-        }
-    }
-  for (guint i = 0; i < n; i++)
-    json_array_add_element (self->ops, json_node_copy (json_array_get_element (list, i)));
-  g_string_truncate (self->block, 0);
-}
-
-/* Adds content to the open block, dropping it once it is over the limit;
- * the block's last close_matched bytes may yet be its close tag. */
-static void
-collect (SymfonicExtractionFilter *self,
-         const char               *s,
-         gsize                     len)
-{
-  if (self->mode != INSIDE)
-    return;
-
-  g_string_append_len (self->block, s, len);
-  if (self->max_block > 0 && self->block->len - self->close_matched > self->max_block)
-    {
-      drop_block (self, "over max-block-bytes");
-      self->mode = SKIPPING;
-    }
-}
-
-static void
-release_withheld (SymfonicExtractionFilter *self,
-                  GString                  *out,
-                  gsize                     len)
-{
-  g_string_append_len (out, self->withheld->str, len);
-  g_string_erase (self->withheld, 0, len);
-  g_array_remove_range (self->matched, 0, len);
-}
-
-static void
-withhold (SymfonicExtractionFilter *self,
-          char                      c,
-          gsize                     matched)
-{
-  g_string_append_c (self->withheld, c);
-  g_array_append_val (self->matched, matched);
-}
-
-/* Too much is withheld: drops the oldest half and matches the rest as if
- * it followed released prose, which ends where no open tag is under way. */
-static void
-drop_oldest (SymfonicExtractionFilter *self,
-             GString                  *out)
-{
-  gsize cut = self->withheld->len / 2;
-  gsize matched = 0;
-  gsize prose = 0;
-
-  g_debug ("Dropped %" G_GSIZE_FORMAT " bytes of nested unfinished open tags", cut);
-  g_string_erase (self->withheld, 0, cut);
-  g_array_set_size (self->matched, self->withheld->len);
-  for (gsize i = 0; i < self->withheld->len; i++)
-    {
-      /* a part of withheld text never holds a whole open tag */
-      matched = symfonic_tag_matcher_advance (&self->open, matched, self->withheld->str[i]);
-      g_array_index (self->matched, gsize, i) = matched;
-      if (matched == 0)
-        prose = i + 1;
-    }
-  release_withheld (self, out, prose);
-}
-
-/* How many bytes of @s come before the first @c. */
-static inline gsize
-run_before (const char *s,
-            gsize       len,
-            char        c)
-{
-  const char *first = memchr (s, c, len);
-
-  return first != NULL ? (gsize) (first - s) : len;
-}
-
-/* Takes prose from @s until a block opens; returns the bytes used. */
-static gsize
-take_prose (SymfonicExtractionFilter *self,
-            const char               *s,
-            gsize                     len,
-            GString                  *out)
-{
-  for (gsize i = 0; i < len; i++)
-    {
-      gsize below = self->withheld->len;
-      gsize matched;
-
-      if (below == 0)
-        {
-          /* nothing is under way: the run before the tag's first byte is prose */
-          gsize run = run_before (s + i, len - i, self->open.text[0]);
-
-          g_string_append_len (out, s + i, run);
-          i += run;
-          if (i == len)
-            break;
-        }
-
-      matched = symfonic_tag_matcher_advance (&self->open, below > 0 ? g_array_index (self->matched, gsize, below - 1) : 0, s[i]);
-      if (matched == self->open.len)
-        {
-          /* the tag is s[i] and the last bytes withheld */
-          g_string_truncate (self->withheld, below - (self->open.len - 1));
-          g_array_set_size (self->matched, self->withheld->len);
-          g_string_truncate (self->block, 0);
-          self->close_matched = 0;
-          self->mode = INSIDE;
-          return i + 1;
-        }
-      if (matched == 0)
-        {
-          release_withheld (self, out, below);
-          g_string_append_c (out, s[i]);
-          continue;
-        }
-
-      withhold (self, s[i], matched);
-      if (self->withheld->len > MAX_WITHHELD_TAGS * self->open.len)
-        drop_oldest (self, out);
-    }
-
-  return len;
-}
-
-/* Takes block content from @s until the block closes; returns the bytes
- * used. */
-static gsize
-take_block (SymfonicExtractionFilter *self,
-            const char               *s,
-            gsize                     len)
-{
-  for (gsize i = 0; i < len; i++)
-    {
-      if (self->close_matched == 0)
-        {
-          gsize run = run_before (s + i, len - i, self->close.text[0]);
-
-          collect (self, s + i, run);
-          i += run;
-          if (i == len)
-            break;
-        }
-
-      self->close_matched = symfonic_tag_matcher_advance (&self->close, self->close_matched, s[i]);
-      if (self->close_matched == self->close.len)
-        {
-          if (self->mode == INSIDE)
-            {
-              /* the block ends with the rest of the close tag */
-              g_string_truncate (self->block, self->block->len - (self->close.len - 1));
-              parse_block (self);
-            }
-          self->close_matched = 0;
-          self->mode = OUTSIDE;
-          return i + 1;
-        }
-      collect (self, s + i, 1);
-    }
-
-  return len;
-}
-
-static void
-process (SymfonicExtractionFilter *self,
-         const char               *s,
-         gsize                     len,
-         GString                  *out)
-{
-  gsize i = 0;
-
-  while (i < len)
-    {
-      if (self->mode == OUTSIDE)
-        i += take_prose (self, s + i, len - i, out);
-      else
-        i += take_block (self, s + i, len - i);
-    }
+  g_object_unref (self);
 }
 
 /**
@@ -345,8 +413,8 @@ process (SymfonicExtractionFilter *self,
  * @length: its length in bytes
  * @out: where the text that is known to be prose is appended
  *
- * Feeds one delta. Appends to @out only whole UTF-8 characters (given
- * valid input) that can no longer belong to a block.
+ * Feeds one delta of the answer. Appends to @out only whole UTF-8
+ * characters (given valid input) that can no longer belong to a block.
  */
 void
 symfonic_extraction_filter_feed (SymfonicExtractionFilter *self,
@@ -354,16 +422,7 @@ symfonic_extraction_filter_feed (SymfonicExtractionFilter *self,
                                  gsize                     length,
                                  GString                  *out)
 {
-  gsize whole;
-
-  g_return_if_fail (self != NULL);
-  g_return_if_fail (text != NULL || length == 0);
-  g_return_if_fail (out != NULL);
-
-  g_string_append_len (self->input, text, length);
-  whole = self->input->len - symfonic_utf8_unfinished_suffix (self->input->str, self->input->len);
-  process (self, self->input->str, whole, out);
-  g_string_erase (self->input, 0, whole);
+  symfonic_text_filter_feed (SYMFONIC_TEXT_FILTER (self), SYMFONIC_TEXT_CHANNEL_ANSWER, text, length, out);
 }
 
 /**
@@ -378,28 +437,20 @@ void
 symfonic_extraction_filter_flush (SymfonicExtractionFilter *self,
                                   GString                  *out)
 {
-  g_return_if_fail (self != NULL);
-  g_return_if_fail (out != NULL);
-
-  process (self, self->input->str, self->input->len, out);
-  g_string_truncate (self->input, 0);
-  if (self->mode == INSIDE)
-    drop_block (self, "unterminated");
-  self->mode = OUTSIDE;
-  self->close_matched = 0;
-  release_withheld (self, out, self->withheld->len);
+  symfonic_text_filter_flush (SYMFONIC_TEXT_FILTER (self), SYMFONIC_TEXT_CHANNEL_ANSWER, out);
 }
 
 /**
  * symfonic_extraction_filter_get_ops:
  * @self: a filter
  *
- * Returns: (transfer none): the ops parsed so far and not yet taken
+ * Returns: (transfer none): the ops parsed from the answer so far and not
+ *   yet taken
  */
 JsonArray *
 symfonic_extraction_filter_get_ops (SymfonicExtractionFilter *self)
 {
-  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (SYMFONIC_IS_EXTRACTION_FILTER (self), NULL);
 
   return self->ops;
 }
@@ -408,15 +459,15 @@ symfonic_extraction_filter_get_ops (SymfonicExtractionFilter *self)
  * symfonic_extraction_filter_take_ops:
  * @self: a filter
  *
- * Returns: (transfer full): the ops parsed so far; the filter starts a new
- *   empty list
+ * Returns: (transfer full): the ops parsed from the answer so far; the
+ *   filter starts a new empty list
  */
 JsonArray *
 symfonic_extraction_filter_take_ops (SymfonicExtractionFilter *self)
 {
   JsonArray *ops;
 
-  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (SYMFONIC_IS_EXTRACTION_FILTER (self), NULL);
 
   ops = g_steal_pointer (&self->ops);
   self->ops = json_array_new ();
@@ -429,12 +480,12 @@ symfonic_extraction_filter_take_ops (SymfonicExtractionFilter *self)
  * @self: a filter
  *
  * Returns: how many blocks this filter dropped (malformed, too large or
- *   unterminated)
+ *   unterminated), in the answer and the thinking
  */
 guint
 symfonic_extraction_filter_get_dropped (SymfonicExtractionFilter *self)
 {
-  g_return_val_if_fail (self != NULL, 0);
+  g_return_val_if_fail (SYMFONIC_IS_EXTRACTION_FILTER (self), 0);
 
   return self->dropped;
 }

@@ -4,11 +4,13 @@
  */
 #pragma once
 
-#include <json-glib/json-glib.h>
+#include <symfonic.h>
 
 G_BEGIN_DECLS
 
-typedef struct _SymfonicExtractionFilter SymfonicExtractionFilter;
+#define SYMFONIC_TYPE_EXTRACTION_FILTER (symfonic_extraction_filter_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicExtractionFilter, symfonic_extraction_filter, SYMFONIC, EXTRACTION_FILTER, SymfonicTextFilter)
 
 SymfonicExtractionFilter *symfonic_extraction_filter_new         (const char               *open_tag,
                                                                   const char               *close_tag,
@@ -23,7 +25,5 @@ void                      symfonic_extraction_filter_flush       (SymfonicExtrac
 JsonArray                *symfonic_extraction_filter_get_ops     (SymfonicExtractionFilter *self);
 JsonArray                *symfonic_extraction_filter_take_ops    (SymfonicExtractionFilter *self);
 guint                     symfonic_extraction_filter_get_dropped (SymfonicExtractionFilter *self);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicExtractionFilter, symfonic_extraction_filter_free)
 
 G_END_DECLS

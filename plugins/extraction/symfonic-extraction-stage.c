@@ -11,7 +11,6 @@
 
 #include "symfonic-extraction-filter.h"
 #include "symfonic-extraction-stage.h"
-#include "../common/symfonic-filtered-delta.h"
 
 /* The model writes the memory ops it wants applied inside the answer, as a
  * JSON list between two tags. This stage takes them out of the text deltas
@@ -45,10 +44,8 @@ struct _SymfonicExtractionStage
 
 typedef struct
 {
+  /* filters the answer and the thinking */
   SymfonicExtractionFilter *filter;
-  /* a block in the thinking is removed too, but its ops are not the
-   * answer's: they are never published */
-  SymfonicExtractionFilter *thinking;
   /* how much of the filter's drop count was added to the stage's */
   guint                     dropped_counted;
   /* the answer was closed: our MemoryExtractedEvent's place has passed */
@@ -78,9 +75,14 @@ stream_state_free (gpointer data)
 {
   StreamState *state = data;
 
-  symfonic_extraction_filter_free (state->filter);
-  symfonic_extraction_filter_free (state->thinking);
+  g_object_unref (state->filter);
   g_free (state);
+}
+
+static SymfonicExtractionFilter *
+new_filter (SymfonicExtractionStage *self)
+{
+  return symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
 }
 
 static StreamState *
@@ -92,10 +94,7 @@ get_state (SymfonicExtractionStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
-      state->filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
-                                                      self->max_block_bytes);
-      state->thinking = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
-                                                        self->max_block_bytes);
+      state->filter = new_filter (self);
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
 
@@ -106,8 +105,7 @@ static void
 count_drops (SymfonicExtractionStage *self,
              StreamState             *state)
 {
-  guint dropped = symfonic_extraction_filter_get_dropped (state->filter) +
-                  symfonic_extraction_filter_get_dropped (state->thinking);
+  guint dropped = symfonic_extraction_filter_get_dropped (state->filter);
 
   if (dropped != state->dropped_counted)
     {
@@ -115,32 +113,6 @@ count_drops (SymfonicExtractionStage *self,
                                  memory_order_relaxed);
       state->dropped_counted = dropped;
     }
-}
-
-static void
-emit_text (SymfonicStream *stream,
-           GString        *text)
-{
-  g_autoptr(SymfonicEvent) delta = NULL;
-
-  if (text->len == 0)
-    return;
-
-  delta = symfonic_event_new_text_delta (text->str);
-  symfonic_stream_emit (stream, delta);
-}
-
-static void
-emit_thinking (SymfonicStream *stream,
-               GString        *text)
-{
-  g_autoptr(SymfonicEvent) delta = NULL;
-
-  if (text->len == 0)
-    return;
-
-  delta = symfonic_event_new_thinking_delta (text->str);
-  symfonic_stream_emit (stream, delta);
 }
 
 /* Releases the withheld prose and sends the one MemoryExtractedEvent, with
@@ -152,22 +124,11 @@ close_answer (SymfonicExtractionStage  *self,
               SymfonicEvent            *upstream,
               GError                  **error)
 {
-  g_autoptr(GString) thinking = g_string_new (NULL);
-  g_autoptr(GString) rest = g_string_new (NULL);
   g_autoptr(JsonArray) ops = NULL;
-  g_autoptr(JsonArray) thinking_ops = NULL;
   g_autoptr(JsonObject) payload = NULL;
   g_autoptr(SymfonicEvent) extracted = NULL;
 
-  symfonic_extraction_filter_flush (state->thinking, thinking);
-  emit_thinking (stream, thinking);
-  thinking_ops = symfonic_extraction_filter_take_ops (state->thinking);
-  if (json_array_get_length (thinking_ops) > 0)
-    g_debug ("Not publishing %u memory ops found in thinking text", json_array_get_length (thinking_ops));
-
-  symfonic_extraction_filter_flush (state->filter, rest);
-  emit_text (stream, rest);
-
+  symfonic_text_filter_drain (SYMFONIC_TEXT_FILTER (state->filter), stream);
   ops = symfonic_extraction_filter_take_ops (state->filter);
   if (upstream != NULL)
     {
@@ -208,27 +169,6 @@ close_answer (SymfonicExtractionStage  *self,
   return TRUE;
 }
 
-/* The upstream's terminal carries its own whole text, which encoders fall
- * back on when no delta streamed: it must not carry a block either. Its
- * ops are not published: when deltas streamed they are the same ops, and
- * the terminal comes after the place of the MemoryExtractedEvent anyway. */
-static SymfonicEvent *
-clean_terminal (SymfonicExtractionStage *self,
-                SymfonicEvent           *event)
-{
-  g_autoptr(SymfonicExtractionFilter) filter =
-    symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
-  const char *text = symfonic_event_get_text (event);
-  g_autoptr(GString) clean = g_string_sized_new (strlen (text));
-
-  symfonic_extraction_filter_feed (filter, text, strlen (text), clean);
-  symfonic_extraction_filter_flush (filter, clean);
-  if (strcmp (clean->str, text) == 0)
-    return symfonic_event_ref (event);
-
-  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (event));
-}
-
 static gboolean
 symfonic_extraction_stage_process (SymfonicStage   *stage,
                                    SymfonicStream  *stream,
@@ -238,19 +178,14 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
   StreamState *state = get_state (self, stream);
 
+  if (symfonic_text_filter_process (SYMFONIC_TEXT_FILTER (state->filter), stream, event))
+    {
+      count_drops (self, state);
+      return TRUE;
+    }
+
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      {
-        const char *text = symfonic_event_get_text (event);
-        GString *clean = symfonic_filtered_delta_scratch ();
-
-        symfonic_extraction_filter_feed (state->filter, text, strlen (text), clean);
-        count_drops (self, state);
-        symfonic_filtered_delta_emit (stream, event, clean);
-      }
-      return TRUE;
-
     case SYMFONIC_EVENT_MEMORY_EXTRACTED:
       if (!state->closed)
         return close_answer (self, stream, state, event, error);
@@ -270,23 +205,16 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
 
     case SYMFONIC_EVENT_RESPONSE_COMPLETE:
       {
+        /* its ops are not published: when deltas streamed they are the
+         * same ops, and the terminal comes after the place of the
+         * MemoryExtractedEvent anyway */
+        g_autoptr(SymfonicExtractionFilter) fresh = new_filter (self);
         g_autoptr(SymfonicEvent) terminal = NULL;
 
         if (!close_answer (self, stream, state, NULL, error))
           return FALSE;
-        terminal = clean_terminal (self, event);
+        terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
         symfonic_stream_emit (stream, terminal);
-      }
-      return TRUE;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
-      {
-        const char *text = symfonic_event_get_text (event);
-        GString *clean = symfonic_filtered_delta_scratch ();
-
-        symfonic_extraction_filter_feed (state->thinking, text, strlen (text), clean);
-        count_drops (self, state);
-        symfonic_filtered_delta_emit (stream, event, clean);
       }
       return TRUE;
 

@@ -1,0 +1,274 @@
+/* symfonic-text-filter.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "symfonic-text-filter.h"
+#include "symfonic-scratch-private.h"
+#include "symfonic-stream.h"
+#include "symfonic-utf8.h"
+
+/* A filter is per stream, and most of its deltas go through unchanged:
+ * such a delta is passed on as it is, and the filter writes into a buffer
+ * of its thread's, so that the common case costs no allocation at all.
+ * The unfinished character a piece may end with is at most three bytes,
+ * kept in the object, so nothing here grows with the stream. */
+
+#define N_CHANNELS 2
+
+typedef struct
+{
+  /* the beginning of a character that the next piece may complete */
+  char   pending[N_CHANNELS][4];
+  guint8 n_pending[N_CHANNELS];
+} SymfonicTextFilterPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SymfonicTextFilter, symfonic_text_filter, G_TYPE_OBJECT)
+
+static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
+
+static void
+symfonic_text_filter_real_flush (SymfonicTextFilter  *self,
+                                 SymfonicTextChannel  channel,
+                                 GString             *out)
+{
+}
+
+static void
+symfonic_text_filter_class_init (SymfonicTextFilterClass *klass)
+{
+  klass->flush = symfonic_text_filter_real_flush;
+}
+
+static void
+symfonic_text_filter_init (SymfonicTextFilter *self)
+{
+}
+
+static void
+filter_whole (SymfonicTextFilter  *self,
+              SymfonicTextChannel  channel,
+              const char          *text,
+              gsize                length,
+              GString             *out)
+{
+  if (length > 0)
+    SYMFONIC_TEXT_FILTER_GET_CLASS (self)->filter (self, channel, text, length, out);
+}
+
+/**
+ * symfonic_text_filter_feed:
+ * @self: a #SymfonicTextFilter
+ * @channel: the text @text belongs to
+ * @text: (array length=length) (element-type guint8): the next piece of
+ *   that text, cut anywhere
+ * @length: its length in bytes
+ * @out: where the text that can no longer change is appended
+ *
+ * Feeds one delta's text. An unfinished UTF-8 character at its end is
+ * withheld until the next piece completes it (or the channel is flushed),
+ * so the filter only appends whole characters to @out (given valid input).
+ */
+void
+symfonic_text_filter_feed (SymfonicTextFilter  *self,
+                           SymfonicTextChannel  channel,
+                           const char          *text,
+                           gsize                length,
+                           GString             *out)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
+  char *pending;
+  gsize keep;
+
+  g_return_if_fail (SYMFONIC_IS_TEXT_FILTER (self));
+  g_return_if_fail (channel < N_CHANNELS);
+  g_return_if_fail (text != NULL || length == 0);
+  g_return_if_fail (out != NULL);
+
+  /* complete the character under way a byte at a time: it is over once
+   * its lead byte is no longer the start of an unfinished one */
+  pending = priv->pending[channel];
+  while (priv->n_pending[channel] > 0 && length > 0)
+    {
+      guint8 n = priv->n_pending[channel];
+
+      pending[n++] = *text++;
+      length--;
+      keep = symfonic_utf8_unfinished_suffix (pending, n);
+      filter_whole (self, channel, pending, n - keep, out);
+      memmove (pending, pending + n - keep, keep);
+      priv->n_pending[channel] = keep;
+    }
+  if (length == 0)
+    return;
+
+  keep = symfonic_utf8_unfinished_suffix (text, length);
+  filter_whole (self, channel, text, length - keep, out);
+  memcpy (pending, text + length - keep, keep);
+  priv->n_pending[channel] = keep;
+}
+
+/**
+ * symfonic_text_filter_flush:
+ * @self: a #SymfonicTextFilter
+ * @channel: the text that is over
+ * @out: where the withheld text is appended
+ *
+ * @channel's text is over: appends what was withheld, an unfinished
+ * character included. The channel can be fed again afterwards.
+ */
+void
+symfonic_text_filter_flush (SymfonicTextFilter  *self,
+                            SymfonicTextChannel  channel,
+                            GString             *out)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
+
+  g_return_if_fail (SYMFONIC_IS_TEXT_FILTER (self));
+  g_return_if_fail (channel < N_CHANNELS);
+  g_return_if_fail (out != NULL);
+
+  filter_whole (self, channel, priv->pending[channel], priv->n_pending[channel], out);
+  priv->n_pending[channel] = 0;
+  SYMFONIC_TEXT_FILTER_GET_CLASS (self)->flush (self, channel, out);
+}
+
+static SymfonicEvent *
+new_delta (SymfonicTextChannel  channel,
+           const char          *text)
+{
+  return channel == SYMFONIC_TEXT_CHANNEL_THINKING
+    ? symfonic_event_new_thinking_delta (text)
+    : symfonic_event_new_text_delta (text);
+}
+
+/**
+ * symfonic_text_filter_process:
+ * @self: a #SymfonicTextFilter, the one of @stream
+ * @stream: the stream @event travels on
+ * @event: an event
+ *
+ * The per-event hook of a stage that filters text: a text or thinking
+ * delta is fed to its channel, and what the filter released is emitted on
+ * @stream, as @event itself when the filter left it unchanged, as a new
+ * delta when it changed it, and not at all when it withheld all of it.
+ *
+ * Returns: whether @event was a delta, which the filter took; any other
+ *   event is left to the caller
+ */
+gboolean
+symfonic_text_filter_process (SymfonicTextFilter *self,
+                              SymfonicStream     *stream,
+                              SymfonicEvent      *event)
+{
+  SymfonicTextChannel channel;
+  const char *text;
+  gsize length;
+  GString *clean;
+  g_autoptr(SymfonicEvent) changed = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_TEXT_FILTER (self), FALSE);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
+  g_return_val_if_fail (event != NULL, FALSE);
+
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      channel = SYMFONIC_TEXT_CHANNEL_ANSWER;
+      break;
+    case SYMFONIC_EVENT_THINKING_DELTA:
+      channel = SYMFONIC_TEXT_CHANNEL_THINKING;
+      break;
+    default:
+      return FALSE;
+    }
+
+  text = symfonic_event_get_text (event);
+  length = strlen (text);
+  clean = symfonic_scratch_get (&scratch);
+  symfonic_text_filter_feed (self, channel, text, length, clean);
+  if (clean->len == 0)
+    return TRUE;
+
+  if (clean->len == length && memcmp (text, clean->str, length) == 0)
+    {
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+    }
+
+  changed = new_delta (channel, clean->str);
+  symfonic_stream_emit (stream, changed);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_text_filter_drain:
+ * @self: a #SymfonicTextFilter, the one of @stream
+ * @stream: the stream whose texts are over
+ *
+ * Flushes the thinking, then the answer, and emits on @stream what each
+ * released as one last delta. A stage calls it when the answer closes:
+ * before the first event that must come after the text, or in its finish
+ * hook.
+ */
+void
+symfonic_text_filter_drain (SymfonicTextFilter *self,
+                            SymfonicStream     *stream)
+{
+  static const SymfonicTextChannel order[] = {
+    SYMFONIC_TEXT_CHANNEL_THINKING,
+    SYMFONIC_TEXT_CHANNEL_ANSWER,
+  };
+
+  g_return_if_fail (SYMFONIC_IS_TEXT_FILTER (self));
+  g_return_if_fail (SYMFONIC_IS_STREAM (stream));
+
+  for (guint i = 0; i < G_N_ELEMENTS (order); i++)
+    {
+      GString *rest = symfonic_scratch_get (&scratch);
+      g_autoptr(SymfonicEvent) delta = NULL;
+
+      symfonic_text_filter_flush (self, order[i], rest);
+      if (rest->len == 0)
+        continue;
+      delta = new_delta (order[i], rest->str);
+      symfonic_stream_emit (stream, delta);
+    }
+}
+
+/**
+ * symfonic_text_filter_clean_terminal:
+ * @self: a #SymfonicTextFilter that was not fed yet
+ * @terminal: a `ResponseCompleteEvent`
+ *
+ * The upstream's terminal carries its own whole answer, which encoders
+ * fall back on when no delta streamed: it must be filtered like the
+ * deltas. Filters that text in one piece with @self.
+ *
+ * Returns: (transfer full): @terminal itself when the filter left its text
+ *   unchanged, else a new terminal with the filtered text
+ */
+SymfonicEvent *
+symfonic_text_filter_clean_terminal (SymfonicTextFilter *self,
+                                     SymfonicEvent      *terminal)
+{
+  const char *text;
+  g_autoptr(GString) clean = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_TEXT_FILTER (self), NULL);
+  g_return_val_if_fail (terminal != NULL, NULL);
+  g_return_val_if_fail (symfonic_event_get_kind (terminal) == SYMFONIC_EVENT_RESPONSE_COMPLETE, NULL);
+
+  text = symfonic_event_get_text (terminal);
+  clean = g_string_sized_new (strlen (text));
+  symfonic_text_filter_feed (self, SYMFONIC_TEXT_CHANNEL_ANSWER, text, strlen (text), clean);
+  symfonic_text_filter_flush (self, SYMFONIC_TEXT_CHANNEL_ANSWER, clean);
+  if (strcmp (clean->str, text) == 0)
+    return symfonic_event_ref (terminal);
+
+  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (terminal));
+}
