@@ -1,0 +1,269 @@
+/* email-redactor-stage.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+
+#include "email-redactor-filter.h"
+#include "email-redactor-stage.h"
+
+/* An example of a third-party stage, built against the installed library
+ * alone: it replaces every e-mail address in the answer's text deltas,
+ * whatever the upstream's split, and lets every other event through. Its
+ * per-stream state is a SymfonicTextFilter kept in the stream; the stage
+ * object itself is shared by every stream and never changes after load.
+ *
+ * Two settings exist to show how a stage fails: `fail-marker` makes a
+ * delta holding it end its stream with an error, and `refuse-tenant`
+ * refuses a tenant's requests before the stream starts. */
+
+#define DEFAULT_REPLACEMENT "[email]"
+
+struct _ExampleEmailRedactorStage
+{
+  GObject  parent_instance;
+
+  char    *replacement;
+  char    *fail_marker;
+  char    *refuse_tenant;
+  GRegex  *regex;
+};
+
+static void example_email_redactor_stage_stage_init (SymfonicStageInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (ExampleEmailRedactorStage, example_email_redactor_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, example_email_redactor_stage_stage_init))
+
+enum {
+  PROP_0,
+  PROP_REPLACEMENT,
+  PROP_FAIL_MARKER,
+  PROP_REFUSE_TENANT,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static SymfonicTextFilter *
+new_filter (ExampleEmailRedactorStage *self)
+{
+  return SYMFONIC_TEXT_FILTER (example_email_redactor_filter_new (self->regex, self->replacement));
+}
+
+static SymfonicTextFilter *
+get_filter (ExampleEmailRedactorStage *self,
+            SymfonicStream            *stream)
+{
+  GObject *filter = symfonic_stream_get_stage_state (stream, SYMFONIC_STAGE (self));
+
+  if (filter == NULL)
+    {
+      g_autoptr(SymfonicTextFilter) created = new_filter (self);
+
+      symfonic_stream_set_stage_state (stream, SYMFONIC_STAGE (self), G_OBJECT (created));
+      filter = G_OBJECT (created);
+    }
+
+  return SYMFONIC_TEXT_FILTER (filter);
+}
+
+static gboolean
+example_email_redactor_stage_admit (SymfonicStage   *stage,
+                                    SymfonicStream  *stream,
+                                    GError         **error)
+{
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
+  const char *tenant = symfonic_invocation_get_tenant_id (symfonic_stream_get_invocation (stream));
+
+  if (*self->refuse_tenant != '\0' && g_strcmp0 (tenant, self->refuse_tenant) == 0)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FORBIDDEN,
+                           "This tenant may not use this route");
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* On the head, after an auth stage before it named the tenant: a refused
+ * client never has its body read. */
+static SymfonicAdmissionPhase
+example_email_redactor_stage_get_admission_phase (SymfonicStage *stage)
+{
+  return SYMFONIC_ADMISSION_PHASE_HEAD;
+}
+
+static gboolean
+example_email_redactor_stage_process (SymfonicStage   *stage,
+                                      SymfonicStream  *stream,
+                                      SymfonicEvent   *event,
+                                      GError         **error)
+{
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
+  SymfonicTextFilter *filter = get_filter (self, stream);
+
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event), self->fail_marker) != NULL)
+        {
+          g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                               "A text delta holds the configured fail marker");
+          return FALSE;
+        }
+      symfonic_text_filter_process (filter, stream, event);
+      return TRUE;
+
+    /* the events that close the answer: the withheld text goes first */
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+      symfonic_text_filter_drain (filter, stream);
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      {
+        /* its text must stay the concatenation of the deltas sent */
+        g_autoptr(SymfonicTextFilter) fresh = new_filter (self);
+        g_autoptr(SymfonicEvent) terminal = NULL;
+
+        symfonic_text_filter_drain (filter, stream);
+        terminal = symfonic_text_filter_clean_terminal (fresh, event);
+        symfonic_stream_emit (stream, terminal);
+      }
+      return TRUE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+    }
+}
+
+static gboolean
+example_email_redactor_stage_finish (SymfonicStage   *stage,
+                                     SymfonicStream  *stream,
+                                     GError         **error)
+{
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
+
+  symfonic_text_filter_drain (get_filter (self, stream), stream);
+
+  return TRUE;
+}
+
+static void
+example_email_redactor_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->admit = example_email_redactor_stage_admit;
+  iface->get_admission_phase = example_email_redactor_stage_get_admission_phase;
+  iface->process = example_email_redactor_stage_process;
+  iface->finish = example_email_redactor_stage_finish;
+}
+
+static void
+example_email_redactor_stage_finalize (GObject *object)
+{
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (object);
+
+  g_free (self->replacement);
+  g_free (self->fail_marker);
+  g_free (self->refuse_tenant);
+  g_regex_unref (self->regex);
+
+  G_OBJECT_CLASS (example_email_redactor_stage_parent_class)->finalize (object);
+}
+
+static char **
+string_field (ExampleEmailRedactorStage *self,
+              guint                      prop_id)
+{
+  switch (prop_id)
+    {
+    case PROP_REPLACEMENT:
+      return &self->replacement;
+    case PROP_FAIL_MARKER:
+      return &self->fail_marker;
+    case PROP_REFUSE_TENANT:
+      return &self->refuse_tenant;
+    default:
+      return NULL;
+    }
+}
+
+static void
+example_email_redactor_stage_get_property (GObject    *object,
+                                           guint       prop_id,
+                                           GValue     *value,
+                                           GParamSpec *pspec)
+{
+  char **field = string_field (EXAMPLE_EMAIL_REDACTOR_STAGE (object), prop_id);
+
+  if (field == NULL)
+    {
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  g_value_set_string (value, *field);
+}
+
+/* NULL reads as the default, so that every field is always a string. */
+static void
+example_email_redactor_stage_set_property (GObject      *object,
+                                           guint         prop_id,
+                                           const GValue *value,
+                                           GParamSpec   *pspec)
+{
+  char **field = string_field (EXAMPLE_EMAIL_REDACTOR_STAGE (object), prop_id);
+  const char *text = g_value_get_string (value);
+
+  if (field == NULL)
+    {
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  g_free (*field);
+  *field = g_strdup (text != NULL ? text : G_PARAM_SPEC_STRING (pspec)->default_value);
+}
+
+static void
+example_email_redactor_stage_class_init (ExampleEmailRedactorStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->finalize = example_email_redactor_stage_finalize;
+  object_class->get_property = example_email_redactor_stage_get_property;
+  object_class->set_property = example_email_redactor_stage_set_property;
+
+  properties[PROP_REPLACEMENT] =
+    g_param_spec_string ("replacement", "Replacement",
+                         "What every e-mail address in the answer is replaced with",
+                         DEFAULT_REPLACEMENT, flags);
+  properties[PROP_FAIL_MARKER] =
+    g_param_spec_string ("fail-marker", "Fail marker",
+                         "A text delta that holds it ends its stream with an error; empty for never",
+                         "", flags);
+  properties[PROP_REFUSE_TENANT] =
+    g_param_spec_string ("refuse-tenant", "Refused tenant",
+                         "Requests of this tenant are refused with 403 before the stream starts; "
+                         "empty for none",
+                         "", flags);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+example_email_redactor_stage_init (ExampleEmailRedactorStage *self)
+{
+  self->replacement = g_strdup (DEFAULT_REPLACEMENT);
+  self->fail_marker = g_strdup ("");
+  self->refuse_tenant = g_strdup ("");
+  self->regex = example_email_redactor_filter_new_regex ();
+}
