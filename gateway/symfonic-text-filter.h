@@ -32,6 +32,18 @@ typedef enum {
 
 #define SYMFONIC_TYPE_TEXT_FILTER (symfonic_text_filter_get_type ())
 
+/**
+ * SymfonicTextFilterClass::filter:
+ * @self: a #SymfonicTextFilter
+ * @channel: the text @text belongs to
+ * @text: (array length=length) (element-type guint8): the next piece of
+ *   that text, whole characters, not NUL-terminated
+ * @length: its length in bytes, never 0
+ * @out: where what can no longer change is appended
+ *
+ * Filters the next piece of @channel's text.
+ */
+
 G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TEXT_FILTER, GObject)
 
 /**
