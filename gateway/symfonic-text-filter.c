@@ -59,6 +59,40 @@ filter_whole (SymfonicTextFilter  *self,
     SYMFONIC_TEXT_FILTER_GET_CLASS (self)->filter (self, channel, text, length, out);
 }
 
+/* The feed of process() too, where the checks were made once already. */
+static void
+feed_channel (SymfonicTextFilter  *self,
+              SymfonicTextChannel  channel,
+              const char          *text,
+              gsize                length,
+              GString             *out)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
+  char *pending = priv->pending[channel];
+  gsize keep;
+
+  /* complete the character under way a byte at a time: it is over once
+   * its lead byte is no longer the start of an unfinished one */
+  while (priv->n_pending[channel] > 0 && length > 0)
+    {
+      guint8 n = priv->n_pending[channel];
+
+      pending[n++] = *text++;
+      length--;
+      keep = symfonic_utf8_unfinished_suffix (pending, n);
+      filter_whole (self, channel, pending, n - keep, out);
+      memmove (pending, pending + n - keep, keep);
+      priv->n_pending[channel] = keep;
+    }
+  if (length == 0)
+    return;
+
+  keep = symfonic_utf8_unfinished_suffix (text, length);
+  filter_whole (self, channel, text, length - keep, out);
+  memcpy (pending, text + length - keep, keep);
+  priv->n_pending[channel] = keep;
+}
+
 /**
  * symfonic_text_filter_feed:
  * @self: a #SymfonicTextFilter
@@ -79,36 +113,12 @@ symfonic_text_filter_feed (SymfonicTextFilter  *self,
                            gsize                length,
                            GString             *out)
 {
-  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
-  char *pending;
-  gsize keep;
-
   g_return_if_fail (SYMFONIC_IS_TEXT_FILTER (self));
   g_return_if_fail (channel < N_CHANNELS);
   g_return_if_fail (text != NULL || length == 0);
   g_return_if_fail (out != NULL);
 
-  /* complete the character under way a byte at a time: it is over once
-   * its lead byte is no longer the start of an unfinished one */
-  pending = priv->pending[channel];
-  while (priv->n_pending[channel] > 0 && length > 0)
-    {
-      guint8 n = priv->n_pending[channel];
-
-      pending[n++] = *text++;
-      length--;
-      keep = symfonic_utf8_unfinished_suffix (pending, n);
-      filter_whole (self, channel, pending, n - keep, out);
-      memmove (pending, pending + n - keep, keep);
-      priv->n_pending[channel] = keep;
-    }
-  if (length == 0)
-    return;
-
-  keep = symfonic_utf8_unfinished_suffix (text, length);
-  filter_whole (self, channel, text, length - keep, out);
-  memcpy (pending, text + length - keep, keep);
-  priv->n_pending[channel] = keep;
+  feed_channel (self, channel, text, length, out);
 }
 
 /**
@@ -189,7 +199,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
   text = symfonic_event_get_text (event);
   length = strlen (text);
   clean = symfonic_scratch_get (&scratch);
-  symfonic_text_filter_feed (self, channel, text, length, clean);
+  feed_channel (self, channel, text, length, clean);
   if (clean->len == 0)
     return TRUE;
 

@@ -534,7 +534,7 @@ symfonic_citation_filter_filter (SymfonicTextFilter  *filter,
                                  gsize                len,
                                  GString             *out)
 {
-  SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (filter);
+  SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
 
   process (self, get_text (self, channel), s, len, out);
 }
@@ -546,7 +546,7 @@ symfonic_citation_filter_flush_text (SymfonicTextFilter  *filter,
                                      SymfonicTextChannel  channel,
                                      GString             *out)
 {
-  SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (filter);
+  SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
   Text *text = self->texts[channel];
 
   if (text == NULL)

@@ -139,7 +139,7 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
   SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
   StreamState *state = get_state (self, stream);
 
-  if (symfonic_text_filter_process (SYMFONIC_TEXT_FILTER (state->filter), stream, event))
+  if (symfonic_text_filter_process ((SymfonicTextFilter *) state->filter, stream, event))
     {
       count_filtered (self, state);
       return TRUE;

@@ -321,7 +321,7 @@ symfonic_extraction_filter_filter (SymfonicTextFilter  *filter,
                                    gsize                len,
                                    GString             *out)
 {
-  SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (filter);
+  SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
   Text *text = &self->texts[channel];
   gsize i = 0;
 
@@ -341,7 +341,7 @@ symfonic_extraction_filter_flush_text (SymfonicTextFilter  *filter,
                                        SymfonicTextChannel  channel,
                                        GString             *out)
 {
-  SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (filter);
+  SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
   Text *text = &self->texts[channel];
 
   if (text->mode == INSIDE)

@@ -178,7 +178,7 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
   StreamState *state = get_state (self, stream);
 
-  if (symfonic_text_filter_process (SYMFONIC_TEXT_FILTER (state->filter), stream, event))
+  if (symfonic_text_filter_process ((SymfonicTextFilter *) state->filter, stream, event))
     {
       count_drops (self, state);
       return TRUE;

@@ -70,7 +70,7 @@ example_email_redactor_filter_filter (SymfonicTextFilter  *filter,
                                       gsize                length,
                                       GString             *out)
 {
-  ExampleEmailRedactorFilter *self = EXAMPLE_EMAIL_REDACTOR_FILTER (filter);
+  ExampleEmailRedactorFilter *self = (ExampleEmailRedactorFilter *) filter;
   GString *withheld = self->withheld[channel];
   gsize tail = length;
 
@@ -103,7 +103,7 @@ example_email_redactor_filter_flush (SymfonicTextFilter  *filter,
                                      SymfonicTextChannel  channel,
                                      GString             *out)
 {
-  ExampleEmailRedactorFilter *self = EXAMPLE_EMAIL_REDACTOR_FILTER (filter);
+  ExampleEmailRedactorFilter *self = (ExampleEmailRedactorFilter *) filter;
   GString *withheld = self->withheld[channel];
 
   redact (self, withheld->str, withheld->len, out);
