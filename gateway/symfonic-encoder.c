@@ -6,31 +6,45 @@
 
 #include "symfonic-encoder-private.h"
 
-SymfonicEncoder *
-symfonic_encoder_new (SymfonicRouteKind   kind,
-                      SymfonicInvocation *invocation)
+/* A provider route answers in one of two shapes, as its client asked. */
+static const SymfonicEncoderVTable *
+vtable_for (SymfonicRouteKind    kind,
+            SymfonicEncoderFlags flags)
 {
-  const SymfonicEncoderVTable *vtable;
-  SymfonicEncoder *self;
+  gboolean answer = (flags & SYMFONIC_ENCODER_ANSWER) != 0;
 
   switch (kind)
     {
     case SYMFONIC_ROUTE_KIND_TYPED:
-      vtable = &symfonic_typed_encoder;
-      break;
+      return &symfonic_typed_encoder;
     case SYMFONIC_ROUTE_KIND_CHUNKS:
-      vtable = &symfonic_chunk_encoder;
-      break;
+      return &symfonic_chunk_encoder;
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      return answer ? &symfonic_openai_answer_encoder : &symfonic_openai_stream_encoder;
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      return answer ? &symfonic_anthropic_answer_encoder : &symfonic_anthropic_stream_encoder;
     case SYMFONIC_ROUTE_KIND_CHAT:
     case SYMFONIC_ROUTE_KIND_RESUME:
     default:
-      vtable = &symfonic_answer_encoder;
-      break;
+      return &symfonic_answer_encoder;
     }
+}
+
+SymfonicEncoder *
+symfonic_encoder_new (SymfonicRouteKind    kind,
+                      SymfonicStream      *stream,
+                      SymfonicEncoderFlags flags)
+{
+  const SymfonicEncoderVTable *vtable = vtable_for (kind, flags);
+  SymfonicEncoder *self;
+
   g_assert (vtable->instance_size >= sizeof (SymfonicEncoder));
   self = g_malloc0 (vtable->instance_size);
   self->vtable = vtable;
-  self->invocation = g_object_ref (invocation);
+  self->kind = kind;
+  self->flags = flags;
+  self->stream = g_object_ref (stream);
+  self->invocation = g_object_ref (symfonic_stream_get_invocation (stream));
   self->text = g_string_new (NULL);
 
   return self;
@@ -42,6 +56,7 @@ symfonic_encoder_free (SymfonicEncoder *self)
   if (self->vtable->clear != NULL)
     self->vtable->clear (self);
   g_object_unref (self->invocation);
+  g_object_unref (self->stream);
   g_string_free (self->text, TRUE);
   g_free (self->fallback);
   g_free (self);
@@ -69,20 +84,56 @@ symfonic_encoder_success (SymfonicEncoder *self,
   self->vtable->success (self, duration_ms, out);
 }
 
-/* The same frame before the handshake is a JSON body, after it the one
- * `event: error` frame. */
+/* A refusal or a failed answer as the route's clients parse it: the
+ * provider kinds in their provider's error shape, the others as the
+ * frame's own JSON. */
+void
+symfonic_encoder_error_body (SymfonicRouteKind   kind,
+                             SymfonicErrorFrame *frame,
+                             GString            *out)
+{
+  g_autofree char *json = NULL;
+
+  switch (kind)
+    {
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      symfonic_openai_error_body (frame, out);
+      return;
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      symfonic_anthropic_error_body (frame, out);
+      return;
+    case SYMFONIC_ROUTE_KIND_TYPED:
+    case SYMFONIC_ROUTE_KIND_CHUNKS:
+    case SYMFONIC_ROUTE_KIND_CHAT:
+    case SYMFONIC_ROUTE_KIND_RESUME:
+    default:
+      json = symfonic_error_frame_to_json (frame);
+      g_string_append (out, json);
+      return;
+    }
+}
+
+/* The same frame before the handshake is a JSON body, after it the
+ * stream's one error terminal. */
 void
 symfonic_encoder_error (SymfonicEncoder    *self,
                         SymfonicErrorFrame *frame,
                         GString            *out)
 {
-  g_autofree char *json = symfonic_error_frame_to_json (frame);
+  if (!self->vtable->streaming)
+    {
+      symfonic_encoder_error_body (self->kind, frame, out);
+      return;
+    }
+  if (self->vtable->error != NULL)
+    {
+      self->vtable->error (self, frame, out);
+      return;
+    }
 
-  if (self->vtable->streaming)
-    g_string_append (out, "event: error\ndata: ");
-  g_string_append (out, json);
-  if (self->vtable->streaming)
-    g_string_append (out, "\n\n");
+  g_string_append (out, "event: error\ndata: ");
+  symfonic_encoder_error_body (self->kind, frame, out);
+  g_string_append (out, "\n\n");
 }
 
 const char *
@@ -108,4 +159,58 @@ guint64
 symfonic_encoder_get_dropped (SymfonicEncoder *self)
 {
   return self->dropped;
+}
+
+static const char *
+payload_string (JsonObject *payload,
+                const char *name)
+{
+  JsonNode *node = json_object_get_member (payload, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+/* Reads a ToolCallStartEvent. A typed runtime sends only the name and id:
+ * its calls are numbered in order and carry no arguments. */
+void
+symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
+                                 SymfonicEvent    *event,
+                                 SymfonicToolCall *call)
+{
+  JsonObject *payload = symfonic_event_get_payload (event);
+  JsonNode *index = json_object_get_member (payload, "index");
+  const char *name = payload_string (payload, "tool_name");
+  const char *id = payload_string (payload, "tool_call_id");
+  const char *arguments = payload_string (payload, "arguments");
+
+  call->name = name != NULL ? name : "";
+  call->id = id != NULL ? id : "";
+  call->arguments = arguments != NULL ? arguments : "{}";
+  if (index != NULL && JSON_NODE_HOLDS_VALUE (index) && json_node_get_value_type (index) == G_TYPE_INT64 &&
+      json_node_get_int (index) >= 0)
+    call->index = json_node_get_int (index);
+  else
+    call->index = self->n_tool_calls;
+  self->n_tool_calls++;
+}
+
+/* The model a provider answer names: the one the client asked for. */
+const char *
+symfonic_encoder_get_model (SymfonicEncoder *self)
+{
+  JsonObject *parameters = symfonic_invocation_get_parameters (self->invocation);
+  const char *model = parameters != NULL ? payload_string (parameters, "model") : NULL;
+
+  return model != NULL ? model : "symfonic";
+}
+
+void
+symfonic_encoder_get_usage (SymfonicEncoder *self,
+                            guint64         *input_tokens,
+                            guint64         *output_tokens)
+{
+  symfonic_stream_get_usage (self->stream, input_tokens, output_tokens, NULL);
 }
