@@ -182,41 +182,25 @@ anthropic_stream_event (SymfonicEncoder *encoder,
   AnthropicEncoder *self = (AnthropicEncoder *) encoder;
   SymfonicToolCall call;
 
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
+    case SYMFONIC_PROVIDER_PART_TEXT:
       write_text_delta (self, BLOCK_TEXT, symfonic_event_get_text (event), out);
-      /* the provider format has no terminal that carries the whole text:
-       * a shed delta would be lost without a word */
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
-      if (*symfonic_event_get_text (event) == '\0')
-        return SYMFONIC_FRAME_NONE;
+      break;
+    case SYMFONIC_PROVIDER_PART_THINKING:
       write_text_delta (self, BLOCK_THINKING, symfonic_event_get_text (event), out);
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-      symfonic_encoder_read_tool_call (encoder, event, &call);
+      break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       write_tool_use (self, &call, out);
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (encoder, event);
-      return SYMFONIC_FRAME_NONE;
-
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+      break;
+    case SYMFONIC_PROVIDER_PART_NONE:
     default:
-      /* not part of the provider's format */
       return SYMFONIC_FRAME_NONE;
     }
+
+  /* the provider format has no terminal that carries the whole text: a
+   * shed delta would be lost without a word */
+  return SYMFONIC_FRAME_KEPT;
 }
 
 static void
@@ -236,11 +220,11 @@ anthropic_stream_success (SymfonicEncoder *encoder,
                           GString         *out)
 {
   AnthropicEncoder *self = (AnthropicEncoder *) encoder;
+  const char *unstreamed = symfonic_encoder_unstreamed_text (encoder);
 
   ensure_started (self, out);
-  /* an upstream that streamed no delta still gives its final text */
-  if (encoder->text->len == 0 && encoder->fallback != NULL && *encoder->fallback != '\0')
-    write_text_delta (self, BLOCK_TEXT, encoder->fallback, out);
+  if (unstreamed != NULL)
+    write_text_delta (self, BLOCK_TEXT, unstreamed, out);
   close_block (self, out);
 
   begin_event (out, "message_delta");
@@ -253,6 +237,27 @@ anthropic_stream_success (SymfonicEncoder *encoder,
   end_event (out);
 }
 
+/* A tool_use block of one answer, whose input is an object; arguments
+ * that are not one (a source's fault) become an empty one. */
+static void
+append_tool_use (GString                *out,
+                 const SymfonicToolCall *call)
+{
+  g_autoptr(JsonNode) input = symfonic_json_parse (call->arguments, strlen (call->arguments),
+                                                   SYMFONIC_JSON_MAX_DEPTH, NULL);
+
+  g_string_append (out, ",{\"type\":\"tool_use\",\"id\":");
+  symfonic_json_append_string (out, call->id, -1);
+  g_string_append (out, ",\"name\":");
+  symfonic_json_append_string (out, call->name, -1);
+  g_string_append (out, ",\"input\":");
+  if (input != NULL && JSON_NODE_HOLDS_OBJECT (input))
+    symfonic_json_append_node (out, input);
+  else
+    g_string_append (out, "{}");
+  g_string_append_c (out, '}');
+}
+
 static SymfonicFrameClass
 anthropic_answer_event (SymfonicEncoder *encoder,
                         SymfonicEvent   *event,
@@ -260,50 +265,21 @@ anthropic_answer_event (SymfonicEncoder *encoder,
 {
   AnthropicEncoder *self = (AnthropicEncoder *) encoder;
   SymfonicToolCall call;
-  g_autoptr(JsonNode) input = NULL;
 
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
-      break;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_PROVIDER_PART_THINKING:
       if (self->thinking == NULL)
         self->thinking = g_string_new (NULL);
       g_string_append (self->thinking, symfonic_event_get_text (event));
       break;
-
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-      symfonic_encoder_read_tool_call (encoder, event, &call);
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       if (self->tool_uses == NULL)
         self->tool_uses = g_string_new (NULL);
-      g_string_append (self->tool_uses, ",{\"type\":\"tool_use\",\"id\":");
-      symfonic_json_append_string (self->tool_uses, call.id, -1);
-      g_string_append (self->tool_uses, ",\"name\":");
-      symfonic_json_append_string (self->tool_uses, call.name, -1);
-      g_string_append (self->tool_uses, ",\"input\":");
-      /* the input is an object in this shape; arguments that are not one
-       * (a source's fault) become an empty one */
-      input = symfonic_json_parse (call.arguments, strlen (call.arguments), SYMFONIC_JSON_MAX_DEPTH, NULL);
-      if (input != NULL && JSON_NODE_HOLDS_OBJECT (input))
-        symfonic_json_append_node (self->tool_uses, input);
-      else
-        g_string_append (self->tool_uses, "{}");
-      g_string_append_c (self->tool_uses, '}');
+      append_tool_use (self->tool_uses, &call);
       break;
-
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (encoder, event);
-      break;
-
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_PROVIDER_PART_TEXT:
+    case SYMFONIC_PROVIDER_PART_NONE:
     default:
       break;
     }
@@ -359,37 +335,13 @@ anthropic_clear (SymfonicEncoder *encoder)
     g_string_free (self->tool_uses, TRUE);
 }
 
-/* The error types Anthropic's API answers with, by status. */
-static const char *
-error_type (guint status)
-{
-  switch (status)
-    {
-    case 401:
-      return "authentication_error";
-    case 403:
-      return "permission_error";
-    case 404:
-      return "not_found_error";
-    case 413:
-      return "request_too_large";
-    case 429:
-      return "rate_limit_error";
-    case 503:
-    case 529:
-      return "overloaded_error";
-    default:
-      return status >= 500 ? "api_error" : "invalid_request_error";
-    }
-}
-
 /* `{"type":"error","error":{"type":…,"message":…}}` */
 void
 symfonic_anthropic_error_body (SymfonicErrorFrame *frame,
                                GString            *out)
 {
   g_string_append (out, "{\"type\":\"error\",\"error\":{\"type\":\"");
-  g_string_append (out, error_type (symfonic_error_frame_get_status (frame)));
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_ANTHROPIC, symfonic_error_frame_get_status (frame)));
   g_string_append (out, "\",\"message\":");
   symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
   g_string_append (out, "}}");

@@ -28,6 +28,14 @@ typedef enum {
 
 typedef struct _SymfonicEncoder SymfonicEncoder;
 
+/* What a provider's format publishes of an event. */
+typedef enum {
+  SYMFONIC_PROVIDER_PART_NONE,
+  SYMFONIC_PROVIDER_PART_TEXT,
+  SYMFONIC_PROVIDER_PART_THINKING,
+  SYMFONIC_PROVIDER_PART_TOOL_CALL,
+} SymfonicProviderPart;
+
 /* A tool call as a ToolCallStartEvent carries it; the fields a provider
  * source adds (index, arguments) have defaults for sources without them. */
 typedef struct
@@ -129,6 +137,15 @@ G_GNUC_INTERNAL
 void               symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
                                                   SymfonicEvent      *event,
                                                   SymfonicToolCall   *call);
+G_GNUC_INTERNAL
+SymfonicProviderPart symfonic_encoder_provider_part (SymfonicEncoder *self,
+                                                  SymfonicEvent      *event,
+                                                  SymfonicToolCall   *call);
+G_GNUC_INTERNAL
+const char        *symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
+                                                  guint               status);
+G_GNUC_INTERNAL
+const char        *symfonic_encoder_unstreamed_text (SymfonicEncoder *self);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_get_model    (SymfonicEncoder    *self);
 G_GNUC_INTERNAL

@@ -113,6 +113,38 @@ symfonic_encoder_error_body (SymfonicRouteKind   kind,
     }
 }
 
+/* The error types each provider's API answers with, by status. */
+const char *
+symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
+                                      guint             status)
+{
+  static const struct
+  {
+    guint       status;
+    const char *openai;
+    const char *anthropic;
+  } types[] = {
+    { 401, "authentication_error", "authentication_error" },
+    { 403, "permission_error", "permission_error" },
+    { 404, "not_found_error", "not_found_error" },
+    { 413, "invalid_request_error", "request_too_large" },
+    { 429, "rate_limit_error", "rate_limit_error" },
+    { 503, "server_error", "overloaded_error" },
+    { 529, "server_error", "overloaded_error" },
+  };
+  gboolean anthropic = kind == SYMFONIC_ROUTE_KIND_ANTHROPIC;
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      if (types[i].status == status)
+        return anthropic ? types[i].anthropic : types[i].openai;
+    }
+  if (status >= 500)
+    return anthropic ? "api_error" : "server_error";
+
+  return "invalid_request_error";
+}
+
 /* The same frame before the handshake is a JSON body, after it the
  * stream's one error terminal. */
 void
@@ -195,6 +227,54 @@ symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
   else
     call->index = self->n_tool_calls;
   self->n_tool_calls++;
+}
+
+/* Sorts @event for a provider's format, which has text, thinking and tool
+ * calls and nothing else; it keeps the text sent and the terminal's text
+ * on the way. @call is filled for a tool call. */
+SymfonicProviderPart
+symfonic_encoder_provider_part (SymfonicEncoder  *self,
+                                SymfonicEvent    *event,
+                                SymfonicToolCall *call)
+{
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      g_string_append (self->text, symfonic_event_get_text (event));
+      return SYMFONIC_PROVIDER_PART_TEXT;
+
+    case SYMFONIC_EVENT_THINKING_DELTA:
+      return *symfonic_event_get_text (event) != '\0' ? SYMFONIC_PROVIDER_PART_THINKING : SYMFONIC_PROVIDER_PART_NONE;
+
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+      symfonic_encoder_read_tool_call (self, event, call);
+      return SYMFONIC_PROVIDER_PART_TOOL_CALL;
+
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      symfonic_encoder_keep_fallback (self, event);
+      return SYMFONIC_PROVIDER_PART_NONE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      return SYMFONIC_PROVIDER_PART_NONE;
+    }
+}
+
+/* The upstream's own final text when no delta streamed, which a stream
+ * then sends as its one delta; %NULL otherwise. */
+const char *
+symfonic_encoder_unstreamed_text (SymfonicEncoder *self)
+{
+  if (self->text->len > 0 || self->fallback == NULL || *self->fallback == '\0')
+    return NULL;
+
+  return self->fallback;
 }
 
 /* The model a provider answer names: the one the client asked for. */

@@ -123,6 +123,18 @@ begin_member (GString    *out,
   g_string_append (out, member);
 }
 
+static void
+write_delta (OpenaiEncoder *self,
+             const char    *member,
+             const char    *text,
+             GString       *out)
+{
+  begin_chunk (self, out);
+  begin_member (out, member);
+  symfonic_json_append_string (out, text, -1);
+  end_chunk (out, NULL);
+}
+
 static SymfonicFrameClass
 openai_stream_event (SymfonicEncoder *encoder,
                      SymfonicEvent   *event,
@@ -131,51 +143,29 @@ openai_stream_event (SymfonicEncoder *encoder,
   OpenaiEncoder *self = (OpenaiEncoder *) encoder;
   SymfonicToolCall call;
 
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
-      begin_chunk (self, out);
-      begin_member (out, "\"content\":");
-      symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
-      end_chunk (out, NULL);
-      /* the provider format has no terminal that carries the whole text:
-       * a shed delta would be lost without a word */
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
-      if (*symfonic_event_get_text (event) == '\0')
-        return SYMFONIC_FRAME_NONE;
-      begin_chunk (self, out);
-      begin_member (out, "\"reasoning_content\":");
-      symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
-      end_chunk (out, NULL);
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-      symfonic_encoder_read_tool_call (encoder, event, &call);
+    case SYMFONIC_PROVIDER_PART_TEXT:
+      write_delta (self, "\"content\":", symfonic_event_get_text (event), out);
+      break;
+    case SYMFONIC_PROVIDER_PART_THINKING:
+      write_delta (self, "\"reasoning_content\":", symfonic_event_get_text (event), out);
+      break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       begin_chunk (self, out);
       begin_member (out, "\"tool_calls\":[");
       write_tool_call (&call, TRUE, out);
       g_string_append_c (out, ']');
       end_chunk (out, NULL);
-      return SYMFONIC_FRAME_KEPT;
-
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (encoder, event);
-      return SYMFONIC_FRAME_NONE;
-
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+      break;
+    case SYMFONIC_PROVIDER_PART_NONE:
     default:
-      /* not part of the provider's format */
       return SYMFONIC_FRAME_NONE;
     }
+
+  /* the provider format has no terminal that carries the whole text: a
+   * shed delta would be lost without a word */
+  return SYMFONIC_FRAME_KEPT;
 }
 
 static void
@@ -184,15 +174,10 @@ openai_stream_success (SymfonicEncoder *encoder,
                        GString         *out)
 {
   OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+  const char *unstreamed = symfonic_encoder_unstreamed_text (encoder);
 
-  /* an upstream that streamed no delta still gives its final text */
-  if (encoder->text->len == 0 && encoder->fallback != NULL && *encoder->fallback != '\0')
-    {
-      begin_chunk (self, out);
-      begin_member (out, "\"content\":");
-      symfonic_json_append_string (out, encoder->fallback, -1);
-      end_chunk (out, NULL);
-    }
+  if (unstreamed != NULL)
+    write_delta (self, "\"content\":", unstreamed, out);
 
   begin_chunk (self, out);
   end_chunk (out, finish_reason (encoder));
@@ -226,38 +211,22 @@ openai_answer_event (SymfonicEncoder *encoder,
   OpenaiEncoder *self = (OpenaiEncoder *) encoder;
   SymfonicToolCall call;
 
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
-      break;
-
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_PROVIDER_PART_THINKING:
       if (self->reasoning == NULL)
         self->reasoning = g_string_new (NULL);
       g_string_append (self->reasoning, symfonic_event_get_text (event));
       break;
-
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-      symfonic_encoder_read_tool_call (encoder, event, &call);
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       if (self->tool_calls == NULL)
         self->tool_calls = g_string_new (NULL);
       else
         g_string_append_c (self->tool_calls, ',');
       write_tool_call (&call, FALSE, self->tool_calls);
       break;
-
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-      symfonic_encoder_keep_fallback (encoder, event);
-      break;
-
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_PROVIDER_PART_TEXT:
+    case SYMFONIC_PROVIDER_PART_NONE:
     default:
       break;
     }
@@ -311,25 +280,6 @@ openai_clear (SymfonicEncoder *encoder)
     g_string_free (self->tool_calls, TRUE);
 }
 
-/* The error types OpenAI's API answers with, by status. */
-static const char *
-error_type (guint status)
-{
-  switch (status)
-    {
-    case 401:
-      return "authentication_error";
-    case 403:
-      return "permission_error";
-    case 404:
-      return "not_found_error";
-    case 429:
-      return "rate_limit_error";
-    default:
-      return status >= 500 ? "server_error" : "invalid_request_error";
-    }
-}
-
 /* `{"error":{"message":…,"type":…,"param":null,"code":…}}` */
 void
 symfonic_openai_error_body (SymfonicErrorFrame *frame,
@@ -340,7 +290,7 @@ symfonic_openai_error_body (SymfonicErrorFrame *frame,
   g_string_append (out, "{\"error\":{\"message\":");
   symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
   g_string_append (out, ",\"type\":\"");
-  g_string_append (out, error_type (symfonic_error_frame_get_status (frame)));
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_OPENAI, symfonic_error_frame_get_status (frame)));
   g_string_append (out, "\",\"param\":null,\"code\":");
   if (code != NULL)
     symfonic_json_append_string (out, code, -1);

@@ -232,6 +232,41 @@ new_message (const char *role)
   return message;
 }
 
+/* Converts one tool to the OpenAI shape; NULL if it is not valid. */
+typedef JsonObject *(*ToolReader) (JsonObject *tool);
+
+/* `tools`, if given, in the OpenAI shape; @rule says what @read_tool
+ * wants of each. */
+static gboolean
+read_tools (JsonObject  *body,
+            ToolReader   read_tool,
+            const char  *rule,
+            JsonArray  **tools,
+            GError     **error)
+{
+  JsonNode *node = get_given (body, "tools");
+  JsonArray *list;
+
+  if (node == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (node))
+    return refuse (error, _("“tools” must be a list"));
+
+  list = json_node_get_array (node);
+  *tools = json_array_new ();
+  for (guint i = 0; i < json_array_get_length (list); i++)
+    {
+      JsonNode *tool = json_array_get_element (list, i);
+      JsonObject *converted = JSON_NODE_HOLDS_OBJECT (tool) ? read_tool (json_node_get_object (tool)) : NULL;
+
+      if (converted == NULL)
+        return refuse (error, _("“tools[%u]” %s"), i, rule);
+      json_array_add_object_element (*tools, converted);
+    }
+
+  return TRUE;
+}
+
 /* ---- OpenAI ------------------------------------------------------------ */
 
 /* A user or tool content: a string or a list of typed parts. */
@@ -342,36 +377,23 @@ openai_read_message (JsonNode   *node,
   return TRUE;
 }
 
-static gboolean
-openai_read_tools (JsonObject  *body,
-                   JsonArray  **tools,
-                   GError     **error)
+/* An OpenAI tool as it is, or NULL if it is not one. */
+static JsonObject *
+openai_tool (JsonObject *tool)
 {
-  JsonNode *node = get_given (body, "tools");
-  JsonArray *list;
+  JsonNode *function = json_object_get_member (tool, "function");
+  JsonObject *function_object = function != NULL && JSON_NODE_HOLDS_OBJECT (function) ? json_node_get_object (function) : NULL;
+  JsonNode *parameters = function_object != NULL ? get_given (function_object, "parameters") : NULL;
+  g_autoptr(JsonNode) copy = NULL;
 
-  if (node == NULL)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_ARRAY (node))
-    return refuse (error, _("“tools” must be a list"));
+  if (g_strcmp0 (json_object_get_string_member_with_default (tool, "type", ""), "function") != 0 ||
+      function_object == NULL || !holds_string (json_object_get_member (function_object, "name")) ||
+      (parameters != NULL && !JSON_NODE_HOLDS_OBJECT (parameters)))
+    return NULL;
 
-  list = json_node_get_array (node);
-  for (guint i = 0; i < json_array_get_length (list); i++)
-    {
-      JsonNode *tool = json_array_get_element (list, i);
-      JsonObject *object = JSON_NODE_HOLDS_OBJECT (tool) ? json_node_get_object (tool) : NULL;
-      JsonNode *function = object != NULL ? json_object_get_member (object, "function") : NULL;
-      JsonObject *function_object = function != NULL && JSON_NODE_HOLDS_OBJECT (function) ? json_node_get_object (function) : NULL;
-      JsonNode *parameters = function_object != NULL ? get_given (function_object, "parameters") : NULL;
-
-      if (object == NULL || g_strcmp0 (json_object_get_string_member_with_default (object, "type", ""), "function") != 0 ||
-          function_object == NULL || !holds_string (json_object_get_member (function_object, "name")) ||
-          (parameters != NULL && !JSON_NODE_HOLDS_OBJECT (parameters)))
-        return refuse (error, _("“tools[%u]” must be a function with a string “name” and object “parameters”"), i);
-    }
-
-  *tools = json_node_dup_array (node);
-  return TRUE;
+  copy = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (copy, tool);
+  return json_node_dup_object (symfonic_json_node_deep_copy (copy));
 }
 
 gboolean
@@ -409,7 +431,8 @@ symfonic_openai_request_decode (JsonNode              *body,
       !read_number (object, "temperature", 0, 2, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop", TRUE, parameters, error) ||
-      !openai_read_tools (object, &tools, error))
+      !read_tools (object, openai_tool, _("must be a function with a string “name” and object “parameters”"),
+                   &tools, error))
     return FALSE;
 
   options = get_given (object, "stream_options");
@@ -562,47 +585,29 @@ anthropic_read_message (JsonNode   *node,
   return TRUE;
 }
 
-static gboolean
-anthropic_read_tools (JsonObject  *body,
-                      JsonArray  **tools,
-                      GError     **error)
+/* An Anthropic tool in the OpenAI shape, or NULL if it is not one. */
+static JsonObject *
+anthropic_tool (JsonObject *tool)
 {
-  JsonNode *node = get_given (body, "tools");
-  JsonArray *list;
+  JsonNode *schema = json_object_get_member (tool, "input_schema");
+  JsonNode *description = get_given (tool, "description");
+  JsonObject *function;
+  JsonObject *wrapper;
 
-  if (node == NULL)
-    return TRUE;
-  if (!JSON_NODE_HOLDS_ARRAY (node))
-    return refuse (error, _("“tools” must be a list"));
+  if (!holds_string (json_object_get_member (tool, "name")) || schema == NULL || !JSON_NODE_HOLDS_OBJECT (schema) ||
+      (description != NULL && !holds_string (description)))
+    return NULL;
 
-  list = json_node_get_array (node);
-  *tools = json_array_new ();
-  for (guint i = 0; i < json_array_get_length (list); i++)
-    {
-      JsonNode *tool = json_array_get_element (list, i);
-      JsonObject *object = JSON_NODE_HOLDS_OBJECT (tool) ? json_node_get_object (tool) : NULL;
-      JsonNode *schema = object != NULL ? json_object_get_member (object, "input_schema") : NULL;
-      JsonNode *description = object != NULL ? get_given (object, "description") : NULL;
-      JsonObject *function;
-      JsonObject *wrapper;
+  function = json_object_new ();
+  json_object_set_member (function, "name", copy_member (tool, "name"));
+  if (description != NULL)
+    json_object_set_member (function, "description", symfonic_json_node_deep_copy (description));
+  json_object_set_member (function, "parameters", symfonic_json_node_deep_copy (schema));
+  wrapper = json_object_new ();
+  json_object_set_string_member (wrapper, "type", "function");
+  json_object_set_object_member (wrapper, "function", function);
 
-      if (object == NULL || !holds_string (json_object_get_member (object, "name")) ||
-          schema == NULL || !JSON_NODE_HOLDS_OBJECT (schema) ||
-          (description != NULL && !holds_string (description)))
-        return refuse (error, _("“tools[%u]” needs a string “name” and an object “input_schema”"), i);
-
-      function = json_object_new ();
-      json_object_set_member (function, "name", copy_member (object, "name"));
-      if (description != NULL)
-        json_object_set_member (function, "description", symfonic_json_node_deep_copy (description));
-      json_object_set_member (function, "parameters", symfonic_json_node_deep_copy (schema));
-      wrapper = json_object_new ();
-      json_object_set_string_member (wrapper, "type", "function");
-      json_object_set_object_member (wrapper, "function", function);
-      json_array_add_object_element (*tools, wrapper);
-    }
-
-  return TRUE;
+  return wrapper;
 }
 
 gboolean
@@ -643,7 +648,7 @@ symfonic_anthropic_request_decode (JsonNode              *body,
       !read_number (object, "temperature", 0, 1, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop_sequences", FALSE, parameters, error) ||
-      !anthropic_read_tools (object, &tools, error))
+      !read_tools (object, anthropic_tool, _("needs a string “name” and an object “input_schema”"), &tools, error))
     return FALSE;
 
   *flags = wants_stream (object) ? SYMFONIC_ENCODER_FLAGS_NONE : SYMFONIC_ENCODER_ANSWER;
