@@ -55,6 +55,17 @@ holds_boolean (JsonNode *node)
   return node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_BOOLEAN;
 }
 
+/* A member's string, "" when it is missing or not a string: a client's
+ * `"type": null` or `"type": 7` is just not a type. */
+static const char *
+string_member (JsonObject *object,
+               const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  return holds_string (node) ? json_node_get_string (node) : "";
+}
+
 static JsonNode *
 copy_member (JsonObject *object,
              const char *name)
@@ -200,7 +211,7 @@ dup_text_content (JsonNode *content)
       JsonNode *part = json_array_get_element (parts, i);
       JsonObject *object = JSON_NODE_HOLDS_OBJECT (part) ? json_node_get_object (part) : NULL;
 
-      if (object == NULL || g_strcmp0 (json_object_get_string_member_with_default (object, "type", ""), "text") != 0 ||
+      if (object == NULL || !g_str_equal (string_member (object, "type"), "text") ||
           !holds_string (json_object_get_member (object, "text")))
         {
           g_string_free (text, TRUE);
@@ -384,16 +395,18 @@ openai_tool (JsonObject *tool)
   JsonNode *function = json_object_get_member (tool, "function");
   JsonObject *function_object = function != NULL && JSON_NODE_HOLDS_OBJECT (function) ? json_node_get_object (function) : NULL;
   JsonNode *parameters = function_object != NULL ? get_given (function_object, "parameters") : NULL;
+  g_autoptr(JsonNode) node = NULL;
   g_autoptr(JsonNode) copy = NULL;
 
-  if (g_strcmp0 (json_object_get_string_member_with_default (tool, "type", ""), "function") != 0 ||
+  if (!g_str_equal (string_member (tool, "type"), "function") ||
       function_object == NULL || !holds_string (json_object_get_member (function_object, "name")) ||
       (parameters != NULL && !JSON_NODE_HOLDS_OBJECT (parameters)))
     return NULL;
 
-  copy = json_node_new (JSON_NODE_OBJECT);
-  json_node_set_object (copy, tool);
-  return json_node_dup_object (symfonic_json_node_deep_copy (copy));
+  node = json_node_new (JSON_NODE_OBJECT);
+  json_node_set_object (node, tool);
+  copy = symfonic_json_node_deep_copy (node);
+  return json_node_dup_object (copy);
 }
 
 gboolean
@@ -542,7 +555,7 @@ anthropic_read_message (JsonNode   *node,
     {
       JsonNode *block_node = json_array_get_element (blocks, i);
       JsonObject *block = JSON_NODE_HOLDS_OBJECT (block_node) ? json_node_get_object (block_node) : NULL;
-      const char *type = block != NULL ? json_object_get_string_member_with_default (block, "type", "") : "";
+      const char *type = block != NULL ? string_member (block, "type") : "";
 
       if (g_str_equal (type, "text") && holds_string (json_object_get_member (block, "text")))
         {

@@ -780,6 +780,8 @@ static const char * const bad_openai_bodies[] = {
   "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"" MARK "\"}]}",
   "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream_options\":{\"include_usage\":1}}",
   "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],}",
+  "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":null}]}",
+  "{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":[{\"type\":[],\"text\":\"" MARK "\"}]}]}",
 };
 
 static const char * const bad_anthropic_bodies[] = {
@@ -793,6 +795,8 @@ static const char * const bad_anthropic_bodies[] = {
   "{\"model\":\"m\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":1.5}",
   "{\"model\":\"m\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop_sequences\":\"" MARK "\"}",
   "{\"model\":\"m\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"name\":\"" MARK "\"}]}",
+  "{\"model\":\"m\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":null}]}]}",
+  "{\"model\":\"m\",\"max_tokens\":9,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":{},\"text\":\"" MARK "\"}]}]}",
 };
 
 static void
