@@ -868,6 +868,27 @@ test_rich_requests (Fixture       *fixture,
   g_assert_cmpuint (anthropic->status, ==, 200);
 }
 
+/* The exchange's own refusals take the provider's shape too. */
+static void
+test_media_type (Fixture       *fixture,
+                 gconstpointer  user_data)
+{
+  g_autofree char *openai_url = symfonic_test_server_dup_url (fixture->server, OPENAI_PATH);
+  g_autofree char *anthropic_url = symfonic_test_server_dup_url (fixture->server, ANTHROPIC_PATH);
+  g_autoptr(SymfonicTestResponse) openai =
+    symfonic_test_request (fixture->session, "POST", openai_url, "text/plain", OPENAI_BODY (""),
+                           "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+  g_autoptr(SymfonicTestResponse) anthropic =
+    symfonic_test_request (fixture->session, "POST", anthropic_url, "text/plain", ANTHROPIC_BODY (""),
+                           "x-api-key", "demo-token-alice", "X-Tenant-ID", "acme", NULL);
+
+  assert_openai_error (openai, 415,
+                       "{\"message\":\"The request body must be application/json\",\"type\":\"invalid_request_error\","
+                       "\"param\":null,\"code\":\"unsupported_media_type\"}");
+  assert_anthropic_error (anthropic, 415,
+                          "{\"type\":\"invalid_request_error\",\"message\":\"The request body must be application/json\"}");
+}
+
 /* A failure once the stream runs: the SDKs' own error frame, with the
  * server fault's opaque detail, never the upstream's words. */
 static void
@@ -1068,6 +1089,7 @@ main (int    argc,
   ADD ("anthropic/answer", test_anthropic_answer);
   ADD ("auth", test_auth);
   ADD ("bad-requests", test_bad_requests);
+  ADD ("media-type", test_media_type);
   ADD ("rich-requests", test_rich_requests);
   ADD ("midstream-error", test_midstream_error);
   ADD ("answer-error", test_answer_error);
