@@ -714,7 +714,6 @@ content_type_is_json (SoupServerMessage *message)
   return type != NULL && g_ascii_strcasecmp (type, "application/json") == 0;
 }
 
-
 /* Fills the stream's invocation from the request body, in the format of
  * the route's kind. */
 static gboolean

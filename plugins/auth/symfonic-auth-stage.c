@@ -12,7 +12,8 @@
 #include "symfonic-jwt-verifier.h"
 #include "symfonic-token-table.h"
 
-/* Admits a request when `Authorization: Bearer <token>` names a principal
+/* Admits a request when `Authorization: Bearer <token>` (or, on the
+ * provider route kinds only, `x-api-key: <token>`) names a principal
  * and `X-Tenant-ID` names a tenant that principal may act for, and records
  * that scope on the invocation. A token with two dots is a JWT, checked
  * against the jwt-* settings; any other token is looked up in the tokens
