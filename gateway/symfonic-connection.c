@@ -119,7 +119,7 @@ refuse (SymfonicConnection *self,
   g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new (status, detail, code_for_status (status));
 
   g_debug ("Refusing a request with %u: %s", status, detail);
-  symfonic_early_refusal_send_on (G_IO_STREAM (self->base), frame);
+  symfonic_early_refusal_send_on (G_IO_STREAM (self->base), frame, NULL);
   g_clear_object (&self->base);
   end (self);
 }

@@ -12,9 +12,11 @@ G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
 void symfonic_early_refusal_send_on (GIOStream          *stream,
-                                     SymfonicErrorFrame *frame);
+                                     SymfonicErrorFrame *frame,
+                                     const char         *body);
 G_GNUC_INTERNAL
 void symfonic_early_refusal_send (SoupServerMessage  *message,
-                                  SymfonicErrorFrame *frame);
+                                  SymfonicErrorFrame *frame,
+                                  const char         *body);
 
 G_END_DECLS

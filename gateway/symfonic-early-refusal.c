@@ -99,13 +99,16 @@ written_cb (GObject      *object,
   drain (self);
 }
 
-/* Answers with @frame as a JSON body on @stream, which it then owns and
- * closes, without reading what the client still sends. */
+/* Answers with @frame's status and headers and @json (the frame's own
+ * JSON when %NULL) on @stream, which it then owns and closes, without
+ * reading what the client still sends. */
 void
 symfonic_early_refusal_send_on (GIOStream          *stream,
-                                SymfonicErrorFrame *frame)
+                                SymfonicErrorFrame *frame,
+                                const char         *body)
 {
-  g_autofree char *json = symfonic_error_frame_to_json (frame);
+  g_autofree char *own = body == NULL ? symfonic_error_frame_to_json (frame) : NULL;
+  const char *json = body != NULL ? body : own;
   g_auto(GStrv) names = symfonic_error_frame_list_headers (frame);
   guint status = symfonic_error_frame_get_status (frame);
   GString *response = g_string_new (NULL);
@@ -125,13 +128,14 @@ symfonic_early_refusal_send_on (GIOStream          *stream,
                                    G_PRIORITY_DEFAULT, self->cancellable, written_cb, self);
 }
 
-/* Answers @message with @frame as a JSON body on a connection it then
+/* Answers @message with @frame as the JSON @body on a connection it then
  * closes, without reading the request body. */
 void
 symfonic_early_refusal_send (SoupServerMessage  *message,
-                             SymfonicErrorFrame *frame)
+                             SymfonicErrorFrame *frame,
+                             const char         *body)
 {
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection (message);
 
-  symfonic_early_refusal_send_on (stream, frame);
+  symfonic_early_refusal_send_on (stream, frame, body);
 }

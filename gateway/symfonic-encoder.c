@@ -6,31 +6,45 @@
 
 #include "symfonic-encoder-private.h"
 
-SymfonicEncoder *
-symfonic_encoder_new (SymfonicRouteKind   kind,
-                      SymfonicInvocation *invocation)
+/* A provider route answers in one of two shapes, as its client asked. */
+static const SymfonicEncoderVTable *
+vtable_for (SymfonicRouteKind    kind,
+            SymfonicEncoderFlags flags)
 {
-  const SymfonicEncoderVTable *vtable;
-  SymfonicEncoder *self;
+  gboolean answer = (flags & SYMFONIC_ENCODER_ANSWER) != 0;
 
   switch (kind)
     {
     case SYMFONIC_ROUTE_KIND_TYPED:
-      vtable = &symfonic_typed_encoder;
-      break;
+      return &symfonic_typed_encoder;
     case SYMFONIC_ROUTE_KIND_CHUNKS:
-      vtable = &symfonic_chunk_encoder;
-      break;
+      return &symfonic_chunk_encoder;
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      return answer ? &symfonic_openai_answer_encoder : &symfonic_openai_stream_encoder;
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      return answer ? &symfonic_anthropic_answer_encoder : &symfonic_anthropic_stream_encoder;
     case SYMFONIC_ROUTE_KIND_CHAT:
     case SYMFONIC_ROUTE_KIND_RESUME:
     default:
-      vtable = &symfonic_answer_encoder;
-      break;
+      return &symfonic_answer_encoder;
     }
+}
+
+SymfonicEncoder *
+symfonic_encoder_new (SymfonicRouteKind    kind,
+                      SymfonicStream      *stream,
+                      SymfonicEncoderFlags flags)
+{
+  const SymfonicEncoderVTable *vtable = vtable_for (kind, flags);
+  SymfonicEncoder *self;
+
   g_assert (vtable->instance_size >= sizeof (SymfonicEncoder));
   self = g_malloc0 (vtable->instance_size);
   self->vtable = vtable;
-  self->invocation = g_object_ref (invocation);
+  self->kind = kind;
+  self->flags = flags;
+  self->stream = g_object_ref (stream);
+  self->invocation = g_object_ref (symfonic_stream_get_invocation (stream));
   self->text = g_string_new (NULL);
 
   return self;
@@ -42,6 +56,7 @@ symfonic_encoder_free (SymfonicEncoder *self)
   if (self->vtable->clear != NULL)
     self->vtable->clear (self);
   g_object_unref (self->invocation);
+  g_object_unref (self->stream);
   g_string_free (self->text, TRUE);
   g_free (self->fallback);
   g_free (self);
@@ -69,20 +84,88 @@ symfonic_encoder_success (SymfonicEncoder *self,
   self->vtable->success (self, duration_ms, out);
 }
 
-/* The same frame before the handshake is a JSON body, after it the one
- * `event: error` frame. */
+/* A refusal or a failed answer as the route's clients parse it: the
+ * provider kinds in their provider's error shape, the others as the
+ * frame's own JSON. */
+void
+symfonic_encoder_error_body (SymfonicRouteKind   kind,
+                             SymfonicErrorFrame *frame,
+                             GString            *out)
+{
+  g_autofree char *json = NULL;
+
+  switch (kind)
+    {
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      symfonic_openai_error_body (frame, out);
+      return;
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      symfonic_anthropic_error_body (frame, out);
+      return;
+    case SYMFONIC_ROUTE_KIND_TYPED:
+    case SYMFONIC_ROUTE_KIND_CHUNKS:
+    case SYMFONIC_ROUTE_KIND_CHAT:
+    case SYMFONIC_ROUTE_KIND_RESUME:
+    default:
+      json = symfonic_error_frame_to_json (frame);
+      g_string_append (out, json);
+      return;
+    }
+}
+
+/* The error types each provider's API answers with, by status. */
+const char *
+symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
+                                      guint             status)
+{
+  static const struct
+  {
+    guint       status;
+    const char *openai;
+    const char *anthropic;
+  } types[] = {
+    { 401, "authentication_error", "authentication_error" },
+    { 403, "permission_error", "permission_error" },
+    { 404, "not_found_error", "not_found_error" },
+    { 413, "invalid_request_error", "request_too_large" },
+    { 429, "rate_limit_error", "rate_limit_error" },
+    { 503, "server_error", "overloaded_error" },
+    { 529, "server_error", "overloaded_error" },
+  };
+  gboolean anthropic = kind == SYMFONIC_ROUTE_KIND_ANTHROPIC;
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      if (types[i].status == status)
+        return anthropic ? types[i].anthropic : types[i].openai;
+    }
+  if (status >= 500)
+    return anthropic ? "api_error" : "server_error";
+
+  return "invalid_request_error";
+}
+
+/* The same frame before the handshake is a JSON body, after it the
+ * stream's one error terminal. */
 void
 symfonic_encoder_error (SymfonicEncoder    *self,
                         SymfonicErrorFrame *frame,
                         GString            *out)
 {
-  g_autofree char *json = symfonic_error_frame_to_json (frame);
+  if (!self->vtable->streaming)
+    {
+      symfonic_encoder_error_body (self->kind, frame, out);
+      return;
+    }
+  if (self->vtable->error != NULL)
+    {
+      self->vtable->error (self, frame, out);
+      return;
+    }
 
-  if (self->vtable->streaming)
-    g_string_append (out, "event: error\ndata: ");
-  g_string_append (out, json);
-  if (self->vtable->streaming)
-    g_string_append (out, "\n\n");
+  g_string_append (out, "event: error\ndata: ");
+  symfonic_encoder_error_body (self->kind, frame, out);
+  g_string_append (out, "\n\n");
 }
 
 const char *
@@ -108,4 +191,106 @@ guint64
 symfonic_encoder_get_dropped (SymfonicEncoder *self)
 {
   return self->dropped;
+}
+
+static const char *
+payload_string (JsonObject *payload,
+                const char *name)
+{
+  JsonNode *node = json_object_get_member (payload, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+/* Reads a ToolCallStartEvent. A typed runtime sends only the name and id:
+ * its calls are numbered in order and carry no arguments. */
+void
+symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
+                                 SymfonicEvent    *event,
+                                 SymfonicToolCall *call)
+{
+  JsonObject *payload = symfonic_event_get_payload (event);
+  JsonNode *index = json_object_get_member (payload, "index");
+  const char *name = payload_string (payload, "tool_name");
+  const char *id = payload_string (payload, "tool_call_id");
+  const char *arguments = payload_string (payload, "arguments");
+
+  call->name = name != NULL ? name : "";
+  call->id = id != NULL ? id : "";
+  call->arguments = arguments != NULL ? arguments : "{}";
+  if (index != NULL && JSON_NODE_HOLDS_VALUE (index) && json_node_get_value_type (index) == G_TYPE_INT64 &&
+      json_node_get_int (index) >= 0)
+    call->index = json_node_get_int (index);
+  else
+    call->index = self->n_tool_calls;
+  self->n_tool_calls++;
+}
+
+/* Sorts @event for a provider's format, which has text, thinking and tool
+ * calls and nothing else; it keeps the text sent and the terminal's text
+ * on the way. @call is filled for a tool call. */
+SymfonicProviderPart
+symfonic_encoder_provider_part (SymfonicEncoder  *self,
+                                SymfonicEvent    *event,
+                                SymfonicToolCall *call)
+{
+  switch (symfonic_event_get_kind (event))
+    {
+    case SYMFONIC_EVENT_TEXT_DELTA:
+      g_string_append (self->text, symfonic_event_get_text (event));
+      return SYMFONIC_PROVIDER_PART_TEXT;
+
+    case SYMFONIC_EVENT_THINKING_DELTA:
+      return *symfonic_event_get_text (event) != '\0' ? SYMFONIC_PROVIDER_PART_THINKING : SYMFONIC_PROVIDER_PART_NONE;
+
+    case SYMFONIC_EVENT_TOOL_CALL_START:
+      symfonic_encoder_read_tool_call (self, event, call);
+      return SYMFONIC_PROVIDER_PART_TOOL_CALL;
+
+    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+      symfonic_encoder_keep_fallback (self, event);
+      return SYMFONIC_PROVIDER_PART_NONE;
+
+    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_CHUNK:
+    default:
+      return SYMFONIC_PROVIDER_PART_NONE;
+    }
+}
+
+/* The upstream's own final text when no delta streamed, which a stream
+ * then sends as its one delta; %NULL otherwise. */
+const char *
+symfonic_encoder_unstreamed_text (SymfonicEncoder *self)
+{
+  if (self->text->len > 0 || self->fallback == NULL || *self->fallback == '\0')
+    return NULL;
+
+  return self->fallback;
+}
+
+/* The model a provider answer names: the one the client asked for. */
+const char *
+symfonic_encoder_get_model (SymfonicEncoder *self)
+{
+  JsonObject *parameters = symfonic_invocation_get_parameters (self->invocation);
+  const char *model = parameters != NULL ? payload_string (parameters, "model") : NULL;
+
+  return model != NULL ? model : "symfonic";
+}
+
+void
+symfonic_encoder_get_usage (SymfonicEncoder *self,
+                            guint64         *input_tokens,
+                            guint64         *output_tokens)
+{
+  symfonic_stream_get_usage (self->stream, input_tokens, output_tokens, NULL);
 }

@@ -7,11 +7,14 @@
 #include <libsoup/soup.h>
 
 #include "symfonic-error-frame.h"
+#include "symfonic-invocation.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-route.h"
 
 G_BEGIN_DECLS
 
+G_GNUC_INTERNAL
+SymfonicInvocation *symfonic_exchange_new_invocation (SoupServerMessage *message);
 G_GNUC_INTERNAL
 void                symfonic_exchange_open          (SoupServerMessage  *message,
                                                      SymfonicRoute      *route,
@@ -32,7 +35,11 @@ void                symfonic_exchange_respond_json  (SoupServerMessage  *message
                                                      guint               status,
                                                      const char         *body);
 G_GNUC_INTERNAL
+char               *symfonic_exchange_dup_error_body (SymfonicRoute     *route,
+                                                     SymfonicErrorFrame *frame);
+G_GNUC_INTERNAL
 void                symfonic_exchange_respond_error (SoupServerMessage  *message,
+                                                     SymfonicRoute      *route,
                                                      SymfonicErrorFrame *frame);
 
 G_END_DECLS

@@ -14,6 +14,7 @@
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
 #include "symfonic-poller-private.h"
+#include "symfonic-provider-request-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
@@ -150,6 +151,8 @@ typedef struct
   GHashTable        *live;
   SymfonicStream    *stream;
   SymfonicEncoder   *encoder;
+  /* what a provider route's client asked of the answer's shape */
+  SymfonicEncoderFlags encoder_flags;
   SymfonicSseWriter *writer;
   /* the client's socket while an answer is prepared (a streaming answer's
    * writer watches it itself) */
@@ -231,12 +234,25 @@ symfonic_exchange_respond_json (SoupServerMessage *message,
   soup_server_message_set_response (message, "application/json", SOUP_MEMORY_COPY, body, strlen (body));
 }
 
+/* The error body in the shape the clients of @route parse. */
+char *
+symfonic_exchange_dup_error_body (SymfonicRoute      *route,
+                                  SymfonicErrorFrame *frame)
+{
+  GString *body = g_string_new (NULL);
+
+  symfonic_encoder_error_body (route != NULL ? symfonic_route_get_kind (route) : SYMFONIC_ROUTE_KIND_TYPED,
+                               frame, body);
+  return g_string_free (body, FALSE);
+}
+
 void
 symfonic_exchange_respond_error (SoupServerMessage  *message,
+                                 SymfonicRoute      *route,
                                  SymfonicErrorFrame *frame)
 {
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
-  g_autofree char *json = symfonic_error_frame_to_json (frame);
+  g_autofree char *json = symfonic_exchange_dup_error_body (route, frame);
   g_auto(GStrv) names = symfonic_error_frame_list_headers (frame);
 
   for (guint i = 0; names[i] != NULL; i++)
@@ -264,7 +280,7 @@ respond (Exchange           *self,
 
   /* a mapped frame already carries the stream's headers (map_error) */
   if (frame != NULL)
-    symfonic_exchange_respond_error (self->message, frame);
+    symfonic_exchange_respond_error (self->message, self->route, frame);
   else
     {
       apply_stream_headers (self);
@@ -515,8 +531,8 @@ begin_stream (Exchange *self)
 
   if (!advance (self, EXCHANGE_ADMITTED))
     return;
-  self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route),
-                                        symfonic_stream_get_invocation (self->stream));
+  self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route), self->stream,
+                                        self->encoder_flags);
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
 
@@ -571,6 +587,7 @@ refuse (Exchange     *self,
         const GError *error)
 {
   g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
+  g_autofree char *body = NULL;
   gboolean body_unread = self->state == EXCHANGE_HEAD || self->state == EXCHANGE_HEAD_ADMITTING;
   gboolean paused = is_admitting (self);
 
@@ -582,7 +599,8 @@ refuse (Exchange     *self,
       /* libsoup would read the whole body before answering: the answer
        * goes out on the connection without it, and the connection with it */
       g_clear_signal_handler (&self->finished_id, self->message);
-      symfonic_early_refusal_send (self->message, frame);
+      body = symfonic_exchange_dup_error_body (self->route, frame);
+      symfonic_early_refusal_send (self->message, frame, body);
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
       return;
@@ -590,7 +608,7 @@ refuse (Exchange     *self,
 
   if (!advance (self, EXCHANGE_REFUSE))
     return;
-  symfonic_exchange_respond_error (self->message, frame);
+  symfonic_exchange_respond_error (self->message, self->route, frame);
   if (paused)
     soup_server_message_unpause (self->message);
 }
@@ -696,21 +714,15 @@ content_type_is_json (SoupServerMessage *message)
   return type != NULL && g_ascii_strcasecmp (type, "application/json") == 0;
 }
 
-static void
-copy_header (const char *name,
-             const char *value,
-             gpointer    user_data)
-{
-  symfonic_invocation_set_header (user_data, name, value);
-}
-
-/* Fills @invocation from the request body. */
+/* Fills the stream's invocation from the request body, in the format of
+ * the route's kind. */
 static gboolean
-decode (SoupServerMessage   *message,
-        GBytes              *bytes,
-        SymfonicInvocation  *invocation,
-        GError             **error)
+decode (Exchange  *self,
+        GBytes    *bytes,
+        GError   **error)
 {
+  SoupServerMessage *message = self->message;
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
   g_autoptr(JsonNode) body = NULL;
   g_autoptr(GError) parse_error = NULL;
   gsize length;
@@ -735,7 +747,38 @@ decode (SoupServerMessage   *message,
       return FALSE;
     }
 
-  return symfonic_invocation_set_body (invocation, body, error);
+  switch (symfonic_route_get_kind (self->route))
+    {
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      return symfonic_openai_request_decode (body, invocation, &self->encoder_flags, error);
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      return symfonic_anthropic_request_decode (body, invocation, &self->encoder_flags, error);
+    case SYMFONIC_ROUTE_KIND_TYPED:
+    case SYMFONIC_ROUTE_KIND_CHUNKS:
+    case SYMFONIC_ROUTE_KIND_CHAT:
+    case SYMFONIC_ROUTE_KIND_RESUME:
+    default:
+      return symfonic_invocation_set_body (invocation, body, error);
+    }
+}
+
+static void
+copy_header (const char *name,
+             const char *value,
+             gpointer    user_data)
+{
+  symfonic_invocation_set_header (user_data, name, value);
+}
+
+/* An invocation that knows the request's headers and nothing else yet:
+ * what the head-phase stages decide on. */
+SymfonicInvocation *
+symfonic_exchange_new_invocation (SoupServerMessage *message)
+{
+  SymfonicInvocation *invocation = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
+
+  soup_message_headers_foreach (soup_server_message_get_request_headers (message), copy_header, invocation);
+  return invocation;
 }
 
 /* A request head for an invocation route is in, and nothing of its body
@@ -749,10 +792,8 @@ symfonic_exchange_open (SoupServerMessage *message,
                         SymfonicMetrics   *metrics,
                         GHashTable        *live)
 {
-  g_autoptr(SymfonicInvocation) invocation = g_object_new (SYMFONIC_TYPE_INVOCATION, NULL);
+  g_autoptr(SymfonicInvocation) invocation = symfonic_exchange_new_invocation (message);
   Exchange *self;
-
-  soup_message_headers_foreach (soup_server_message_get_request_headers (message), copy_header, invocation);
 
   self = g_new0 (Exchange, 1);
   self->message = g_object_ref (message);
@@ -811,7 +852,7 @@ symfonic_exchange_run (SoupServerMessage *message)
     }
 
   bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
-  if (!decode (message, bytes, symfonic_stream_get_invocation (self->stream), &error))
+  if (!decode (self, bytes, &error))
     {
       refuse (self, error);
       return;

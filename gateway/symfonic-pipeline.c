@@ -13,6 +13,7 @@
 #include "symfonic-paths-private.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-property-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-version.h"
 
 /**
@@ -261,7 +262,7 @@ symfonic_pipeline_init (SymfonicPipeline *self)
   self->stages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->sources = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->routes = g_ptr_array_new_with_free_func (g_object_unref);
-  self->routes_by_path = g_hash_table_new (g_str_hash, g_str_equal);
+  self->routes_by_path = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 typedef struct
@@ -417,6 +418,7 @@ load_route (Loader      *loader,
   SymfonicPipeline *self = loader->self;
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
   g_auto(GStrv) stages = NULL;
+  g_auto(GStrv) served = NULL;
   g_autofree char *path = NULL;
   g_autofree char *kind_text = NULL;
   g_autofree char *source_name = NULL;
@@ -451,17 +453,6 @@ load_route (Loader      *loader,
       symfonic_key_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
       return FALSE;
     }
-  other = g_hash_table_lookup (self->routes_by_path, path);
-  if (other != NULL)
-    {
-      g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
-
-      symfonic_key_file_set_error (loader->kf, error, group, "path",
-                                   _("“%s” is already served by [%s] on line %u"), path, other_group,
-                                   symfonic_key_file_get_line (loader->kf, other_group, "path"));
-      return FALSE;
-    }
-
   kind_text = g_key_file_get_string (loader->key_file, group, "kind", NULL);
   if (kind_text != NULL)
     {
@@ -470,10 +461,26 @@ load_route (Loader      *loader,
       if (ev == NULL)
         {
           symfonic_key_file_set_error (loader->kf, error, group, "kind",
-                                       _("“%s” is not one of: typed, chunks, chat, resume"), kind_text);
+                                       _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic"), kind_text);
           return FALSE;
         }
       kind = ev->value;
+    }
+
+  /* a provider kind serves its API's paths under its own */
+  served = symfonic_route_kind_dup_paths (kind, path);
+  for (guint i = 0; served[i] != NULL; i++)
+    {
+      other = g_hash_table_lookup (self->routes_by_path, served[i]);
+      if (other != NULL)
+        {
+          g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
+
+          symfonic_key_file_set_error (loader->kf, error, group, "path",
+                                       _("“%s” is already served by [%s] on line %u"), served[i], other_group,
+                                       symfonic_key_file_get_line (loader->kf, other_group, "path"));
+          return FALSE;
+        }
     }
 
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
@@ -542,7 +549,8 @@ load_route (Loader      *loader,
       symfonic_route_add_stage (route, stage);
     }
 
-  g_hash_table_insert (self->routes_by_path, (gpointer) symfonic_route_get_path (route), route);
+  for (guint i = 0; served[i] != NULL; i++)
+    g_hash_table_insert (self->routes_by_path, g_strdup (served[i]), route);
   g_ptr_array_add (self->routes, g_steal_pointer (&route));
 
   return TRUE;

@@ -9,6 +9,19 @@
 
 G_BEGIN_DECLS
 
+/* What a request to one of a route's paths asks for. */
+typedef enum {
+  SYMFONIC_ENDPOINT_INVOKE,
+  /* the model listing of an `openai` route */
+  SYMFONIC_ENDPOINT_MODELS,
+} SymfonicEndpoint;
+
+G_GNUC_INTERNAL
+char   **symfonic_route_kind_dup_paths      (SymfonicRouteKind  kind,
+                                             const char        *path);
+G_GNUC_INTERNAL
+SymfonicEndpoint symfonic_route_get_endpoint (SymfonicRoute    *self,
+                                             const char        *path);
 G_GNUC_INTERNAL
 gboolean symfonic_route_claim_stream        (SymfonicRoute   *self,
                                              SymfonicStream  *stream,

@@ -470,6 +470,53 @@ symfonic_route_set_max_streams_per_tenant (SymfonicRoute *self,
   set_stream_limit (self, SYMFONIC_STREAM_CAP_TENANT, max_streams, properties[PROP_MAX_STREAMS_PER_TENANT]);
 }
 
+#define OPENAI_INVOKE_SUFFIX "/chat/completions"
+#define OPENAI_MODELS_SUFFIX "/models"
+#define ANTHROPIC_INVOKE_SUFFIX "/messages"
+
+/* The HTTP paths a route of @kind at @path serves: a provider kind serves
+ * its API's endpoints under @path, as the provider's SDKs expect with @path
+ * as their base URL. */
+char **
+symfonic_route_kind_dup_paths (SymfonicRouteKind  kind,
+                               const char        *path)
+{
+  /* "/" as the base keeps the endpoints at "/chat/completions", not "//…" */
+  const char *base = g_str_equal (path, "/") ? "" : path;
+  char **paths = g_new0 (char *, 3);
+
+  switch (kind)
+    {
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      paths[0] = g_strconcat (base, OPENAI_INVOKE_SUFFIX, NULL);
+      paths[1] = g_strconcat (base, OPENAI_MODELS_SUFFIX, NULL);
+      break;
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      paths[0] = g_strconcat (base, ANTHROPIC_INVOKE_SUFFIX, NULL);
+      break;
+    case SYMFONIC_ROUTE_KIND_TYPED:
+    case SYMFONIC_ROUTE_KIND_CHUNKS:
+    case SYMFONIC_ROUTE_KIND_CHAT:
+    case SYMFONIC_ROUTE_KIND_RESUME:
+    default:
+      paths[0] = g_strdup (path);
+      break;
+    }
+
+  return paths;
+}
+
+/* Which of the route's endpoints @path, one of its served paths, is. */
+SymfonicEndpoint
+symfonic_route_get_endpoint (SymfonicRoute *self,
+                             const char    *path)
+{
+  if (self->kind == SYMFONIC_ROUTE_KIND_OPENAI && g_str_has_suffix (path, OPENAI_MODELS_SUFFIX))
+    return SYMFONIC_ENDPOINT_MODELS;
+
+  return SYMFONIC_ENDPOINT_INVOKE;
+}
+
 /* Counts @stream against the route's caps, or refuses it. */
 gboolean
 symfonic_route_claim_stream (SymfonicRoute   *self,

@@ -22,6 +22,10 @@ G_BEGIN_DECLS
  * @SYMFONIC_ROUTE_KIND_CHUNKS: an untyped stream of `StreamChunk`s
  * @SYMFONIC_ROUTE_KIND_CHAT: one JSON `AgentResponse`
  * @SYMFONIC_ROUTE_KIND_RESUME: one JSON `AgentResponse` for a paused run
+ * @SYMFONIC_ROUTE_KIND_OPENAI: OpenAI's chat completions API: `POST
+ *   {path}/chat/completions` (streamed or not) and `GET {path}/models`
+ * @SYMFONIC_ROUTE_KIND_ANTHROPIC: Anthropic's messages API: `POST
+ *   {path}/messages` (streamed or not)
  *
  * What a route answers with.
  */
@@ -30,6 +34,8 @@ typedef enum {
   SYMFONIC_ROUTE_KIND_CHUNKS,
   SYMFONIC_ROUTE_KIND_CHAT,
   SYMFONIC_ROUTE_KIND_RESUME,
+  SYMFONIC_ROUTE_KIND_OPENAI,
+  SYMFONIC_ROUTE_KIND_ANTHROPIC,
 } SymfonicRouteKind;
 
 /**

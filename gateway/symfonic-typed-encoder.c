@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-encoder-private.h"
+#include "symfonic-json-private.h"
 
 /* The typed stream keeps its published order (seed 001): activations
  * first; thinking, text and tools; at most one MemoryExtractedEvent after
@@ -93,6 +94,23 @@ append_frame (GString       *out,
   g_string_append (out, "\n\n");
 }
 
+/* The frozen payload only: a provider source's index and arguments are
+ * for the provider routes. */
+static void
+append_tool_call (SymfonicEncoder *encoder,
+                  SymfonicEvent   *event,
+                  GString         *out)
+{
+  SymfonicToolCall call;
+
+  symfonic_encoder_read_tool_call (encoder, event, &call);
+  g_string_append (out, "event: ToolCallStartEvent\ndata: {\"tool_name\":");
+  symfonic_json_append_string (out, call.name, -1);
+  g_string_append (out, ",\"tool_call_id\":");
+  symfonic_json_append_string (out, call.id, -1);
+  g_string_append (out, "}\n\n");
+}
+
 static SymfonicFrameClass
 typed_event (SymfonicEncoder *encoder,
              SymfonicEvent   *event,
@@ -123,8 +141,11 @@ typed_event (SymfonicEncoder *encoder,
       append_frame (out, "ThinkingDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
     case SYMFONIC_EVENT_TOOL_CALL_START:
+      append_tool_call (encoder, event, out);
+      return SYMFONIC_FRAME_KEPT;
+
+    case SYMFONIC_EVENT_ACTIVATION:
     case SYMFONIC_EVENT_TOOL_RESULT:
     case SYMFONIC_EVENT_MEMORY_EXTRACTED:
     case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:

@@ -11,6 +11,8 @@
 #include "symfonic-acceptor-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
+#include "symfonic-model-listing-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-version.h"
 #include "symfonic-worker-private.h"
 
@@ -56,7 +58,7 @@ respond_error (SoupServerMessage *message,
   g_autoptr(SymfonicErrorFrame) frame = route != NULL ? symfonic_exchange_map_error (route, error)
                                                       : symfonic_error_frame_new_for_error (error);
 
-  symfonic_exchange_respond_error (message, frame);
+  symfonic_exchange_respond_error (message, route, frame);
 }
 
 /* Runs once the request headers are in, before any body byte is read: an
@@ -76,7 +78,8 @@ handle_headers (SoupServer        *server,
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
 
-  if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST)
+  if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST ||
+      symfonic_route_get_endpoint (route, path) != SYMFONIC_ENDPOINT_INVOKE)
     return;
 
   symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
@@ -122,6 +125,18 @@ handle_request (SoupServer        *server,
   if (route == NULL)
     {
       respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
+      return;
+    }
+
+  if (symfonic_route_get_endpoint (route, path) == SYMFONIC_ENDPOINT_MODELS)
+    {
+      if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
+        {
+          soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "GET, HEAD");
+          respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+          return;
+        }
+      symfonic_model_listing_respond (message, route);
       return;
     }
 

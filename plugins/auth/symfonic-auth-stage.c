@@ -12,7 +12,8 @@
 #include "symfonic-jwt-verifier.h"
 #include "symfonic-token-table.h"
 
-/* Admits a request when `Authorization: Bearer <token>` names a principal
+/* Admits a request when `Authorization: Bearer <token>` (or, on the
+ * provider route kinds only, `x-api-key: <token>`) names a principal
  * and `X-Tenant-ID` names a tenant that principal may act for, and records
  * that scope on the invocation. A token with two dots is a JWT, checked
  * against the jwt-* settings; any other token is looked up in the tokens
@@ -104,6 +105,40 @@ bearer_token (const char *authorization)
   return token;
 }
 
+/* The provider route kinds take the key the way their SDKs send it:
+ * Anthropic's as `x-api-key`, OpenAI's as a bearer token. Other routes
+ * keep to Authorization, their published contract. */
+static gboolean
+accepts_api_key (SymfonicStream *stream)
+{
+  SymfonicRouteKind kind = symfonic_route_get_kind (symfonic_stream_get_route (stream));
+
+  return kind == SYMFONIC_ROUTE_KIND_OPENAI || kind == SYMFONIC_ROUTE_KIND_ANTHROPIC;
+}
+
+/* The token of an `x-api-key` header, under the rules of a bearer token. */
+static gboolean
+api_key_token (const char  *api_key,
+               const char **token,
+               GError     **error)
+{
+  if (api_key == NULL)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
+                           _("Missing Authorization or x-api-key header"));
+      return FALSE;
+    }
+  if (strlen (api_key) > MAX_TOKEN_LENGTH || !is_b64token (api_key))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
+                           _("Invalid API key"));
+      return FALSE;
+    }
+
+  *token = api_key;
+  return TRUE;
+}
+
 static gboolean
 is_jwt (const char *token)
 {
@@ -131,15 +166,18 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
   gboolean admin;
 
   authorization = symfonic_invocation_get_header (invocation, "Authorization");
-  if (authorization == NULL)
+  if (authorization == NULL && accepts_api_key (stream))
+    {
+      if (!api_key_token (symfonic_invocation_get_header (invocation, "x-api-key"), &token, error))
+        return FALSE;
+    }
+  else if (authorization == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
                            _("Missing Authorization header"));
       return FALSE;
     }
-
-  token = bearer_token (authorization);
-  if (token == NULL)
+  else if ((token = bearer_token (authorization)) == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
                            _("The Authorization header must be “Bearer <token>”"));

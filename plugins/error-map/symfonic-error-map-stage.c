@@ -645,7 +645,7 @@ load_policy (SymfonicErrorMapStage  *self,
       kind = g_enum_get_value_by_nick (kinds_class, nick);
       if (kind == NULL || (guint) kind->value >= self->n_kinds)
         return table_error (table, error, group, "kinds",
-                            _("unknown route kind “%s” (known: typed, chunks, chat, resume)"), nick);
+                            _("unknown route kind “%s” (known: typed, chunks, chat, resume, openai, anthropic)"), nick);
       if (self->by_kind[kind->value] != NULL)
         return table_error (table, error, group, "kinds",
                             _("route kind “%s” already uses [policy:%s]"),

@@ -314,7 +314,7 @@ run_stream (SymfonicRoute *route,
   admit (stream, SYMFONIC_ADMISSION_PHASE_HEAD);
   admit (stream, SYMFONIC_ADMISSION_PHASE_BODY);
 
-  sink.encoder = symfonic_encoder_new (SYMFONIC_ROUTE_KIND_TYPED, invocation);
+  sink.encoder = symfonic_encoder_new (SYMFONIC_ROUTE_KIND_TYPED, stream, SYMFONIC_ENCODER_FLAGS_NONE);
   symfonic_stream_set_sink (stream, &sink_funcs, &sink);
   symfonic_stream_start (stream);
 

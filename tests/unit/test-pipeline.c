@@ -86,6 +86,12 @@ static const InvalidCase invalid_cases[] = {
   { "duplicate-path",
     "[route:a]\npath=/same\nsource=s\n[route:b]\npath=/same\nsource=s\n" SOURCE, 5,
     { "[route:b]", "path", "[route:a]", "line 2" } },
+  /* a provider kind serves its API's paths under its own */
+  { "duplicate-provider-path",
+    "[route:a]\npath=/v1\nkind=openai\nsource=s\n[route:b]\npath=/v1/models\nsource=s\n" SOURCE, 6,
+    { "[route:b]", "path", "[route:a]", "line 2" } },
+  { "unknown-kind", "[route:r]\npath=/r\nkind=gemini\nsource=s\n" SOURCE, 3,
+    { "[route:r]", "kind", "gemini", "anthropic" } },
   { "duplicate-key", ROUTE SOURCE STAGE "prefix=a\nprefix=b\n", 11, { "[stage:u]", "prefix", "line 10" } },
   { "duplicate-group", ROUTE SOURCE "[source:s]\ntype=replay\n", 8, { "[source:s]", "line 5" } },
   { "unknown-group", ROUTE SOURCE "[filter:x]\ntype=test-upper\n", 8, { "[filter:x]" } },

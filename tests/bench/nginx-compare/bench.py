@@ -281,14 +281,18 @@ def ratio(gateway, nginx):
     return gateway / nginx if nginx else float("nan")
 
 
-def wrk(program, port, path, headers, seconds, connections):
+def wrk(program, port, path, headers, seconds, connections, env=None):
+    """Answers/s of one proxy, or None and why. post.lua posts the typed
+    request and wants its terminal, unless @env sets BENCH_BODY and
+    BENCH_TERMINAL."""
     argv = [program, "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s",
             "-s", os.path.join(HERE, "post.lua")]
     for h in headers:
         argv += ["-H", h]
     argv.append("http://127.0.0.1:%d%s" % (port, path))
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30).stdout
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30,
+                             env=dict(os.environ, **(env or {}))).stdout
     except subprocess.TimeoutExpired:
         return None, "wrk did not finish"
     counts, rate = {}, None

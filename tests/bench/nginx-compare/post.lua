@@ -1,9 +1,11 @@
 -- wrk: POST the benchmark's request on every connection, and count the
 -- answers that are not a 200 ending with its ResponseCompleteEvent.
--- Headers (the bearer token) come from wrk -H.
+-- Headers (the bearer token) come from wrk -H; BENCH_BODY and
+-- BENCH_TERMINAL, when set, replace the request and the terminal's mark.
 wrk.method = "POST"
-wrk.body = '{"query":"why is the sky blue?","session_id":"bench"}'
+wrk.body = os.getenv("BENCH_BODY") or '{"query":"why is the sky blue?","session_id":"bench"}'
 wrk.headers["Content-Type"] = "application/json"
+local terminal = os.getenv("BENCH_TERMINAL") or "event: ResponseCompleteEvent"
 
 local threads = {}
 
@@ -19,7 +21,7 @@ end
 function response(status, headers, body)
   if status ~= 200 then
     not_ok = not_ok + 1
-  elseif not string.find(body, "event: ResponseCompleteEvent", 1, true) then
+  elseif not string.find(body, terminal, 1, true) then
     incomplete = incomplete + 1
   end
 end

@@ -1,0 +1,317 @@
+/* symfonic-openai-encoder.c: OpenAI's chat completions wire format
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "symfonic-encoder-private.h"
+#include "symfonic-json-private.h"
+
+/* What an OpenAI SDK parses: `chat.completion.chunk`s with `delta.content`,
+ * `delta.reasoning_content` (the convention of vLLM, llama.cpp, DeepSeek
+ * and OpenRouter) and `delta.tool_calls`, a last chunk with the
+ * finish_reason, the usage chunk (`choices: []`) when the client asked for
+ * it, and `data: [DONE]`; or one `chat.completion` object. */
+typedef struct
+{
+  SymfonicEncoder  parent;
+  /* every chunk's opening, up to the choices: written once per stream */
+  GString         *prefix;
+  /* the assistant role went out, with the first delta */
+  gboolean         role_sent;
+  /* one answer: the reasoning, and the tool calls as JSON array elements */
+  GString         *reasoning;
+  GString         *tool_calls;
+} OpenaiEncoder;
+
+static void
+write_head (OpenaiEncoder *self,
+            GString       *out,
+            const char    *object)
+{
+  SymfonicEncoder *encoder = &self->parent;
+
+  g_string_append (out, "{\"id\":\"chatcmpl-");
+  g_string_append (out, symfonic_invocation_get_run_id (encoder->invocation));
+  g_string_append (out, "\",\"object\":\"");
+  g_string_append (out, object);
+  g_string_append_printf (out, "\",\"created\":%" G_GINT64_FORMAT ",\"model\":",
+                          g_get_real_time () / G_USEC_PER_SEC);
+  symfonic_json_append_string (out, symfonic_encoder_get_model (encoder), -1);
+  g_string_append (out, ",\"choices\":[");
+}
+
+static void
+write_usage (SymfonicEncoder *encoder,
+             GString         *out)
+{
+  guint64 input, output;
+
+  symfonic_encoder_get_usage (encoder, &input, &output);
+  g_string_append_printf (out, "\"usage\":{\"prompt_tokens\":%" G_GUINT64_FORMAT ",\"completion_tokens\":%"
+                          G_GUINT64_FORMAT ",\"total_tokens\":%" G_GUINT64_FORMAT "}",
+                          input, output, input + output);
+}
+
+static const char *
+finish_reason (SymfonicEncoder *encoder)
+{
+  return encoder->n_tool_calls > 0 ? "tool_calls" : "stop";
+}
+
+/* `{"index":i,"id":…,"type":"function","function":{…}}`; an answer's
+ * calls have no index */
+static void
+write_tool_call (const SymfonicToolCall *call,
+                 gboolean                with_index,
+                 GString                *out)
+{
+  if (with_index)
+    g_string_append_printf (out, "{\"index\":%" G_GINT64_FORMAT ",\"id\":", call->index);
+  else
+    g_string_append (out, "{\"id\":");
+  symfonic_json_append_string (out, call->id, -1);
+  g_string_append (out, ",\"type\":\"function\",\"function\":{\"name\":");
+  symfonic_json_append_string (out, call->name, -1);
+  g_string_append (out, ",\"arguments\":");
+  symfonic_json_append_string (out, call->arguments, -1);
+  g_string_append (out, "}}");
+}
+
+/* One chunk: the delta's members are written between these two. */
+static void
+begin_chunk (OpenaiEncoder *self,
+             GString       *out)
+{
+  if (self->prefix == NULL)
+    {
+      self->prefix = g_string_new ("data: ");
+      write_head (self, self->prefix, "chat.completion.chunk");
+    }
+  g_string_append_len (out, self->prefix->str, self->prefix->len);
+  g_string_append (out, "{\"index\":0,\"delta\":{");
+  if (!self->role_sent)
+    {
+      g_string_append (out, "\"role\":\"assistant\"");
+      self->role_sent = TRUE;
+    }
+}
+
+static void
+end_chunk (GString    *out,
+           const char *finish)
+{
+  g_string_append (out, "},\"logprobs\":null,\"finish_reason\":");
+  if (finish != NULL)
+    {
+      g_string_append_c (out, '"');
+      g_string_append (out, finish);
+      g_string_append_c (out, '"');
+    }
+  else
+    g_string_append (out, "null");
+  g_string_append (out, "}]}\n\n");
+}
+
+/* The first delta also carries the role: a comma only after it. */
+static void
+begin_member (GString    *out,
+              const char *member)
+{
+  if (out->str[out->len - 1] != '{')
+    g_string_append_c (out, ',');
+  g_string_append (out, member);
+}
+
+static void
+write_delta (OpenaiEncoder *self,
+             const char    *member,
+             const char    *text,
+             GString       *out)
+{
+  begin_chunk (self, out);
+  begin_member (out, member);
+  symfonic_json_append_string (out, text, -1);
+  end_chunk (out, NULL);
+}
+
+static SymfonicFrameClass
+openai_stream_event (SymfonicEncoder *encoder,
+                     SymfonicEvent   *event,
+                     GString         *out)
+{
+  OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+  SymfonicToolCall call;
+
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
+    {
+    case SYMFONIC_PROVIDER_PART_TEXT:
+      write_delta (self, "\"content\":", symfonic_event_get_text (event), out);
+      break;
+    case SYMFONIC_PROVIDER_PART_THINKING:
+      write_delta (self, "\"reasoning_content\":", symfonic_event_get_text (event), out);
+      break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
+      begin_chunk (self, out);
+      begin_member (out, "\"tool_calls\":[");
+      write_tool_call (&call, TRUE, out);
+      g_string_append_c (out, ']');
+      end_chunk (out, NULL);
+      break;
+    case SYMFONIC_PROVIDER_PART_NONE:
+    default:
+      return SYMFONIC_FRAME_NONE;
+    }
+
+  /* the provider format has no terminal that carries the whole text: a
+   * shed delta would be lost without a word */
+  return SYMFONIC_FRAME_KEPT;
+}
+
+static void
+openai_stream_success (SymfonicEncoder *encoder,
+                       gint64           duration_ms,
+                       GString         *out)
+{
+  OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+  const char *unstreamed = symfonic_encoder_unstreamed_text (encoder);
+
+  if (unstreamed != NULL)
+    write_delta (self, "\"content\":", unstreamed, out);
+
+  begin_chunk (self, out);
+  end_chunk (out, finish_reason (encoder));
+  if (encoder->flags & SYMFONIC_ENCODER_INCLUDE_USAGE)
+    {
+      g_string_append_len (out, self->prefix->str, self->prefix->len);
+      g_string_append (out, "],");
+      write_usage (encoder, out);
+      g_string_append (out, "}\n\n");
+    }
+  g_string_append (out, "data: [DONE]\n\n");
+}
+
+/* The SDKs raise an APIError for a chunk with an `error` member; [DONE]
+ * closes the stream for any other client. */
+static void
+openai_stream_error (SymfonicEncoder    *encoder,
+                     SymfonicErrorFrame *frame,
+                     GString            *out)
+{
+  g_string_append (out, "data: ");
+  symfonic_openai_error_body (frame, out);
+  g_string_append (out, "\n\ndata: [DONE]\n\n");
+}
+
+static SymfonicFrameClass
+openai_answer_event (SymfonicEncoder *encoder,
+                     SymfonicEvent   *event,
+                     GString         *out)
+{
+  OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+  SymfonicToolCall call;
+
+  switch (symfonic_encoder_provider_part (encoder, event, &call))
+    {
+    case SYMFONIC_PROVIDER_PART_THINKING:
+      if (self->reasoning == NULL)
+        self->reasoning = g_string_new (NULL);
+      g_string_append (self->reasoning, symfonic_event_get_text (event));
+      break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL:
+      if (self->tool_calls == NULL)
+        self->tool_calls = g_string_new (NULL);
+      else
+        g_string_append_c (self->tool_calls, ',');
+      write_tool_call (&call, FALSE, self->tool_calls);
+      break;
+    case SYMFONIC_PROVIDER_PART_TEXT:
+    case SYMFONIC_PROVIDER_PART_NONE:
+    default:
+      break;
+    }
+
+  return SYMFONIC_FRAME_NONE;
+}
+
+static void
+openai_answer_success (SymfonicEncoder *encoder,
+                       gint64           duration_ms,
+                       GString         *out)
+{
+  OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+  const char *text = symfonic_encoder_final_text (encoder);
+
+  write_head (self, out, "chat.completion");
+  g_string_append (out, "{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+  /* a turn that only calls tools has no content, as OpenAI answers it */
+  if (*text == '\0' && self->tool_calls != NULL)
+    g_string_append (out, "null");
+  else
+    symfonic_json_append_string (out, text, -1);
+  if (self->reasoning != NULL)
+    {
+      g_string_append (out, ",\"reasoning_content\":");
+      symfonic_json_append_string (out, self->reasoning->str, self->reasoning->len);
+    }
+  if (self->tool_calls != NULL)
+    {
+      g_string_append (out, ",\"tool_calls\":[");
+      g_string_append_len (out, self->tool_calls->str, self->tool_calls->len);
+      g_string_append_c (out, ']');
+    }
+  g_string_append (out, "},\"logprobs\":null,\"finish_reason\":\"");
+  g_string_append (out, finish_reason (encoder));
+  g_string_append (out, "\"}],");
+  write_usage (encoder, out);
+  g_string_append_c (out, '}');
+}
+
+static void
+openai_clear (SymfonicEncoder *encoder)
+{
+  OpenaiEncoder *self = (OpenaiEncoder *) encoder;
+
+  if (self->prefix != NULL)
+    g_string_free (self->prefix, TRUE);
+  if (self->reasoning != NULL)
+    g_string_free (self->reasoning, TRUE);
+  if (self->tool_calls != NULL)
+    g_string_free (self->tool_calls, TRUE);
+}
+
+/* `{"error":{"message":…,"type":…,"param":null,"code":…}}` */
+void
+symfonic_openai_error_body (SymfonicErrorFrame *frame,
+                            GString            *out)
+{
+  const char *code = symfonic_error_frame_get_code (frame);
+
+  g_string_append (out, "{\"error\":{\"message\":");
+  symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
+  g_string_append (out, ",\"type\":\"");
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_OPENAI, symfonic_error_frame_get_status (frame)));
+  g_string_append (out, "\",\"param\":null,\"code\":");
+  if (code != NULL)
+    symfonic_json_append_string (out, code, -1);
+  else
+    g_string_append (out, "null");
+  g_string_append (out, "}}");
+}
+
+const SymfonicEncoderVTable symfonic_openai_stream_encoder = {
+  .instance_size = sizeof (OpenaiEncoder),
+  .streaming = TRUE,
+  .event = openai_stream_event,
+  .success = openai_stream_success,
+  .clear = openai_clear,
+  .error = openai_stream_error,
+};
+
+const SymfonicEncoderVTable symfonic_openai_answer_encoder = {
+  .instance_size = sizeof (OpenaiEncoder),
+  .streaming = FALSE,
+  .event = openai_answer_event,
+  .success = openai_answer_success,
+  .clear = openai_clear,
+};
