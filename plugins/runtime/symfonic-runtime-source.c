@@ -10,6 +10,8 @@
 #include <libsoup/soup.h>
 
 #include "symfonic-runtime-source.h"
+#include "../common/symfonic-upstream-config.h"
+#include "../common/symfonic-upstream-failure.h"
 
 /* POSTs each invocation as JSON to an agent runtime (or another gateway)
  * and reads the typed event stream back, so the runtime's events travel
@@ -38,9 +40,6 @@ struct _SymfonicRuntimeSource
   guint     connection_cap;
   int       connections;
 
-  /* request-headers, split once at load */
-  GStrv     header_names;
-  GStrv     header_values;
   /* the head lines of every request: request-headers and Accept */
   char     *header_lines;
   SymfonicUpstream *upstream;
@@ -210,10 +209,6 @@ upstream_failure (Request       *req,
                   const char    *format,
                   ...) G_GNUC_PRINTF (4, 5);
 
-/* A failure whose message is @public_text, fixed text that a mapper may
- * show a client. Where the upstream is, and what it or a library said,
- * goes to the log only: an error message can reach a client (/resume
- * echoes some), and the runtime's address is the operator's business. */
 static GError *
 upstream_failure (Request       *req,
                   SymfonicError  code,
@@ -228,11 +223,8 @@ upstream_failure (Request       *req,
   why = g_strdup_vprintf (format, args);
   va_end (args);
 
-  g_message ("Run %s: the upstream %s failed: %s",
-             symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream)),
-             req->source->display_url, why);
-
-  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+  return symfonic_upstream_failure_new (symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream)),
+                                        req->source->display_url, code, public_text, why);
 }
 
 /* The SYMFONIC_ERROR form of a transport failure. */
@@ -243,47 +235,8 @@ transport_error (Request      *req,
   if (g_cancellable_is_cancelled (req->stream_cancellable))
     return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away"));
 
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_TIMEOUT, _("The upstream did not answer in time"),
-                             "silent for %u s", req->source->timeout);
-
-  if (error->domain == G_RESOLVER_ERROR ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
-    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, _("The upstream cannot be reached"),
-                             "%s", error->message);
-
-  return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The connection to the upstream failed"),
-                           "%s", error->message);
-}
-
-static gboolean
-read_count (JsonObject *object,
-            const char *name,
-            guint64    *count)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
-
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_INT64:
-      if (json_node_get_int (node) < 0)
-        return FALSE;
-      *count = json_node_get_int (node);
-      return TRUE;
-    case G_TYPE_DOUBLE:
-      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
-        return FALSE;
-      *count = json_node_get_double (node);
-      return TRUE;
-    default:
-      return FALSE;
-    }
+  return symfonic_upstream_failure_for_transport (symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream)),
+                                                  req->source->display_url, error, req->source->timeout);
 }
 
 /* Anthropic-style (input/output) or OpenAI-style (prompt/completion)
@@ -297,8 +250,10 @@ add_usage (Request    *req,
   gboolean has_input;
   gboolean has_output;
 
-  has_input = read_count (usage, "input_tokens", &input) || read_count (usage, "prompt_tokens", &input);
-  has_output = read_count (usage, "output_tokens", &output) || read_count (usage, "completion_tokens", &output);
+  has_input = symfonic_usage_read_count (usage, "input_tokens", &input) ||
+              symfonic_usage_read_count (usage, "prompt_tokens", &input);
+  has_output = symfonic_usage_read_count (usage, "output_tokens", &output) ||
+               symfonic_usage_read_count (usage, "completion_tokens", &output);
   if (has_input || has_output)
     symfonic_stream_add_usage (req->stream, input, output);
 }
@@ -589,22 +544,6 @@ redirect_target (Request *req,
   return g_steal_pointer (&target);
 }
 
-/* Whether a Content-Type names an event stream, whatever its parameters. */
-static gboolean
-is_event_stream (const char *content_type)
-{
-  gsize length;
-
-  if (content_type == NULL)
-    return FALSE;
-  length = strcspn (content_type, ";");
-  while (length > 0 && (content_type[length - 1] == ' ' || content_type[length - 1] == '\t'))
-    length--;
-
-  return length == strlen ("text/event-stream") &&
-         g_ascii_strncasecmp (content_type, "text/event-stream", length) == 0;
-}
-
 static void
 on_head (SymfonicUpstreamRequest *upstream,
          guint                    status,
@@ -639,7 +578,7 @@ on_head (SymfonicUpstreamRequest *upstream,
     }
 
   content_type = symfonic_upstream_request_get_header (upstream, "Content-Type");
-  if (!is_event_stream (content_type))
+  if (!symfonic_upstream_is_event_stream (content_type))
     {
       g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
 
@@ -755,82 +694,23 @@ symfonic_runtime_source_source_init (SymfonicSourceInterface *iface)
  * framing if an operator overrode them. */
 static const char * const reserved_headers[] = {
   "Accept", "Connection", "Content-Length", "Content-Type", "Host",
-  "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
+  "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade", NULL,
 };
-
-static gboolean
-is_token (const char *text,
-          gsize       length)
-{
-  if (length == 0)
-    return FALSE;
-
-  for (gsize i = 0; i < length; i++)
-    {
-      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
-        return FALSE;
-    }
-
-  return TRUE;
-}
 
 static gboolean
 parse_request_headers (SymfonicRuntimeSource  *self,
                        GError                **error)
 {
-  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
-  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
-  GString *lines;
+  g_autofree char *lines = symfonic_header_lines_parse ("request-headers",
+                                                        (const char * const *) self->request_headers,
+                                                        reserved_headers, error);
 
-  for (guint i = 0; self->request_headers != NULL && self->request_headers[i] != NULL; i++)
-    {
-      const char *line = self->request_headers[i];
-      const char *colon = strchr (line, ':');
-      g_autofree char *name = NULL;
-      g_autofree char *value = NULL;
+  if (lines == NULL)
+    return FALSE;
 
-      if (colon == NULL || !is_token (line, colon - line))
-        {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("request-headers: “%s” is not “Name: value”"), line);
-          return FALSE;
-        }
-
-      name = g_strndup (line, colon - line);
-      value = g_strstrip (g_strdup (colon + 1));
-      for (const char *p = value; *p != '\0'; p++)
-        {
-          if (g_ascii_iscntrl (*p) && *p != '\t')
-            {
-              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("request-headers: the value of “%s” has a control character"), name);
-              return FALSE;
-            }
-        }
-      for (guint j = 0; j < G_N_ELEMENTS (reserved_headers); j++)
-        {
-          if (g_ascii_strcasecmp (name, reserved_headers[j]) == 0)
-            {
-              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("request-headers: “%s” is set by the source itself"), name);
-              return FALSE;
-            }
-        }
-
-      g_strv_builder_add (names, name);
-      g_strv_builder_add (values, value);
-    }
-
-  self->header_names = g_strv_builder_end (names);
-  self->header_values = g_strv_builder_end (values);
-
-  lines = g_string_new (NULL);
-  for (guint i = 0; self->header_names[i] != NULL; i++)
-    g_string_append_printf (lines, "%s: %s\r\n", self->header_names[i], self->header_values[i]);
   /* no Accept-Encoding: the runtime sends identity, since a compressor
    * between frames would hold them back until its block fills */
-  g_string_append (lines, "Accept: text/event-stream\r\n");
-  self->header_lines = g_string_free (lines, FALSE);
+  self->header_lines = g_strconcat (lines, "Accept: text/event-stream\r\n", NULL);
 
   return TRUE;
 }
@@ -843,27 +723,10 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
   SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (initable);
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GUri) uri = NULL;
-  const char *scheme;
-  const char *host;
 
-  if (self->url == NULL || *self->url == '\0')
-    {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("url: the runtime’s http or https URL is required"));
-      return FALSE;
-    }
-
-  uri = g_uri_parse (self->url, SOUP_HTTP_URI_FLAGS, NULL);
-  scheme = uri != NULL ? g_uri_get_scheme (uri) : NULL;
-  host = uri != NULL ? g_uri_get_host (uri) : NULL;
-  if (uri == NULL ||
-      (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
-      host == NULL || *host == '\0')
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("url: “%s” is not an http or https URL"), self->url);
-      return FALSE;
-    }
+  uri = symfonic_upstream_parse_url ("url", self->url, error);
+  if (uri == NULL)
+    return FALSE;
 
   if (!parse_request_headers (self, error))
     return FALSE;
@@ -911,8 +774,6 @@ symfonic_runtime_source_finalize (GObject *object)
   g_clear_pointer (&self->uri, g_uri_unref);
   g_free (self->display_url);
   g_strfreev (self->request_headers);
-  g_strfreev (self->header_names);
-  g_strfreev (self->header_values);
   g_free (self->header_lines);
   g_free (self->tls_ca_file);
   g_clear_object (&self->upstream);

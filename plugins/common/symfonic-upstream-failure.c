@@ -1,0 +1,100 @@
+/* symfonic-upstream-failure.c: what an HTTP source tells of a failure
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-upstream-failure.h"
+
+/* A failure whose message is @public_text, fixed text that a mapper may
+ * show a client. Where the upstream is, and what it or a library said
+ * (@why), goes to the log only: an error message can reach a client
+ * (/resume echoes some), and the upstream's address is the operator's
+ * business. */
+GError *
+symfonic_upstream_failure_new (const char    *run_id,
+                               const char    *display_url,
+                               SymfonicError  code,
+                               const char    *public_text,
+                               const char    *why)
+{
+  g_message ("Run %s: the upstream %s failed: %s", run_id, display_url, why);
+
+  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+}
+
+/* The SYMFONIC_ERROR form of a transport failure; @timeout is the
+ * silence, in seconds, that counts as one. */
+GError *
+symfonic_upstream_failure_for_transport (const char   *run_id,
+                                         const char   *display_url,
+                                         const GError *error,
+                                         guint         timeout)
+{
+  g_autofree char *why = NULL;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    {
+      why = g_strdup_printf ("silent for %u s", timeout);
+      return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                                            _("The upstream did not answer in time"), why);
+    }
+
+  if (error->domain == G_RESOLVER_ERROR ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
+    return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
+                                          _("The upstream cannot be reached"), error->message);
+
+  return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM,
+                                        _("The connection to the upstream failed"), error->message);
+}
+
+/* Whether a Content-Type names an event stream, whatever its parameters. */
+gboolean
+symfonic_upstream_is_event_stream (const char *content_type)
+{
+  gsize length;
+
+  if (content_type == NULL)
+    return FALSE;
+  length = strcspn (content_type, ";");
+  while (length > 0 && (content_type[length - 1] == ' ' || content_type[length - 1] == '\t'))
+    length--;
+
+  return length == strlen ("text/event-stream") &&
+         g_ascii_strncasecmp (content_type, "text/event-stream", length) == 0;
+}
+
+/* A token count: a non-negative JSON number, else not a count. */
+gboolean
+symfonic_usage_read_count (JsonObject *object,
+                           const char *name,
+                           guint64    *count)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+
+  switch (json_node_get_value_type (node))
+    {
+    case G_TYPE_INT64:
+      if (json_node_get_int (node) < 0)
+        return FALSE;
+      *count = json_node_get_int (node);
+      return TRUE;
+    case G_TYPE_DOUBLE:
+      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
+        return FALSE;
+      *count = json_node_get_double (node);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
