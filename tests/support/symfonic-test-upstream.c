@@ -378,13 +378,19 @@ upstream_thread (gpointer data)
 
   g_main_loop_run (self->loop);
 
+  /* whatever never finished goes with the server: first its writers, so
+   * that no step of theirs runs on a message the server let go */
+  while (self->writers->len > 0)
+    {
+      Writer *writer = g_ptr_array_steal_index_fast (self->writers, 0);
+
+      g_signal_handlers_disconnect_by_data (writer->message, writer);
+      writer_free (writer);
+    }
   soup_server_disconnect (self->server);
   while (g_main_context_pending (self->context))
     g_main_context_iteration (self->context, FALSE);
   g_clear_object (&self->server);
-  /* whatever never finished went with the server */
-  while (self->writers->len > 0)
-    writer_free (g_ptr_array_steal_index_fast (self->writers, 0));
   while (g_main_context_pending (self->context))
     g_main_context_iteration (self->context, FALSE);
 
