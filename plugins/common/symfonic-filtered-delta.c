@@ -39,7 +39,9 @@ symfonic_filtered_delta_scratch (void)
 }
 
 /* Emits @delta itself when @clean is its text, a new delta of its kind
- * when the filter changed the text, nothing when it withheld all of it. */
+ * when the filter changed the text, nothing when it withheld all of it.
+ * An empty delta that carries more than text (a thinking signature) goes
+ * on as it is. */
 void
 symfonic_filtered_delta_emit (SymfonicStream *stream,
                               SymfonicEvent  *delta,
@@ -48,7 +50,7 @@ symfonic_filtered_delta_emit (SymfonicStream *stream,
   const char *text = symfonic_event_get_text (delta);
   g_autoptr(SymfonicEvent) changed = NULL;
 
-  if (clean->len == 0)
+  if (clean->len == 0 && (*text != '\0' || symfonic_event_get_payload (delta) == NULL))
     return;
 
   if (strlen (text) == clean->len && memcmp (text, clean->str, clean->len) == 0)

@@ -285,6 +285,7 @@ check_turn (const Provider    *provider,
   g_autoptr(GString) text = g_string_new (NULL);
   g_autoptr(GPtrArray) tools = g_ptr_array_new ();
   g_autofree char *expected = NULL;
+  guint signatures = 0;
   SymfonicTestFrame *last;
 
   symfonic_test_stream_wait_done (stream);
@@ -297,7 +298,13 @@ check_turn (const Provider    *provider,
 
       g_assert_cmpstr (frame->event, !=, "error");
       if (g_str_equal (frame->event, "ThinkingDeltaEvent"))
-        g_string_append (thinking, frame_text (frame));
+        {
+          g_string_append (thinking, frame_text (frame));
+          /* Anthropic's signature, kept for the Anthropic route */
+          if (strstr (frame->data, "signature") != NULL)
+            assert_json_equal (frame->data, "{\"text\":\"\",\"signature\":\"EqQBCgIYAhIM1gbcDa9GJwZA\"}");
+          signatures += strstr (frame->data, "signature") != NULL;
+        }
       else if (g_str_equal (frame->event, "TextDeltaEvent"))
         {
           /* the answer comes before the tool calls, as the provider sent it */
@@ -308,6 +315,7 @@ check_turn (const Provider    *provider,
         g_ptr_array_add (tools, frame->data);
     }
   g_assert_cmpstr (thinking->str, ==, TURN_THINKING);
+  g_assert_cmpuint (signatures, ==, (provider == &anthropic ? 1 : 0));
   g_assert_cmpstr (text->str, ==, TURN_TEXT);
   /* each call once its arguments were complete, in the provider's order */
   g_assert_cmpuint (tools->len, ==, 2);
