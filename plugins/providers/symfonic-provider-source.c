@@ -24,11 +24,11 @@ typedef struct
 {
   char     *base_url;
   char     *model;
-  char     *api_key_file;
+  GFile    *api_key_file;
   guint     timeout;
   guint     idle_timeout;
   guint     max_tokens;
-  char     *system_prompt_file;
+  GFile    *system_prompt_file;
   char    **extra_headers;
 
   /* the system-prompt-file's text, or NULL */
@@ -729,20 +729,22 @@ static const char * const reserved_headers[] = {
 
 static char *
 read_setting_file (const char  *key,
-                   const char  *path,
+                   GFile       *file,
                    gsize        max_bytes,
                    GError     **error)
 {
   g_autofree char *contents = NULL;
   gsize length;
 
-  /* the library's message names the path only, never the contents */
-  if (!g_file_get_contents (path, &contents, &length, NULL) || length > max_bytes ||
+  /* the error names the file only, never what it holds */
+  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, NULL) || length > max_bytes ||
       !g_utf8_validate (contents, length, NULL) || memchr (contents, '\0', length) != NULL)
     {
+      g_autofree char *name = g_file_get_parse_name (file);
+
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
                    _("%s: “%s” cannot be read as text of at most %" G_GSIZE_FORMAT " bytes"),
-                   key, path, max_bytes);
+                   key, name, max_bytes);
       return NULL;
     }
 
@@ -767,19 +769,18 @@ read_api_key (SymfonicProviderSource  *self,
   key = read_setting_file ("api-key-file", priv->api_key_file, MAX_KEY_BYTES, error);
   if (key == NULL)
     return FALSE;
+  /* one token: it goes on a header line as it is */
   for (const char *p = key; *p != '\0'; p++)
     {
       if ((guchar) *p <= ' ' || (guchar) *p >= 0x7f)
-        {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("api-key-file: “%s” must hold one key of printable ASCII"), priv->api_key_file);
-          return FALSE;
-        }
+        *key = '\0';
     }
   if (*key == '\0')
     {
+      g_autofree char *name = g_file_get_parse_name (priv->api_key_file);
+
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("api-key-file: “%s” is empty"), priv->api_key_file);
+                   _("api-key-file: “%s” must hold one key of printable ASCII"), name);
       return FALSE;
     }
 
@@ -868,8 +869,8 @@ symfonic_provider_source_finalize (GObject *object)
 
   g_free (priv->base_url);
   g_free (priv->model);
-  g_free (priv->api_key_file);
-  g_free (priv->system_prompt_file);
+  g_clear_object (&priv->api_key_file);
+  g_clear_object (&priv->system_prompt_file);
   g_strfreev (priv->extra_headers);
   g_free (priv->system_prompt);
   g_free (priv->target);
@@ -900,7 +901,7 @@ symfonic_provider_source_get_property (GObject    *object,
       g_value_set_string (value, priv->model);
       break;
     case PROP_API_KEY_FILE:
-      g_value_set_string (value, priv->api_key_file);
+      g_value_set_object (value, priv->api_key_file);
       break;
     case PROP_TIMEOUT:
       g_value_set_uint (value, priv->timeout);
@@ -912,7 +913,7 @@ symfonic_provider_source_get_property (GObject    *object,
       g_value_set_uint (value, priv->max_tokens);
       break;
     case PROP_SYSTEM_PROMPT_FILE:
-      g_value_set_string (value, priv->system_prompt_file);
+      g_value_set_object (value, priv->system_prompt_file);
       break;
     case PROP_EXTRA_HEADERS:
       g_value_set_boxed (value, priv->extra_headers);
@@ -942,8 +943,7 @@ symfonic_provider_source_set_property (GObject      *object,
       priv->model = g_value_dup_string (value);
       break;
     case PROP_API_KEY_FILE:
-      g_free (priv->api_key_file);
-      priv->api_key_file = g_value_dup_string (value);
+      g_set_object (&priv->api_key_file, g_value_get_object (value));
       break;
     case PROP_TIMEOUT:
       priv->timeout = g_value_get_uint (value);
@@ -955,8 +955,7 @@ symfonic_provider_source_set_property (GObject      *object,
       priv->max_tokens = g_value_get_uint (value);
       break;
     case PROP_SYSTEM_PROMPT_FILE:
-      g_free (priv->system_prompt_file);
-      priv->system_prompt_file = g_value_dup_string (value);
+      g_set_object (&priv->system_prompt_file, g_value_get_object (value));
       break;
     case PROP_EXTRA_HEADERS:
       g_strfreev (priv->extra_headers);
@@ -987,10 +986,10 @@ symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_API_KEY_FILE] =
-    g_param_spec_string ("api-key-file", "API key file",
+    g_param_spec_object ("api-key-file", "API key file",
                          "A file holding the provider's API key, read at load; the key is never logged "
                          "or shown. Unset for a provider that needs none",
-                         NULL,
+                         G_TYPE_FILE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_TIMEOUT] =
     g_param_spec_uint ("timeout", "Timeout",
@@ -1011,9 +1010,9 @@ symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
                        1, G_MAXINT, DEFAULT_MAX_TOKENS,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SYSTEM_PROMPT_FILE] =
-    g_param_spec_string ("system-prompt-file", "System prompt file",
+    g_param_spec_object ("system-prompt-file", "System prompt file",
                          "A UTF-8 text file read at load: the system prompt, before the request's own",
-                         NULL,
+                         G_TYPE_FILE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_EXTRA_HEADERS] =
     g_param_spec_boxed ("extra-headers", "Extra headers",
