@@ -11,19 +11,40 @@
 
 /* A failure whose message is @public_text, fixed text that a mapper may
  * show a client. Where the upstream is, and what it or a library said
- * (@why), goes to the log only: an error message can reach a client
+ * (@format), goes to the log only: an error message can reach a client
  * (/resume echoes some), and the upstream's address is the operator's
  * business. */
+GError *
+symfonic_upstream_failure_new_valist (const char    *run_id,
+                                      const char    *display_url,
+                                      SymfonicError  code,
+                                      const char    *public_text,
+                                      const char    *format,
+                                      va_list        args)
+{
+  g_autofree char *why = g_strdup_vprintf (format, args);
+
+  g_message ("Run %s: the upstream %s failed: %s", run_id, display_url, why);
+
+  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+}
+
 GError *
 symfonic_upstream_failure_new (const char    *run_id,
                                const char    *display_url,
                                SymfonicError  code,
                                const char    *public_text,
-                               const char    *why)
+                               const char    *format,
+                               ...)
 {
-  g_message ("Run %s: the upstream %s failed: %s", run_id, display_url, why);
+  GError *error;
+  va_list args;
 
-  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+  va_start (args, format);
+  error = symfonic_upstream_failure_new_valist (run_id, display_url, code, public_text, format, args);
+  va_end (args);
+
+  return error;
 }
 
 /* The SYMFONIC_ERROR form of a transport failure; @timeout is the
@@ -34,14 +55,9 @@ symfonic_upstream_failure_for_transport (const char   *run_id,
                                          const GError *error,
                                          guint         timeout)
 {
-  g_autofree char *why = NULL;
-
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-    {
-      why = g_strdup_printf ("silent for %u s", timeout);
-      return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                                            _("The upstream did not answer in time"), why);
-    }
+    return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                                          _("The upstream did not answer in time"), "silent for %u s", timeout);
 
   if (error->domain == G_RESOLVER_ERROR ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
@@ -49,10 +65,10 @@ symfonic_upstream_failure_for_transport (const char   *run_id,
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
     return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                                          _("The upstream cannot be reached"), error->message);
+                                          _("The upstream cannot be reached"), "%s", error->message);
 
   return symfonic_upstream_failure_new (run_id, display_url, SYMFONIC_ERROR_UPSTREAM,
-                                        _("The connection to the upstream failed"), error->message);
+                                        _("The connection to the upstream failed"), "%s", error->message);
 }
 
 /* Whether a Content-Type names an event stream, whatever its parameters. */

@@ -12,7 +12,14 @@ GError   *symfonic_upstream_failure_new           (const char    *run_id,
                                                    const char    *display_url,
                                                    SymfonicError  code,
                                                    const char    *public_text,
-                                                   const char    *why);
+                                                   const char    *format,
+                                                   ...) G_GNUC_PRINTF (5, 6);
+GError   *symfonic_upstream_failure_new_valist    (const char    *run_id,
+                                                   const char    *display_url,
+                                                   SymfonicError  code,
+                                                   const char    *public_text,
+                                                   const char    *format,
+                                                   va_list        args) G_GNUC_PRINTF (5, 0);
 GError   *symfonic_upstream_failure_for_transport (const char    *run_id,
                                                    const char    *display_url,
                                                    const GError  *error,

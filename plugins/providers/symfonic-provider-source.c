@@ -11,6 +11,7 @@
 #include "../common/symfonic-upstream-config.h"
 #include "symfonic-provider-source.h"
 #include "../common/symfonic-upstream-failure.h"
+#include "../common/symfonic-upstream-reader.h"
 
 /* Streams a completion from an LLM provider's HTTP API. The transport,
  * the timeouts, the failure mapping, back-pressure and usage are here;
@@ -80,17 +81,8 @@ static GParamSpec *properties[N_PROPS];
 
 struct _SymfonicProviderRequest
 {
+  SymfonicUpstreamReader   reader;
   SymfonicProviderSource  *source;
-  SymfonicStream          *stream;
-  SymfonicUpstreamRequest *upstream;
-  SymfonicSseParser       *parser;
-  GCancellable            *stream_cancellable;
-  gulong                   cancelled_id;
-  /* the provider sent its end, or the stream ended with it */
-  gboolean                 completed;
-  /* the client is behind: nothing more is read until the stream is ready */
-  gboolean                 waiting;
-  gboolean                 upstream_ended;
   /* a byte of the body arrived: idle-timeout applies from then on */
   gboolean                 answering;
 
@@ -111,19 +103,15 @@ struct _SymfonicProviderRequest
 };
 
 static void
-request_free (SymfonicProviderRequest *req)
+request_free (SymfonicUpstreamReader *reader)
 {
-  symfonic_stream_set_ready_func (req->stream, NULL, NULL, NULL);
-  g_cancellable_disconnect (req->stream_cancellable, req->cancelled_id);
-  g_object_unref (req->stream_cancellable);
-  symfonic_upstream_request_free (req->upstream);
-  g_object_unref (req->parser);
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+
   g_free (req->tool_id);
   g_free (req->tool_name);
   g_string_free (req->tool_arguments, TRUE);
   g_free (req->finish_reason);
   g_free (req->model);
-  g_object_unref (req->stream);
   g_object_unref (req->source);
   g_free (req);
 }
@@ -131,52 +119,25 @@ request_free (SymfonicProviderRequest *req)
 static const char *
 run_id (SymfonicProviderRequest *req)
 {
-  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream));
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->reader.stream));
 }
 
-/* Before the terminal or the end, and also when the client left: the
- * budget settles from what the stream holds then. */
+/* Before the terminal or the end, and also inside the stream's
+ * cancellation when the client left, before its stages close: the budget
+ * settles from what the stream holds then. */
 static void
-settle_usage (SymfonicProviderRequest *req)
+settle_usage (SymfonicUpstreamReader *reader)
 {
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+
   if (req->usage_settled)
     return;
   req->usage_settled = TRUE;
 
   if (req->usage_seen)
-    symfonic_stream_add_usage (req->stream, req->input_tokens, req->output_tokens);
+    symfonic_stream_add_usage (reader->stream, req->input_tokens, req->output_tokens);
   else
     g_message ("Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
-}
-
-/* Ends the request, then the stream, exactly once. A failed request's
- * connection is closed, which is how the provider learns to stop. */
-static void
-request_finish (SymfonicProviderRequest *req,
-                GError                  *error)
-{
-  g_autoptr(SymfonicStream) stream = g_object_ref (req->stream);
-  g_autoptr(GError) owned_error = error;
-
-  settle_usage (req);
-  if (error != NULL)
-    symfonic_upstream_request_cancel (req->upstream);
-  request_free (req);
-
-  symfonic_stream_push_end (stream, error);
-}
-
-/* Runs inside the stream's cancellation, before its stages close: the
- * usage seen so far is all the budget will learn. The request itself ends
- * from the main loop, with G_IO_ERROR_CANCELLED. */
-static void
-on_stream_cancelled (GCancellable *stream_cancellable,
-                     gpointer      data)
-{
-  SymfonicProviderRequest *req = data;
-
-  settle_usage (req);
-  symfonic_upstream_request_cancel (req->upstream);
 }
 
 GError *
@@ -187,22 +148,14 @@ symfonic_provider_request_failure (SymfonicProviderRequest *self,
                                    ...)
 {
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self->source);
-  g_autofree char *why = NULL;
+  GError *error;
   va_list args;
 
   va_start (args, format);
-  why = g_strdup_vprintf (format, args);
+  error = symfonic_upstream_failure_new_valist (run_id (self), priv->display_url, code, public_text, format, args);
   va_end (args);
 
-  return symfonic_upstream_failure_new (run_id (self), priv->display_url, code, public_text, why);
-}
-
-static void
-push (SymfonicProviderRequest *req,
-      SymfonicEvent           *event)
-{
-  if (symfonic_stream_push (req->stream, event) == SYMFONIC_FLOW_WAIT)
-    req->waiting = TRUE;
+  return error;
 }
 
 void
@@ -214,7 +167,7 @@ symfonic_provider_request_text (SymfonicProviderRequest *self,
   if (*text == '\0')
     return;
   event = symfonic_event_new_text_delta (text);
-  push (self, event);
+  symfonic_upstream_reader_push (&self->reader, event);
 }
 
 void
@@ -238,7 +191,7 @@ symfonic_provider_request_thinking (SymfonicProviderRequest *self,
       json_object_set_string_member (payload, "signature", signature);
       event = symfonic_event_new (SYMFONIC_EVENT_THINKING_DELTA, payload, NULL);
     }
-  push (self, event);
+  symfonic_upstream_reader_push (&self->reader, event);
 }
 
 /* The pending tool call goes out whole: its arguments are complete. */
@@ -261,7 +214,7 @@ flush_tool_call (SymfonicProviderRequest *req)
   g_string_truncate (req->tool_arguments, 0);
 
   event = symfonic_event_new (SYMFONIC_EVENT_TOOL_CALL_START, payload, NULL);
-  push (req, event);
+  symfonic_upstream_reader_push (&req->reader, event);
 }
 
 void
@@ -351,10 +304,10 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
 {
   g_autoptr(JsonObject) payload = json_object_new ();
   g_autoptr(SymfonicEvent) terminal = NULL;
-  gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->stream);
+  gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->reader.stream);
 
   flush_tool_call (self);
-  settle_usage (self);
+  settle_usage (&self->reader);
 
   json_object_set_string_member (payload, "text", "");
   json_object_set_int_member (payload, "duration_ms", elapsed / 1000);
@@ -364,8 +317,8 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
     json_object_set_string_member (payload, "model", self->model);
   terminal = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, NULL);
 
-  self->completed = TRUE;
-  push (self, terminal);
+  self->reader.completed = TRUE;
+  symfonic_upstream_reader_push (&self->reader, terminal);
 }
 
 JsonNode *
@@ -417,79 +370,41 @@ symfonic_provider_json_array (JsonObject *object,
   return node != NULL && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
 }
 
-/* Hands every complete frame to the subclass. Returns TRUE to read on, or
- * FALSE when the request is over: completed, or with @error set. */
 static gboolean
-drain (SymfonicProviderRequest  *req,
-       GError                  **error)
+read_frame (SymfonicUpstreamReader  *reader,
+            const char              *event,
+            const char              *data,
+            GError                 **error)
 {
-  SymfonicProviderSourceClass *klass = SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source);
-  const char *event;
-  const char *data;
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
 
-  while (!req->waiting)
+  /* OpenAI's end, which no other frame resembles */
+  if (strcmp (data, "[DONE]") == 0)
     {
-      if (!symfonic_sse_parser_next_borrowed (req->parser, &event, &data, NULL))
-        return TRUE;
-      /* OpenAI's end, which no other frame resembles */
-      if (strcmp (data, "[DONE]") == 0)
-        symfonic_provider_request_complete (req);
-      else if (!klass->handle_frame (req->source, req, event, data, error))
-        return FALSE;
-      if (req->completed)
-        return FALSE;
-      /* a stage failed the stream (which cancelled it): stop reading */
-      if (symfonic_stream_is_over (req->stream))
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                               _("The stream ended while the provider was still talking"));
-          return FALSE;
-        }
+      symfonic_provider_request_complete (req);
+      return TRUE;
     }
 
-  return TRUE;
+  return SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, error);
 }
 
-static void
-pump (SymfonicProviderRequest *req)
+static GError *
+truncated (SymfonicUpstreamReader *reader)
 {
-  GError *error = NULL;
-
-  if (!drain (req, &error))
-    {
-      request_finish (req, error);
-      return;
-    }
-  if (req->waiting)
-    {
-      /* a quiet provider is not at fault while the client holds it back */
-      symfonic_upstream_request_pause (req->upstream);
-      return;
-    }
-  if (req->upstream_ended)
-    {
-      request_finish (req, symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                              _("The upstream closed the stream early"),
-                                                              "the body ended before the stream's end"));
-      return;
-    }
-  symfonic_upstream_request_resume (req->upstream);
+  return symfonic_provider_request_failure ((SymfonicProviderRequest *) reader, SYMFONIC_ERROR_UPSTREAM,
+                                            _("The upstream closed the stream early"),
+                                            "the body ended before the stream's end");
 }
 
-static void
-on_stream_ready (SymfonicStream *stream,
-                 gpointer        data)
+static GError *
+transport_failure (SymfonicUpstreamReader *reader,
+                   const GError           *error)
 {
-  SymfonicProviderRequest *req = data;
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
 
-  req->waiting = FALSE;
-  if (symfonic_stream_is_over (stream))
-    {
-      request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                _("The stream ended while the provider was still talking")));
-      return;
-    }
-  pump (req);
+  return symfonic_upstream_failure_for_transport (run_id (req), priv->display_url, error,
+                                                  req->answering ? priv->idle_timeout : priv->timeout);
 }
 
 /* A provider's Retry-After goes to the client only as delta-seconds: an
@@ -497,12 +412,12 @@ on_stream_ready (SymfonicStream *stream,
 static void
 carry_retry_after (SymfonicProviderRequest *req)
 {
-  const char *value = symfonic_upstream_request_get_header (req->upstream, "Retry-After");
+  const char *value = symfonic_upstream_request_get_header (req->reader.upstream, "Retry-After");
   gsize length = value != NULL ? strlen (value) : 0;
 
   if (length == 0 || length > MAX_RETRY_AFTER_DIGITS || strspn (value, "0123456789") != length)
     return;
-  symfonic_stream_set_response_header (req->stream, "Retry-After", value);
+  symfonic_stream_set_response_header (req->reader.stream, "Retry-After", value);
 }
 
 static GError *
@@ -533,76 +448,40 @@ status_failure (SymfonicProviderRequest *req,
 }
 
 static void
-on_head (SymfonicUpstreamRequest *upstream,
-         guint                    status,
-         gpointer                 data)
+read_head (SymfonicUpstreamReader *reader,
+           guint                   status)
 {
-  SymfonicProviderRequest *req = data;
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
 
   if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
-      request_finish (req, status_failure (req, status));
+      symfonic_upstream_reader_finish (reader, status_failure (req, status));
       return;
     }
 
-  if (!symfonic_upstream_is_event_stream (symfonic_upstream_request_get_header (upstream, "Content-Type")))
-    request_finish (req, symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                            _("The upstream did not answer with an event stream"),
-                                                            "answered something else than an event stream"));
-}
-
-static void
-on_body (SymfonicUpstreamRequest *upstream,
-         const guint8            *data,
-         gsize                    length,
-         gpointer                 user_data)
-{
-  SymfonicProviderRequest *req = user_data;
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
-  GError *error = NULL;
-
-  if (!req->answering)
+  if (!symfonic_upstream_is_event_stream (symfonic_upstream_request_get_header (reader->upstream, "Content-Type")))
     {
-      req->answering = TRUE;
-      symfonic_upstream_request_set_timeout (req->upstream, priv->idle_timeout);
-    }
-
-  if (!symfonic_sse_parser_feed (req->parser, data, length, &error))
-    {
-      request_finish (req, error);
-      return;
-    }
-  pump (req);
-}
-
-static void
-on_done (SymfonicUpstreamRequest *upstream,
-         const GError            *error,
-         gpointer                 data)
-{
-  SymfonicProviderRequest *req = data;
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
-
-  if (error != NULL)
-    {
-      if (g_cancellable_is_cancelled (req->stream_cancellable))
-        request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away")));
-      else
-        request_finish (req, symfonic_upstream_failure_for_transport (run_id (req), priv->display_url, error,
-                                                                      req->answering ? priv->idle_timeout
-                                                                                     : priv->timeout));
+      symfonic_upstream_reader_finish (reader,
+                                       symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                                          _("The upstream did not answer with an event stream"),
+                                                                          "answered something else than an event stream"));
       return;
     }
 
-  req->upstream_ended = TRUE;
-  symfonic_sse_parser_end (req->parser);
-  pump (req);
+  /* the provider answers: from now on it may only pause between bytes */
+  req->answering = TRUE;
+  symfonic_upstream_request_set_timeout (reader->upstream, priv->idle_timeout);
 }
 
-static const SymfonicUpstreamHandlers upstream_handlers = {
-  .head = on_head,
-  .body = on_body,
-  .done = on_done,
+static const SymfonicUpstreamReaderVTable reader_vtable = {
+  .head = read_head,
+  .frame = read_frame,
+  .transport_failure = transport_failure,
+  .truncated = truncated,
+  .cancelled = settle_usage,
+  .finish = settle_usage,
+  .free = request_free,
 };
 
 /* The client's head waits for the provider's first event, so that a
@@ -634,18 +513,14 @@ symfonic_provider_source_start (SymfonicSource *source,
 
   req = g_new0 (SymfonicProviderRequest, 1);
   req->source = g_object_ref (self);
-  req->stream = g_object_ref (stream);
-  req->parser = symfonic_sse_parser_new (MAX_EVENT_BYTES);
   req->tool_arguments = g_string_new (NULL);
-  req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
-
-  symfonic_stream_set_ready_func (stream, on_stream_ready, req, NULL);
-  req->upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
-                                          "application/json", payload, &upstream_handlers, req);
-  /* until the first byte; idle-timeout from then on */
-  symfonic_upstream_request_set_timeout (req->upstream, priv->timeout);
-  /* runs at once if the client is already gone */
-  req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled), req, NULL);
+  symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
+  req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
+                                                 "application/json", payload,
+                                                 &symfonic_upstream_reader_handlers, &req->reader);
+  /* until the head; idle-timeout from then on */
+  symfonic_upstream_request_set_timeout (req->reader.upstream, priv->timeout);
+  symfonic_upstream_reader_watch (&req->reader);
 }
 
 static void
