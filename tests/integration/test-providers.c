@@ -364,55 +364,48 @@ test_anthropic_turn_random (void)
 
 /* --- what the provider is sent -------------------------------------------- */
 
-static void
-test_openai_request (void)
+typedef struct
 {
+  const Provider *provider;
+  const char     *body;
+  /* header name, value (NULL: absent), ..., NULL */
+  const char     *headers[12];
+} RequestCase;
+
+static const RequestCase requests[] = {
+  { &openai,
+    "{\"model\":\"test-model\",\"messages\":[{\"role\":\"system\",\"content\":\"You are terse.\"},"
+    "{\"role\":\"user\",\"content\":\"hello there\"}],\"max_tokens\":256,\"stream\":true,"
+    "\"stream_options\":{\"include_usage\":true}}",
+    { "Authorization", "Bearer " API_KEY, "X-Org", "o-1", "Accept", "text/event-stream", "x-api-key", NULL,
+      /* the client's identity is not the provider's business */
+      "X-Tenant-ID", NULL, NULL } },
+  { &anthropic,
+    "{\"model\":\"test-model\",\"system\":\"You are terse.\",\"messages\":[{\"role\":\"user\","
+    "\"content\":[{\"type\":\"text\",\"text\":\"hello there\"}]}],\"max_tokens\":256,\"stream\":true}",
+    { "x-api-key", API_KEY, "anthropic-version", "2023-06-01", "X-Org", "o-1", "Authorization", NULL,
+      "X-Tenant-ID", NULL, NULL } },
+};
+
+static void
+test_request (gconstpointer data)
+{
+  const RequestCase *c = data;
   g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
-  g_autofree char *base_url = provider_add (fake, &openai, 200, "text/event-stream", openai_turn,
+  g_autofree char *base_url = provider_add (fake, c->provider, 200, "text/event-stream", c->provider->turn,
                                             SYMFONIC_TEST_SPLIT_WHOLE, SYMFONIC_TEST_AFTER_CLOSE, 0);
-  g_autoptr(SymfonicServer) server = gateway_new (&openai, base_url, NULL, NULL);
+  g_autoptr(SymfonicServer) server = gateway_new (c->provider, base_url, NULL, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
   SymfonicTestUpstreamRecord *record;
   g_autofree char *sent = NULL;
 
   symfonic_test_stream_wait_done (stream);
-  record = symfonic_test_upstream_wait_record (fake, openai.path, NULL);
+  record = symfonic_test_upstream_wait_record (fake, c->provider->path, NULL);
   sent = json_to_string (record->body, FALSE);
-  assert_json_equal (sent,
-                     "{\"model\":\"test-model\",\"messages\":[{\"role\":\"system\",\"content\":\"You are terse.\"},"
-                     "{\"role\":\"user\",\"content\":\"hello there\"}],\"max_tokens\":256,\"stream\":true,"
-                     "\"stream_options\":{\"include_usage\":true}}");
-  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "Authorization"), ==, "Bearer " API_KEY);
-  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "X-Org"), ==, "o-1");
-  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "Accept"), ==, "text/event-stream");
-  /* the client's credentials are not the provider's business */
-  g_assert_null (soup_message_headers_get_one (record->headers, "X-Tenant-ID"));
-
-  symfonic_server_stop (server);
-}
-
-static void
-test_anthropic_request (void)
-{
-  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
-  g_autofree char *base_url = provider_add (fake, &anthropic, 200, "text/event-stream", anthropic_turn,
-                                            SYMFONIC_TEST_SPLIT_WHOLE, SYMFONIC_TEST_AFTER_CLOSE, 0);
-  g_autoptr(SymfonicServer) server = gateway_new (&anthropic, base_url, NULL, NULL);
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
-  SymfonicTestUpstreamRecord *record;
-  g_autofree char *sent = NULL;
-
-  symfonic_test_stream_wait_done (stream);
-  record = symfonic_test_upstream_wait_record (fake, anthropic.path, NULL);
-  sent = json_to_string (record->body, FALSE);
-  assert_json_equal (sent,
-                     "{\"model\":\"test-model\",\"system\":\"You are terse.\",\"messages\":[{\"role\":\"user\","
-                     "\"content\":[{\"type\":\"text\",\"text\":\"hello there\"}]}],\"max_tokens\":256,\"stream\":true}");
-  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "x-api-key"), ==, API_KEY);
-  g_assert_cmpstr (soup_message_headers_get_one (record->headers, "anthropic-version"), ==, "2023-06-01");
-  g_assert_null (soup_message_headers_get_one (record->headers, "Authorization"));
+  assert_json_equal (sent, c->body);
+  for (guint i = 0; c->headers[i] != NULL; i += 2)
+    g_assert_cmpstr (soup_message_headers_get_one (record->headers, c->headers[i]), ==, c->headers[i + 1]);
 
   symfonic_server_stop (server);
 }
@@ -776,30 +769,8 @@ static const ConfigCase config_cases[] = {
 static void
 test_config (void)
 {
-  g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
-
   for (guint i = 0; i < G_N_ELEMENTS (config_cases); i++)
-    {
-      const ConfigCase *c = &config_cases[i];
-      g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
-                                               "[source:up]\n%s\n", c->lines);
-      g_autoptr(GError) error = NULL;
-      g_autoptr(SymfonicPipeline) pipeline =
-        symfonic_pipeline_new_from_data (symfonic_registry_get_default (), text, -1, base, "p.pipeline", &error);
-
-      g_test_message ("case %s: %s", c->name, error != NULL ? error->message : "loads");
-      if (c->key == NULL)
-        {
-          g_assert_no_error (error);
-          g_assert_nonnull (pipeline);
-        }
-      else
-        {
-          g_assert_null (pipeline);
-          g_assert_nonnull (error);
-          g_assert_nonnull (strstr (error->message, c->key));
-        }
-    }
+    symfonic_test_check_source_config (symfonic_registry_get_default (), config_cases[i].lines, config_cases[i].key);
 }
 
 /* A key file's contents never appear in a load error, even a wrong one. */
@@ -869,8 +840,8 @@ main (int   argc,
   g_test_add_func ("/providers/openai/turn/random", test_openai_turn_random);
   g_test_add_func ("/providers/anthropic/turn/whole", test_anthropic_turn_whole);
   g_test_add_func ("/providers/anthropic/turn/random", test_anthropic_turn_random);
-  g_test_add_func ("/providers/openai/request", test_openai_request);
-  g_test_add_func ("/providers/anthropic/request", test_anthropic_request);
+  g_test_add_data_func ("/providers/openai/request", &requests[0], test_request);
+  g_test_add_data_func ("/providers/anthropic/request", &requests[1], test_request);
   g_test_add_func ("/providers/openai/usage", test_openai_usage);
   g_test_add_func ("/providers/anthropic/usage", test_anthropic_usage);
   g_test_add_func ("/providers/failure/rate-limited", test_rate_limited);
