@@ -666,9 +666,8 @@ hang_up_after (SymfonicTestUpstream *fake,
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
   SymfonicTestUpstreamRecord *record = NULL;
   GSource *tick = g_timeout_source_new (1);
-  gint64 hung_up_us;
-  gint64 closed_us;
   gint64 deadline = g_get_monotonic_time () + SYMFONIC_TEST_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+  gint64 took;
 
   g_source_set_callback (tick, tick_cb, NULL, NULL);
   g_source_attach (tick, NULL);
@@ -676,32 +675,18 @@ hang_up_after (SymfonicTestUpstream *fake,
   while ((record = symfonic_test_upstream_find_record (fake, provider->path, NULL)) == NULL &&
          g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
+  g_source_destroy (tick);
+  g_source_unref (tick);
   g_assert_nonnull (record);
   if (n_frames > 0)
     symfonic_test_stream_wait_frames (stream, n_frames);
   g_assert_false (stream->done);
 
-  /* libsoup closes the socket of a half-read response only when its
-   * session goes */
-  hung_up_us = g_get_monotonic_time ();
-  symfonic_test_stream_close (stream);
-  soup_session_abort (session);
-  g_clear_object (&session);
-
-  deadline = hung_up_us + 5 * G_USEC_PER_SEC;
-  do
-    {
-      g_main_context_iteration (NULL, TRUE);
-      closed_us = symfonic_test_upstream_get_closed_us (fake, record);
-    }
-  while (closed_us == 0 && g_get_monotonic_time () < deadline);
-  g_source_destroy (tick);
-  g_source_unref (tick);
-
-  g_assert_cmpint (closed_us, >, 0);
+  took = symfonic_test_upstream_time_hang_up (fake, record, stream, g_steal_pointer (&session));
+  g_assert_cmpint (took, >=, 0);
   g_assert_false (symfonic_test_upstream_get_completed (fake, record));
 
-  return closed_us - hung_up_us;
+  return took;
 }
 
 /* While the client waits for the first token: the provider only sends

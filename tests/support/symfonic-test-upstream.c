@@ -728,3 +728,53 @@ symfonic_test_upstream_get_completed (SymfonicTestUpstream       *self,
 
   return value;
 }
+
+static gboolean
+tick_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/**
+ * symfonic_test_upstream_time_hang_up:
+ * @self: an upstream
+ * @record: the request whose connection is watched
+ * @stream: the client's stream, closed here
+ * @session: (transfer full): the client's session, let go here: libsoup
+ *   closes the socket of a half-read response only when its session goes
+ *
+ * Hangs the client up and waits, at most 5 seconds, for the upstream to
+ * see its connection close, iterating this thread's main loop (where
+ * libsoup closes the client's socket).
+ *
+ * Returns: microseconds from the hang-up to the close, or -1 when the
+ *   upstream saw none
+ */
+gint64
+symfonic_test_upstream_time_hang_up (SymfonicTestUpstream       *self,
+                                     SymfonicTestUpstreamRecord *record,
+                                     SymfonicTestStream         *stream,
+                                     SoupSession                *session)
+{
+  GSource *tick = g_timeout_source_new (1);
+  gint64 hung_up_us = g_get_monotonic_time ();
+  gint64 deadline = hung_up_us + 5 * G_USEC_PER_SEC;
+  gint64 closed_us;
+
+  symfonic_test_stream_close (stream);
+  soup_session_abort (session);
+  g_object_unref (session);
+
+  g_source_set_callback (tick, tick_cb, NULL, NULL);
+  g_source_attach (tick, NULL);
+  do
+    {
+      g_main_context_iteration (NULL, TRUE);
+      closed_us = symfonic_test_upstream_get_closed_us (self, record);
+    }
+  while (closed_us == 0 && g_get_monotonic_time () < deadline);
+  g_source_destroy (tick);
+  g_source_unref (tick);
+
+  return closed_us > 0 ? closed_us - hung_up_us : -1;
+}
