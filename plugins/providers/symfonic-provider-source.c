@@ -83,7 +83,7 @@ struct _SymfonicProviderRequest
 {
   SymfonicUpstreamReader   reader;
   SymfonicProviderSource  *source;
-  /* a byte of the body arrived: idle-timeout applies from then on */
+  /* the head arrived: idle-timeout applies from then on */
   gboolean                 answering;
 
   /* the tool call whose arguments are still arriving; tool_id is NULL

@@ -720,6 +720,37 @@ test_disconnect_mid_stream (void)
   symfonic_server_stop (server);
 }
 
+/* The client leaves after the provider said what the prompt cost (60 + 1
+ * tokens): the budget settles on that, not on an estimate of a few
+ * tokens, so the next request no longer fits its 100-token window. */
+static void
+test_disconnect_settles_usage (void)
+{
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  g_autofree char *base_url =
+    provider_add (fake, &anthropic, 200, "text/event-stream",
+                  ANTHROPIC_EVENT ("message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                                   "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-test-1\","
+                                   "\"usage\":{\"input_tokens\":60,\"output_tokens\":1}}}")
+                  ANTHROPIC_TEXT_BLOCK ("0")
+                  ANTHROPIC_DELTA ("0", "{\"type\":\"text_delta\",\"text\":\"partial\"}"),
+                  SYMFONIC_TEST_SPLIT_WHOLE, SYMFONIC_TEST_AFTER_KEEPALIVE, 0);
+  g_autoptr(SymfonicServer) server =
+    gateway_new (&anthropic, base_url, NULL, "tokens-per-window=100\nreserve-tokens=50\nwindow-seconds=3600");
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) next = NULL;
+
+  g_assert_cmpint (hang_up_after (fake, &anthropic, server, 1), <, CLOSE_LIMIT_US);
+
+  next = post_typed (server, session);
+  symfonic_test_stream_wait_done (next);
+  g_test_message ("after the hang-up: HTTP %u %s", next->status, next->raw->str);
+  g_assert_cmpuint (next->status, ==, 429);
+  g_assert_nonnull (strstr (next->raw->str, "\"budget_exceeded\""));
+
+  symfonic_server_stop (server);
+}
+
 /* --- configuration ------------------------------------------------------- */
 
 typedef struct
@@ -840,6 +871,7 @@ main (int   argc,
     }
   g_test_add_func ("/providers/disconnect/before-first-token", test_disconnect_before_first_token);
   g_test_add_func ("/providers/disconnect/mid-stream", test_disconnect_mid_stream);
+  g_test_add_func ("/providers/disconnect/settles-usage", test_disconnect_settles_usage);
 
   return g_test_run ();
 }
