@@ -217,12 +217,16 @@ flush_tool_call (SymfonicProviderRequest *req)
   symfonic_upstream_reader_push (&req->reader, event);
 }
 
+/* Some OpenAI-compatible servers repeat a call's id on every fragment:
+ * only a new index starts a new call. */
 void
 symfonic_provider_request_tool_start (SymfonicProviderRequest *self,
                                       gint64                   index,
                                       const char              *id,
                                       const char              *name)
 {
+  if (self->tool_id != NULL && index == self->tool_index)
+    return;
   flush_tool_call (self);
   self->tool_index = index;
   self->tool_id = g_strdup (id);

@@ -76,7 +76,8 @@ static const char openai_turn[] =
   OPENAI_DELTA ("{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\","
                 "\"function\":{\"name\":\"lookup\",\"arguments\":\"\"}}]}")
   OPENAI_DELTA ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"q\\\":\"}}]}")
-  OPENAI_DELTA ("{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"tea\\\"}\"}}]}")
+  /* as some compatible servers do, the id again */
+  OPENAI_DELTA ("{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"arguments\":\"\\\"tea\\\"}\"}}]}")
   OPENAI_DELTA ("{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"type\":\"function\","
                 "\"function\":{\"name\":\"clock\",\"arguments\":\"{}\"}}]}")
   OPENAI_CHUNK ("{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}")
