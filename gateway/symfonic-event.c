@@ -280,6 +280,13 @@ keep_extra_members (SymfonicEvent  *self,
 {
   g_autoptr(GList) members = NULL;
   JsonObject *extra = NULL;
+  guint n_fields = 0;
+
+  /* every field of the kind is there: no more members, nothing to keep */
+  while (info->fields[n_fields] != NULL)
+    n_fields++;
+  if (json_object_get_size (payload) == n_fields)
+    return;
 
   members = json_object_get_members (payload);
   for (GList *l = members; l != NULL; l = l->next)
