@@ -271,6 +271,43 @@ check_mutation_count (JsonObject  *payload,
   return FALSE;
 }
 
+/* A text event's members beyond its kind's fields (a terminal's
+ * finish_reason, a thinking delta's signature) travel with it, sealed;
+ * the common delta has none and costs nothing more. */
+static void
+keep_extra_members (SymfonicEvent  *self,
+                    JsonObject     *payload,
+                    const KindInfo *info)
+{
+  g_autoptr(GList) members = NULL;
+  JsonObject *extra = NULL;
+  guint n_fields = 0;
+
+  /* every field of the kind is there: no more members, nothing to keep */
+  while (info->fields[n_fields] != NULL)
+    n_fields++;
+  if (json_object_get_size (payload) == n_fields)
+    return;
+
+  members = json_object_get_members (payload);
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      gboolean listed = FALSE;
+
+      for (guint i = 0; info->fields[i] != NULL && !listed; i++)
+        listed = strcmp (l->data, info->fields[i]) == 0;
+      if (listed)
+        continue;
+      if (extra == NULL)
+        extra = json_object_new ();
+      json_object_set_member (extra, l->data, symfonic_json_node_deep_copy (json_object_get_member (payload, l->data)));
+    }
+
+  if (extra != NULL)
+    json_object_seal (extra);
+  self->payload = extra;
+}
+
 /**
  * symfonic_event_new:
  * @kind: the kind of event
@@ -333,10 +370,13 @@ symfonic_event_new (SymfonicEventKind   kind,
                            _("%s: “%s” must be a number"), info->name, "duration_ms");
               return NULL;
             }
-          return symfonic_event_new_response_complete (text, json_node_get_int (duration));
+          self = symfonic_event_new_response_complete (text, json_node_get_int (duration));
         }
+      else
+        self = event_alloc (kind, text);
 
-      return event_alloc (kind, text);
+      keep_extra_members (self, payload, info);
+      return self;
     }
 
   if (kind == SYMFONIC_EVENT_MEMORY_EXTRACTED &&
@@ -554,8 +594,10 @@ symfonic_event_get_duration_ms (SymfonicEvent *self)
  * @self: a #SymfonicEvent
  *
  * The sealed payload of a structured event (activation, tool call, memory
- * ops, ...). Text-bearing events and chunks have none: use
- * symfonic_event_get_text(), symfonic_event_get_data() or
+ * ops, ...). For a text-bearing event, the members it was created with
+ * beyond its text and duration (such as a terminal's `finish_reason` and
+ * `model`, or a thinking delta's `signature`), if any. Chunks have none:
+ * use symfonic_event_get_text(), symfonic_event_get_data() or
  * symfonic_event_to_json_node().
  *
  * Returns: (transfer none) (nullable): the payload
@@ -609,6 +651,18 @@ symfonic_event_write_json (SymfonicEvent *self,
   symfonic_json_append_string (out, self->text, -1);
   if (self->kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
+  if (self->payload != NULL)
+    {
+      g_autoptr(GList) members = json_object_get_members (self->payload);
+
+      for (GList *l = members; l != NULL; l = l->next)
+        {
+          g_string_append_c (out, ',');
+          symfonic_json_append_string (out, l->data, -1);
+          g_string_append_c (out, ':');
+          symfonic_json_append_node (out, json_object_get_member (self->payload, l->data));
+        }
+    }
   g_string_append_c (out, '}');
 }
 

@@ -341,6 +341,8 @@ end_for_slow_client (Exchange   *self,
   symfonic_stream_abort (self->stream, error);
 }
 
+static void open_event_stream (Exchange *self);
+
 static gboolean
 sink_event (gpointer       data,
             SymfonicEvent *event)
@@ -351,8 +353,12 @@ sink_event (gpointer       data,
 
   if (self->writer == NULL)
     {
-      symfonic_encoder_event (self->encoder, event, NULL);
-      return FALSE;
+      if (!symfonic_encoder_is_streaming (self->encoder))
+        {
+          symfonic_encoder_event (self->encoder, event, NULL);
+          return FALSE;
+        }
+      open_event_stream (self);
     }
 
   out = symfonic_sse_writer_begin_frame (self->writer);
@@ -386,6 +392,11 @@ sink_end (gpointer      data,
       frame = map_error (self, error);
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_FAILED, 1);
     }
+
+  /* a held head that no event released: a success still streams, a
+   * failure is a plain JSON answer */
+  if (frame == NULL && self->writer == NULL && symfonic_encoder_is_streaming (self->encoder))
+    open_event_stream (self);
 
   out = self->writer != NULL ? symfonic_sse_writer_begin_frame (self->writer) : (body = g_string_new (NULL));
   if (frame == NULL)
@@ -524,11 +535,38 @@ on_finished (SoupServerMessage *message,
     exchange_free (self);
 }
 
+/* Writes the event stream's head and hands the connection to its writer. */
 static void
-begin_stream (Exchange *self)
+open_event_stream (Exchange *self)
 {
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (self->message);
 
+  /* the writer watches the client from now on */
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
+  soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
+  apply_stream_headers (self);
+  soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
+  soup_message_headers_replace (headers, "Cache-Control", "no-cache");
+  soup_message_headers_replace (headers, "X-Accel-Buffering", "no");
+  /* HTTP/1.0 has no chunked encoding: the stream ends with the connection */
+  if (soup_server_message_get_http_version (self->message) == SOUP_HTTP_1_0)
+    {
+      soup_message_headers_set_encoding (headers, SOUP_ENCODING_EOF);
+      soup_message_headers_replace (headers, "Connection", "close");
+    }
+  else
+    soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+                                          &writer_callbacks, self);
+  /* the writer took the connection: libsoup freed its state for the
+   * message, which is let go too */
+  forget_message (self);
+}
+
+static void
+begin_stream (Exchange *self)
+{
   if (!advance (self, EXCHANGE_ADMITTED))
     return;
   self->encoder = symfonic_encoder_new (symfonic_route_get_kind (self->route), self->stream,
@@ -536,30 +574,11 @@ begin_stream (Exchange *self)
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
 
-  if (!symfonic_encoder_is_streaming (self->encoder))
+  /* a held head waits for the first event (sink_event) or the end */
+  if (!symfonic_encoder_is_streaming (self->encoder) || symfonic_stream_get_holds_head (self->stream))
     watch_hangup (self);
   else
-    {
-      soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
-      apply_stream_headers (self);
-      soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
-      soup_message_headers_replace (headers, "Cache-Control", "no-cache");
-      soup_message_headers_replace (headers, "X-Accel-Buffering", "no");
-      /* HTTP/1.0 has no chunked encoding: the stream ends with the connection */
-      if (soup_server_message_get_http_version (self->message) == SOUP_HTTP_1_0)
-        {
-          soup_message_headers_set_encoding (headers, SOUP_ENCODING_EOF);
-          soup_message_headers_replace (headers, "Connection", "close");
-        }
-      else
-        soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
-      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
-      self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
-                                              &writer_callbacks, self);
-      /* the writer took the connection: libsoup freed its state for the
-       * message, which is let go too */
-      forget_message (self);
-    }
+    open_event_stream (self);
 
   symfonic_stream_start (self->stream);
 }

@@ -61,6 +61,7 @@ struct _SymfonicStream
   guint64                   input_tokens;
   guint64                   output_tokens;
   gboolean                  usage_reported;
+  gboolean                  holds_head;
 
   StageSlot                *slots;
   guint                     n_stages;
@@ -344,6 +345,40 @@ symfonic_stream_set_release_line (SymfonicStream *self,
 
   g_free (self->release_line);
   self->release_line = g_strdup (release_line);
+}
+
+/**
+ * symfonic_stream_hold_head:
+ * @self: a #SymfonicStream not started yet
+ *
+ * Keeps a streaming response's head back until the first event leaves
+ * the pipeline, so that a failure before it is answered with a real HTTP
+ * status and a JSON body instead of an event stream that holds only an
+ * error. A source whose upstream can still refuse after admission calls
+ * this from its admission hook; it bounds the wait itself.
+ */
+void
+symfonic_stream_hold_head (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  g_return_if_fail (self->state < STREAM_RUNNING);
+
+  self->holds_head = TRUE;
+}
+
+/**
+ * symfonic_stream_get_holds_head:
+ * @self: a #SymfonicStream
+ *
+ * Returns: whether the response's head waits for the first event, see
+ *   symfonic_stream_hold_head()
+ */
+gboolean
+symfonic_stream_get_holds_head (SymfonicStream *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+
+  return self->holds_head;
 }
 
 /**

@@ -165,6 +165,8 @@ new_delta (SymfonicTextChannel  channel,
  * delta is fed to its channel, and what the filter released is emitted on
  * @stream, as @event itself when the filter left it unchanged, as a new
  * delta when it changed it, and not at all when it withheld all of it.
+ * An empty delta that carries more than text (a thinking signature) goes
+ * on as it is.
  *
  * Returns: whether @event was a delta, which the filter took; any other
  *   event is left to the caller
@@ -200,7 +202,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
   length = strlen (text);
   clean = symfonic_scratch_get (&scratch);
   feed_channel (self, channel, text, length, clean);
-  if (clean->len == 0)
+  if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (event) == NULL))
     return TRUE;
 
   if (clean->len == length && memcmp (text, clean->str, length) == 0)

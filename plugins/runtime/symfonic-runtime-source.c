@@ -10,6 +10,9 @@
 #include <libsoup/soup.h>
 
 #include "symfonic-runtime-source.h"
+#include "../common/symfonic-upstream-config.h"
+#include "../common/symfonic-upstream-failure.h"
+#include "../common/symfonic-upstream-reader.h"
 
 /* POSTs each invocation as JSON to an agent runtime (or another gateway)
  * and reads the typed event stream back, so the runtime's events travel
@@ -38,9 +41,6 @@ struct _SymfonicRuntimeSource
   guint     connection_cap;
   int       connections;
 
-  /* request-headers, split once at load */
-  GStrv     header_names;
-  GStrv     header_values;
   /* the head lines of every request: request-headers and Accept */
   char     *header_lines;
   SymfonicUpstream *upstream;
@@ -130,68 +130,32 @@ symfonic_runtime_source_admit (SymfonicSource  *source,
 
 typedef struct
 {
+  SymfonicUpstreamReader   reader;
   SymfonicRuntimeSource   *source;
-  SymfonicStream          *stream;
   GBytes                  *payload;
-  SymfonicUpstreamRequest *upstream;
   /* where the request went, for a relative redirect */
   GUri                    *uri;
   guint                    redirects;
   /* the connection slot taken at admission, or NULL */
   gpointer                 connection;
-  SymfonicSseParser       *parser;
-  GCancellable            *stream_cancellable;
-  gulong                   cancelled_id;
-  gboolean                 completed;
-  /* the client is behind: nothing more is read until the stream is ready */
-  gboolean                 waiting;
-  /* the upstream's body ended; frames may still wait in the parser */
-  gboolean                 upstream_ended;
 } Request;
 
 static void
-request_free (Request *req)
+request_free (SymfonicUpstreamReader *reader)
 {
-  symfonic_stream_set_ready_func (req->stream, NULL, NULL, NULL);
-  g_cancellable_disconnect (req->stream_cancellable, req->cancelled_id);
-  g_object_unref (req->stream_cancellable);
-  symfonic_upstream_request_free (req->upstream);
+  Request *req = (Request *) reader;
+
   g_uri_unref (req->uri);
   g_bytes_unref (req->payload);
   g_clear_pointer (&req->connection, release_connection);
-  g_object_unref (req->parser);
-  g_object_unref (req->stream);
   g_object_unref (req->source);
   g_free (req);
 }
 
-/* Ends the request, then the stream, exactly once. A failed request's
- * connection is closed, which is how the runtime learns to stop; after a
- * completed one the rest of the body is read so the connection is
- * reused. */
-static void
-request_finish (Request *req,
-                GError  *error)
+static const char *
+run_id (Request *req)
 {
-  g_autoptr(SymfonicStream) stream = g_object_ref (req->stream);
-  g_autoptr(GError) owned_error = error;
-
-  if (error != NULL)
-    symfonic_upstream_request_cancel (req->upstream);
-  request_free (req);
-
-  symfonic_stream_push_end (stream, error);
-}
-
-/* The request ends from the main loop with G_IO_ERROR_CANCELLED: not
- * from inside the stream's cancellation. */
-static void
-on_stream_cancelled (GCancellable *stream_cancellable,
-                     gpointer      data)
-{
-  Request *req = data;
-
-  symfonic_upstream_request_cancel (req->upstream);
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->reader.stream));
 }
 
 /* Upstream text only ever reaches the log, and only a little of it. */
@@ -204,86 +168,13 @@ quote_upstream (const char *text)
 }
 
 static GError *
-upstream_failure (Request       *req,
-                  SymfonicError  code,
-                  const char    *public_text,
-                  const char    *format,
-                  ...) G_GNUC_PRINTF (4, 5);
-
-/* A failure whose message is @public_text, fixed text that a mapper may
- * show a client. Where the upstream is, and what it or a library said,
- * goes to the log only: an error message can reach a client (/resume
- * echoes some), and the runtime's address is the operator's business. */
-static GError *
-upstream_failure (Request       *req,
-                  SymfonicError  code,
-                  const char    *public_text,
-                  const char    *format,
-                  ...)
+transport_failure (SymfonicUpstreamReader *reader,
+                   const GError           *error)
 {
-  g_autofree char *why = NULL;
-  va_list args;
+  Request *req = (Request *) reader;
 
-  va_start (args, format);
-  why = g_strdup_vprintf (format, args);
-  va_end (args);
-
-  g_message ("Run %s: the upstream %s failed: %s",
-             symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->stream)),
-             req->source->display_url, why);
-
-  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
-}
-
-/* The SYMFONIC_ERROR form of a transport failure. */
-static GError *
-transport_error (Request      *req,
-                 const GError *error)
-{
-  if (g_cancellable_is_cancelled (req->stream_cancellable))
-    return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away"));
-
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
-    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_TIMEOUT, _("The upstream did not answer in time"),
-                             "silent for %u s", req->source->timeout);
-
-  if (error->domain == G_RESOLVER_ERROR ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_NOT_FOUND) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
-    return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, _("The upstream cannot be reached"),
-                             "%s", error->message);
-
-  return upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The connection to the upstream failed"),
-                           "%s", error->message);
-}
-
-static gboolean
-read_count (JsonObject *object,
-            const char *name,
-            guint64    *count)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
-
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_INT64:
-      if (json_node_get_int (node) < 0)
-        return FALSE;
-      *count = json_node_get_int (node);
-      return TRUE;
-    case G_TYPE_DOUBLE:
-      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
-        return FALSE;
-      *count = json_node_get_double (node);
-      return TRUE;
-    default:
-      return FALSE;
-    }
+  return symfonic_upstream_failure_for_transport (run_id (req), req->source->display_url, error,
+                                                  req->source->timeout);
 }
 
 /* Anthropic-style (input/output) or OpenAI-style (prompt/completion)
@@ -297,10 +188,12 @@ add_usage (Request    *req,
   gboolean has_input;
   gboolean has_output;
 
-  has_input = read_count (usage, "input_tokens", &input) || read_count (usage, "prompt_tokens", &input);
-  has_output = read_count (usage, "output_tokens", &output) || read_count (usage, "completion_tokens", &output);
+  has_input = symfonic_usage_read_count (usage, "input_tokens", &input) ||
+              symfonic_usage_read_count (usage, "prompt_tokens", &input);
+  has_output = symfonic_usage_read_count (usage, "output_tokens", &output) ||
+               symfonic_usage_read_count (usage, "completion_tokens", &output);
   if (has_input || has_output)
-    symfonic_stream_add_usage (req->stream, input, output);
+    symfonic_stream_add_usage (req->reader.stream, input, output);
 }
 
 static JsonObject *
@@ -399,7 +292,7 @@ handle_frame (Request     *req,
     {
       g_autofree char *quoted = quote_upstream (event);
 
-      g_propagate_error (error, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM,
+      g_propagate_error (error, symfonic_upstream_failure_new (run_id (req), req->source->display_url, SYMFONIC_ERROR_UPSTREAM,
                                                   _("The upstream sent an unknown event"),
                                                   "unknown event “%s”", quoted));
       return FALSE;
@@ -425,91 +318,28 @@ handle_frame (Request     *req,
       /* before the push, so stages that see the terminal see the usage */
       if (usage != NULL)
         add_usage (req, usage);
-      req->completed = TRUE;
+      req->reader.completed = TRUE;
     }
 
-  if (symfonic_stream_push (req->stream, parsed) == SYMFONIC_FLOW_WAIT)
-    req->waiting = TRUE;
+  symfonic_upstream_reader_push (&req->reader, parsed);
 
   return TRUE;
 }
 
-/* Hands every complete frame to the stream. Returns TRUE to read on, or
- * FALSE when the request is over: completed, or with @error set. */
 static gboolean
-drain (Request  *req,
-       GError  **error)
+read_frame (SymfonicUpstreamReader  *reader,
+            const char              *event,
+            const char              *data,
+            GError                 **error)
 {
-  for (;;)
-    {
-      const char *event;
-      const char *data;
-
-      /* valid until the parser is next called */
-      if (!symfonic_sse_parser_next_borrowed (req->parser, &event, &data, NULL))
-        return TRUE;
-
-      if (!handle_frame (req, event, data, error))
-        return FALSE;
-      if (req->completed)
-        return FALSE;
-      if (req->waiting)
-        return TRUE;
-      /* a stage failed the stream (which cancelled it): stop reading */
-      if (symfonic_stream_is_over (req->stream))
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                               _("The stream ended while the upstream was still talking"));
-          return FALSE;
-        }
-    }
+  return handle_frame ((Request *) reader, event, data, error);
 }
 
-/* Hands the frames read on to the stream, and reads on as far as the
- * client keeps up. */
-static void
-pump (Request *req)
+static GError *
+truncated (SymfonicUpstreamReader *reader)
 {
-  GError *error = NULL;
-
-  if (!drain (req, &error) || req->completed)
-    {
-      request_finish (req, error);
-      return;
-    }
-  if (req->waiting)
-    {
-      /* the upstream's writes now block in its kernel buffers; a quiet
-       * upstream is not at fault while the client holds it back */
-      symfonic_upstream_request_pause (req->upstream);
-      return;
-    }
-  if (req->upstream_ended)
-    {
-      request_finish (req, g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                                _("The upstream closed the stream without a ResponseCompleteEvent")));
-      return;
-    }
-  symfonic_upstream_request_resume (req->upstream);
-}
-
-/* The client caught up: the frames already read go first, then the
- * upstream is read again. */
-static void
-on_stream_ready (SymfonicStream *stream,
-                 gpointer        data)
-{
-  Request *req = data;
-
-  req->waiting = FALSE;
-  if (symfonic_stream_is_over (stream))
-    {
-      /* the client went away, or a stage ended the stream */
-      request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                _("The stream ended while the upstream was still talking")));
-      return;
-    }
-  pump (req);
+  return g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                              _("The upstream closed the stream without a ResponseCompleteEvent"));
 }
 
 static void send_message (Request *req,
@@ -575,7 +405,7 @@ redirect_target (Request *req,
        status != SOUP_STATUS_PERMANENT_REDIRECT))
     return NULL;
 
-  location = symfonic_upstream_request_get_header (req->upstream, "Location");
+  location = symfonic_upstream_request_get_header (req->reader.upstream, "Location");
   if (location == NULL)
     return NULL;
   target = g_uri_parse_relative (req->uri, location, SOUP_HTTP_URI_FLAGS, NULL);
@@ -589,28 +419,11 @@ redirect_target (Request *req,
   return g_steal_pointer (&target);
 }
 
-/* Whether a Content-Type names an event stream, whatever its parameters. */
-static gboolean
-is_event_stream (const char *content_type)
-{
-  gsize length;
-
-  if (content_type == NULL)
-    return FALSE;
-  length = strcspn (content_type, ";");
-  while (length > 0 && (content_type[length - 1] == ' ' || content_type[length - 1] == '\t'))
-    length--;
-
-  return length == strlen ("text/event-stream") &&
-         g_ascii_strncasecmp (content_type, "text/event-stream", length) == 0;
-}
-
 static void
-on_head (SymfonicUpstreamRequest *upstream,
-         guint                    status,
-         gpointer                 data)
+read_head (SymfonicUpstreamReader *reader,
+           guint                   status)
 {
-  Request *req = data;
+  Request *req = (Request *) reader;
   const char *content_type;
 
   if (SOUP_STATUS_IS_REDIRECTION (status))
@@ -621,8 +434,8 @@ on_head (SymfonicUpstreamRequest *upstream,
         {
           /* the invocation again, as a POST: the runtime answers nothing
            * else, whatever a browser would make of the status */
-          symfonic_upstream_request_cancel (req->upstream);
-          g_clear_pointer (&req->upstream, symfonic_upstream_request_free);
+          symfonic_upstream_request_cancel (reader->upstream);
+          g_clear_pointer (&reader->upstream, symfonic_upstream_request_free);
           req->redirects++;
           send_message (req, target);
           return;
@@ -633,62 +446,35 @@ on_head (SymfonicUpstreamRequest *upstream,
     {
       /* the status's standard phrase: the runtime's body and reason
        * phrase stay out of even the log */
-      request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM, _("The upstream refused the request"),
-                                             "answered HTTP %u %s", status, soup_status_get_phrase (status)));
+      symfonic_upstream_reader_finish (reader,
+                                       symfonic_upstream_failure_new (run_id (req), req->source->display_url,
+                                                                      SYMFONIC_ERROR_UPSTREAM,
+                                                                      _("The upstream refused the request"),
+                                                                      "answered HTTP %u %s", status,
+                                                                      soup_status_get_phrase (status)));
       return;
     }
 
-  content_type = symfonic_upstream_request_get_header (upstream, "Content-Type");
-  if (!is_event_stream (content_type))
+  content_type = symfonic_upstream_request_get_header (reader->upstream, "Content-Type");
+  if (!symfonic_upstream_is_event_stream (content_type))
     {
       g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
 
-      request_finish (req, upstream_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                             _("The upstream did not answer with an event stream"),
-                                             "answered “%s” instead of an event stream", quoted));
+      symfonic_upstream_reader_finish (reader,
+                                       symfonic_upstream_failure_new (run_id (req), req->source->display_url,
+                                                                      SYMFONIC_ERROR_UPSTREAM,
+                                                                      _("The upstream did not answer with an event stream"),
+                                                                      "answered “%s” instead of an event stream",
+                                                                      quoted));
     }
 }
 
-/* Straight from the worker's read buffer into the parser. */
-static void
-on_body (SymfonicUpstreamRequest *upstream,
-         const guint8            *data,
-         gsize                    length,
-         gpointer                 user_data)
-{
-  Request *req = user_data;
-  GError *error = NULL;
-
-  if (!symfonic_sse_parser_feed (req->parser, data, length, &error))
-    {
-      request_finish (req, error);
-      return;
-    }
-  pump (req);
-}
-
-static void
-on_done (SymfonicUpstreamRequest *upstream,
-         const GError            *error,
-         gpointer                 data)
-{
-  Request *req = data;
-
-  if (error != NULL)
-    {
-      request_finish (req, transport_error (req, error));
-      return;
-    }
-
-  req->upstream_ended = TRUE;
-  symfonic_sse_parser_end (req->parser);
-  pump (req);
-}
-
-static const SymfonicUpstreamHandlers upstream_handlers = {
-  .head = on_head,
-  .body = on_body,
-  .done = on_done,
+static const SymfonicUpstreamReaderVTable reader_vtable = {
+  .head = read_head,
+  .frame = read_frame,
+  .transport_failure = transport_failure,
+  .truncated = truncated,
+  .free = request_free,
 };
 
 static void
@@ -700,9 +486,10 @@ send_message (Request *req,
 
   g_uri_unref (req->uri);
   req->uri = g_uri_ref (uri);
-  req->upstream = symfonic_upstream_send (self->upstream, "POST", target, self->header_lines,
-                                          "application/json", req->payload, &upstream_handlers, req);
-  symfonic_upstream_request_set_timeout (req->upstream, self->timeout);
+  req->reader.upstream = symfonic_upstream_send (self->upstream, "POST", target, self->header_lines,
+                                                 "application/json", req->payload,
+                                                 &symfonic_upstream_reader_handlers, &req->reader);
+  symfonic_upstream_request_set_timeout (req->reader.upstream, self->timeout);
 }
 
 static GBytes *
@@ -729,17 +516,12 @@ symfonic_runtime_source_start (SymfonicSource *source,
 
   req = g_new0 (Request, 1);
   req->source = g_object_ref (self);
-  req->stream = g_object_ref (stream);
   req->payload = build_body (stream);
   req->uri = g_uri_ref (self->uri);
   req->connection = g_object_steal_qdata (G_OBJECT (stream), connection_quark);
-  req->parser = symfonic_sse_parser_new (self->max_event_bytes);
-  req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
-
-  symfonic_stream_set_ready_func (stream, on_stream_ready, req, NULL);
+  symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, self->max_event_bytes);
   send_message (req, self->uri);
-  /* runs at once if the client is already gone */
-  req->cancelled_id = g_cancellable_connect (req->stream_cancellable, G_CALLBACK (on_stream_cancelled), req, NULL);
+  symfonic_upstream_reader_watch (&req->reader);
 }
 
 static void
@@ -755,82 +537,23 @@ symfonic_runtime_source_source_init (SymfonicSourceInterface *iface)
  * framing if an operator overrode them. */
 static const char * const reserved_headers[] = {
   "Accept", "Connection", "Content-Length", "Content-Type", "Host",
-  "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
+  "Keep-Alive", "TE", "Trailer", "Transfer-Encoding", "Upgrade", NULL,
 };
-
-static gboolean
-is_token (const char *text,
-          gsize       length)
-{
-  if (length == 0)
-    return FALSE;
-
-  for (gsize i = 0; i < length; i++)
-    {
-      if (!g_ascii_isalnum (text[i]) && strchr ("!#$%&'*+-.^_`|~", text[i]) == NULL)
-        return FALSE;
-    }
-
-  return TRUE;
-}
 
 static gboolean
 parse_request_headers (SymfonicRuntimeSource  *self,
                        GError                **error)
 {
-  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
-  g_autoptr(GStrvBuilder) values = g_strv_builder_new ();
-  GString *lines;
+  g_autofree char *lines = symfonic_header_lines_parse ("request-headers",
+                                                        (const char * const *) self->request_headers,
+                                                        reserved_headers, error);
 
-  for (guint i = 0; self->request_headers != NULL && self->request_headers[i] != NULL; i++)
-    {
-      const char *line = self->request_headers[i];
-      const char *colon = strchr (line, ':');
-      g_autofree char *name = NULL;
-      g_autofree char *value = NULL;
+  if (lines == NULL)
+    return FALSE;
 
-      if (colon == NULL || !is_token (line, colon - line))
-        {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("request-headers: “%s” is not “Name: value”"), line);
-          return FALSE;
-        }
-
-      name = g_strndup (line, colon - line);
-      value = g_strstrip (g_strdup (colon + 1));
-      for (const char *p = value; *p != '\0'; p++)
-        {
-          if (g_ascii_iscntrl (*p) && *p != '\t')
-            {
-              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("request-headers: the value of “%s” has a control character"), name);
-              return FALSE;
-            }
-        }
-      for (guint j = 0; j < G_N_ELEMENTS (reserved_headers); j++)
-        {
-          if (g_ascii_strcasecmp (name, reserved_headers[j]) == 0)
-            {
-              g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("request-headers: “%s” is set by the source itself"), name);
-              return FALSE;
-            }
-        }
-
-      g_strv_builder_add (names, name);
-      g_strv_builder_add (values, value);
-    }
-
-  self->header_names = g_strv_builder_end (names);
-  self->header_values = g_strv_builder_end (values);
-
-  lines = g_string_new (NULL);
-  for (guint i = 0; self->header_names[i] != NULL; i++)
-    g_string_append_printf (lines, "%s: %s\r\n", self->header_names[i], self->header_values[i]);
   /* no Accept-Encoding: the runtime sends identity, since a compressor
    * between frames would hold them back until its block fills */
-  g_string_append (lines, "Accept: text/event-stream\r\n");
-  self->header_lines = g_string_free (lines, FALSE);
+  self->header_lines = g_strconcat (lines, "Accept: text/event-stream\r\n", NULL);
 
   return TRUE;
 }
@@ -843,27 +566,10 @@ symfonic_runtime_source_initable_init_impl (GInitable     *initable,
   SymfonicRuntimeSource *self = SYMFONIC_RUNTIME_SOURCE (initable);
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GUri) uri = NULL;
-  const char *scheme;
-  const char *host;
 
-  if (self->url == NULL || *self->url == '\0')
-    {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("url: the runtime’s http or https URL is required"));
-      return FALSE;
-    }
-
-  uri = g_uri_parse (self->url, SOUP_HTTP_URI_FLAGS, NULL);
-  scheme = uri != NULL ? g_uri_get_scheme (uri) : NULL;
-  host = uri != NULL ? g_uri_get_host (uri) : NULL;
-  if (uri == NULL ||
-      (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
-      host == NULL || *host == '\0')
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("url: “%s” is not an http or https URL"), self->url);
-      return FALSE;
-    }
+  uri = symfonic_upstream_parse_url ("url", self->url, error);
+  if (uri == NULL)
+    return FALSE;
 
   if (!parse_request_headers (self, error))
     return FALSE;
@@ -911,8 +617,6 @@ symfonic_runtime_source_finalize (GObject *object)
   g_clear_pointer (&self->uri, g_uri_unref);
   g_free (self->display_url);
   g_strfreev (self->request_headers);
-  g_strfreev (self->header_names);
-  g_strfreev (self->header_values);
   g_free (self->header_lines);
   g_free (self->tls_ca_file);
   g_clear_object (&self->upstream);

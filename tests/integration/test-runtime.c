@@ -539,10 +539,7 @@ test_runtime_client_disconnect (void)
   g_autoptr(SymfonicServer) server = gateway_new (url, NULL);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
-  GSource *tick = g_timeout_source_new (5);
-  gint64 hung_up_us;
-  gint64 deadline;
-  gint64 closed_us;
+  gint64 took;
   SymfonicTestUpstreamRecord *record;
 
   symfonic_test_stream_wait_frames (stream, 2);
@@ -550,30 +547,11 @@ test_runtime_client_disconnect (void)
   g_assert_cmpuint (stream->frames->len, ==, 2);
   record = symfonic_test_upstream_wait_record (fake, "/forever", NULL);
 
-  /* hang up: libsoup closes the socket of a half-read response only when
-   * its session goes */
-  hung_up_us = g_get_monotonic_time ();
-  symfonic_test_stream_close (stream);
-  soup_session_abort (session);
-  g_clear_object (&session);
-
-  /* libsoup closes the client's socket from this thread's main loop */
-  deadline = hung_up_us + 5 * G_USEC_PER_SEC;
-  g_source_set_callback (tick, tick_cb, NULL, NULL);
-  g_source_attach (tick, NULL);
-  do
-    {
-      g_main_context_iteration (NULL, TRUE);
-      closed_us = symfonic_test_upstream_get_closed_us (fake, record);
-    }
-  while (closed_us == 0 && g_get_monotonic_time () < deadline);
-  g_source_destroy (tick);
-  g_source_unref (tick);
-
+  took = symfonic_test_upstream_time_hang_up (fake, record, stream, g_steal_pointer (&session));
   g_test_message ("the runtime saw its connection close %" G_GINT64_FORMAT " ms after the client hung up",
-                  closed_us > 0 ? (closed_us - hung_up_us) / 1000 : -1);
-  g_assert_cmpint (closed_us, >, 0);
-  g_assert_cmpint (closed_us - hung_up_us, <, CLOSE_NOTICE_LIMIT_US);
+                  took >= 0 ? took / 1000 : -1);
+  g_assert_cmpint (took, >=, 0);
+  g_assert_cmpint (took, <, CLOSE_NOTICE_LIMIT_US);
   g_assert_false (symfonic_test_upstream_get_completed (fake, record));
 
   symfonic_server_stop (server);
@@ -834,29 +812,12 @@ static void
 test_runtime_config (void)
 {
   g_autoptr(SymfonicRegistry) registry = scanned_registry ();
-  g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
 
   for (guint i = 0; i < G_N_ELEMENTS (config_cases); i++)
     {
-      const ConfigCase *c = &config_cases[i];
-      g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
-                                               "[source:up]\ntype=runtime\n%s\n", c->lines);
-      g_autoptr(GError) error = NULL;
-      g_autoptr(SymfonicPipeline) pipeline =
-        symfonic_pipeline_new_from_data (registry, text, -1, base, "runtime.pipeline", &error);
+      g_autofree char *lines = g_strconcat ("type=runtime\n", config_cases[i].lines, NULL);
 
-      g_test_message ("case %s: %s", c->name, error != NULL ? error->message : "loads");
-      if (c->key == NULL)
-        {
-          g_assert_no_error (error);
-          g_assert_nonnull (pipeline);
-        }
-      else
-        {
-          g_assert_null (pipeline);
-          g_assert_nonnull (error);
-          g_assert_nonnull (strstr (error->message, c->key));
-        }
+      symfonic_test_check_source_config (registry, lines, config_cases[i].key);
     }
 }
 

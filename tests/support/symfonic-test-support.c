@@ -112,6 +112,35 @@ symfonic_test_server_dup_url (SymfonicServer *server,
                           symfonic_server_get_port (server), path);
 }
 
+/* Loads a pipeline whose one route reads a source of @source_lines
+ * (its type and settings): it loads when @error_key is NULL, and
+ * otherwise fails with an error that names @error_key. */
+void
+symfonic_test_check_source_config (SymfonicRegistry *registry,
+                                   const char       *source_lines,
+                                   const char       *error_key)
+{
+  g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
+  g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
+                                           "[source:up]\n%s\n", source_lines);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicPipeline) pipeline =
+    symfonic_pipeline_new_from_data (registry, text, -1, base, "source.pipeline", &error);
+
+  g_test_message ("%s: %s", source_lines, error != NULL ? error->message : "loads");
+  if (error_key == NULL)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (pipeline);
+    }
+  else
+    {
+      g_assert_null (pipeline);
+      g_assert_nonnull (error);
+      g_assert_nonnull (strstr (error->message, error_key));
+    }
+}
+
 /* --- SSE, parsed incrementally ----------------------------------------- */
 
 /* The event-stream interpretation of the HTML standard: lines end in CRLF,

@@ -32,6 +32,10 @@ SymfonicServer *symfonic_test_server_new          (const char     *pipeline_text
 char           *symfonic_test_server_dup_url      (SymfonicServer *server,
                                                    const char     *path);
 
+void            symfonic_test_check_source_config (SymfonicRegistry *registry,
+                                                   const char     *source_lines,
+                                                   const char     *error_key);
+
 /* --- SSE, parsed incrementally ----------------------------------------- */
 
 /**

@@ -378,13 +378,19 @@ upstream_thread (gpointer data)
 
   g_main_loop_run (self->loop);
 
+  /* whatever never finished goes with the server: first its writers, so
+   * that no step of theirs runs on a message the server let go */
+  while (self->writers->len > 0)
+    {
+      Writer *writer = g_ptr_array_steal_index_fast (self->writers, 0);
+
+      g_signal_handlers_disconnect_by_data (writer->message, writer);
+      writer_free (writer);
+    }
   soup_server_disconnect (self->server);
   while (g_main_context_pending (self->context))
     g_main_context_iteration (self->context, FALSE);
   g_clear_object (&self->server);
-  /* whatever never finished went with the server */
-  while (self->writers->len > 0)
-    writer_free (g_ptr_array_steal_index_fast (self->writers, 0));
   while (g_main_context_pending (self->context))
     g_main_context_iteration (self->context, FALSE);
 
@@ -721,4 +727,54 @@ symfonic_test_upstream_get_completed (SymfonicTestUpstream       *self,
   g_mutex_unlock (&self->lock);
 
   return value;
+}
+
+static gboolean
+tick_cb (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/**
+ * symfonic_test_upstream_time_hang_up:
+ * @self: an upstream
+ * @record: the request whose connection is watched
+ * @stream: the client's stream, closed here
+ * @session: (transfer full): the client's session, let go here: libsoup
+ *   closes the socket of a half-read response only when its session goes
+ *
+ * Hangs the client up and waits, at most 5 seconds, for the upstream to
+ * see its connection close, iterating this thread's main loop (where
+ * libsoup closes the client's socket).
+ *
+ * Returns: microseconds from the hang-up to the close, or -1 when the
+ *   upstream saw none
+ */
+gint64
+symfonic_test_upstream_time_hang_up (SymfonicTestUpstream       *self,
+                                     SymfonicTestUpstreamRecord *record,
+                                     SymfonicTestStream         *stream,
+                                     SoupSession                *session)
+{
+  GSource *tick = g_timeout_source_new (1);
+  gint64 hung_up_us = g_get_monotonic_time ();
+  gint64 deadline = hung_up_us + 5 * G_USEC_PER_SEC;
+  gint64 closed_us;
+
+  symfonic_test_stream_close (stream);
+  soup_session_abort (session);
+  g_object_unref (session);
+
+  g_source_set_callback (tick, tick_cb, NULL, NULL);
+  g_source_attach (tick, NULL);
+  do
+    {
+      g_main_context_iteration (NULL, TRUE);
+      closed_us = symfonic_test_upstream_get_closed_us (self, record);
+    }
+  while (closed_us == 0 && g_get_monotonic_time () < deadline);
+  g_source_destroy (tick);
+  g_source_unref (tick);
+
+  return closed_us > 0 ? closed_us - hung_up_us : -1;
 }

@@ -7,6 +7,8 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "symfonic-test-support.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -141,6 +143,10 @@ gint64                      symfonic_test_upstream_get_responded_us
                                                                    SymfonicTestUpstreamRecord *record);
 gint64                      symfonic_test_upstream_get_closed_us  (SymfonicTestUpstream       *self,
                                                                    SymfonicTestUpstreamRecord *record);
+gint64                      symfonic_test_upstream_time_hang_up   (SymfonicTestUpstream       *self,
+                                                                   SymfonicTestUpstreamRecord *record,
+                                                                   SymfonicTestStream         *stream,
+                                                                   SoupSession                *session);
 gboolean                    symfonic_test_upstream_get_completed  (SymfonicTestUpstream       *self,
                                                                    SymfonicTestUpstreamRecord *record);
 

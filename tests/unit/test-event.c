@@ -638,6 +638,45 @@ test_event_ref (void)
   symfonic_event_unref (event);
 }
 
+/* A terminal's finish_reason and model, and a thinking delta's signature,
+ * travel with the event and are written after its own fields; a delta
+ * without them is written as before. */
+static void
+test_event_extra_members (void)
+{
+  g_autoptr(JsonNode) terminal_data =
+    json_from_string ("{\"text\":\"hi\",\"duration_ms\":5,\"finish_reason\":\"tool_calls\",\"model\":\"m-1\"}", NULL);
+  g_autoptr(JsonNode) thinking_data = json_from_string ("{\"text\":\"\",\"signature\":\"c2ln\"}", NULL);
+  g_autoptr(JsonNode) plain_data = json_from_string ("{\"text\":\"x\"}", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicEvent) terminal = NULL;
+  g_autoptr(SymfonicEvent) thinking = NULL;
+  g_autoptr(SymfonicEvent) plain = NULL;
+  g_autofree char *terminal_json = NULL;
+  g_autofree char *thinking_json = NULL;
+  g_autofree char *plain_json = NULL;
+
+  terminal = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, json_node_get_object (terminal_data), &error);
+  g_assert_no_error (error);
+  thinking = symfonic_event_new (SYMFONIC_EVENT_THINKING_DELTA, json_node_get_object (thinking_data), &error);
+  g_assert_no_error (error);
+  plain = symfonic_event_new (SYMFONIC_EVENT_TEXT_DELTA, json_node_get_object (plain_data), &error);
+  g_assert_no_error (error);
+
+  terminal_json = symfonic_event_to_json (terminal);
+  g_assert_cmpstr (terminal_json, ==, "{\"text\":\"hi\",\"duration_ms\":5,\"finish_reason\":\"tool_calls\",\"model\":\"m-1\"}");
+  g_assert_cmpstr (symfonic_event_get_text (terminal), ==, "hi");
+  g_assert_cmpstr (json_object_get_string_member (symfonic_event_get_payload (terminal), "finish_reason"), ==, "tool_calls");
+  g_assert_true (json_object_is_immutable (symfonic_event_get_payload (terminal)));
+
+  thinking_json = symfonic_event_to_json (thinking);
+  g_assert_cmpstr (thinking_json, ==, "{\"text\":\"\",\"signature\":\"c2ln\"}");
+
+  plain_json = symfonic_event_to_json (plain);
+  g_assert_cmpstr (plain_json, ==, "{\"text\":\"x\"}");
+  g_assert_null (symfonic_event_get_payload (plain));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -655,6 +694,7 @@ main (int   argc,
   g_test_add_func ("/event/structured-one-line", test_event_structured_one_line);
   g_test_add_func ("/event/chunks", test_event_chunks);
   g_test_add_func ("/event/response-complete", test_event_response_complete);
+  g_test_add_func ("/event/extra-members", test_event_extra_members);
   g_test_add_func ("/event/from-json", test_event_from_json);
   g_test_add_func ("/event/ref", test_event_ref);
   g_test_add_func ("/event/fast-path", test_event_fast_path);

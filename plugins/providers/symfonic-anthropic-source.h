@@ -1,0 +1,15 @@
+/* symfonic-anthropic-source.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "symfonic-provider-source.h"
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_ANTHROPIC_SOURCE (symfonic_anthropic_source_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicAnthropicSource, symfonic_anthropic_source, SYMFONIC, ANTHROPIC_SOURCE, SymfonicProviderSource)
+
+G_END_DECLS

@@ -1,0 +1,172 @@
+/* symfonic-openai-source.c: an OpenAI-compatible chat completions API
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-openai-source.h"
+
+/* Streams `POST {base-url}/chat/completions`: OpenAI's API, and the many
+ * servers that copy it (vLLM, llama.cpp, DeepSeek, OpenRouter), whose
+ * `reasoning_content` deltas are the model's thinking. */
+struct _SymfonicOpenaiSource
+{
+  SymfonicProviderSource parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (SymfonicOpenaiSource, symfonic_openai_source, SYMFONIC_TYPE_PROVIDER_SOURCE)
+
+static void
+symfonic_openai_source_add_headers (SymfonicProviderSource *source,
+                                    const char             *api_key,
+                                    GString                *lines)
+{
+  if (api_key != NULL)
+    g_string_append_printf (lines, "Authorization: Bearer %s\r\n", api_key);
+}
+
+static JsonNode *
+symfonic_openai_source_build_body (SymfonicProviderSource *source,
+                                   SymfonicInvocation     *invocation)
+{
+  g_autoptr(JsonObject) body = json_object_new ();
+  g_autoptr(JsonObject) stream_options = json_object_new ();
+  g_autofree char *system = symfonic_provider_source_dup_system (source, invocation);
+  JsonArray *conversation = symfonic_invocation_get_messages (invocation);
+  JsonArray *tools = symfonic_invocation_get_tools (invocation);
+  JsonArray *messages = json_array_new ();
+  JsonNode *root;
+
+  json_object_set_string_member (body, "model", symfonic_provider_source_get_model (source));
+  if (system != NULL)
+    {
+      JsonObject *message = json_object_new ();
+
+      json_object_set_string_member (message, "role", "system");
+      json_object_set_string_member (message, "content", system);
+      json_array_add_object_element (messages, message);
+    }
+  /* already in this API's shape */
+  for (guint i = 0; conversation != NULL && i < json_array_get_length (conversation); i++)
+    json_array_add_element (messages, json_node_copy (json_array_get_element (conversation, i)));
+  json_object_set_array_member (body, "messages", messages);
+  if (tools != NULL && json_array_get_length (tools) > 0)
+    json_object_set_array_member (body, "tools", json_array_ref (tools));
+  json_object_set_int_member (body, "max_tokens", symfonic_provider_source_get_max_tokens (source, invocation));
+  symfonic_provider_source_copy_parameters (invocation, body, "stop");
+  json_object_set_boolean_member (body, "stream", TRUE);
+  /* the last chunk then carries the usage, with no choices */
+  json_object_set_boolean_member (stream_options, "include_usage", TRUE);
+  json_object_set_object_member (body, "stream_options", g_steal_pointer (&stream_options));
+
+  root = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (root, g_steal_pointer (&body));
+
+  return root;
+}
+
+/* A call's id comes with its first fragment; later fragments carry only
+ * its index and more of its arguments. */
+static void
+read_tool_calls (SymfonicProviderRequest *request,
+                 JsonArray               *calls)
+{
+  for (guint i = 0; i < json_array_get_length (calls); i++)
+    {
+      JsonNode *node = json_array_get_element (calls, i);
+      JsonObject *call = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      JsonObject *function = symfonic_provider_json_object (call, "function");
+      const char *id = symfonic_provider_json_string (call, "id");
+      const char *arguments = symfonic_provider_json_string (function, "arguments");
+      gint64 index = i;
+
+      if (call == NULL)
+        continue;
+      if (json_object_has_member (call, "index") &&
+          json_node_get_value_type (json_object_get_member (call, "index")) == G_TYPE_INT64)
+        index = json_object_get_int_member (call, "index");
+
+      if (id != NULL)
+        symfonic_provider_request_tool_start (request, index, id, symfonic_provider_json_string (function, "name"));
+      if (arguments != NULL)
+        symfonic_provider_request_tool_arguments (request, index, arguments);
+    }
+}
+
+static gboolean
+symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
+                                     SymfonicProviderRequest  *request,
+                                     const char               *event,
+                                     const char               *data,
+                                     GError                  **error)
+{
+  g_autoptr(JsonNode) root = symfonic_provider_parse_json (data, error);
+  JsonObject *chunk;
+  JsonObject *usage;
+  JsonArray *choices;
+  JsonObject *choice = NULL;
+  JsonObject *delta;
+  const char *text;
+  const char *finish_reason;
+
+  if (root == NULL)
+    return FALSE;
+  chunk = json_node_get_object (root);
+
+  /* an error after the head: what it says is the provider's business */
+  if (json_object_has_member (chunk, "error"))
+    {
+      g_propagate_error (error, symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM,
+                                                                   _("The upstream failed while streaming"),
+                                                                   "sent an error frame"));
+      return FALSE;
+    }
+
+  symfonic_provider_request_set_model (request, symfonic_provider_json_string (chunk, "model"));
+  usage = symfonic_provider_json_object (chunk, "usage");
+  if (usage != NULL)
+    symfonic_provider_request_set_usage (request, usage);
+
+  /* one completion is asked for: its choice is the first */
+  choices = symfonic_provider_json_array (chunk, "choices");
+  if (choices != NULL && json_array_get_length (choices) > 0 &&
+      JSON_NODE_HOLDS_OBJECT (json_array_get_element (choices, 0)))
+    choice = json_array_get_object_element (choices, 0);
+  if (choice == NULL)
+    return TRUE;
+
+  delta = symfonic_provider_json_object (choice, "delta");
+  text = symfonic_provider_json_string (delta, "reasoning_content");
+  if (text != NULL)
+    symfonic_provider_request_thinking (request, text, NULL);
+  text = symfonic_provider_json_string (delta, "content");
+  if (text != NULL)
+    symfonic_provider_request_text (request, text);
+  if (symfonic_provider_json_array (delta, "tool_calls") != NULL)
+    read_tool_calls (request, symfonic_provider_json_array (delta, "tool_calls"));
+
+  finish_reason = symfonic_provider_json_string (choice, "finish_reason");
+  if (finish_reason != NULL)
+    symfonic_provider_request_set_finish_reason (request, finish_reason);
+
+  return TRUE;
+}
+
+static void
+symfonic_openai_source_class_init (SymfonicOpenaiSourceClass *klass)
+{
+  SymfonicProviderSourceClass *provider_class = SYMFONIC_PROVIDER_SOURCE_CLASS (klass);
+
+  provider_class->endpoint = "/chat/completions";
+  provider_class->add_headers = symfonic_openai_source_add_headers;
+  provider_class->build_body = symfonic_openai_source_build_body;
+  provider_class->handle_frame = symfonic_openai_source_handle_frame;
+}
+
+static void
+symfonic_openai_source_init (SymfonicOpenaiSource *self)
+{
+}

@@ -1,0 +1,15 @@
+/* symfonic-openai-source.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "symfonic-provider-source.h"
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_OPENAI_SOURCE (symfonic_openai_source_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicOpenaiSource, symfonic_openai_source, SYMFONIC, OPENAI_SOURCE, SymfonicProviderSource)
+
+G_END_DECLS

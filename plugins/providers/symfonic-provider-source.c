@@ -1,0 +1,913 @@
+/* symfonic-provider-source.c: what the LLM provider sources share
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <glib/gi18n-lib.h>
+#include <libsoup/soup.h>
+
+#include "../common/symfonic-upstream-config.h"
+#include "symfonic-provider-source.h"
+#include "../common/symfonic-upstream-failure.h"
+#include "../common/symfonic-upstream-reader.h"
+
+/* Streams a completion from an LLM provider's HTTP API. The transport,
+ * the timeouts, the failure mapping, back-pressure and usage are here;
+ * the subclasses know their provider's wire format.
+ *
+ * The source object is shared by every worker thread: everything it holds
+ * is set at construction and read-only afterwards. The API key is read
+ * from its file at load and lives only in the head lines sent upstream,
+ * never in a log line or an error. */
+typedef struct
+{
+  char     *base_url;
+  char     *model;
+  GFile    *api_key_file;
+  guint     timeout;
+  guint     idle_timeout;
+  guint     max_tokens;
+  GFile    *system_prompt_file;
+  char    **extra_headers;
+
+  /* the system-prompt-file's text, or NULL */
+  char     *system_prompt;
+  /* base-url's path and the class's endpoint */
+  char     *target;
+  /* for the log: no user info or query */
+  char     *display_url;
+  char     *header_lines;
+  SymfonicUpstream *upstream;
+} SymfonicProviderSourcePrivate;
+
+static void symfonic_provider_source_initable_init (GInitableIface *iface);
+static void symfonic_provider_source_source_init (SymfonicSourceInterface *iface);
+
+G_DEFINE_ABSTRACT_TYPE_WITH_CODE (SymfonicProviderSource, symfonic_provider_source, G_TYPE_OBJECT,
+                                  G_ADD_PRIVATE (SymfonicProviderSource)
+                                  G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_provider_source_initable_init)
+                                  G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_SOURCE, symfonic_provider_source_source_init))
+
+enum {
+  PROP_0,
+  PROP_BASE_URL,
+  PROP_MODEL,
+  PROP_API_KEY_FILE,
+  PROP_TIMEOUT,
+  PROP_IDLE_TIMEOUT,
+  PROP_MAX_TOKENS,
+  PROP_SYSTEM_PROMPT_FILE,
+  PROP_EXTRA_HEADERS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+#define DEFAULT_TIMEOUT 60
+#define DEFAULT_IDLE_TIMEOUT 30
+#define DEFAULT_MAX_TOKENS 4096
+/* a provider's largest frame is a tool call's argument fragment or a
+ * usage report: far below this */
+#define MAX_EVENT_BYTES (1024 * 1024)
+/* a key or a system prompt larger than this is a wrong file */
+#define MAX_KEY_BYTES 4096
+#define MAX_SYSTEM_PROMPT_BYTES (256 * 1024)
+/* delta-seconds, no more than a few days */
+#define MAX_RETRY_AFTER_DIGITS 6
+
+/* --- one request ------------------------------------------------------- */
+
+struct _SymfonicProviderRequest
+{
+  SymfonicUpstreamReader   reader;
+  SymfonicProviderSource  *source;
+  /* the head arrived: idle-timeout applies from then on */
+  gboolean                 answering;
+
+  /* the tool call whose arguments are still arriving; tool_id is NULL
+   * when there is none */
+  gint64                   tool_index;
+  char                    *tool_id;
+  char                    *tool_name;
+  GString                 *tool_arguments;
+
+  char                    *finish_reason;
+  char                    *model;
+  guint64                  input_tokens;
+  guint64                  output_tokens;
+  gboolean                 usage_seen;
+  /* the usage went to the stream, or its absence to the log */
+  gboolean                 usage_settled;
+};
+
+static void
+request_free (SymfonicUpstreamReader *reader)
+{
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+
+  g_free (req->tool_id);
+  g_free (req->tool_name);
+  g_string_free (req->tool_arguments, TRUE);
+  g_free (req->finish_reason);
+  g_free (req->model);
+  g_object_unref (req->source);
+  g_free (req);
+}
+
+static const char *
+run_id (SymfonicProviderRequest *req)
+{
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->reader.stream));
+}
+
+/* Before the terminal or the end, and also inside the stream's
+ * cancellation when the client left, before its stages close: the budget
+ * settles from what the stream holds then. */
+static void
+settle_usage (SymfonicUpstreamReader *reader)
+{
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+
+  if (req->usage_settled)
+    return;
+  req->usage_settled = TRUE;
+
+  if (req->usage_seen)
+    symfonic_stream_add_usage (reader->stream, req->input_tokens, req->output_tokens);
+  else
+    g_message ("Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
+}
+
+GError *
+symfonic_provider_request_failure (SymfonicProviderRequest *self,
+                                   SymfonicError            code,
+                                   const char              *public_text,
+                                   const char              *format,
+                                   ...)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self->source);
+  GError *error;
+  va_list args;
+
+  va_start (args, format);
+  error = symfonic_upstream_failure_new_valist (run_id (self), priv->display_url, code, public_text, format, args);
+  va_end (args);
+
+  return error;
+}
+
+void
+symfonic_provider_request_text (SymfonicProviderRequest *self,
+                                const char              *text)
+{
+  g_autoptr(SymfonicEvent) event = NULL;
+
+  if (*text == '\0')
+    return;
+  event = symfonic_event_new_text_delta (text);
+  symfonic_upstream_reader_push (&self->reader, event);
+}
+
+void
+symfonic_provider_request_thinking (SymfonicProviderRequest *self,
+                                    const char              *text,
+                                    const char              *signature)
+{
+  g_autoptr(SymfonicEvent) event = NULL;
+
+  if (signature == NULL)
+    {
+      if (*text == '\0')
+        return;
+      event = symfonic_event_new_thinking_delta (text);
+    }
+  else
+    {
+      g_autoptr(JsonObject) payload = json_object_new ();
+
+      json_object_set_string_member (payload, "text", text);
+      json_object_set_string_member (payload, "signature", signature);
+      event = symfonic_event_new (SYMFONIC_EVENT_THINKING_DELTA, payload, NULL);
+    }
+  symfonic_upstream_reader_push (&self->reader, event);
+}
+
+/* The pending tool call goes out whole: its arguments are complete. */
+static void
+flush_tool_call (SymfonicProviderRequest *req)
+{
+  g_autoptr(JsonObject) payload = NULL;
+  g_autoptr(SymfonicEvent) event = NULL;
+
+  if (req->tool_id == NULL)
+    return;
+
+  payload = json_object_new ();
+  json_object_set_string_member (payload, "tool_name", req->tool_name != NULL ? req->tool_name : "");
+  json_object_set_string_member (payload, "tool_call_id", req->tool_id);
+  json_object_set_int_member (payload, "index", req->tool_index);
+  json_object_set_string_member (payload, "arguments", req->tool_arguments->str);
+  g_clear_pointer (&req->tool_id, g_free);
+  g_clear_pointer (&req->tool_name, g_free);
+  g_string_truncate (req->tool_arguments, 0);
+
+  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_CALL_START, payload, NULL);
+  symfonic_upstream_reader_push (&req->reader, event);
+}
+
+/* Some OpenAI-compatible servers repeat a call's id on every fragment:
+ * only a new index starts a new call. */
+void
+symfonic_provider_request_tool_start (SymfonicProviderRequest *self,
+                                      gint64                   index,
+                                      const char              *id,
+                                      const char              *name)
+{
+  if (self->tool_id != NULL && index == self->tool_index)
+    return;
+  flush_tool_call (self);
+  self->tool_index = index;
+  self->tool_id = g_strdup (id);
+  self->tool_name = g_strdup (name);
+}
+
+/* A fragment for a call that is not the pending one belongs to a call
+ * already sent, or to none: the provider broke its own order. */
+void
+symfonic_provider_request_tool_arguments (SymfonicProviderRequest *self,
+                                          gint64                   index,
+                                          const char              *fragment)
+{
+  if (self->tool_id == NULL || index != self->tool_index)
+    {
+      g_debug ("Run %s: dropped arguments for tool call %" G_GINT64_FORMAT, run_id (self), index);
+      return;
+    }
+  if (self->tool_arguments->len + strlen (fragment) > MAX_EVENT_BYTES)
+    {
+      g_debug ("Run %s: dropped arguments past %u bytes", run_id (self), MAX_EVENT_BYTES);
+      return;
+    }
+  g_string_append (self->tool_arguments, fragment);
+}
+
+void
+symfonic_provider_request_tool_end (SymfonicProviderRequest *self,
+                                    gint64                   index)
+{
+  if (self->tool_id != NULL && index == self->tool_index)
+    flush_tool_call (self);
+}
+
+void
+symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,
+                                             const char              *finish_reason)
+{
+  flush_tool_call (self);
+  g_free (self->finish_reason);
+  self->finish_reason = g_strdup (finish_reason);
+}
+
+void
+symfonic_provider_request_set_model (SymfonicProviderRequest *self,
+                                     const char              *model)
+{
+  if (self->model != NULL || model == NULL)
+    return;
+  self->model = g_strndup (model, 256);
+}
+
+/* Providers report running totals (Anthropic's message_delta) or one
+ * final count (OpenAI's usage chunk): the last report of each side wins. */
+void
+symfonic_provider_request_set_usage (SymfonicProviderRequest *self,
+                                     JsonObject              *usage)
+{
+  guint64 count;
+
+  if (symfonic_usage_read_count (usage, "input_tokens", &count) ||
+      symfonic_usage_read_count (usage, "prompt_tokens", &count))
+    {
+      self->input_tokens = count;
+      self->usage_seen = TRUE;
+    }
+  if (symfonic_usage_read_count (usage, "output_tokens", &count) ||
+      symfonic_usage_read_count (usage, "completion_tokens", &count))
+    {
+      self->output_tokens = count;
+      self->usage_seen = TRUE;
+    }
+}
+
+/* The provider's end: the last tool call, the usage, then the terminal,
+ * whose text the encoders take from the deltas they sent. */
+void
+symfonic_provider_request_complete (SymfonicProviderRequest *self)
+{
+  g_autoptr(JsonObject) payload = json_object_new ();
+  g_autoptr(SymfonicEvent) terminal = NULL;
+  gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->reader.stream);
+
+  flush_tool_call (self);
+  settle_usage (&self->reader);
+
+  json_object_set_string_member (payload, "text", "");
+  json_object_set_int_member (payload, "duration_ms", elapsed / 1000);
+  if (self->finish_reason != NULL)
+    json_object_set_string_member (payload, "finish_reason", self->finish_reason);
+  if (self->model != NULL)
+    json_object_set_string_member (payload, "model", self->model);
+  terminal = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, NULL);
+
+  self->reader.completed = TRUE;
+  symfonic_upstream_reader_push (&self->reader, terminal);
+}
+
+JsonNode *
+symfonic_provider_parse_json (const char  *data,
+                              GError     **error)
+{
+  g_autoptr(GError) parse_error = NULL;
+  JsonNode *root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, &parse_error);
+
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_clear_pointer (&root, json_node_unref);
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                           _("The provider sent a frame that is not a JSON object"));
+    }
+
+  return root;
+}
+
+/* Members of a provider's JSON, or NULL when missing or of another type:
+ * a provider may leave out what it has nothing to say about. */
+const char *
+symfonic_provider_json_string (JsonObject *object,
+                               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+JsonObject *
+symfonic_provider_json_object (JsonObject *object,
+                               const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+JsonArray *
+symfonic_provider_json_array (JsonObject *object,
+                              const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+
+  return node != NULL && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
+}
+
+static gboolean
+read_frame (SymfonicUpstreamReader  *reader,
+            const char              *event,
+            const char              *data,
+            GError                 **error)
+{
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+
+  /* OpenAI's end, which no other frame resembles */
+  if (strcmp (data, "[DONE]") == 0)
+    {
+      symfonic_provider_request_complete (req);
+      return TRUE;
+    }
+
+  return SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, error);
+}
+
+static GError *
+truncated (SymfonicUpstreamReader *reader)
+{
+  return symfonic_provider_request_failure ((SymfonicProviderRequest *) reader, SYMFONIC_ERROR_UPSTREAM,
+                                            _("The upstream closed the stream early"),
+                                            "the body ended before the stream's end");
+}
+
+static GError *
+transport_failure (SymfonicUpstreamReader *reader,
+                   const GError           *error)
+{
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
+
+  return symfonic_upstream_failure_for_transport (run_id (req), priv->display_url, error,
+                                                  req->answering ? priv->idle_timeout : priv->timeout);
+}
+
+/* A provider's Retry-After goes to the client only as delta-seconds: an
+ * HTTP date or anything else is the provider's text, not ours to echo. */
+static void
+carry_retry_after (SymfonicProviderRequest *req)
+{
+  const char *value = symfonic_upstream_request_get_header (req->reader.upstream, "Retry-After");
+  gsize length = value != NULL ? strlen (value) : 0;
+
+  if (length == 0 || length > MAX_RETRY_AFTER_DIGITS || strspn (value, "0123456789") != length)
+    return;
+  symfonic_stream_set_response_header (req->reader.stream, "Retry-After", value);
+}
+
+static GError *
+status_failure (SymfonicProviderRequest *req,
+                guint                    status)
+{
+  switch (status)
+    {
+    case 429:
+      carry_retry_after (req);
+      return symfonic_provider_request_failure (req, SYMFONIC_ERROR_RATE_LIMITED,
+                                                _("The upstream is rate limiting requests; retry later"),
+                                                "answered HTTP 429");
+    case SOUP_STATUS_UNAUTHORIZED:
+    case SOUP_STATUS_FORBIDDEN:
+      /* the gateway's own credentials: nothing the client can change */
+      return symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                _("The upstream refused the request"),
+                                                "refused the gateway's key with HTTP %u; check api-key-file",
+                                                status);
+    default:
+      /* the status's standard phrase: the provider's body stays out of
+       * even the log */
+      return symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                _("The upstream refused the request"),
+                                                "answered HTTP %u %s", status, soup_status_get_phrase (status));
+    }
+}
+
+static void
+read_head (SymfonicUpstreamReader *reader,
+           guint                   status)
+{
+  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
+
+  if (!SOUP_STATUS_IS_SUCCESSFUL (status))
+    {
+      symfonic_upstream_reader_finish (reader, status_failure (req, status));
+      return;
+    }
+
+  if (!symfonic_upstream_is_event_stream (symfonic_upstream_request_get_header (reader->upstream, "Content-Type")))
+    {
+      symfonic_upstream_reader_finish (reader,
+                                       symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                                          _("The upstream did not answer with an event stream"),
+                                                                          "answered something else than an event stream"));
+      return;
+    }
+
+  /* the provider answers: from now on it may only pause between bytes */
+  req->answering = TRUE;
+  symfonic_upstream_request_set_timeout (reader->upstream, priv->idle_timeout);
+}
+
+static const SymfonicUpstreamReaderVTable reader_vtable = {
+  .head = read_head,
+  .frame = read_frame,
+  .transport_failure = transport_failure,
+  .truncated = truncated,
+  .cancelled = settle_usage,
+  .finish = settle_usage,
+  .free = request_free,
+};
+
+/* The client's head waits for the provider's first event, so that a
+ * refusal (429 and its Retry-After above all) is a real status. */
+static gboolean
+symfonic_provider_source_admit (SymfonicSource  *source,
+                                SymfonicStream  *stream,
+                                GError         **error)
+{
+  symfonic_stream_hold_head (stream);
+
+  return TRUE;
+}
+
+static void
+symfonic_provider_source_start (SymfonicSource *source,
+                                SymfonicStream *stream,
+                                GCancellable   *cancellable)
+{
+  SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (source);
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+  g_autoptr(JsonNode) body = SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->build_body (self, symfonic_stream_get_invocation (stream));
+  g_autoptr(GBytes) payload = NULL;
+  SymfonicProviderRequest *req;
+  char *text;
+
+  text = json_to_string (body, FALSE);
+  payload = g_bytes_new_take (text, strlen (text));
+
+  req = g_new0 (SymfonicProviderRequest, 1);
+  req->source = g_object_ref (self);
+  req->tool_arguments = g_string_new (NULL);
+  symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
+  req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
+                                                 "application/json", payload,
+                                                 &symfonic_upstream_reader_handlers, &req->reader);
+  /* until the head; idle-timeout from then on */
+  symfonic_upstream_request_set_timeout (req->reader.upstream, priv->timeout);
+  symfonic_upstream_reader_watch (&req->reader);
+}
+
+static void
+symfonic_provider_source_source_init (SymfonicSourceInterface *iface)
+{
+  iface->admit = symfonic_provider_source_admit;
+  iface->start = symfonic_provider_source_start;
+}
+
+/* --- what the subclasses read ------------------------------------------ */
+
+const char *
+symfonic_provider_source_get_model (SymfonicProviderSource *self)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+
+  return priv->model;
+}
+
+/* The operator's system prompt first, then the request's own. */
+char *
+symfonic_provider_source_dup_system (SymfonicProviderSource *self,
+                                     SymfonicInvocation     *invocation)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+  const char *requested = symfonic_invocation_get_system (invocation);
+
+  if (priv->system_prompt != NULL && requested != NULL)
+    return g_strconcat (priv->system_prompt, "\n\n", requested, NULL);
+
+  return g_strdup (priv->system_prompt != NULL ? priv->system_prompt : requested);
+}
+
+/* max-tokens caps what a request may ask for, and is the default. */
+guint
+symfonic_provider_source_get_max_tokens (SymfonicProviderSource *self,
+                                         SymfonicInvocation     *invocation)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+  JsonObject *parameters = symfonic_invocation_get_parameters (invocation);
+  guint64 requested = 0;
+
+  if (parameters != NULL && symfonic_usage_read_count (parameters, "max_tokens", &requested) &&
+      requested > 0 && requested < priv->max_tokens)
+    return requested;
+
+  return priv->max_tokens;
+}
+
+/* The sampling parameters both providers name alike; the stop sequences
+ * under @stop_name. */
+void
+symfonic_provider_source_copy_parameters (SymfonicInvocation *invocation,
+                                          JsonObject         *body,
+                                          const char         *stop_name)
+{
+  JsonObject *parameters = symfonic_invocation_get_parameters (invocation);
+  static const char * const names[] = { "temperature", "top_p" };
+
+  if (parameters == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      JsonNode *node = json_object_get_member (parameters, names[i]);
+
+      if (node != NULL && JSON_NODE_HOLDS_VALUE (node))
+        json_object_set_member (body, names[i], json_node_copy (node));
+    }
+  if (json_object_has_member (parameters, "stop"))
+    json_object_set_member (body, stop_name, json_node_copy (json_object_get_member (parameters, "stop")));
+}
+
+/* --- configuration ------------------------------------------------------- */
+
+/* Headers the source sets itself, or that would break the message's
+ * framing or carry the key if an operator overrode them. */
+static const char * const reserved_headers[] = {
+  "Accept", "Connection", "Content-Length", "Content-Type", "Host", "Keep-Alive", "TE", "Trailer",
+  "Transfer-Encoding", "Upgrade", "Authorization", "x-api-key", "anthropic-version", NULL,
+};
+
+static char *
+read_setting_file (const char  *key,
+                   GFile       *file,
+                   gsize        max_bytes,
+                   GError     **error)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  /* the error names the file only, never what it holds */
+  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, NULL) || length > max_bytes ||
+      !g_utf8_validate (contents, length, NULL) || memchr (contents, '\0', length) != NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: “%s” cannot be read as text of at most %" G_GSIZE_FORMAT " bytes"),
+                   key, name, max_bytes);
+      return NULL;
+    }
+
+  return g_strstrip (g_steal_pointer (&contents));
+}
+
+static gboolean
+read_api_key (SymfonicProviderSource  *self,
+              GString                 *lines,
+              GError                 **error)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+  g_autofree char *key = NULL;
+
+  if (priv->api_key_file == NULL)
+    {
+      /* a local server (vLLM, llama.cpp) may need none */
+      SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, NULL, lines);
+      return TRUE;
+    }
+
+  key = read_setting_file ("api-key-file", priv->api_key_file, MAX_KEY_BYTES, error);
+  if (key == NULL)
+    return FALSE;
+  /* one token: it goes on a header line as it is */
+  for (const char *p = key; *p != '\0'; p++)
+    {
+      if ((guchar) *p <= ' ' || (guchar) *p >= 0x7f)
+        *key = '\0';
+    }
+  if (*key == '\0')
+    {
+      g_autofree char *name = g_file_get_parse_name (priv->api_key_file);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("api-key-file: “%s” must hold one key of printable ASCII"), name);
+      return FALSE;
+    }
+
+  SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, key, lines);
+  memset (key, 0, strlen (key));
+
+  return TRUE;
+}
+
+static gboolean
+symfonic_provider_source_initable_init_impl (GInitable     *initable,
+                                             GCancellable  *cancellable,
+                                             GError       **error)
+{
+  SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (initable);
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+  g_autoptr(GUri) uri = NULL;
+  g_autoptr(GString) lines = NULL;
+  g_autofree char *extra = NULL;
+  const char *path;
+  gsize length;
+
+  uri = symfonic_upstream_parse_url ("base-url", priv->base_url, error);
+  if (uri == NULL)
+    return FALSE;
+  if (g_uri_get_query (uri) != NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("base-url: “%s” must not have a query"), priv->base_url);
+      return FALSE;
+    }
+
+  if (priv->model == NULL || *priv->model == '\0')
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("model: the provider's model name is required"));
+      return FALSE;
+    }
+
+  if (priv->system_prompt_file != NULL)
+    {
+      priv->system_prompt = read_setting_file ("system-prompt-file", priv->system_prompt_file,
+                                               MAX_SYSTEM_PROMPT_BYTES, error);
+      if (priv->system_prompt == NULL)
+        return FALSE;
+    }
+
+  extra = symfonic_header_lines_parse ("extra-headers", (const char * const *) priv->extra_headers,
+                                       reserved_headers, error);
+  if (extra == NULL)
+    return FALSE;
+
+  lines = g_string_new (extra);
+  if (!read_api_key (self, lines, error))
+    return FALSE;
+  g_string_append (lines, "Accept: text/event-stream\r\n");
+  priv->header_lines = g_string_free (g_steal_pointer (&lines), FALSE);
+
+  priv->upstream = symfonic_upstream_new (priv->base_url, error);
+  if (priv->upstream == NULL)
+    return FALSE;
+
+  /* "…/v1/" and "…/v1" name the same base */
+  path = g_uri_get_path (uri);
+  length = strlen (path);
+  if (length > 0 && path[length - 1] == '/')
+    length--;
+  priv->target = g_strdup_printf ("%.*s%s", (int) length, path, SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->endpoint);
+
+  priv->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY | G_URI_HIDE_FRAGMENT);
+
+  return TRUE;
+}
+
+static void
+symfonic_provider_source_initable_init (GInitableIface *iface)
+{
+  iface->init = symfonic_provider_source_initable_init_impl;
+}
+
+static void
+symfonic_provider_source_finalize (GObject *object)
+{
+  SymfonicProviderSourcePrivate *priv =
+    symfonic_provider_source_get_instance_private (SYMFONIC_PROVIDER_SOURCE (object));
+
+  g_free (priv->base_url);
+  g_free (priv->model);
+  g_clear_object (&priv->api_key_file);
+  g_clear_object (&priv->system_prompt_file);
+  g_strfreev (priv->extra_headers);
+  g_free (priv->system_prompt);
+  g_free (priv->target);
+  g_free (priv->display_url);
+  if (priv->header_lines != NULL)
+    memset (priv->header_lines, 0, strlen (priv->header_lines));
+  g_free (priv->header_lines);
+  g_clear_object (&priv->upstream);
+
+  G_OBJECT_CLASS (symfonic_provider_source_parent_class)->finalize (object);
+}
+
+static void
+symfonic_provider_source_get_property (GObject    *object,
+                                       guint       prop_id,
+                                       GValue     *value,
+                                       GParamSpec *pspec)
+{
+  SymfonicProviderSourcePrivate *priv =
+    symfonic_provider_source_get_instance_private (SYMFONIC_PROVIDER_SOURCE (object));
+
+  switch (prop_id)
+    {
+    case PROP_BASE_URL:
+      g_value_set_string (value, priv->base_url);
+      break;
+    case PROP_MODEL:
+      g_value_set_string (value, priv->model);
+      break;
+    case PROP_API_KEY_FILE:
+      g_value_set_object (value, priv->api_key_file);
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint (value, priv->timeout);
+      break;
+    case PROP_IDLE_TIMEOUT:
+      g_value_set_uint (value, priv->idle_timeout);
+      break;
+    case PROP_MAX_TOKENS:
+      g_value_set_uint (value, priv->max_tokens);
+      break;
+    case PROP_SYSTEM_PROMPT_FILE:
+      g_value_set_object (value, priv->system_prompt_file);
+      break;
+    case PROP_EXTRA_HEADERS:
+      g_value_set_boxed (value, priv->extra_headers);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_provider_source_set_property (GObject      *object,
+                                       guint         prop_id,
+                                       const GValue *value,
+                                       GParamSpec   *pspec)
+{
+  SymfonicProviderSourcePrivate *priv =
+    symfonic_provider_source_get_instance_private (SYMFONIC_PROVIDER_SOURCE (object));
+
+  switch (prop_id)
+    {
+    case PROP_BASE_URL:
+      g_free (priv->base_url);
+      priv->base_url = g_value_dup_string (value);
+      break;
+    case PROP_MODEL:
+      g_free (priv->model);
+      priv->model = g_value_dup_string (value);
+      break;
+    case PROP_API_KEY_FILE:
+      g_set_object (&priv->api_key_file, g_value_get_object (value));
+      break;
+    case PROP_TIMEOUT:
+      priv->timeout = g_value_get_uint (value);
+      break;
+    case PROP_IDLE_TIMEOUT:
+      priv->idle_timeout = g_value_get_uint (value);
+      break;
+    case PROP_MAX_TOKENS:
+      priv->max_tokens = g_value_get_uint (value);
+      break;
+    case PROP_SYSTEM_PROMPT_FILE:
+      g_set_object (&priv->system_prompt_file, g_value_get_object (value));
+      break;
+    case PROP_EXTRA_HEADERS:
+      g_strfreev (priv->extra_headers);
+      priv->extra_headers = g_value_dup_boxed (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = symfonic_provider_source_finalize;
+  object_class->get_property = symfonic_provider_source_get_property;
+  object_class->set_property = symfonic_provider_source_set_property;
+
+  properties[PROP_BASE_URL] =
+    g_param_spec_string ("base-url", "Base URL",
+                         "The provider's API root, http or https, such as https://api.openai.com/v1",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MODEL] =
+    g_param_spec_string ("model", "Model",
+                         "The model every request asks the provider for",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_API_KEY_FILE] =
+    g_param_spec_object ("api-key-file", "API key file",
+                         "A file holding the provider's API key, read at load; the key is never logged "
+                         "or shown. Unset for a provider that needs none",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_TIMEOUT] =
+    g_param_spec_uint ("timeout", "Timeout",
+                       "Seconds the provider has for the first byte of its answer; the client's "
+                       "response waits for it. 0 waits forever",
+                       0, G_MAXUINT, DEFAULT_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_IDLE_TIMEOUT] =
+    g_param_spec_uint ("idle-timeout", "Idle timeout",
+                       "Seconds the provider may stay silent between bytes once it answers. "
+                       "0 waits forever",
+                       0, G_MAXUINT, DEFAULT_IDLE_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_MAX_TOKENS] =
+    g_param_spec_uint ("max-tokens", "Maximum tokens",
+                       "The most tokens a completion may produce: the default, and the cap on what a "
+                       "request asks for",
+                       1, G_MAXINT, DEFAULT_MAX_TOKENS,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SYSTEM_PROMPT_FILE] =
+    g_param_spec_object ("system-prompt-file", "System prompt file",
+                         "A UTF-8 text file read at load: the system prompt, before the request's own",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_EXTRA_HEADERS] =
+    g_param_spec_boxed ("extra-headers", "Extra headers",
+                        "Headers sent to the provider besides its key, each as “Name: value”",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+symfonic_provider_source_init (SymfonicProviderSource *self)
+{
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
+
+  priv->timeout = DEFAULT_TIMEOUT;
+  priv->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  priv->max_tokens = DEFAULT_MAX_TOKENS;
+}

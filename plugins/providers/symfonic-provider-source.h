@@ -1,0 +1,92 @@
+/* symfonic-provider-source.h: what the LLM provider sources share
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <symfonic.h>
+
+G_BEGIN_DECLS
+
+/* One streamed completion, from the request to the stream's end. */
+typedef struct _SymfonicProviderRequest SymfonicProviderRequest;
+
+#define SYMFONIC_TYPE_PROVIDER_SOURCE (symfonic_provider_source_get_type ())
+
+G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMFONIC, PROVIDER_SOURCE, GObject)
+
+/**
+ * SymfonicProviderSourceClass:
+ * @endpoint: the path under base-url that streams a completion
+ * @add_headers: appends the head lines that carry the key (and versions)
+ * @build_body: the provider's request body for an invocation
+ * @handle_frame: reads one event-stream frame of the provider's; returns
+ *   %FALSE with @error set when the frame ends the stream in failure
+ *
+ * A provider's wire format; the transport, timeouts, failures and
+ * back-pressure are the base class's.
+ */
+struct _SymfonicProviderSourceClass
+{
+  GObjectClass parent_class;
+
+  const char *endpoint;
+
+  void      (*add_headers)  (SymfonicProviderSource   *self,
+                             const char               *api_key,
+                             GString                  *lines);
+  JsonNode *(*build_body)   (SymfonicProviderSource   *self,
+                             SymfonicInvocation       *invocation);
+  gboolean  (*handle_frame) (SymfonicProviderSource   *self,
+                             SymfonicProviderRequest  *request,
+                             const char               *event,
+                             const char               *data,
+                             GError                  **error);
+};
+
+const char *symfonic_provider_source_get_model        (SymfonicProviderSource *self);
+char       *symfonic_provider_source_dup_system       (SymfonicProviderSource *self,
+                                                       SymfonicInvocation     *invocation);
+guint       symfonic_provider_source_get_max_tokens   (SymfonicProviderSource *self,
+                                                       SymfonicInvocation     *invocation);
+void        symfonic_provider_source_copy_parameters  (SymfonicInvocation     *invocation,
+                                                       JsonObject             *body,
+                                                       const char             *stop_name);
+
+void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
+                                                      const char              *text);
+void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,
+                                                      const char              *text,
+                                                      const char              *signature);
+void     symfonic_provider_request_tool_start        (SymfonicProviderRequest *self,
+                                                      gint64                   index,
+                                                      const char              *id,
+                                                      const char              *name);
+void     symfonic_provider_request_tool_arguments    (SymfonicProviderRequest *self,
+                                                      gint64                   index,
+                                                      const char              *fragment);
+void     symfonic_provider_request_tool_end          (SymfonicProviderRequest *self,
+                                                      gint64                   index);
+void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,
+                                                      const char              *finish_reason);
+void     symfonic_provider_request_set_model         (SymfonicProviderRequest *self,
+                                                      const char              *model);
+void     symfonic_provider_request_set_usage         (SymfonicProviderRequest *self,
+                                                      JsonObject              *usage);
+void     symfonic_provider_request_complete          (SymfonicProviderRequest *self);
+GError  *symfonic_provider_request_failure           (SymfonicProviderRequest *self,
+                                                      SymfonicError            code,
+                                                      const char              *public_text,
+                                                      const char              *format,
+                                                      ...) G_GNUC_PRINTF (4, 5);
+
+JsonNode   *symfonic_provider_parse_json    (const char  *data,
+                                            GError     **error);
+const char *symfonic_provider_json_string  (JsonObject  *object,
+                                            const char  *name);
+JsonObject *symfonic_provider_json_object  (JsonObject  *object,
+                                            const char  *name);
+JsonArray  *symfonic_provider_json_array   (JsonObject  *object,
+                                            const char  *name);
+
+G_END_DECLS
