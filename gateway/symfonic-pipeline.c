@@ -9,7 +9,6 @@
 #include "symfonic-enums.h"
 #include "symfonic-config-file.h"
 #include "symfonic-error.h"
-#include "symfonic-keyfile-private.h"
 #include "symfonic-paths-private.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-property-private.h"
@@ -266,11 +265,11 @@ symfonic_pipeline_init (SymfonicPipeline *self)
 
 typedef struct
 {
-  SymfonicPipeline *self;
-  SymfonicRegistry *registry;
-  SymfonicKeyFile  *kf;
-  GKeyFile         *key_file;
-  GFile            *base_dir;
+  SymfonicPipeline   *self;
+  SymfonicRegistry   *registry;
+  SymfonicConfigFile *kf;
+  GKeyFile           *key_file;
+  GFile              *base_dir;
 } Loader;
 
 /* Sets every key of @group except those in @skip as a property of @type;
@@ -300,15 +299,15 @@ collect_properties (Loader            *loader,
       if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) ||
           pspec->owner_type == G_TYPE_OBJECT)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for type “%s”"), g_type_name (type));
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
+                                          _("unknown key for type “%s”"), g_type_name (type));
           return FALSE;
         }
 
       if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
                                     loader->base_dir, &value, &local_error))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
           return FALSE;
         }
 
@@ -345,22 +344,22 @@ instantiate (Loader      *loader,
   type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
   if (type_name == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
       return NULL;
     }
 
   type = symfonic_registry_lookup (loader->registry, type_name);
   if (type == G_TYPE_INVALID)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "type",
-                                   _("unknown type “%s” (symfonic-inspect lists the registered types)"),
-                                   type_name);
+      symfonic_config_file_set_error (loader->kf, error, group, "type",
+                                      _("unknown type “%s” (symfonic-inspect lists the registered types)"),
+                                      type_name);
       return NULL;
     }
   if (!g_type_is_a (type, required))
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "type",
-                                   _("type “%s” is not a %s"), type_name, what);
+      symfonic_config_file_set_error (loader->kf, error, group, "type",
+                                      _("type “%s” is not a %s"), type_name, what);
       return NULL;
     }
 
@@ -372,7 +371,7 @@ instantiate (Loader      *loader,
 
   if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
       return NULL;
     }
 
@@ -433,9 +432,9 @@ load_route (Loader      *loader,
     {
       if (!g_strv_contains (known, keys[i]))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                         "stall-timeout, max-streams, max-streams-per-tenant)"));
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
+                                          _("unknown key for a route (known: path, kind, source, stages, max-duration, "
+                                            "stall-timeout, max-streams, max-streams-per-tenant)"));
           return FALSE;
         }
     }
@@ -443,12 +442,12 @@ load_route (Loader      *loader,
   path = g_key_file_get_string (loader->key_file, group, "path", NULL);
   if (path == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
       return FALSE;
     }
   if (path[0] != '/')
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
+      symfonic_config_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
       return FALSE;
     }
   other = g_hash_table_lookup (self->routes_by_path, path);
@@ -456,9 +455,9 @@ load_route (Loader      *loader,
     {
       g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
 
-      symfonic_key_file_set_error (loader->kf, error, group, "path",
-                                   _("“%s” is already served by [%s] on line %u"), path, other_group,
-                                   symfonic_key_file_get_line (loader->kf, other_group, "path"));
+      symfonic_config_file_set_error (loader->kf, error, group, "path",
+                                      _("“%s” is already served by [%s] on line %u"), path, other_group,
+                                      symfonic_config_file_get_line (loader->kf, other_group, "path"));
       return FALSE;
     }
 
@@ -469,8 +468,8 @@ load_route (Loader      *loader,
 
       if (ev == NULL)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "kind",
-                                       _("“%s” is not one of: typed, chunks, chat, resume"), kind_text);
+          symfonic_config_file_set_error (loader->kf, error, group, "kind",
+                                          _("“%s” is not one of: typed, chunks, chat, resume"), kind_text);
           return FALSE;
         }
       kind = ev->value;
@@ -479,14 +478,14 @@ load_route (Loader      *loader,
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
   if (source_name == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
       return FALSE;
     }
   source = g_hash_table_lookup (self->sources, source_name);
   if (source == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "source",
-                                   _("no [source:%s] in this file"), source_name);
+      symfonic_config_file_set_error (loader->kf, error, group, "source",
+                                      _("no [source:%s] in this file"), source_name);
       return FALSE;
     }
 
@@ -511,8 +510,8 @@ load_route (Loader      *loader,
       stage = g_hash_table_lookup (self->stages, stage_name);
       if (stage == NULL)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("no [stage:%s] in this file"), stage_name);
+          symfonic_config_file_set_error (loader->kf, error, group, "stages",
+                                          _("no [stage:%s] in this file"), stage_name);
           return FALSE;
         }
       /* A stream keeps one state per stage object: a stage listed twice
@@ -521,8 +520,8 @@ load_route (Loader      *loader,
        * two objects and fine. */
       if (listed_before (stages, i, stage_name))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("stage “%s” is listed twice"), stage_name);
+          symfonic_config_file_set_error (loader->kf, error, group, "stages",
+                                          _("stage “%s” is listed twice"), stage_name);
           return FALSE;
         }
       /* The citation stage drops every memory block it meets, so that tag
@@ -533,10 +532,10 @@ load_route (Loader      *loader,
         citation = stage_name;
       if (g_strcmp0 (type_name, "extraction") == 0 && citation != NULL)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("stage “%s” (extraction) must come before stage “%s” (citation), "
-                                         "which drops the memory blocks it meets"),
-                                       stage_name, citation);
+          symfonic_config_file_set_error (loader->kf, error, group, "stages",
+                                          _("stage “%s” (extraction) must come before stage “%s” (citation), "
+                                            "which drops the memory blocks it meets"),
+                                          stage_name, citation);
           return FALSE;
         }
       symfonic_route_add_stage (route, stage);
@@ -591,8 +590,8 @@ load (Loader  *loader,
           !(g_str_has_prefix (group, "stage:") || g_str_has_prefix (group, "source:") ||
             g_str_has_prefix (group, "route:")))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, NULL,
-                                       _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
+          symfonic_config_file_set_error (loader->kf, error, group, NULL,
+                                          _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
           return FALSE;
         }
       name++;
@@ -624,7 +623,7 @@ load (Loader  *loader,
   if (self->routes->len == 0)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: declares no [route:NAME]"), symfonic_key_file_get_name (loader->kf));
+                   _("%s: declares no [route:NAME]"), symfonic_config_file_get_name (loader->kf));
       return FALSE;
     }
 
@@ -654,7 +653,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
                                  GError           **error)
 {
   g_autoptr(SymfonicPipeline) self = NULL;
-  g_autoptr(SymfonicKeyFile) kf = NULL;
+  g_autoptr(SymfonicConfigFile) kf = NULL;
   Loader loader;
 
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
@@ -663,8 +662,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
   g_return_val_if_fail (display_name != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  kf = symfonic_key_file_new_from_data (data, length < 0 ? strlen (data) : (gsize) length,
-                                        display_name, error);
+  kf = symfonic_config_file_new_from_data (data, length, display_name, error);
   if (kf == NULL)
     return NULL;
 
@@ -673,7 +671,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
     .self = self,
     .registry = registry,
     .kf = kf,
-    .key_file = symfonic_key_file_get_key_file (kf),
+    .key_file = symfonic_config_file_get_key_file (kf),
     .base_dir = base_dir,
   };
 
