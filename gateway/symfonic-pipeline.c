@@ -272,6 +272,44 @@ typedef struct
   GFile              *base_dir;
 } Loader;
 
+/* A property holding an object other than a file (a metering stage's
+ * `store`) is set by naming a registered type: the plugin that provides
+ * the object is chosen in the pipeline file, like a stage's own type. */
+static gboolean
+names_registered_type (GParamSpec *pspec)
+{
+  return G_IS_PARAM_SPEC_OBJECT (pspec) && G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_FILE;
+}
+
+/* A new object of the type @key of @group names, for that one stage. */
+static gboolean
+new_registered_object (Loader      *loader,
+                       const char  *group,
+                       const char  *key,
+                       GType        required,
+                       GValue      *value,
+                       GError     **error)
+{
+  g_autofree char *name = g_key_file_get_string (loader->key_file, group, key, NULL);
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GObject) object = NULL;
+  GType type;
+
+  type = name != NULL ? symfonic_registry_lookup (loader->registry, g_strstrip (name)) : G_TYPE_INVALID;
+  if (type == G_TYPE_INVALID || !g_type_is_a (type, required))
+    return symfonic_config_file_set_error (loader->kf, error, group, key,
+                                           _("“%s” is not a registered %s type (symfonic-inspect lists them)"),
+                                           name != NULL ? name : "", g_type_name (required));
+
+  object = g_object_new (type, NULL);
+  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
+    return symfonic_config_file_set_error (loader->kf, error, group, key, "%s", local_error->message);
+
+  g_value_init (value, required);
+  g_value_take_object (value, g_steal_pointer (&object));
+  return TRUE;
+}
+
 /* Sets every key of @group except those in @skip as a property of @type;
  * fills @names and @values for g_object_new_with_properties(). */
 static gboolean
@@ -304,8 +342,13 @@ collect_properties (Loader            *loader,
           return FALSE;
         }
 
-      if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
-                                    loader->base_dir, &value, &local_error))
+      if (names_registered_type (pspec))
+        {
+          if (!new_registered_object (loader, group, keys[i], G_PARAM_SPEC_VALUE_TYPE (pspec), &value, error))
+            return FALSE;
+        }
+      else if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
+                                         loader->base_dir, &value, &local_error))
         {
           symfonic_config_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
           return FALSE;

@@ -16,6 +16,7 @@
 #include "symfonic-event.h"
 #include "symfonic-invocation.h"
 #include "symfonic-json.h"
+#include "symfonic-meter-store.h"
 #include "symfonic-stage.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
