@@ -393,6 +393,8 @@ symfonic_config_file_new_for_file (GFile   *file,
  * symfonic_config_file_get_name:
  * @self: a #SymfonicConfigFile
  *
+ * Gets the name errors give the file.
+ *
  * Returns: how errors name the file
  */
 const char *
@@ -424,6 +426,8 @@ symfonic_config_file_get_key_file (SymfonicConfigFile *self)
  * @self: a #SymfonicConfigFile
  * @group: a group name, without brackets
  * @key: (nullable): a key of @group, or %NULL for the group's header
+ *
+ * Gets where @key, or the header of @group, is in the file.
  *
  * Returns: the 1-based line @key (or @group) is on, or 0 if the file does
  *   not have it
