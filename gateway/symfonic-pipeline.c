@@ -12,6 +12,7 @@
 #include "symfonic-paths-private.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-property-private.h"
+#include "symfonic-stage-order-private.h"
 #include "symfonic-version.h"
 
 /**
@@ -466,8 +467,11 @@ load_route (Loader      *loader,
   g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  /* the names in route order, for the order check's messages */
+  g_autoptr(GPtrArray) stage_names = g_ptr_array_new ();
+  g_autoptr(GPtrArray) type_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
   SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
-  const char *citation = NULL;
   SymfonicRoute *other;
   SymfonicSource *source;
 
@@ -545,7 +549,6 @@ load_route (Loader      *loader,
   for (guint i = 0; stages != NULL && stages[i] != NULL; i++)
     {
       const char *stage_name = g_strstrip (stages[i]);
-      g_autofree char *type_name = NULL;
       SymfonicStage *stage;
 
       if (*stage_name == '\0')
@@ -567,22 +570,16 @@ load_route (Loader      *loader,
                                           _("stage “%s” is listed twice"), stage_name);
           return FALSE;
         }
-      /* The citation stage drops every memory block it meets, so that tag
-       * removal cannot form one: an extraction stage after it would never
-       * see a block, and its ops would be lost without a word. */
-      type_name = stage_type_name (loader, stage_name);
-      if (g_strcmp0 (type_name, "citation") == 0 && citation == NULL)
-        citation = stage_name;
-      if (g_strcmp0 (type_name, "extraction") == 0 && citation != NULL)
-        {
-          symfonic_config_file_set_error (loader->kf, error, group, "stages",
-                                          _("stage “%s” (extraction) must come before stage “%s” (citation), "
-                                            "which drops the memory blocks it meets"),
-                                          stage_name, citation);
-          return FALSE;
-        }
       symfonic_route_add_stage (route, stage);
+      g_ptr_array_add (stage_names, (gpointer) stage_name);
+      g_ptr_array_add (type_names, stage_type_name (loader, stage_name));
     }
+  g_ptr_array_add (stage_names, NULL);
+  g_ptr_array_add (type_names, NULL);
+
+  if (!symfonic_stage_order_check (route, (const char * const *) stage_names->pdata,
+                                   (const char * const *) type_names->pdata, &local_error))
+    return symfonic_config_file_set_error (loader->kf, error, group, "stages", "%s", local_error->message);
 
   g_hash_table_insert (self->routes_by_path, (gpointer) symfonic_route_get_path (route), route);
   g_ptr_array_add (self->routes, g_steal_pointer (&route));

@@ -18,6 +18,7 @@
 #include "symfonic-json.h"
 #include "symfonic-meter-store.h"
 #include "symfonic-stage.h"
+#include "symfonic-stage-order.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
 #include "symfonic-route.h"

@@ -547,6 +547,11 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* without an authenticated principal every tenant would share one
+   * "anonymous" budget */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
+                                     NULL, "keeps a budget per authenticated tenant");
 }
 
 static void

@@ -317,6 +317,11 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* without an authenticated principal every request would count as one
+   * "anonymous" client */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
+                                     NULL, "counts requests by their authenticated tenant and principal");
 }
 
 static void

@@ -11,6 +11,11 @@
 
 #include "symfonic-test-support.h"
 
+/* A meter needs a principal: every metered route authenticates, and every
+ * request but the refused ones below acts for alice in acme. */
+#define AUTH_GROUP "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n"
+#define AUTH_HEADERS "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme"
+
 #define QUERY "{\"query\":\"count me\"}"
 /* the bytes of "count me" */
 #define QUERY_BYTES 8
@@ -45,15 +50,16 @@ server_new_with_stages (const char *transcript,
   return symfonic_test_server_new (text, base_dir, 2);
 }
 
-/* A server whose one route runs one metering stage, [stage:meter]. */
+/* A server whose one route runs one metering stage, [stage:meter], after
+ * the auth stage it needs. */
 static SymfonicServer *
 server_new (const char *transcript,
             double      time_scale,
             const char *stage_group)
 {
-  g_autofree char *groups = g_strconcat ("[stage:meter]\n", stage_group, NULL);
+  g_autofree char *groups = g_strconcat (AUTH_GROUP "[stage:meter]\n", stage_group, NULL);
 
-  return server_new_with_stages (transcript, time_scale, "meter", groups);
+  return server_new_with_stages (transcript, time_scale, "auth;meter", groups);
 }
 
 /* A refusal: 429 before any SSE, the error frame as JSON, Retry-After. */
@@ -101,7 +107,7 @@ post (SoupSession *session,
       const char  *transcript)
 {
   return symfonic_test_request (session, "POST", url, "application/json", QUERY,
-                                "X-Symfonic-Transcript", transcript, NULL);
+                                AUTH_HEADERS, "X-Symfonic-Transcript", transcript, NULL);
 }
 
 static void
@@ -239,7 +245,7 @@ test_budget_concurrent (void)
   start = g_get_monotonic_time ();
   for (guint i = 0; i < N_REQUESTS; i++)
     g_ptr_array_add (streams, symfonic_test_stream_post (session, url, QUERY,
-                                                         "X-Symfonic-Transcript", "long", NULL));
+                                                         AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL));
   g_assert_true (symfonic_test_iterate_until (NULL, all_answered, streams, SYMFONIC_TEST_WAIT_MS));
   answered = g_get_monotonic_time () - start;
 
@@ -294,7 +300,8 @@ test_budget_disconnect_settles (void)
   g_autoptr(SymfonicTestStream) stream = NULL;
   gint64 readmitted;
 
-  stream = symfonic_test_stream_post (stream_session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  stream = symfonic_test_stream_post (stream_session, url, QUERY,
+                                      AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL);
   symfonic_test_stream_wait_frames (stream, 3);
   g_assert_cmpuint (stream->status, ==, 200);
   g_assert_false (stream->done);
@@ -393,7 +400,7 @@ post_query (SoupSession *session,
             const char  *body)
 {
   return symfonic_test_request (session, "POST", url, "application/json", body,
-                                "X-Symfonic-Transcript", "typed", NULL);
+                                AUTH_HEADERS, "X-Symfonic-Transcript", "typed", NULL);
 }
 
 /* The reservation covers the query's own estimate, not just reserve-tokens:
@@ -455,7 +462,7 @@ test_budget_midstream (void)
   JsonObject *object;
   guint n_deltas = 0;
 
-  stream = symfonic_test_stream_post (session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  stream = symfonic_test_stream_post (session, url, QUERY, AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL);
   symfonic_test_stream_wait_done (stream);
   g_assert_no_error (stream->error);
   g_assert_cmpuint (stream->status, ==, 200);
@@ -500,7 +507,7 @@ volley_fire (gpointer data)
   Volley *volley = data;
 
   g_ptr_array_add (volley->streams, symfonic_test_stream_post (volley->session, volley->url, QUERY,
-                                                               "X-Symfonic-Transcript", "typed", NULL));
+                                                               AUTH_HEADERS, "X-Symfonic-Transcript", "typed", NULL));
   return volley->streams->len < volley->n ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
