@@ -885,7 +885,6 @@ test_config_errors (void)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GObject) budget = NULL;
-  g_autoptr(GObject) rate = NULL;
 
   budget = g_initable_new (SYMFONIC_TYPE_BUDGET_STAGE, NULL, &error,
                            "tokens-per-window", (guint64) 100,
