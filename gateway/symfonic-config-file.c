@@ -311,7 +311,7 @@ scan (SymfonicConfigFile  *self,
 
 /**
  * symfonic_config_file_new_from_data:
- * @data: (array length=length) (element-type guint8): the file's text
+ * @data: the file's text
  * @length: the length of @data, or -1 if it is nul-terminated
  * @name: how errors name the file, usually its path
  * @error: return location for a #GError
