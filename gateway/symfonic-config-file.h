@@ -1,4 +1,4 @@
-/* symfonic-config-file.h: reading a file a pipeline names
+/* symfonic-config-file.h: reading the configuration files a pipeline names
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -25,5 +25,36 @@ gboolean symfonic_config_file_load (GFile   *file,
                                     char   **contents,
                                     gsize   *length,
                                     GError **error);
+
+#define SYMFONIC_TYPE_CONFIG_FILE (symfonic_config_file_get_type ())
+
+G_DECLARE_FINAL_TYPE (SymfonicConfigFile, symfonic_config_file, SYMFONIC, CONFIG_FILE, GObject)
+
+SymfonicConfigFile *symfonic_config_file_new_from_data     (const char          *data,
+                                                            gssize               length,
+                                                            const char          *name,
+                                                            GError             **error);
+SymfonicConfigFile *symfonic_config_file_new_for_file      (GFile               *file,
+                                                            GError             **error);
+const char         *symfonic_config_file_get_name          (SymfonicConfigFile  *self);
+GKeyFile           *symfonic_config_file_get_key_file      (SymfonicConfigFile  *self);
+guint               symfonic_config_file_get_line          (SymfonicConfigFile  *self,
+                                                            const char          *group,
+                                                            const char          *key);
+gboolean            symfonic_config_file_check_keys        (SymfonicConfigFile  *self,
+                                                            const char          *group,
+                                                            const char * const  *known,
+                                                            GError             **error);
+gboolean            symfonic_config_file_set_error         (SymfonicConfigFile  *self,
+                                                            GError             **error,
+                                                            const char          *group,
+                                                            const char          *key,
+                                                            const char          *format,
+                                                            ...) G_GNUC_PRINTF (5, 6);
+gboolean            symfonic_config_file_set_error_literal (SymfonicConfigFile  *self,
+                                                            const char          *group,
+                                                            const char          *key,
+                                                            const char          *message,
+                                                            GError             **error);
 
 G_END_DECLS

@@ -12,7 +12,12 @@
 static const char *
 kind_of (GType type)
 {
-  return g_type_is_a (type, SYMFONIC_TYPE_SOURCE) ? "source" : "stage";
+  if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
+    return "source";
+  if (g_type_is_a (type, SYMFONIC_TYPE_METER_STORE))
+    return "store";
+
+  return "stage";
 }
 
 static void
@@ -55,6 +60,8 @@ describe_type (GParamSpec *pspec)
     return g_strdup_printf (_("enum %s"), g_type_name (type));
   if (G_TYPE_IS_FLAGS (type))
     return g_strdup_printf (_("flags %s"), g_type_name (type));
+  if (g_type_is_a (type, SYMFONIC_TYPE_METER_STORE))
+    return g_strdup (_("meter store type name"));
 
   return g_strdup (g_type_name (type));
 }

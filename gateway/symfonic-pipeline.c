@@ -9,11 +9,11 @@
 #include "symfonic-enums.h"
 #include "symfonic-config-file.h"
 #include "symfonic-error.h"
-#include "symfonic-keyfile-private.h"
 #include "symfonic-paths-private.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-property-private.h"
 #include "symfonic-route-private.h"
+#include "symfonic-stage-order-private.h"
 #include "symfonic-version.h"
 
 /**
@@ -267,12 +267,50 @@ symfonic_pipeline_init (SymfonicPipeline *self)
 
 typedef struct
 {
-  SymfonicPipeline *self;
-  SymfonicRegistry *registry;
-  SymfonicKeyFile  *kf;
-  GKeyFile         *key_file;
-  GFile            *base_dir;
+  SymfonicPipeline   *self;
+  SymfonicRegistry   *registry;
+  SymfonicConfigFile *kf;
+  GKeyFile           *key_file;
+  GFile              *base_dir;
 } Loader;
+
+/* A property holding an object other than a file (a metering stage's
+ * `store`) is set by naming a registered type: the plugin that provides
+ * the object is chosen in the pipeline file, like a stage's own type. */
+static gboolean
+names_registered_type (GParamSpec *pspec)
+{
+  return G_IS_PARAM_SPEC_OBJECT (pspec) && G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_FILE;
+}
+
+/* A new object of the type @key of @group names, for that one stage. */
+static gboolean
+new_registered_object (Loader      *loader,
+                       const char  *group,
+                       const char  *key,
+                       GType        required,
+                       GValue      *value,
+                       GError     **error)
+{
+  g_autofree char *name = g_key_file_get_string (loader->key_file, group, key, NULL);
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GObject) object = NULL;
+  GType type;
+
+  type = name != NULL ? symfonic_registry_lookup (loader->registry, g_strstrip (name)) : G_TYPE_INVALID;
+  if (type == G_TYPE_INVALID || !g_type_is_a (type, required))
+    return symfonic_config_file_set_error (loader->kf, error, group, key,
+                                           _("“%s” is not a registered %s type (symfonic-inspect lists them)"),
+                                           name != NULL ? name : "", g_type_name (required));
+
+  object = g_object_new (type, NULL);
+  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
+    return symfonic_config_file_set_error (loader->kf, error, group, key, "%s", local_error->message);
+
+  g_value_init (value, required);
+  g_value_take_object (value, g_steal_pointer (&object));
+  return TRUE;
+}
 
 /* Sets every key of @group except those in @skip as a property of @type;
  * fills @names and @values for g_object_new_with_properties(). */
@@ -301,15 +339,20 @@ collect_properties (Loader            *loader,
       if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) ||
           pspec->owner_type == G_TYPE_OBJECT)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for type “%s”"), g_type_name (type));
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
+                                          _("unknown key for type “%s”"), g_type_name (type));
           return FALSE;
         }
 
-      if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
-                                    loader->base_dir, &value, &local_error))
+      if (names_registered_type (pspec))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
+          if (!new_registered_object (loader, group, keys[i], G_PARAM_SPEC_VALUE_TYPE (pspec), &value, error))
+            return FALSE;
+        }
+      else if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
+                                         loader->base_dir, &value, &local_error))
+        {
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
           return FALSE;
         }
 
@@ -346,22 +389,22 @@ instantiate (Loader      *loader,
   type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
   if (type_name == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
       return NULL;
     }
 
   type = symfonic_registry_lookup (loader->registry, type_name);
   if (type == G_TYPE_INVALID)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "type",
-                                   _("unknown type “%s” (symfonic-inspect lists the registered types)"),
-                                   type_name);
+      symfonic_config_file_set_error (loader->kf, error, group, "type",
+                                      _("unknown type “%s” (symfonic-inspect lists the registered types)"),
+                                      type_name);
       return NULL;
     }
   if (!g_type_is_a (type, required))
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "type",
-                                   _("type “%s” is not a %s"), type_name, what);
+      symfonic_config_file_set_error (loader->kf, error, group, "type",
+                                      _("type “%s” is not a %s"), type_name, what);
       return NULL;
     }
 
@@ -373,7 +416,7 @@ instantiate (Loader      *loader,
 
   if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
       return NULL;
     }
 
@@ -426,8 +469,11 @@ load_route (Loader      *loader,
   g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  /* the names in route order, for the order check's messages */
+  g_autoptr(GPtrArray) stage_names = g_ptr_array_new ();
+  g_autoptr(GPtrArray) type_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
   SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
-  const char *citation = NULL;
   SymfonicRoute *other;
   SymfonicSource *source;
 
@@ -435,9 +481,9 @@ load_route (Loader      *loader,
     {
       if (!g_strv_contains (known, keys[i]))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, keys[i],
-                                       _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                         "stall-timeout, max-streams, max-streams-per-tenant)"));
+          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
+                                          _("unknown key for a route (known: path, kind, source, stages, max-duration, "
+                                            "stall-timeout, max-streams, max-streams-per-tenant)"));
           return FALSE;
         }
     }
@@ -445,12 +491,12 @@ load_route (Loader      *loader,
   path = g_key_file_get_string (loader->key_file, group, "path", NULL);
   if (path == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
       return FALSE;
     }
   if (path[0] != '/')
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
+      symfonic_config_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
       return FALSE;
     }
   kind_text = g_key_file_get_string (loader->key_file, group, "kind", NULL);
@@ -460,8 +506,8 @@ load_route (Loader      *loader,
 
       if (ev == NULL)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "kind",
-                                       _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic"), kind_text);
+          symfonic_config_file_set_error (loader->kf, error, group, "kind",
+                                          _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic"), kind_text);
           return FALSE;
         }
       kind = ev->value;
@@ -476,9 +522,9 @@ load_route (Loader      *loader,
         {
           g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
 
-          symfonic_key_file_set_error (loader->kf, error, group, "path",
-                                       _("“%s” is already served by [%s] on line %u"), served[i], other_group,
-                                       symfonic_key_file_get_line (loader->kf, other_group, "path"));
+          symfonic_config_file_set_error (loader->kf, error, group, "path",
+                                          _("“%s” is already served by [%s] on line %u"), served[i], other_group,
+                                          symfonic_config_file_get_line (loader->kf, other_group, "path"));
           return FALSE;
         }
     }
@@ -486,14 +532,14 @@ load_route (Loader      *loader,
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
   if (source_name == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
+      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
       return FALSE;
     }
   source = g_hash_table_lookup (self->sources, source_name);
   if (source == NULL)
     {
-      symfonic_key_file_set_error (loader->kf, error, group, "source",
-                                   _("no [source:%s] in this file"), source_name);
+      symfonic_config_file_set_error (loader->kf, error, group, "source",
+                                      _("no [source:%s] in this file"), source_name);
       return FALSE;
     }
 
@@ -510,7 +556,6 @@ load_route (Loader      *loader,
   for (guint i = 0; stages != NULL && stages[i] != NULL; i++)
     {
       const char *stage_name = g_strstrip (stages[i]);
-      g_autofree char *type_name = NULL;
       SymfonicStage *stage;
 
       if (*stage_name == '\0')
@@ -518,8 +563,8 @@ load_route (Loader      *loader,
       stage = g_hash_table_lookup (self->stages, stage_name);
       if (stage == NULL)
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("no [stage:%s] in this file"), stage_name);
+          symfonic_config_file_set_error (loader->kf, error, group, "stages",
+                                          _("no [stage:%s] in this file"), stage_name);
           return FALSE;
         }
       /* A stream keeps one state per stage object: a stage listed twice
@@ -528,26 +573,20 @@ load_route (Loader      *loader,
        * two objects and fine. */
       if (listed_before (stages, i, stage_name))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("stage “%s” is listed twice"), stage_name);
-          return FALSE;
-        }
-      /* The citation stage drops every memory block it meets, so that tag
-       * removal cannot form one: an extraction stage after it would never
-       * see a block, and its ops would be lost without a word. */
-      type_name = stage_type_name (loader, stage_name);
-      if (g_strcmp0 (type_name, "citation") == 0 && citation == NULL)
-        citation = stage_name;
-      if (g_strcmp0 (type_name, "extraction") == 0 && citation != NULL)
-        {
-          symfonic_key_file_set_error (loader->kf, error, group, "stages",
-                                       _("stage “%s” (extraction) must come before stage “%s” (citation), "
-                                         "which drops the memory blocks it meets"),
-                                       stage_name, citation);
+          symfonic_config_file_set_error (loader->kf, error, group, "stages",
+                                          _("stage “%s” is listed twice"), stage_name);
           return FALSE;
         }
       symfonic_route_add_stage (route, stage);
+      g_ptr_array_add (stage_names, (gpointer) stage_name);
+      g_ptr_array_add (type_names, stage_type_name (loader, stage_name));
     }
+  g_ptr_array_add (stage_names, NULL);
+  g_ptr_array_add (type_names, NULL);
+
+  if (!symfonic_stage_order_check (route, (const char * const *) stage_names->pdata,
+                                   (const char * const *) type_names->pdata, &local_error))
+    return symfonic_config_file_set_error (loader->kf, error, group, "stages", "%s", local_error->message);
 
   for (guint i = 0; served[i] != NULL; i++)
     g_hash_table_insert (self->routes_by_path, g_strdup (served[i]), route);
@@ -599,8 +638,8 @@ load (Loader  *loader,
           !(g_str_has_prefix (group, "stage:") || g_str_has_prefix (group, "source:") ||
             g_str_has_prefix (group, "route:")))
         {
-          symfonic_key_file_set_error (loader->kf, error, group, NULL,
-                                       _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
+          symfonic_config_file_set_error (loader->kf, error, group, NULL,
+                                          _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
           return FALSE;
         }
       name++;
@@ -632,7 +671,7 @@ load (Loader  *loader,
   if (self->routes->len == 0)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: declares no [route:NAME]"), symfonic_key_file_get_name (loader->kf));
+                   _("%s: declares no [route:NAME]"), symfonic_config_file_get_name (loader->kf));
       return FALSE;
     }
 
@@ -662,7 +701,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
                                  GError           **error)
 {
   g_autoptr(SymfonicPipeline) self = NULL;
-  g_autoptr(SymfonicKeyFile) kf = NULL;
+  g_autoptr(SymfonicConfigFile) kf = NULL;
   Loader loader;
 
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
@@ -671,8 +710,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
   g_return_val_if_fail (display_name != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  kf = symfonic_key_file_new_from_data (data, length < 0 ? strlen (data) : (gsize) length,
-                                        display_name, error);
+  kf = symfonic_config_file_new_from_data (data, length, display_name, error);
   if (kf == NULL)
     return NULL;
 
@@ -681,7 +719,7 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
     .self = self,
     .registry = registry,
     .kf = kf,
-    .key_file = symfonic_key_file_get_key_file (kf),
+    .key_file = symfonic_config_file_get_key_file (kf),
     .base_dir = base_dir,
   };
 

@@ -127,10 +127,11 @@ symfonic_plugin_get_description (SymfonicPlugin *self)
  * symfonic_plugin_register_type:
  * @self: a #SymfonicPlugin
  * @name: the name pipeline files use in `type=`
- * @type: a type implementing #SymfonicStage or #SymfonicSource
+ * @type: a type implementing #SymfonicStage, #SymfonicSource or
+ *   #SymfonicMeterStore
  * @error: return location for a #GError
  *
- * Registers a stage or source type provided by this plugin.
+ * Registers a stage, source or meter store type provided by this plugin.
  *
  * Returns: %TRUE on success; %FALSE if @name is taken
  */

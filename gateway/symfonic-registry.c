@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-meter-store.h"
 #include "symfonic-paths-private.h"
 #include "symfonic-plugin-private.h"
 #include "symfonic-registry.h"
@@ -18,8 +19,8 @@
 /**
  * SymfonicRegistry:
  *
- * Stage and source types by the name pipeline files use, and the plugins
- * that provided them.
+ * Stage, source and meter store types by the name pipeline files use, and
+ * the plugins that provided them.
  *
  * Plugins are shared modules exporting a #SymfonicPluginInfo (see
  * SYMFONIC_PLUGIN_DEFINE()). Loading a module runs its constructors; the
@@ -188,7 +189,8 @@ owner_name (SymfonicPlugin *plugin)
  * symfonic_registry_register_type:
  * @self: a #SymfonicRegistry
  * @name: the name pipeline files use in `type=`
- * @type: a type implementing #SymfonicStage or #SymfonicSource
+ * @type: a type implementing #SymfonicStage, #SymfonicSource or
+ *   #SymfonicMeterStore
  * @plugin: (nullable): the plugin providing @type
  * @error: return location for a #GError
  *
@@ -211,7 +213,8 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (name != NULL && *name != '\0', FALSE);
   g_return_val_if_fail (g_type_is_a (type, SYMFONIC_TYPE_STAGE) ||
-                        g_type_is_a (type, SYMFONIC_TYPE_SOURCE), FALSE);
+                        g_type_is_a (type, SYMFONIC_TYPE_SOURCE) ||
+                        g_type_is_a (type, SYMFONIC_TYPE_METER_STORE), FALSE);
   g_return_val_if_fail (G_TYPE_IS_INSTANTIATABLE (type) && !G_TYPE_IS_ABSTRACT (type), FALSE);
   g_return_val_if_fail (plugin == NULL || SYMFONIC_IS_PLUGIN (plugin), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -607,8 +610,10 @@ symfonic_registry_list_plugins (SymfonicRegistry *self)
 
 /**
  * symfonic_register_stage_type:
- * @type: a type implementing #SymfonicStage or #SymfonicSource
- * @name: the name pipeline files use in `type=`
+ * @type: a type implementing #SymfonicStage, #SymfonicSource or
+ *   #SymfonicMeterStore
+ * @name: the name pipeline files use in `type=` (or, for a meter store,
+ *   in a metering stage's `store=`)
  * @error: return location for a #GError
  *
  * Registers a type defined by the application, or by Python or JavaScript

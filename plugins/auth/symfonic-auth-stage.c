@@ -512,6 +512,10 @@ symfonic_auth_stage_class_init (SymfonicAuthStageClass *klass)
                           FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* the metering stages count requests by this identity */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), (const char * const[]) { "principal", NULL },
+                                     NULL, NULL, NULL);
 }
 
 static void

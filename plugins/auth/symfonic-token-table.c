@@ -70,106 +70,6 @@ symfonic_auth_is_tenant_name (const char *text)
   return TRUE;
 }
 
-G_GNUC_PRINTF (5, 6)
-static void
-set_error (GError     **error,
-           const char  *display,
-           guint        line,
-           const char  *group,
-           const char  *format,
-           ...)
-{
-  g_autofree char *message = NULL;
-  va_list args;
-
-  va_start (args, format);
-  message = g_strdup_vprintf (format, args);
-  va_end (args);
-
-  if (line > 0)
-    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
-                 "%s:%u: [%s]: %s", display, line, group, message);
-  else
-    g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
-                 "%s: [%s]: %s", display, group, message);
-}
-
-static char *
-key_id (const char *group,
-        const char *key)
-{
-  return g_strconcat (group, "\n", key, NULL);
-}
-
-/* GKeyFile merges a repeated group and keeps the last of a repeated key
- * without a word, and does not tell where anything was. One pass over the
- * lines finds both, so the errors below can point at a line. */
-static gboolean
-scan_lines (const char  *contents,
-            const char  *display,
-            GHashTable  *group_lines,
-            GHashTable  *key_lines,
-            GError     **error)
-{
-  g_auto(GStrv) lines = g_strsplit (contents, "\n", -1);
-  g_autofree char *group = NULL;
-
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      char *line = g_strstrip (lines[i]);
-      guint number = i + 1;
-      char *equals;
-
-      if (*line == '\0' || *line == '#')
-        continue;
-
-      if (*line == '[')
-        {
-          char *end = strchr (line, ']');
-
-          if (end == NULL)
-            continue;
-          g_free (group);
-          group = g_strndup (line + 1, end - line - 1);
-          if (g_hash_table_contains (group_lines, group))
-            {
-              set_error (error, display, number, group, _("the group is repeated (first on line %u)"),
-                         GPOINTER_TO_UINT (g_hash_table_lookup (group_lines, group)));
-              return FALSE;
-            }
-          g_hash_table_insert (group_lines, g_strdup (group), GUINT_TO_POINTER (number));
-          continue;
-        }
-
-      equals = strchr (line, '=');
-      if (group != NULL && equals != NULL)
-        {
-          g_autofree char *key = g_strstrip (g_strndup (line, equals - line));
-          g_autofree char *id = key_id (group, key);
-
-          if (g_hash_table_contains (key_lines, id))
-            {
-              set_error (error, display, number, group, _("key “%s” is repeated (first on line %u)"),
-                         key, GPOINTER_TO_UINT (g_hash_table_lookup (key_lines, id)));
-              return FALSE;
-            }
-          g_hash_table_insert (key_lines, g_steal_pointer (&id), GUINT_TO_POINTER (number));
-        }
-    }
-
-  return TRUE;
-}
-
-static guint
-line_of (GHashTable *key_lines,
-         const char *group,
-         const char *key)
-{
-  g_autofree char *id = key_id (group, key);
-
-  return GPOINTER_TO_UINT (g_hash_table_lookup (key_lines, id));
-}
-
 static gboolean
 parse_digest (const char *text,
               guint8     *digest)
@@ -191,14 +91,13 @@ parse_digest (const char *text,
 }
 
 static gboolean
-get_flag (GKeyFile    *key_file,
-          const char  *display,
-          GHashTable  *key_lines,
-          const char  *group,
-          const char  *key,
-          gboolean    *value,
-          GError     **error)
+get_flag (SymfonicConfigFile  *config,
+          const char          *group,
+          const char          *key,
+          gboolean            *value,
+          GError             **error)
 {
+  GKeyFile *key_file = symfonic_config_file_get_key_file (config);
   g_autoptr(GError) local_error = NULL;
 
   *value = FALSE;
@@ -207,73 +106,58 @@ get_flag (GKeyFile    *key_file,
 
   *value = g_key_file_get_boolean (key_file, group, key, &local_error);
   if (local_error != NULL)
-    {
-      set_error (error, display, line_of (key_lines, group, key), group,
-                 _("“%s” must be true or false"), key);
-      return FALSE;
-    }
+    return symfonic_config_file_set_error (config, error, group, key, _("must be true or false"));
 
   return TRUE;
 }
 
 static SymfonicTokenPrincipal *
-load_principal (GKeyFile    *key_file,
-                const char  *display,
-                GHashTable  *group_lines,
-                GHashTable  *key_lines,
-                const char  *group,
-                GError     **error)
+load_principal (SymfonicConfigFile  *config,
+                const char          *group,
+                GError             **error)
 {
+  GKeyFile *key_file = symfonic_config_file_get_key_file (config);
   g_autoptr(GPtrArray) tenants = g_ptr_array_new_with_free_func (g_free);
-  g_auto(GStrv) keys = g_key_file_get_keys (key_file, group, NULL, NULL);
   g_auto(GStrv) tenant_list = NULL;
   g_autofree char *hex = NULL;
   SymfonicTokenPrincipal *principal;
-  guint group_line = GPOINTER_TO_UINT (g_hash_table_lookup (group_lines, group));
   guint8 digest[SYMFONIC_TOKEN_DIGEST_LENGTH];
   gboolean admin;
   gboolean demo;
 
   if (!g_str_has_prefix (group, GROUP_PREFIX) || group[strlen (GROUP_PREFIX)] == '\0')
     {
-      set_error (error, display, group_line, group,
-                 _("unknown group: a tokens file holds [principal:NAME] groups"));
+      symfonic_config_file_set_error (config, error, group, NULL,
+                                      _("unknown group: a tokens file holds [principal:NAME] groups"));
       return NULL;
     }
 
-  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+  if (g_key_file_has_key (key_file, group, "token", NULL))
     {
-      if (g_str_equal (keys[i], "token"))
-        {
-          set_error (error, display, line_of (key_lines, group, keys[i]), group,
-                     _("tokens are never stored in clear: give their SHA-256 as “token-sha256”"));
-          return NULL;
-        }
-      if (!g_strv_contains (known_keys, keys[i]))
-        {
-          set_error (error, display, line_of (key_lines, group, keys[i]), group,
-                     _("unknown key “%s” (known: token-sha256, tenants, admin, demo)"), keys[i]);
-          return NULL;
-        }
+      symfonic_config_file_set_error (config, error, group, "token",
+                                      _("tokens are never stored in clear: give their SHA-256 as “token-sha256”"));
+      return NULL;
     }
+  if (!symfonic_config_file_check_keys (config, group, known_keys, error))
+    return NULL;
 
   hex = g_key_file_get_string (key_file, group, "token-sha256", NULL);
   if (hex == NULL)
     {
-      set_error (error, display, group_line, group, _("missing key “token-sha256”"));
+      symfonic_config_file_set_error (config, error, group, "token-sha256", _("missing key"));
       return NULL;
     }
   if (!parse_digest (g_strstrip (hex), digest))
     {
-      set_error (error, display, line_of (key_lines, group, "token-sha256"), group,
-                 _("“token-sha256” must be 64 hexadecimal digits, the SHA-256 of the token"));
+      symfonic_config_file_set_error (config, error, group, "token-sha256",
+                                      _("must be 64 hexadecimal digits, the SHA-256 of the token"));
       return NULL;
     }
 
   tenant_list = g_key_file_get_string_list (key_file, group, "tenants", NULL, NULL);
   if (tenant_list == NULL)
     {
-      set_error (error, display, group_line, group, _("missing key “tenants”"));
+      symfonic_config_file_set_error (config, error, group, "tenants", _("missing key"));
       return NULL;
     }
   for (guint i = 0; tenant_list[i] != NULL; i++)
@@ -282,22 +166,21 @@ load_principal (GKeyFile    *key_file,
 
       if (!symfonic_auth_is_tenant_name (tenant))
         {
-          set_error (error, display, line_of (key_lines, group, "tenants"), group,
-                     _("“tenants” must list tenant names without spaces or commas"));
+          symfonic_config_file_set_error (config, error, group, "tenants",
+                                          _("must list tenant names without spaces or commas"));
           return NULL;
         }
       g_ptr_array_add (tenants, g_strdup (tenant));
     }
   if (tenants->len == 0)
     {
-      set_error (error, display, line_of (key_lines, group, "tenants"), group,
-                 _("“tenants” must name at least one tenant"));
+      symfonic_config_file_set_error (config, error, group, "tenants", _("must name at least one tenant"));
       return NULL;
     }
   g_ptr_array_add (tenants, NULL);
 
-  if (!get_flag (key_file, display, key_lines, group, "admin", &admin, error) ||
-      !get_flag (key_file, display, key_lines, group, "demo", &demo, error))
+  if (!get_flag (config, group, "admin", &admin, error) ||
+      !get_flag (config, group, "demo", &demo, error))
     return NULL;
 
   principal = g_new0 (SymfonicTokenPrincipal, 1);
@@ -324,34 +207,20 @@ symfonic_token_table_new_from_file (GFile   *file,
                                     GError **error)
 {
   g_autoptr(SymfonicTokenTable) self = g_new0 (SymfonicTokenTable, 1);
-  g_autoptr(GHashTable) group_lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_autoptr(GHashTable) key_lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  g_autoptr(GKeyFile) key_file = g_key_file_new ();
-  g_autoptr(GError) local_error = NULL;
-  g_autofree char *display = g_file_get_parse_name (file);
-  g_autofree char *contents = NULL;
+  g_autoptr(SymfonicConfigFile) config = NULL;
   g_auto(GStrv) groups = NULL;
-  gsize length;
 
   self->principals = g_ptr_array_new_with_free_func (principal_free);
 
-  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+  config = symfonic_config_file_new_for_file (file, error);
+  if (config == NULL)
     return NULL;
 
-  if (!scan_lines (contents, display, group_lines, key_lines, error))
-    return NULL;
-
-  if (!g_key_file_load_from_data (key_file, contents, length, G_KEY_FILE_NONE, &local_error))
-    {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE, "%s: %s", display, local_error->message);
-      return NULL;
-    }
-
-  groups = g_key_file_get_groups (key_file, NULL);
+  groups = g_key_file_get_groups (symfonic_config_file_get_key_file (config), NULL);
   for (guint i = 0; groups[i] != NULL; i++)
     {
       SymfonicTokenPrincipal *principal =
-        load_principal (key_file, display, group_lines, key_lines, groups[i], error);
+        load_principal (config, groups[i], error);
 
       if (principal == NULL)
         return NULL;
@@ -364,8 +233,8 @@ symfonic_token_table_new_from_file (GFile   *file,
 
           if (memcmp (other->digest, principal->digest, sizeof principal->digest) == 0)
             {
-              set_error (error, display, line_of (key_lines, groups[i], "token-sha256"), groups[i],
-                         _("“token-sha256” is the same as in [%s%s]"), GROUP_PREFIX, other->name);
+              symfonic_config_file_set_error (config, error, groups[i], "token-sha256",
+                                              _("the same as in [%s%s]"), GROUP_PREFIX, other->name);
               principal_free (principal);
               return NULL;
             }
@@ -377,8 +246,7 @@ symfonic_token_table_new_from_file (GFile   *file,
 
   if (self->principals->len == 0)
     {
-      g_set_error (error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_PARSE,
-                   _("%s: no [principal:NAME] groups"), display);
+      symfonic_config_file_set_error (config, error, NULL, NULL, _("no [principal:NAME] groups"));
       return NULL;
     }
 

@@ -351,6 +351,13 @@ symfonic_citation_stage_class_init (SymfonicCitationStageClass *klass)
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* It drops every memory block it meets, so that tag removal cannot form
+   * one: an extraction stage after it would never see a block, and its ops
+   * would be lost without a word. */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, NULL,
+                                     (const char * const[]) { "extraction", NULL },
+                                     "drops the memory blocks it meets");
 }
 
 static void

@@ -222,162 +222,9 @@ symfonic_error_map_stage_stage_init (SymfonicStageInterface *iface)
 
 /* ---- loading the table ------------------------------------------------ */
 
-typedef struct
-{
-  GKeyFile   *key_file;
-  /* the table's name in messages */
-  const char *file;
-  /* "group" and "group\nkey" -> line number: GKeyFile forgets where
-   * things are */
-  GHashTable *lines;
-} Table;
-
-static char *
-line_id (const char *group,
-         const char *key)
-{
-  return key != NULL ? g_strconcat (group, "\n", key, NULL) : g_strdup (group);
-}
-
-static guint
-table_line (const Table *table,
-            const char  *group,
-            const char  *key)
-{
-  g_autofree char *id = NULL;
-
-  if (group == NULL)
-    return 0;
-
-  id = line_id (group, key);
-  if (key != NULL && !g_hash_table_contains (table->lines, id))
-    return table_line (table, group, NULL);
-
-  return GPOINTER_TO_UINT (g_hash_table_lookup (table->lines, id));
-}
-
-static gboolean
-table_error (const Table  *table,
-             GError      **error,
-             const char   *group,
-             const char   *key,
-             const char   *format,
-             ...) G_GNUC_PRINTF (5, 6);
-
-/* Every load error names the file, the line, the group and, when there is
- * one, the key, so an operator can find what to fix. */
-static gboolean
-table_error (const Table  *table,
-             GError      **error,
-             const char   *group,
-             const char   *key,
-             const char   *format,
-             ...)
-{
-  g_autofree char *message = NULL;
-  g_autofree char *where = NULL;
-  guint line = table_line (table, group, key);
-  va_list args;
-
-  va_start (args, format);
-  message = g_strdup_vprintf (format, args);
-  va_end (args);
-
-  where = line > 0 ? g_strdup_printf ("%s:%u", table->file, line) : g_strdup (table->file);
-  if (group == NULL)
-    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", where, message);
-  else if (key == NULL)
-    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s]: %s", where, group, message);
-  else
-    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s] %s: %s", where, group, key, message);
-
-  return FALSE;
-}
-
-/* Records where each group and key is, and refuses what GKeyFile would
- * silently merge: a repeated group or key is a row edited in one place
- * and still in effect from another. Lines GKeyFile cannot parse are left
- * for it to report. */
-static gboolean
-index_lines (Table       *table,
-             const char  *contents,
-             GError     **error)
-{
-  g_auto(GStrv) lines = g_strsplit (contents, "\n", -1);
-  g_autofree char *group = NULL;
-
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      const char *text = lines[i];
-      guint lineno = i + 1;
-      g_autofree char *id = NULL;
-      const char *end;
-
-      while (g_ascii_isspace (*text))
-        text++;
-      if (*text == '\0' || *text == '#')
-        continue;
-
-      if (*text == '[')
-        {
-          end = strchr (text, ']');
-          if (end == NULL)
-            continue;
-          g_free (group);
-          group = g_strndup (text + 1, end - text - 1);
-          id = line_id (group, NULL);
-        }
-      else
-        {
-          g_autofree char *key = NULL;
-
-          end = strchr (text, '=');
-          if (end == NULL || group == NULL)
-            continue;
-          key = g_strstrip (g_strndup (text, end - text));
-          id = line_id (group, key);
-        }
-
-      if (g_hash_table_contains (table->lines, id))
-        {
-          guint first = GPOINTER_TO_UINT (g_hash_table_lookup (table->lines, id));
-
-          if (*text == '[')
-            g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("%s:%u: [%s]: group already appears on line %u"), table->file, lineno, group, first);
-          else
-            g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("%s:%u: [%s] %s: key already set on line %u"), table->file, lineno, group,
-                         id + strlen (group) + 1, first);
-          return FALSE;
-        }
-      g_hash_table_insert (table->lines, g_steal_pointer (&id), GUINT_TO_POINTER (lineno));
-    }
-
-  return TRUE;
-}
-
-static gboolean
-check_keys (const Table        *table,
-            const char         *group,
-            const char * const *known,
-            const char         *known_list,
-            GError            **error)
-{
-  g_auto(GStrv) keys = g_key_file_get_keys (table->key_file, group, NULL, NULL);
-
-  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
-    {
-      if (!g_strv_contains (known, keys[i]))
-        return table_error (table, error, group, keys[i], _("unknown key (known: %s)"), known_list);
-    }
-
-  return TRUE;
-}
-
 /* The value of @key, or %NULL with no error when the key is absent. */
 static gboolean
-get_string (const Table  *table,
+get_string (SymfonicConfigFile *table,
             const char   *group,
             const char   *key,
             char        **out,
@@ -387,19 +234,19 @@ get_string (const Table  *table,
   g_autofree char *text = NULL;
 
   *out = NULL;
-  if (!g_key_file_has_key (table->key_file, group, key, NULL))
+  if (!g_key_file_has_key (symfonic_config_file_get_key_file (table), group, key, NULL))
     return TRUE;
 
-  text = g_key_file_get_string (table->key_file, group, key, &local_error);
+  text = g_key_file_get_string (symfonic_config_file_get_key_file (table), group, key, &local_error);
   if (local_error != NULL)
-    return table_error (table, error, group, key, "%s", local_error->message);
+    return symfonic_config_file_set_error (table, error, group, key, "%s", local_error->message);
 
   *out = g_steal_pointer (&text);
   return TRUE;
 }
 
 static gboolean
-get_status (const Table  *table,
+get_status (SymfonicConfigFile *table,
             const char   *group,
             const char   *key,
             gboolean      required,
@@ -414,14 +261,14 @@ get_status (const Table  *table,
   if (text == NULL)
     {
       if (required)
-        return table_error (table, error, group, key, _("missing key"));
+        return symfonic_config_file_set_error (table, error, group, key, _("missing key"));
       return TRUE;
     }
 
   g_strstrip (text);
   if (!g_ascii_string_to_unsigned (text, 10, 400, 599, &status, NULL))
-    return table_error (table, error, group, key,
-                        _("“%s” is not an HTTP error status (a whole number from 400 to 599)"), text);
+    return symfonic_config_file_set_error (table, error, group, key,
+                                           _("“%s” is not an HTTP error status (a whole number from 400 to 599)"), text);
 
   *out = (guint) status;
   return TRUE;
@@ -470,7 +317,7 @@ parse_header (const char  *line,
 }
 
 static gboolean
-get_headers (const Table  *table,
+get_headers (SymfonicConfigFile *table,
              const char   *group,
              GStrv        *out,
              GError      **error)
@@ -480,11 +327,11 @@ get_headers (const Table  *table,
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) lines = NULL;
 
-  if (g_key_file_has_key (table->key_file, group, "headers", NULL))
+  if (g_key_file_has_key (symfonic_config_file_get_key_file (table), group, "headers", NULL))
     {
-      lines = g_key_file_get_string_list (table->key_file, group, "headers", NULL, &local_error);
+      lines = g_key_file_get_string_list (symfonic_config_file_get_key_file (table), group, "headers", NULL, &local_error);
       if (local_error != NULL)
-        return table_error (table, error, group, "headers", "%s", local_error->message);
+        return symfonic_config_file_set_error (table, error, group, "headers", "%s", local_error->message);
     }
 
   for (guint i = 0; lines != NULL && lines[i] != NULL; i++)
@@ -496,13 +343,13 @@ get_headers (const Table  *table,
         {
           g_autofree char *shown = g_strescape (lines[i], NULL);
 
-          return table_error (table, error, group, "headers",
-                              _("“%s” is not a header line “Name: value”"), shown);
+          return symfonic_config_file_set_error (table, error, group, "headers",
+                                                 _("“%s” is not a header line “Name: value”"), shown);
         }
       for (guint j = 0; j < names->len; j++)
         {
           if (g_ascii_strcasecmp (g_ptr_array_index (names, j), name) == 0)
-            return table_error (table, error, group, "headers", _("header “%s” appears twice"), name);
+            return symfonic_config_file_set_error (table, error, group, "headers", _("header “%s” appears twice"), name);
         }
 
       g_strv_builder_add (builder, name);
@@ -515,7 +362,7 @@ get_headers (const Table  *table,
 }
 
 static StatusRule *
-load_rule (const Table  *table,
+load_rule (SymfonicConfigFile *table,
            const char   *group,
            GError      **error)
 {
@@ -526,7 +373,7 @@ load_rule (const Table  *table,
   g_autofree char *mode = NULL;
   gboolean found = FALSE;
 
-  if (!check_keys (table, group, known, "status, target-status, detail, detail-override, headers", error))
+  if (!symfonic_config_file_check_keys (table, group, known, error))
     return NULL;
 
   if (!get_status (table, group, "status", TRUE, &rule->active, error) ||
@@ -552,8 +399,8 @@ load_rule (const Table  *table,
         }
       if (!found)
         {
-          table_error (table, error, group, "detail",
-                       _("unknown detail mode “%s” (known: message, opaque, override)"), mode);
+          symfonic_config_file_set_error (table, error, group, "detail",
+                                          _("unknown detail mode “%s” (known: message, opaque, override)"), mode);
           return NULL;
         }
     }
@@ -562,13 +409,13 @@ load_rule (const Table  *table,
     return NULL;
   if (rule->detail_mode == DETAIL_OVERRIDE && (rule->detail_override == NULL || *rule->detail_override == '\0'))
     {
-      table_error (table, error, group, "detail-override", _("detail=override needs a non-empty text"));
+      symfonic_config_file_set_error (table, error, group, "detail-override", _("detail=override needs a non-empty text"));
       return NULL;
     }
   /* a text that is never shown is a mistake waiting to be believed */
   if (rule->detail_mode != DETAIL_OVERRIDE && rule->detail_override != NULL)
     {
-      table_error (table, error, group, "detail-override", _("only allowed with detail=override"));
+      symfonic_config_file_set_error (table, error, group, "detail-override", _("only allowed with detail=override"));
       return NULL;
     }
 
@@ -580,7 +427,7 @@ load_rule (const Table  *table,
 
 static gboolean
 load_policy (SymfonicErrorMapStage  *self,
-             const Table            *table,
+             SymfonicConfigFile     *table,
              const char             *group,
              const char             *name,
              GError                **error)
@@ -595,7 +442,7 @@ load_policy (SymfonicErrorMapStage  *self,
   g_auto(GStrv) kinds = NULL;
   g_autofree char *collapse = NULL;
 
-  if (!check_keys (table, group, known, "kinds, fallback-status, opaque-detail, collapse-server-errors", error))
+  if (!symfonic_config_file_check_keys (table, group, known, error))
     return FALSE;
 
   policy->name = g_strdup (name);
@@ -608,28 +455,28 @@ load_policy (SymfonicErrorMapStage  *self,
   if (policy->opaque_detail == NULL)
     policy->opaque_detail = g_strdup (SYMFONIC_OPAQUE_DETAIL);
   else if (*policy->opaque_detail == '\0')
-    return table_error (table, error, group, "opaque-detail", _("must not be empty"));
+    return symfonic_config_file_set_error (table, error, group, "opaque-detail", _("must not be empty"));
 
   if (!get_string (table, group, "collapse-server-errors", &collapse, error))
     return FALSE;
   if (collapse != NULL)
     {
-      policy->collapse_server_errors = g_key_file_get_boolean (table->key_file, group,
+      policy->collapse_server_errors = g_key_file_get_boolean (symfonic_config_file_get_key_file (table), group,
                                                                "collapse-server-errors", &local_error);
       if (local_error != NULL)
-        return table_error (table, error, group, "collapse-server-errors",
-                            _("“%s” is not true or false"), collapse);
+        return symfonic_config_file_set_error (table, error, group, "collapse-server-errors",
+                                               _("“%s” is not true or false"), collapse);
     }
   /* collapsing a 5xx into another 5xx would only hide which fault it was */
   if (policy->collapse_server_errors && policy->fallback_status >= 500)
-    return table_error (table, error, group, "fallback-status",
-                        _("collapse-server-errors needs a fallback-status below 500"));
+    return symfonic_config_file_set_error (table, error, group, "fallback-status",
+                                           _("collapse-server-errors needs a fallback-status below 500"));
 
-  if (!g_key_file_has_key (table->key_file, group, "kinds", NULL))
-    return table_error (table, error, group, "kinds", _("missing key"));
-  kinds = g_key_file_get_string_list (table->key_file, group, "kinds", NULL, &local_error);
+  if (!g_key_file_has_key (symfonic_config_file_get_key_file (table), group, "kinds", NULL))
+    return symfonic_config_file_set_error (table, error, group, "kinds", _("missing key"));
+  kinds = g_key_file_get_string_list (symfonic_config_file_get_key_file (table), group, "kinds", NULL, &local_error);
   if (local_error != NULL)
-    return table_error (table, error, group, "kinds", "%s", local_error->message);
+    return symfonic_config_file_set_error (table, error, group, "kinds", "%s", local_error->message);
 
   /* owned by the stage from here on, so the kinds below never point at a
    * freed policy, even when a later kind fails */
@@ -644,12 +491,12 @@ load_policy (SymfonicErrorMapStage  *self,
         continue;
       kind = g_enum_get_value_by_nick (kinds_class, nick);
       if (kind == NULL || (guint) kind->value >= self->n_kinds)
-        return table_error (table, error, group, "kinds",
-                            _("unknown route kind “%s” (known: typed, chunks, chat, resume, openai, anthropic)"), nick);
+        return symfonic_config_file_set_error (table, error, group, "kinds",
+                                               _("unknown route kind “%s” (known: typed, chunks, chat, resume, openai, anthropic)"), nick);
       if (self->by_kind[kind->value] != NULL)
-        return table_error (table, error, group, "kinds",
-                            _("route kind “%s” already uses [policy:%s]"),
-                            nick, self->by_kind[kind->value]->name);
+        return symfonic_config_file_set_error (table, error, group, "kinds",
+                                               _("route kind “%s” already uses [policy:%s]"),
+                                               nick, self->by_kind[kind->value]->name);
       self->by_kind[kind->value] = policy;
     }
 
@@ -658,7 +505,7 @@ load_policy (SymfonicErrorMapStage  *self,
 
 static gboolean
 load_code (SymfonicErrorMapStage  *self,
-           const Table            *table,
+           SymfonicConfigFile     *table,
            const char             *group,
            const char             *name,
            GError                **error)
@@ -681,8 +528,8 @@ load_code (SymfonicErrorMapStage  *self,
           g_string_append_printf (known, "%s%s", known->len > 0 ? ", " : "", self->code_names[code]);
       }
 
-    return table_error (table, error, group, NULL,
-                        _("“%s” is not a published error code (known: %s)"), name, known->str);
+    return symfonic_config_file_set_error (table, error, group, NULL,
+                                           _("“%s” is not a published error code (known: %s)"), name, known->str);
   }
 }
 
@@ -694,14 +541,9 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
   SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
   g_autoptr(GEnumClass) codes_class = NULL;
   g_autoptr(GEnumClass) kinds_class = NULL;
-  g_autoptr(GKeyFile) key_file = NULL;
+  g_autoptr(SymfonicConfigFile) table = NULL;
   g_autoptr(GError) local_error = NULL;
-  g_autofree char *display = NULL;
-  g_autofree char *contents = NULL;
-  g_autoptr(GHashTable) lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_auto(GStrv) groups = NULL;
-  gsize length;
-  Table table;
 
   if (self->loaded)
     return TRUE;
@@ -713,24 +555,12 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
 
-  display = g_file_get_parse_name (self->table);
-  if (!symfonic_config_file_load (self->table, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
+  table = symfonic_config_file_new_for_file (self->table, &local_error);
+  if (table == NULL)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "table: %s", local_error->message);
       return FALSE;
     }
-
-  key_file = g_key_file_new ();
-  if (!g_key_file_load_from_data (key_file, contents, length, G_KEY_FILE_NONE, &local_error))
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", display, local_error->message);
-      return FALSE;
-    }
-  table.key_file = key_file;
-  table.file = display;
-  table.lines = lines;
-  if (!index_lines (&table, contents, error))
-    return FALSE;
 
   /* sized from the enums, so a code or kind added to the library later has
    * a slot (and maps by the fallback until the table names it) */
@@ -749,7 +579,7 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
   self->n_kinds = (guint) kinds_class->maximum + 1;
   self->by_kind = g_new0 (ErrorPolicy *, self->n_kinds);
 
-  groups = g_key_file_get_groups (key_file, NULL);
+  groups = g_key_file_get_groups (symfonic_config_file_get_key_file (table), NULL);
   for (guint i = 0; groups[i] != NULL; i++)
     {
       const char *group = groups[i];
@@ -758,13 +588,13 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
       const char *name = colon != NULL ? colon + 1 : "";
 
       if (!g_str_equal (prefix, "code") && !g_str_equal (prefix, "policy"))
-        return table_error (&table, error, group, NULL,
-                            _("unknown group (known: [code:NAME], [policy:NAME])"));
+        return symfonic_config_file_set_error (table, error, group, NULL,
+                                               _("unknown group (known: [code:NAME], [policy:NAME])"));
       if (*name == '\0')
-        return table_error (&table, error, group, NULL, _("the group needs a name after the colon"));
+        return symfonic_config_file_set_error (table, error, group, NULL, _("the group needs a name after the colon"));
 
-      if (g_str_equal (prefix, "code") ? !load_code (self, &table, group, name, error)
-                                       : !load_policy (self, &table, group, name, error))
+      if (g_str_equal (prefix, "code") ? !load_code (self, table, group, name, error)
+                                       : !load_policy (self, table, group, name, error))
         return FALSE;
     }
 
@@ -775,9 +605,9 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
       GEnumValue *value = g_enum_get_value (kinds_class, (int) kind);
 
       if (value != NULL && self->by_kind[kind] == NULL)
-        return table_error (&table, error, NULL, NULL,
-                            _("no [policy:NAME] group lists route kind “%s” in its kinds"),
-                            value->value_nick);
+        return symfonic_config_file_set_error (table, error, NULL, NULL,
+                                               _("no [policy:NAME] group lists route kind “%s” in its kinds"),
+                                               value->value_nick);
     }
 
   self->loaded = TRUE;

@@ -368,6 +368,9 @@ symfonic_extraction_stage_class_init (SymfonicExtractionStageClass *klass)
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), (const char * const[]) { "extraction", NULL },
+                                     NULL, NULL, NULL);
 }
 
 static void

@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-budget-stage.h"
+#include "symfonic-memory-meter-store.h"
 
 /* Reserve at admission, settle at close. Admission reserves the worst case
  * (`reserve-tokens`, or the query's own estimate when that is larger) and
@@ -47,7 +48,6 @@ struct _SymfonicBudgetStage
   guint64             tokens_per_window;
   guint               window_seconds;
   guint64             reserve_tokens;
-  char               *store_name;
 
   SymfonicMeterStore *store;
 
@@ -410,9 +410,6 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
 {
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (initable);
 
-  if (self->store != NULL)
-    return TRUE;
-
   if (self->reserve_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
@@ -422,9 +419,10 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
 
-  self->store = symfonic_meter_store_new_for_name (self->store_name, error);
+  if (self->store == NULL)
+    self->store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
 
-  return self->store != NULL;
+  return TRUE;
 }
 
 static void
@@ -452,7 +450,6 @@ symfonic_budget_stage_finalize (GObject *object)
 {
   SymfonicBudgetStage *self = (SymfonicBudgetStage *) object;
 
-  g_free (self->store_name);
   g_clear_object (&self->store);
   g_mutex_clear (&self->notice_lock);
 
@@ -479,7 +476,7 @@ symfonic_budget_stage_get_property (GObject    *object,
       g_value_set_uint64 (value, self->reserve_tokens);
       break;
     case PROP_STORE:
-      g_value_set_string (value, self->store_name);
+      g_value_set_object (value, self->store);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -506,8 +503,7 @@ symfonic_budget_stage_set_property (GObject      *object,
       self->reserve_tokens = g_value_get_uint64 (value);
       break;
     case PROP_STORE:
-      g_free (self->store_name);
-      self->store_name = g_value_dup_string (value);
+      g_set_object (&self->store, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -544,12 +540,18 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                          1, G_MAXINT64, 4096,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =
-    g_param_spec_string ("store", "Store",
-                         "Where the budgets live: memory (this stage, this process)",
-                         "memory",
+    g_param_spec_object ("store", "Store",
+                         "Where the budgets live: a registered meter store type, by name in a pipeline "
+                         "file; memory (this stage, this process) when unset",
+                         SYMFONIC_TYPE_METER_STORE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* without an authenticated principal every tenant would share one
+   * "anonymous" budget */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
+                                     NULL, "keeps a budget per authenticated tenant");
 }
 
 static void

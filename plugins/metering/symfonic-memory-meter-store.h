@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "symfonic-meter-store.h"
+#include "symfonic-meter.h"
 
 G_BEGIN_DECLS
 

@@ -8,6 +8,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-memory-meter-store.h"
 #include "symfonic-rate-limit-stage.h"
 
 /* GCRA (the generic cell rate algorithm): one timestamp per key instead of
@@ -22,7 +23,6 @@ struct _SymfonicRateLimitStage
   double                rate;
   guint                 burst;
   SymfonicRateLimitKey  key;
-  char                 *store_name;
 
   SymfonicMeterStore   *store;
   gint64                emission_interval_us;
@@ -187,12 +187,8 @@ symfonic_rate_limit_stage_initable_init_impl (GInitable     *initable,
   SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (initable);
   double interval;
 
-  if (self->store != NULL)
-    return TRUE;
-
-  self->store = symfonic_meter_store_new_for_name (self->store_name, error);
   if (self->store == NULL)
-    return FALSE;
+    self->store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
 
   /* the property ranges keep both within a few hours of microseconds */
   interval = MAX (G_USEC_PER_SEC / self->rate + 0.5, 1.0);
@@ -227,7 +223,6 @@ symfonic_rate_limit_stage_finalize (GObject *object)
 {
   SymfonicRateLimitStage *self = (SymfonicRateLimitStage *) object;
 
-  g_free (self->store_name);
   g_clear_object (&self->store);
 
   G_OBJECT_CLASS (symfonic_rate_limit_stage_parent_class)->finalize (object);
@@ -253,7 +248,7 @@ symfonic_rate_limit_stage_get_property (GObject    *object,
       g_value_set_enum (value, self->key);
       break;
     case PROP_STORE:
-      g_value_set_string (value, self->store_name);
+      g_value_set_object (value, self->store);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -280,8 +275,7 @@ symfonic_rate_limit_stage_set_property (GObject      *object,
       self->key = g_value_get_enum (value);
       break;
     case PROP_STORE:
-      g_free (self->store_name);
-      self->store_name = g_value_dup_string (value);
+      g_set_object (&self->store, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -316,12 +310,18 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
                        SYMFONIC_TYPE_RATE_LIMIT_KEY, SYMFONIC_RATE_LIMIT_KEY_TENANT,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =
-    g_param_spec_string ("store", "Store",
-                         "Where the counters live: memory (this stage, this process)",
-                         "memory",
+    g_param_spec_object ("store", "Store",
+                         "Where the counters live: a registered meter store type, by name in a pipeline "
+                         "file; memory (this stage, this process) when unset",
+                         SYMFONIC_TYPE_METER_STORE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /* without an authenticated principal every request would count as one
+   * "anonymous" client */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
+                                     NULL, "counts requests by their authenticated tenant and principal");
 }
 
 static void

@@ -280,6 +280,10 @@ symfonic_projection_stage_stage_init (SymfonicStageInterface *iface)
 static void
 symfonic_projection_stage_class_init (SymfonicProjectionStageClass *klass)
 {
+  /* what a chunks route needs: only this stage knows the chunk shapes of
+   * the stream's release line */
+  symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), (const char * const[]) { "projection", NULL },
+                                     NULL, NULL, NULL);
 }
 
 static void

@@ -261,6 +261,10 @@ type=py-head
 '''.format(transcript=TRANSCRIPT, suffix=SUFFIX)
 
 
+class PyNeedsPrincipalStage(GObject.Object, Symfonic.Stage):
+    """Declares, as a metering stage does, that it needs a principal."""
+
+
 class ServerTestCase(unittest.TestCase):
     """One server for the class, on a free port, one worker thread."""
 
@@ -273,6 +277,9 @@ class ServerTestCase(unittest.TestCase):
                             (PyAdmitFalseStage.__gtype__, 'py-admit-false'),
                             (PyHeadStage.__gtype__, 'py-head')):
             Symfonic.register_stage_type(gtype, name)
+        Symfonic.register_stage_type(PyNeedsPrincipalStage.__gtype__, 'py-needs-principal')
+        Symfonic.stage_type_declare_order(PyNeedsPrincipalStage.__gtype__, None, ['principal'], None,
+                                          'counts by principal')
 
         cls.registry = Symfonic.Registry.get_default()
         cls.registry.scan()
@@ -335,6 +342,24 @@ class ServerTestCase(unittest.TestCase):
                         caught.exception)
         self.assertIn('bad.pipeline', caught.exception.message)
         self.assertIn('no-such-key', caught.exception.message)
+
+    def test_python_stage_order_is_checked(self):
+        # the order a Python stage declares is checked like a C stage's
+        route = '[route:r]\npath=/r\nsource=s\nstages={}\n'
+        groups = ('[source:s]\ntype=replay\ntranscripts=../transcripts\n'
+                  '[stage:needy]\ntype=py-needs-principal\n'
+                  '[stage:auth]\ntype=auth\ntokens-file=../demo-tokens.ini\n')
+        base = Gio.File.new_for_path(os.path.join(DATA_DIR, 'pipelines'))
+        with self.assertRaises(GLib.Error) as caught:
+            Symfonic.Pipeline.new_from_data(self.registry, route.format('needy') + groups, -1,
+                                            base, 'order.pipeline')
+        self.assertEqual(caught.exception.message,
+                         'order.pipeline:4: [route:r] stages: stage “needy” (py-needs-principal), '
+                         'which counts by principal, needs a stage before it that provides '
+                         '“principal”, and the route has none')
+        pipeline = Symfonic.Pipeline.new_from_data(self.registry, route.format('auth;needy') + groups,
+                                                   -1, base, 'order.pipeline')
+        self.assertEqual(pipeline.get_n_routes(), 1)
 
     def test_text_deltas_are_upper_cased(self):
         entries = read_transcript(TRANSCRIPT)
@@ -551,6 +576,19 @@ class LibraryTestCase(unittest.TestCase):
         self.assertEqual(event.get_payload().get_string_member('tool_name'), 'get_weather')
         self.assertEqual(json.loads(event.to_json()),
                          {'tool_name': 'get_weather', 'tool_call_id': 'call_1'})
+
+    def test_config_file_reader(self):
+        with self.assertRaises(GLib.Error) as caught:
+            Symfonic.ConfigFile.new_from_data('[a]\nk=1\nk=2\n', -1, 't.ini')
+        self.assertEqual(caught.exception.message, 't.ini:3: [a] k: key already set on line 2')
+
+        config = Symfonic.ConfigFile.new_from_data('[a]\n\nk=1\n', -1, 't.ini')
+        self.assertEqual(config.get_line('a', 'k'), 3)
+        self.assertEqual(config.get_key_file().get_string('a', 'k'), '1')
+        with self.assertRaises(GLib.Error) as caught:
+            config.set_error_literal('a', 'k', 'too small')
+        self.assertTrue(caught.exception.matches(Symfonic.error_quark(), Symfonic.Error.CONFIG))
+        self.assertEqual(caught.exception.message, 't.ini:3: [a] k: too small')
 
     def test_event_from_json_rejects(self):
         cases = [

@@ -11,9 +11,31 @@
 
 #include "symfonic-test-support.h"
 
+/* A meter needs a principal: every metered route authenticates, and every
+ * request but the refused ones below acts for alice in acme. */
+#define AUTH_GROUP "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n"
+#define AUTH_HEADERS "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme"
+
 #define QUERY "{\"query\":\"count me\"}"
 /* the bytes of "count me" */
 #define QUERY_BYTES 8
+
+/* A pipeline whose one route runs @stages, defined by @groups. */
+static char *
+pipeline_with_stages (const char *transcript,
+                      double      time_scale,
+                      const char *stages,
+                      const char *groups)
+{
+  g_autofree char *base = symfonic_test_replay_pipeline ("transcripts", transcript, time_scale);
+  g_autofree char *route_lines = g_strdup_printf ("source=fixtures\nstages=%s\n", stages);
+  GString *text = g_string_new (base);
+
+  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", route_lines, 1), ==, 1);
+  g_string_append (text, groups);
+
+  return g_string_free (text, FALSE);
+}
 
 /* A server whose one route runs @stages, defined by @groups. */
 static SymfonicServer *
@@ -23,25 +45,21 @@ server_new_with_stages (const char *transcript,
                         const char *groups)
 {
   g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
-  g_autofree char *base = symfonic_test_replay_pipeline ("transcripts", transcript, time_scale);
-  g_autofree char *route_lines = g_strdup_printf ("source=fixtures\nstages=%s\n", stages);
-  g_autoptr(GString) text = g_string_new (base);
+  g_autofree char *text = pipeline_with_stages (transcript, time_scale, stages, groups);
 
-  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", route_lines, 1), ==, 1);
-  g_string_append (text, groups);
-
-  return symfonic_test_server_new (text->str, base_dir, 2);
+  return symfonic_test_server_new (text, base_dir, 2);
 }
 
-/* A server whose one route runs one metering stage, [stage:meter]. */
+/* A server whose one route runs one metering stage, [stage:meter], after
+ * the auth stage it needs. */
 static SymfonicServer *
 server_new (const char *transcript,
             double      time_scale,
             const char *stage_group)
 {
-  g_autofree char *groups = g_strconcat ("[stage:meter]\n", stage_group, NULL);
+  g_autofree char *groups = g_strconcat (AUTH_GROUP "[stage:meter]\n", stage_group, NULL);
 
-  return server_new_with_stages (transcript, time_scale, "meter", groups);
+  return server_new_with_stages (transcript, time_scale, "auth;meter", groups);
 }
 
 /* A refusal: 429 before any SSE, the error frame as JSON, Retry-After. */
@@ -89,7 +107,7 @@ post (SoupSession *session,
       const char  *transcript)
 {
   return symfonic_test_request (session, "POST", url, "application/json", QUERY,
-                                "X-Symfonic-Transcript", transcript, NULL);
+                                AUTH_HEADERS, "X-Symfonic-Transcript", transcript, NULL);
 }
 
 static void
@@ -227,7 +245,7 @@ test_budget_concurrent (void)
   start = g_get_monotonic_time ();
   for (guint i = 0; i < N_REQUESTS; i++)
     g_ptr_array_add (streams, symfonic_test_stream_post (session, url, QUERY,
-                                                         "X-Symfonic-Transcript", "long", NULL));
+                                                         AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL));
   g_assert_true (symfonic_test_iterate_until (NULL, all_answered, streams, SYMFONIC_TEST_WAIT_MS));
   answered = g_get_monotonic_time () - start;
 
@@ -282,7 +300,8 @@ test_budget_disconnect_settles (void)
   g_autoptr(SymfonicTestStream) stream = NULL;
   gint64 readmitted;
 
-  stream = symfonic_test_stream_post (stream_session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  stream = symfonic_test_stream_post (stream_session, url, QUERY,
+                                      AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL);
   symfonic_test_stream_wait_frames (stream, 3);
   g_assert_cmpuint (stream->status, ==, 200);
   g_assert_false (stream->done);
@@ -381,7 +400,7 @@ post_query (SoupSession *session,
             const char  *body)
 {
   return symfonic_test_request (session, "POST", url, "application/json", body,
-                                "X-Symfonic-Transcript", "typed", NULL);
+                                AUTH_HEADERS, "X-Symfonic-Transcript", "typed", NULL);
 }
 
 /* The reservation covers the query's own estimate, not just reserve-tokens:
@@ -443,7 +462,7 @@ test_budget_midstream (void)
   JsonObject *object;
   guint n_deltas = 0;
 
-  stream = symfonic_test_stream_post (session, url, QUERY, "X-Symfonic-Transcript", "long", NULL);
+  stream = symfonic_test_stream_post (session, url, QUERY, AUTH_HEADERS, "X-Symfonic-Transcript", "long", NULL);
   symfonic_test_stream_wait_done (stream);
   g_assert_no_error (stream->error);
   g_assert_cmpuint (stream->status, ==, 200);
@@ -488,7 +507,7 @@ volley_fire (gpointer data)
   Volley *volley = data;
 
   g_ptr_array_add (volley->streams, symfonic_test_stream_post (volley->session, volley->url, QUERY,
-                                                               "X-Symfonic-Transcript", "typed", NULL));
+                                                               AUTH_HEADERS, "X-Symfonic-Transcript", "typed", NULL));
   return volley->streams->len < volley->n ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
@@ -590,11 +609,87 @@ test_budget_notice_bounded (void)
   g_assert_cmpint (g_atomic_int_get (&over_reservation_notices), ==, 1);
 }
 
+/* A store from another plugin, named by the stage's `store` key: the
+ * stage asks it, not a memory store of its own, which would admit all
+ * three requests at this rate. */
+static void
+test_store_from_plugin (void)
+{
+  g_autoptr(SymfonicServer) server =
+    server_new ("typed", 0, "type=rate-limit\nrate=1000\nburst=1000\nstore=test-counting\n");
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *stage = symfonic_pipeline_get_stage (symfonic_server_get_pipeline (server), "meter");
+  g_autoptr(SymfonicMeterStore) store = NULL;
+  guint calls;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(SymfonicTestResponse) admitted = post (session, url, "typed");
+
+      g_assert_cmpuint (admitted->status, ==, 200);
+    }
+  {
+    g_autoptr(SymfonicTestResponse) refused = post (session, url, "typed");
+
+    assert_response_refused (refused, "rate_limited", "3");
+  }
+
+  g_object_get (stage, "store", &store, NULL);
+  g_assert_cmpstr (G_OBJECT_TYPE_NAME (store), ==, "TestCountingStore");
+  g_object_get (store, "calls", &calls, NULL);
+  g_assert_cmpuint (calls, ==, 3);
+
+  symfonic_server_stop (server);
+}
+
+typedef struct
+{
+  const char *name;
+  const char *stage_group;
+  const char *message;
+} BadStoreCase;
+
+/* [stage:meter] opens on line 18 of these pipelines, its store= is line 20 */
+static const BadStoreCase bad_store_cases[] = {
+  { "unknown", "type=rate-limit\nstore=redis\nrate=1\n",
+    "test.pipeline:20: [stage:meter] store: “redis” is not a registered SymfonicMeterStore type "
+    "(symfonic-inspect lists them)" },
+  { "a-stage-type", "type=budget\nstore=auth\nwindow-seconds=60\n",
+    "test.pipeline:20: [stage:meter] store: “auth” is not a registered SymfonicMeterStore type "
+    "(symfonic-inspect lists them)" },
+  { "empty", "type=budget\nstore=\n",
+    "test.pipeline:20: [stage:meter] store: “” is not a registered SymfonicMeterStore type "
+    "(symfonic-inspect lists them)" },
+};
+
+static void
+test_store_refused (gconstpointer data)
+{
+  const BadStoreCase *c = data;
+  g_autofree char *groups = g_strconcat ("[stage:meter]\n", c->stage_group, NULL);
+  g_autofree char *text = pipeline_with_stages ("typed", 0, "meter", groups);
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autoptr(GFile) base = g_file_new_for_path (base_dir);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  pipeline = symfonic_pipeline_new_from_data (symfonic_test_get_registry (), text, -1, base,
+                                              "test.pipeline", &error);
+  g_assert_null (pipeline);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, c->message);
+}
+
 int
 main (int    argc,
       char **argv)
 {
+  g_autoptr(GError) error = NULL;
+
   symfonic_test_init (&argc, &argv);
+  symfonic_registry_load_directory (symfonic_registry_get_default (), TEST_PLUGIN_COUNTING_STORE_DIR, &error);
+  g_assert_no_error (error);
 
   g_test_add_func ("/metering-http/rate-limit/refusal", test_rate_limit_refusal);
   g_test_add_func ("/metering-http/rate-limit/two-workers", test_rate_limit_two_workers);
@@ -605,6 +700,13 @@ main (int    argc,
   g_test_add_func ("/metering-http/budget/query-size", test_budget_query_size);
   g_test_add_func ("/metering-http/budget/midstream", test_budget_midstream);
   g_test_add_func ("/metering-http/budget/notice-bounded", test_budget_notice_bounded);
+  g_test_add_func ("/metering-http/store/from-plugin", test_store_from_plugin);
+  for (guint i = 0; i < G_N_ELEMENTS (bad_store_cases); i++)
+    {
+      g_autofree char *path = g_strconcat ("/metering-http/store/refused/", bad_store_cases[i].name, NULL);
+
+      g_test_add_data_func (path, &bad_store_cases[i], test_store_refused);
+    }
 
   return g_test_run ();
 }

@@ -32,10 +32,11 @@ gateway_new (void)
   text = g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=2\nmax-body-bytes=%u\n\n"
                           "[route:typed]\npath=/typed\nkind=typed\nsource=demo\nstages=errors\n\n"
                           "[route:chat]\npath=/chat\nkind=chat\nsource=demo\nstages=errors\n\n"
-                          "[route:limited]\npath=/limited\nkind=chat\nsource=demo\nstages=limit;errors\n\n"
+                          "[route:limited]\npath=/limited\nkind=chat\nsource=demo\nstages=auth;limit;errors\n\n"
                           "[route:odd]\npath=/odd\nkind=chat\nsource=demo\nstages=odd-errors\n\n"
                           "[source:demo]\ntype=replay\ntranscripts=transcripts\ndefault-transcript=plain\n"
                           "transcript-header=X-Symfonic-Transcript\ntime-scale=0\n\n"
+                          "[stage:auth]\ntype=auth\ntokens-file=demo-tokens.ini\n\n"
                           "[stage:limit]\ntype=rate-limit\nrate=0.001\nburst=1\n\n"
                           "[stage:errors]\ntype=error-map\ntable=error-map.ini\n\n"
                           "[stage:odd-errors]\ntype=error-map\ntable=%s\n",
@@ -77,7 +78,10 @@ post_request (const char *path,
               gsize       declared_length,
               const char *body)
 {
+  /* the credentials the metered route's auth stage needs; the other
+   * routes do not look at them */
   return g_strdup_printf ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          "Authorization: Bearer demo-token-alice\r\nX-Tenant-ID: acme\r\n"
                           "Content-Length: %" G_GSIZE_FORMAT "\r\nConnection: close\r\n\r\n%s",
                           path, declared_length, body);
 }

@@ -43,6 +43,15 @@ scan_registry_once (void)
     }
 }
 
+/* The default registry, with the build's plugins loaded. */
+SymfonicRegistry *
+symfonic_test_get_registry (void)
+{
+  scan_registry_once ();
+
+  return symfonic_registry_get_default ();
+}
+
 /* The one typed route the tests serve from a replay source; a test may
  * append groups of its own. */
 char *

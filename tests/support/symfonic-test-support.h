@@ -22,6 +22,7 @@ void            symfonic_test_init                (int            *argc,
 
 #define SYMFONIC_TEST_TYPED_PATH "/api/v1/stream/typed"
 
+SymfonicRegistry *symfonic_test_get_registry       (void);
 char           *symfonic_test_replay_pipeline     (const char     *transcripts,
                                                    const char     *default_transcript,
                                                    double          time_scale);

@@ -16,10 +16,12 @@
 #define PIPELINES_DIR SYMFONIC_TEST_DATA_DIR "/pipelines"
 
 /* One route per kind, all on the same stage: what differs between them is
- * the table's policy, nothing else. */
+ * the table's policy, nothing else. (A chunks route also needs its
+ * projection stage.) */
 #define ROUTES \
   "[route:typed]\npath=/typed\nkind=typed\nsource=s\nstages=errors\n" \
-  "[route:chunks]\npath=/chunks\nkind=chunks\nsource=s\nstages=errors\n" \
+  "[route:chunks]\npath=/chunks\nkind=chunks\nsource=s\nstages=projection;errors\n" \
+  "[stage:projection]\ntype=projection\n" \
   "[route:chat]\npath=/chat\nkind=chat\nsource=s\nstages=errors\n" \
   "[route:resume]\npath=/resume\nkind=resume\nsource=s\nstages=errors\n" \
   "[source:s]\ntype=replay\ntranscripts=" SYMFONIC_TEST_UNIT_DIR "/fixtures/transcripts\n"

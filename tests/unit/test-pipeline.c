@@ -167,6 +167,72 @@ test_pipeline_invalid (gconstpointer data)
     }
 }
 
+/* --- the order stages declare they need ---------------------------------- */
+
+#define ORDER_AUTH "[stage:a]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n"
+#define ORDER_STAGES                                              \
+  SOURCE ORDER_AUTH                                               \
+  "[stage:m]\ntype=rate-limit\n"                                  \
+  "[stage:b]\ntype=budget\n"                                      \
+  "[stage:e]\ntype=extraction\n"                                  \
+  "[stage:c]\ntype=citation\n"                                    \
+  "[stage:p]\ntype=projection\n"
+
+typedef struct
+{
+  const char *name;
+  /* the route's stages= */
+  const char *stages;
+  const char *kind;
+  /* NULL: the pipeline loads */
+  const char *message;
+} OrderCase;
+
+static const OrderCase order_cases[] = {
+  { "meter-without-auth", "m", "typed",
+    "t.pipeline:5: [route:r] stages: stage “m” (rate-limit), which counts requests by their authenticated "
+    "tenant and principal, needs a stage before it that provides “principal”, and the route has none" },
+  { "budget-without-auth", "e;c;b", "chat",
+    "t.pipeline:5: [route:r] stages: stage “b” (budget), which keeps a budget per authenticated tenant, "
+    "needs a stage before it that provides “principal”, and the route has none" },
+  { "citation-before-extraction", "a;m;c;e", "typed",
+    "t.pipeline:5: [route:r] stages: stage “e” (extraction) must come before stage “c” (citation), "
+    "which drops the memory blocks it meets" },
+  { "chunks-without-projection", "a;e;c", "chunks",
+    "t.pipeline:5: [route:r] stages: a “chunks” route needs a stage that provides “projection”, "
+    "and none of its stages does" },
+  { "chunks-without-stages", "", "chunks",
+    "t.pipeline:5: [route:r] stages: a “chunks” route needs a stage that provides “projection”, "
+    "and none of its stages does" },
+  { "meter-after-auth", "a;m;b", "typed", NULL },
+  /* auth admits on the request head, before any meter whatever the list says */
+  { "meter-listed-before-auth", "m;b;a", "typed", NULL },
+  { "extraction-then-citation", "e;c", "typed", NULL },
+  { "citation-alone", "c", "chat", NULL },
+  { "chunks-with-projection", "e;c;p", "chunks", NULL },
+};
+
+static void
+test_pipeline_order (gconstpointer data)
+{
+  const OrderCase *c = data;
+  g_autofree char *text = g_strdup_printf ("[route:r]\npath=/r\nkind=%s\nsource=s\nstages=%s\n" ORDER_STAGES,
+                                           c->kind, c->stages);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  pipeline = load (text, &error);
+  if (c->message == NULL)
+    {
+      g_assert_no_error (error);
+      g_assert_nonnull (pipeline);
+      return;
+    }
+  g_assert_null (pipeline);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, c->message);
+}
+
 static void
 test_pipeline_properties (void)
 {
@@ -175,7 +241,7 @@ test_pipeline_properties (void)
     "path=/r\n"
     "kind=chunks\n"
     "source=s\n"
-    "stages=u\n"
+    "stages=u;p\n"
     "max-duration=90\n"
     "max-streams=500\n"
     "max-streams-per-tenant=20\n"
@@ -189,7 +255,10 @@ test_pipeline_properties (void)
     "words=a;b;c\n"
     "enabled=false\n"
     "ratio=0.25\n"
-    "level=-5\n";
+    "level=-5\n"
+    /* what a chunks route needs */
+    "[stage:p]\n"
+    "type=projection\n";
   g_autoptr(SymfonicPipeline) pipeline = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GEnumClass) modes = NULL;
@@ -819,6 +888,12 @@ main (int   argc,
       g_autofree char *path = g_strconcat ("/pipeline/invalid/", invalid_cases[i].name, NULL);
 
       g_test_add_data_func (path, &invalid_cases[i], test_pipeline_invalid);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (order_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/pipeline/order/%s", order_cases[i].name);
+
+      g_test_add_data_func (path, &order_cases[i], test_pipeline_order);
     }
   g_test_add_func ("/pipeline/properties", test_pipeline_properties);
   g_test_add_func ("/pipeline/defaults", test_pipeline_defaults);

@@ -4,7 +4,11 @@
  */
 #pragma once
 
-#include <symfonic.h>
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -14,6 +18,7 @@ G_DECLARE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, SYMFONIC, METER_S
 
 /**
  * SymfonicMeterStoreInterface:
+ * @parent_iface: the parent interface
  * @get_time: the store's clock, in microseconds. Every `now_us` handed to
  *   the store must come from it, so that all callers sharing the store agree
  *   on time (a store shared by several instances uses a clock they share).
@@ -85,9 +90,6 @@ struct _SymfonicMeterStoreInterface
                               GError              **error);
 };
 
-SymfonicMeterStore *symfonic_meter_store_new_for_name (const char           *name,
-                                                       GError              **error);
-
 gint64   symfonic_meter_store_get_time       (SymfonicMeterStore   *self);
 
 void     symfonic_meter_store_take_async     (SymfonicMeterStore   *self,
@@ -130,20 +132,6 @@ void     symfonic_meter_store_settle_async   (SymfonicMeterStore   *self,
                                               gpointer              user_data);
 gboolean symfonic_meter_store_settle_finish  (SymfonicMeterStore   *self,
                                               GAsyncResult         *result,
-                                              GError              **error);
-
-/* helpers the stages share */
-guint64  symfonic_meter_saturating_add       (guint64               a,
-                                              guint64               b);
-guint64  symfonic_meter_saturating_mul       (guint64               a,
-                                              guint64               b);
-guint64  symfonic_meter_retry_after_seconds  (gint64                retry_after_us);
-void     symfonic_meter_set_retry_after      (SymfonicStream       *stream,
-                                              gint64                retry_after_us);
-const char *symfonic_meter_get_tenant        (SymfonicStream       *stream);
-const char *symfonic_meter_get_principal     (SymfonicStream       *stream);
-gboolean symfonic_meter_admit_sync           (SymfonicStage        *stage,
-                                              SymfonicStream       *stream,
                                               GError              **error);
 
 G_END_DECLS
