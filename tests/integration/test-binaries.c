@@ -634,12 +634,15 @@ script_plugin_path (const char *folder)
   return g_strjoin (G_SEARCHPATH_SEPARATOR_S, scripts, SYMFONIC_TEST_PLUGIN_DIR, NULL);
 }
 
-/* A C stage that upper-cases, then a Python stage that appends "!". */
+/* A C stage that upper-cases, then a Python stage that appends "!";
+ * @plugin_path is the [gateway] key's value, or %NULL. */
 static char *
-write_mixed_pipeline (void)
+write_mixed_pipeline (const char *plugin_path)
 {
   g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *key = plugin_path != NULL ? g_strdup_printf ("plugin-path=%s\n", plugin_path) : g_strdup ("");
   g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "%s"
                                            "listen=127.0.0.1:8080\n"
                                            "\n"
                                            "[route:typed]\n"
@@ -661,7 +664,7 @@ write_mixed_pipeline (void)
                                            "[stage:suffix]\n"
                                            "type=py-suffix\n"
                                            "suffix=!\n",
-                                           transcripts);
+                                           key, transcripts);
 
   return write_pipeline ("mixed.pipeline", text);
 }
@@ -682,7 +685,7 @@ test_python_check_and_inspect (void)
     return;
 
   plugin_path = script_plugin_path ("scripts");
-  pipeline = write_mixed_pipeline ();
+  pipeline = write_mixed_pipeline (NULL);
   g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
 
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
@@ -728,7 +731,7 @@ test_python_serves_mixed_route (void)
     return;
 
   plugin_path = script_plugin_path ("scripts");
-  pipeline = write_mixed_pipeline ();
+  pipeline = write_mixed_pipeline (NULL);
   g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
   process = start_gateway (launcher, pipeline, "1", &base_url);
   url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
@@ -778,7 +781,7 @@ test_python_load_error (gconstpointer data)
     return;
 
   plugin_path = g_test_build_filename (G_TEST_DIST, "integration", "broken-scripts", expected[0], NULL);
-  pipeline = write_mixed_pipeline ();
+  pipeline = write_mixed_pipeline (NULL);
   g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
   status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL);
   g_unsetenv ("SYMFONIC_PLUGIN_PATH");
@@ -786,6 +789,45 @@ test_python_load_error (gconstpointer data)
   script = g_test_build_filename (G_TEST_DIST, "integration", "broken-scripts", expected[0], expected[1], NULL);
   message = g_strdup_printf ("symfonic-gateway: Cannot load %s:%s\n", script, expected[2]);
   g_assert_cmpint (status, ==, 1);
+  g_assert_true (g_str_has_suffix (err, message));
+}
+
+/* `[gateway] plugin-path` loads the folders it lists, a relative one from
+ * the pipeline's own folder; a folder that is not there is an error at its
+ * line. */
+static void
+test_python_plugin_path_key (void)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "suffix.py", NULL);
+  g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "script-plugins", NULL);
+  g_autofree char *copy = g_build_filename (folder, "suffix.py", NULL);
+  g_autofree char *plugin_path = g_strjoin (";", "script-plugins", SYMFONIC_TEST_PLUGIN_DIR, NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!python_loader_built ())
+    return;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
+  g_assert_true (g_file_set_contents (copy, contents, -1, &error));
+  g_assert_no_error (error);
+
+  pipeline = write_mixed_pipeline (plugin_path);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_clear_pointer (&pipeline, g_free);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  pipeline = write_mixed_pipeline ("no-such-folder");
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
+  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder is not a folder\n",
+                             pipeline, g_get_user_cache_dir (), G_DIR_SEPARATOR_S);
   g_assert_true (g_str_has_suffix (err, message));
 }
 
@@ -818,6 +860,7 @@ main (int   argc,
   g_test_add_func ("/binaries/python-check-and-inspect", test_python_check_and_inspect);
   g_test_add_func ("/binaries/python-serves-mixed-route", test_python_serves_mixed_route);
   g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_python_load_error);
+  g_test_add_func ("/binaries/python-plugin-path-key", test_python_plugin_path_key);
   g_test_add_data_func ("/binaries/python-import-error", import_error, test_python_load_error);
 
   return g_test_run ();
