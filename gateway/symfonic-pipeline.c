@@ -595,16 +595,47 @@ load_route (Loader      *loader,
   return TRUE;
 }
 
+/* The folders of `[gateway] plugin-path`, relative to the file, load
+ * before any group is read, so their types serve every group. */
+static gboolean
+load_plugin_path (Loader  *loader,
+                  GError **error)
+{
+  g_auto(GStrv) folders = g_key_file_get_string_list (loader->key_file, "gateway", "plugin-path", NULL, NULL);
+
+  for (guint i = 0; folders != NULL && folders[i] != NULL; i++)
+    {
+      g_autoptr(GFile) folder = g_file_resolve_relative_path (loader->base_dir, folders[i]);
+      g_autofree char *path = g_file_get_path (folder);
+      g_autoptr(GError) local_error = NULL;
+
+      if (!g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
+          symfonic_config_file_set_error (loader->kf, error, "gateway", "plugin-path",
+                                       _("%s is not a folder"), path);
+          return FALSE;
+        }
+      if (!symfonic_registry_load_directory (loader->registry, path, &local_error))
+        {
+          symfonic_config_file_set_error (loader->kf, error, "gateway", "plugin-path", "%s", local_error->message);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
 static gboolean
 load_gateway (Loader      *loader,
               const char  *group,
               GError     **error)
 {
+  static const char *const loaded_first[] = { "plugin-path", NULL };
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
 
   g_array_set_clear_func (values, clear_value);
-  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, NULL, names, values, error))
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, loaded_first, names, values, error))
     return FALSE;
 
   g_object_setv (G_OBJECT (loader->self), names->len, (const char **) names->pdata,
@@ -619,6 +650,9 @@ load (Loader  *loader,
 {
   SymfonicPipeline *self = loader->self;
   g_auto(GStrv) groups = g_key_file_get_groups (loader->key_file, NULL);
+
+  if (!load_plugin_path (loader, error))
+    return FALSE;
 
   /* Pass 1: everything a route may refer to. */
   for (guint i = 0; groups[i] != NULL; i++)

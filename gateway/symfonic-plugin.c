@@ -146,3 +146,30 @@ symfonic_plugin_register_type (SymfonicPlugin  *self,
 
   return symfonic_registry_register_type (self->registry, name, type, self, error);
 }
+
+/**
+ * symfonic_plugin_add_script_loader: (skip)
+ * @self: a #SymfonicPlugin
+ * @suffix: the end of the file names it loads, such as ".py"
+ * @language: the scripts' language, as symfonic-inspect shows it
+ * @context: (nullable): the context the scripts' stage types run on
+ * @load: runs one script
+ * @user_data: data for @load
+ *
+ * Makes this plugin the loader of the script plugins ending in @suffix in
+ * its registry's plugin folders. See
+ * symfonic_registry_add_script_loader().
+ */
+void
+symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
+                                   const char             *suffix,
+                                   const char             *language,
+                                   GMainContext           *context,
+                                   SymfonicScriptLoadFunc  load,
+                                   gpointer                user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_PLUGIN (self));
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self->registry));
+
+  symfonic_registry_add_script_loader (self->registry, suffix, language, context, load, user_data);
+}

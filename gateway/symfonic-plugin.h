@@ -54,6 +54,22 @@ typedef struct
 } SymfonicPluginInfo;
 
 /**
+ * SymfonicScriptLoadFunc:
+ * @filename: the script file to run
+ * @user_data: the data given to symfonic_registry_add_script_loader()
+ * @error: return location for a #GError
+ *
+ * Runs one script plugin, which registers its types with
+ * symfonic_register_stage_type() while this runs. A failure names the
+ * file and the line.
+ *
+ * Returns: %TRUE on success
+ */
+typedef gboolean (*SymfonicScriptLoadFunc) (const char  *filename,
+                                            gpointer     user_data,
+                                            GError     **error);
+
+/**
  * SYMFONIC_PLUGIN_DEFINE:
  * @name: the plugin's name, a string
  * @description: one line, a string
@@ -74,5 +90,11 @@ gboolean    symfonic_plugin_register_type   (SymfonicPlugin  *self,
                                              const char      *name,
                                              GType            type,
                                              GError         **error);
+void        symfonic_plugin_add_script_loader (SymfonicPlugin *self,
+                                             const char      *suffix,
+                                             const char      *language,
+                                             GMainContext    *context,
+                                             SymfonicScriptLoadFunc load,
+                                             gpointer         user_data);
 
 G_END_DECLS

@@ -38,7 +38,29 @@ struct _SymfonicRegistry
   GPtrArray  *plugins;
   /* canonical file names already loaded */
   GHashTable *files;
+  /* ScriptLoader, in the order added */
+  GPtrArray  *script_loaders;
 };
+
+typedef struct
+{
+  char                   *suffix;
+  char                   *language;
+  GMainContext           *context;
+  SymfonicScriptLoadFunc  load;
+  gpointer                user_data;
+} ScriptLoader;
+
+/* The script plugin being loaded: the types it registers, on whatever
+ * thread its interpreter runs, are its own and run on its loader's
+ * context. Loads happen one at a time. */
+static GMutex script_load_lock;
+static struct
+{
+  SymfonicRegistry *registry;
+  SymfonicPlugin   *plugin;
+  GMainContext     *context;
+} script_load;
 
 typedef struct
 {
@@ -58,10 +80,22 @@ entry_free (gpointer data)
 }
 
 static void
+script_loader_free (gpointer data)
+{
+  ScriptLoader *loader = data;
+
+  g_free (loader->suffix);
+  g_free (loader->language);
+  g_clear_pointer (&loader->context, g_main_context_unref);
+  g_free (loader);
+}
+
+static void
 symfonic_registry_finalize (GObject *object)
 {
   SymfonicRegistry *self = (SymfonicRegistry *) object;
 
+  g_ptr_array_unref (self->script_loaders);
   g_hash_table_unref (self->types);
   g_ptr_array_unref (self->plugins);
   g_hash_table_unref (self->files);
@@ -83,6 +117,7 @@ symfonic_registry_init (SymfonicRegistry *self)
   self->types = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, entry_free);
   self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
   self->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->script_loaders = g_ptr_array_new_with_free_func (script_loader_free);
 }
 
 /**
@@ -367,11 +402,12 @@ compare_names (gconstpointer a,
   return strcmp (*(const char * const *) a, *(const char * const *) b);
 }
 
-/* The `*.so` modules of @directory, in name order; none for a missing
- * directory. */
+/* The files of @directory whose names end in @suffix, in name order;
+ * none for a missing directory. */
 static GPtrArray *
-list_modules (const char  *directory,
-              GError     **error)
+list_files (const char  *directory,
+            const char  *suffix,
+            GError     **error)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GDir) dir = NULL;
@@ -389,7 +425,7 @@ list_modules (const char  *directory,
 
   while ((name = g_dir_read_name (dir)) != NULL)
     {
-      if (g_str_has_suffix (name, "." G_MODULE_SUFFIX))
+      if (g_str_has_suffix (name, suffix))
         g_ptr_array_add (names, g_build_filename (directory, name, NULL));
     }
   g_ptr_array_sort (names, compare_names);
@@ -398,14 +434,126 @@ list_modules (const char  *directory,
 }
 
 /**
+ * symfonic_registry_add_script_loader: (skip)
+ * @self: a #SymfonicRegistry
+ * @suffix: the end of the file names it loads, such as ".py"
+ * @language: the scripts' language, as symfonic-inspect shows it
+ * @context: (nullable): the context the scripts' stage types run on, or
+ *   %NULL for inline
+ * @load: runs one script
+ * @user_data: data for @load, kept for the life of the process
+ *
+ * Lets a language-loader plugin take the script plugins of plugin folders:
+ * after the modules of every folder are loaded, each file ending in
+ * @suffix is given to @load. A script is listed as a plugin named after
+ * its file, and its stage types get @context as their main context
+ * (symfonic_stage_type_set_main_context()).
+ */
+void
+symfonic_registry_add_script_loader (SymfonicRegistry       *self,
+                                     const char             *suffix,
+                                     const char             *language,
+                                     GMainContext           *context,
+                                     SymfonicScriptLoadFunc  load,
+                                     gpointer                user_data)
+{
+  ScriptLoader *loader;
+
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self));
+  g_return_if_fail (suffix != NULL && *suffix != '\0');
+  g_return_if_fail (language != NULL);
+  g_return_if_fail (load != NULL);
+
+  loader = g_new0 (ScriptLoader, 1);
+  loader->suffix = g_strdup (suffix);
+  loader->language = g_strdup (language);
+  loader->context = context != NULL ? g_main_context_ref (context) : NULL;
+  loader->load = load;
+  loader->user_data = user_data;
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->script_loaders, loader);
+  g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+load_script (SymfonicRegistry  *self,
+             ScriptLoader      *loader,
+             const char        *filename,
+             GError           **error)
+{
+  g_autofree char *canonical = resolve_path (filename);
+  g_autofree char *basename = g_path_get_basename (canonical);
+  g_autofree char *description = g_strdup_printf (_("%s stages"), loader->language);
+  g_autoptr(SymfonicPlugin) plugin = NULL;
+  SymfonicPluginInfo info = { SYMFONIC_PLUGIN_API_VERSION, NULL, "", description, NULL };
+  gboolean ok;
+
+  g_mutex_lock (&self->lock);
+  ok = g_hash_table_contains (self->files, canonical);
+  g_mutex_unlock (&self->lock);
+  if (ok)
+    return TRUE;
+
+  basename[strlen (basename) - strlen (loader->suffix)] = '\0';
+  info.name = basename;
+  plugin = symfonic_plugin_new (self, &info, canonical);
+
+  g_mutex_lock (&script_load_lock);
+  script_load.registry = self;
+  script_load.plugin = plugin;
+  script_load.context = loader->context;
+  ok = loader->load (canonical, loader->user_data, error);
+  script_load.registry = NULL;
+  script_load.plugin = NULL;
+  script_load.context = NULL;
+  g_mutex_unlock (&script_load_lock);
+  if (!ok)
+    return FALSE;
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->plugins, g_object_ref (plugin));
+  g_hash_table_insert (self->files, g_steal_pointer (&canonical), plugin);
+  g_mutex_unlock (&self->lock);
+
+  return TRUE;
+}
+
+/* The script plugins of @directory, each with the loader of its suffix. A
+ * script that fails to load is an error: unlike a stray module, it is
+ * nothing but a plugin, and its author wants to hear where it broke. */
+static gboolean
+load_scripts (SymfonicRegistry  *self,
+              const char        *directory,
+              GError           **error)
+{
+  for (guint i = 0; i < self->script_loaders->len; i++)
+    {
+      ScriptLoader *loader = g_ptr_array_index (self->script_loaders, i);
+      g_autoptr(GPtrArray) paths = list_files (directory, loader->suffix, error);
+
+      if (paths == NULL)
+        return FALSE;
+      for (guint j = 0; j < paths->len; j++)
+        {
+          if (!load_script (self, loader, g_ptr_array_index (paths, j), error))
+            return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/**
  * symfonic_registry_load_directory:
  * @self: a #SymfonicRegistry
  * @directory: a directory of plugin modules
  * @error: return location for a #GError
  *
- * Loads every `*.so` module in @directory, in name order. A missing
- * directory is not an error; a module that cannot be loaded is, and stops
- * the load (symfonic_registry_scan() skips it instead).
+ * Loads every `*.so` module in @directory, in name order, then its script
+ * plugins (see symfonic_registry_add_script_loader()). A missing directory
+ * is not an error; a module or script that cannot be loaded is, and stops
+ * the load (symfonic_registry_scan() skips such a module instead).
  *
  * Returns: %TRUE on success
  */
@@ -420,7 +568,7 @@ symfonic_registry_load_directory (SymfonicRegistry  *self,
   g_return_val_if_fail (directory != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  paths = list_modules (directory, error);
+  paths = list_files (directory, "." G_MODULE_SUFFIX, error);
   if (paths == NULL)
     return FALSE;
 
@@ -430,7 +578,7 @@ symfonic_registry_load_directory (SymfonicRegistry  *self,
         return FALSE;
     }
 
-  return TRUE;
+  return load_scripts (self, directory, error);
 }
 
 /* Plugin folders hold whatever was put there: as GStreamer does, a module
@@ -442,7 +590,7 @@ scan_directory (SymfonicRegistry  *self,
                 const char        *directory,
                 GError           **error)
 {
-  g_autoptr(GPtrArray) paths = list_modules (directory, error);
+  g_autoptr(GPtrArray) paths = list_files (directory, "." G_MODULE_SUFFIX, error);
 
   if (paths == NULL)
     return FALSE;
@@ -475,9 +623,12 @@ scan_directory (SymfonicRegistry  *self,
  * separated list), then those of the build's or installation's plugin
  * directory. A directory listed twice is read once. A module that cannot
  * be loaded is skipped with a warning; of two plugins of one name, the
- * first on the path is loaded and the other skipped with a message.
+ * first on the path is loaded and the other skipped with a message. The
+ * script plugins of every directory load last, so that every language
+ * loader is there; a script that fails to load fails the scan.
  *
- * Returns: %TRUE on success, %FALSE if a directory could not be read
+ * Returns: %TRUE on success, %FALSE if a directory could not be read or
+ *   a script failed
  */
 gboolean
 symfonic_registry_scan (SymfonicRegistry  *self,
@@ -509,7 +660,15 @@ symfonic_registry_scan (SymfonicRegistry  *self,
       for (guint j = 0; j < i && !seen; j++)
         seen = g_str_equal (dir, g_ptr_array_index (dirs, j));
 
-      if (!seen && !scan_directory (self, dir, error))
+      if (seen)
+        g_ptr_array_remove_index (dirs, i--);
+      else if (!scan_directory (self, dir, error))
+        return FALSE;
+    }
+
+  for (guint i = 0; i < dirs->len; i++)
+    {
+      if (!load_scripts (self, g_ptr_array_index (dirs, i), error))
         return FALSE;
     }
 
@@ -617,7 +776,8 @@ symfonic_registry_list_plugins (SymfonicRegistry *self)
  * @error: return location for a #GError
  *
  * Registers a type defined by the application, or by Python or JavaScript
- * code, in the default registry.
+ * code, in the default registry; or, from a script plugin as it loads, in
+ * the registry loading it, as the script's type.
  *
  * Returns: %TRUE on success
  */
@@ -626,5 +786,16 @@ symfonic_register_stage_type (GType        type,
                               const char  *name,
                               GError     **error)
 {
-  return symfonic_registry_register_type (symfonic_registry_get_default (), name, type, NULL, error);
+  /* set, and read, while the loading thread waits for the script */
+  SymfonicRegistry *registry = script_load.registry;
+
+  if (registry == NULL)
+    return symfonic_registry_register_type (symfonic_registry_get_default (), name, type, NULL, error);
+
+  if (!symfonic_registry_register_type (registry, name, type, script_load.plugin, error))
+    return FALSE;
+  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
+    symfonic_stage_type_set_main_context (type, script_load.context);
+
+  return TRUE;
 }

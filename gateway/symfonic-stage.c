@@ -22,6 +22,8 @@
  */
 G_DEFINE_INTERFACE (SymfonicStage, symfonic_stage, G_TYPE_OBJECT)
 
+static G_DEFINE_QUARK (symfonic-stage-main-context, main_context)
+
 /* A hook that fails must say why; one that does not (a C bug, or a Python
  * exception that is not a GLib.Error) still fails its stream, never
  * silently succeeds or hangs it. */
@@ -354,4 +356,59 @@ symfonic_stage_close (SymfonicStage  *self,
   g_return_if_fail (SYMFONIC_IS_STREAM (stream));
 
   SYMFONIC_STAGE_GET_IFACE (self)->close (self, stream);
+}
+
+/**
+ * symfonic_stage_type_set_main_context:
+ * @stage_type: a type implementing #SymfonicStage
+ * @context: (nullable): the context every hook of the type's stages must
+ *   run on, or %NULL to run them on the stream's own thread
+ *
+ * Declares the thread affinity of a stage type: an interpreter that may
+ * only be called on one thread, or a stage that blocks and so runs on a
+ * thread of its own. The executor then hands the stage each batch of a
+ * stream's events (and its admission, begin, finish and close hooks) on
+ * @context, whose thread must be iterating it, and goes on with the
+ * stream when it answers; the worker never waits. Subtypes inherit the
+ * affinity. Set it when the type is registered, before any stream runs.
+ */
+void
+symfonic_stage_type_set_main_context (GType         stage_type,
+                                      GMainContext *context)
+{
+  GMainContext *old;
+
+  g_return_if_fail (g_type_is_a (stage_type, SYMFONIC_TYPE_STAGE));
+
+  old = g_type_get_qdata (stage_type, main_context_quark ());
+  /* types are never unloaded: the context they run on stays with them */
+  g_type_set_qdata (stage_type, main_context_quark (),
+                    context != NULL ? g_main_context_ref (context) : NULL);
+  g_clear_pointer (&old, g_main_context_unref);
+}
+
+/**
+ * symfonic_stage_type_get_main_context:
+ * @stage_type: a type implementing #SymfonicStage
+ *
+ * The context the type's hooks run on, declared for it or for the nearest
+ * parent type. See symfonic_stage_type_set_main_context().
+ *
+ * Returns: (transfer none) (nullable): the context, or %NULL when the
+ *   stages run inline on the stream's thread
+ */
+GMainContext *
+symfonic_stage_type_get_main_context (GType stage_type)
+{
+  g_return_val_if_fail (g_type_is_a (stage_type, SYMFONIC_TYPE_STAGE), NULL);
+
+  for (GType type = stage_type; type != G_TYPE_INVALID; type = g_type_parent (type))
+    {
+      GMainContext *context = g_type_get_qdata (type, main_context_quark ());
+
+      if (context != NULL)
+        return context;
+    }
+
+  return NULL;
 }

@@ -114,4 +114,8 @@ gboolean symfonic_stage_finish       (SymfonicStage        *self,
 void     symfonic_stage_close        (SymfonicStage        *self,
                                       SymfonicStream       *stream);
 
+void          symfonic_stage_type_set_main_context (GType         stage_type,
+                                                    GMainContext *context);
+GMainContext *symfonic_stage_type_get_main_context (GType         stage_type);
+
 G_END_DECLS

@@ -25,6 +25,13 @@
  * handed to the next stage before the next upstream event is looked at, so
  * order is kept without a per-event allocation beyond the events
  * themselves.
+ *
+ * A stage whose type has a main context of its own
+ * (symfonic_stage_type_set_main_context()) gets its batch there: the
+ * stream is "out" until the answer comes back to the stream's thread, and
+ * meanwhile its source is told to wait and its other hooks queue up. The
+ * stage's thread borrows the batch arrays, which the stream leaves alone
+ * while it is out, and a hop holds a reference on the stream.
  */
 
 typedef enum {
@@ -43,9 +50,35 @@ typedef struct
   gpointer                data;
   GDestroyNotify          destroy;
   SymfonicAdmissionPhase  phase;
+  /* the stage's own context, or NULL when its hooks run inline */
+  GMainContext           *context;
   /* its admission succeeded: it is closed once at the end */
   gboolean                admitted;
 } StageSlot;
+
+/* What the executor does when no batch is out. */
+typedef enum {
+  STEP_BEGIN,
+  STEP_PROCESS,
+  STEP_FINISH,
+} StreamStep;
+
+typedef enum {
+  HOP_ADMIT,
+  HOP_BEGIN,
+  HOP_PROCESS,
+  HOP_FINISH,
+  HOP_CLOSE,
+} HopKind;
+
+/* One call of a stage's hooks on its own context. */
+typedef struct
+{
+  SymfonicStream *stream;
+  HopKind         kind;
+  guint           index;
+  GError         *error;
+} Hop;
 
 struct _SymfonicStream
 {
@@ -76,12 +109,24 @@ struct _SymfonicStream
   GPtrArray                *batch;
   GPtrArray                *spare;
   GPtrArray                *emit_target;
+  /* the next begin or finish hook to run, in @step */
+  StreamStep                step;
+  guint                     step_next;
+
+  /* a stage's thread has the batch arrays; what is pushed meanwhile waits
+   * in @pending, and an end of the upstream in @end_pending */
+  gboolean                  out;
+  GPtrArray                *pending;
+  gboolean                  end_pending;
+  /* where the answers of a stage's thread come back to */
+  GMainContext             *home;
 
   const SymfonicStreamSink *sink;
   gpointer                  sink_data;
-  /* the sink was over its bound when an event was pushed: the source waits
-   * for the ready function */
+  /* the sink was over its bound when an event was pushed */
   gboolean                  sink_busy;
+  /* the source was told to wait for the ready function */
+  gboolean                  source_waits;
   SymfonicStreamReadyFunc   ready_func;
   gpointer                  ready_data;
   GDestroyNotify            ready_destroy;
@@ -104,6 +149,21 @@ run_ready_func (gpointer data)
     self->ready_func (self, self->ready_data);
 }
 
+/* Whether the hooks of slot @i must hop to a context another thread
+ * owns. One pointer test for the stages that run inline. */
+static inline gboolean
+runs_elsewhere (SymfonicStream *self,
+                guint           i)
+{
+  GMainContext *context = self->slots[i].context;
+
+  return G_UNLIKELY (context != NULL) && !g_main_context_is_owner (context);
+}
+
+static void hop_send (SymfonicStream *self,
+                      HopKind         kind,
+                      guint           index);
+
 static void
 close_admitted_stages (SymfonicStream *self)
 {
@@ -112,7 +172,10 @@ close_admitted_stages (SymfonicStream *self)
       if (!self->slots[i].admitted)
         continue;
       self->slots[i].admitted = FALSE;
-      symfonic_stage_close (self->slots[i].stage, self);
+      if (runs_elsewhere (self, i))
+        hop_send (self, HOP_CLOSE, i);
+      else
+        symfonic_stage_close (self->slots[i].stage, self);
     }
   symfonic_route_release_stream (self->route, self);
 }
@@ -171,6 +234,8 @@ symfonic_stream_finalize (GObject *object)
   g_ptr_array_unref (self->response_headers);
   g_ptr_array_unref (self->batch);
   g_ptr_array_unref (self->spare);
+  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  g_clear_pointer (&self->home, g_main_context_unref);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->invocation);
   g_clear_object (&self->route);
@@ -229,6 +294,7 @@ symfonic_stream_new (SymfonicRoute      *route,
     {
       self->slots[i].stage = symfonic_route_get_stage (route, i);
       self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
+      self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
     }
 
   return self;
@@ -603,16 +669,18 @@ symfonic_stream_emit (SymfonicStream *self,
   g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
 }
 
-/* A source waiting for the sink hears that it may read on, or that the
- * stream ended (and it should end too), once the sink's own I/O has
- * returned. */
+/* A source told to wait hears that it may read on (the sink is below its
+ * bound and no batch is out), or that the stream ended (and it should end
+ * too), once the sink's own I/O has returned. */
 static void
 wake_source (SymfonicStream *self)
 {
-  if (!self->sink_busy)
+  if (!self->source_waits)
+    return;
+  if (self->state == STREAM_RUNNING && (self->sink_busy || self->out))
     return;
 
-  self->sink_busy = FALSE;
+  self->source_waits = FALSE;
   symfonic_poller_defer (get_poller (self), &self->ready);
 }
 
@@ -625,7 +693,11 @@ stream_end (SymfonicStream *self,
 
   self->state = STREAM_OVER;
   clear_deadline (self);
-  g_ptr_array_set_size (self->batch, 0);
+  /* a batch that is out is the stage thread's until it answers */
+  if (!self->out)
+    g_ptr_array_set_size (self->batch, 0);
+  if (self->pending != NULL)
+    g_ptr_array_set_size (self->pending, 0);
   /* stop the upstream if a stage failed while it was still producing */
   g_cancellable_cancel (self->cancellable);
   wake_source (self);
@@ -634,7 +706,54 @@ stream_end (SymfonicStream *self,
   close_admitted_stages (self);
 }
 
-/* Carries self->batch through stages [first, n) and into the sink. */
+/* Runs stage @i over self->batch into self->spare, then makes the output
+ * the batch; on the stream's thread or on the stage's own. */
+static gboolean
+process_batch (SymfonicStream  *self,
+               guint            i,
+               GError         **error)
+{
+  GPtrArray *in = self->batch;
+
+  self->emit_target = self->spare;
+  for (guint j = 0; j < in->len; j++)
+    {
+      if (!symfonic_stage_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
+        {
+          self->emit_target = NULL;
+          g_ptr_array_set_size (self->spare, 0);
+          return FALSE;
+        }
+    }
+  self->emit_target = NULL;
+  g_ptr_array_set_size (in, 0);
+  self->batch = self->spare;
+  self->spare = in;
+
+  return TRUE;
+}
+
+/* Runs stage @i's begin or finish hook, its output going to self->batch. */
+static gboolean
+run_edge_hook (SymfonicStream  *self,
+               HopKind          kind,
+               guint            i,
+               GError         **error)
+{
+  gboolean ok;
+
+  self->emit_target = self->batch;
+  if (kind == HOP_BEGIN)
+    ok = symfonic_stage_begin (self->slots[i].stage, self, error);
+  else
+    ok = symfonic_stage_finish (self->slots[i].stage, self, error);
+  self->emit_target = NULL;
+
+  return ok;
+}
+
+/* Carries self->batch through stages [first, n) and into the sink, unless
+ * a stage on its own context takes it on the way. */
 static gboolean
 run_stages (SymfonicStream  *self,
             guint            first,
@@ -642,22 +761,13 @@ run_stages (SymfonicStream  *self,
 {
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
     {
-      GPtrArray *in = self->batch;
-
-      self->emit_target = self->spare;
-      for (guint j = 0; j < in->len; j++)
+      if (runs_elsewhere (self, i))
         {
-          if (!symfonic_stage_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
-            {
-              self->emit_target = NULL;
-              g_ptr_array_set_size (self->spare, 0);
-              return FALSE;
-            }
+          hop_send (self, HOP_PROCESS, i);
+          return TRUE;
         }
-      self->emit_target = NULL;
-      g_ptr_array_set_size (in, 0);
-      self->batch = self->spare;
-      self->spare = in;
+      if (!process_batch (self, i, error))
+        return FALSE;
     }
 
   for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
@@ -668,6 +778,261 @@ run_stages (SymfonicStream  *self,
   g_ptr_array_set_size (self->batch, 0);
 
   return TRUE;
+}
+
+/* Runs stage @i's begin or finish hook and carries its output on. */
+static gboolean
+run_hook (SymfonicStream  *self,
+          HopKind          kind,
+          guint            i,
+          GError         **error)
+{
+  if (runs_elsewhere (self, i))
+    {
+      hop_send (self, kind, i);
+      return TRUE;
+    }
+
+  return run_edge_hook (self, kind, i, error) && run_stages (self, i + 1, error);
+}
+
+static void
+deadline_reached (gpointer data)
+{
+  SymfonicStream *self = data;
+  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                                         _("The stream ran longer than %u seconds"),
+                                         symfonic_route_get_max_duration (self->route));
+
+  stream_end (self, error);
+}
+
+/* An upstream that keeps dripping would hold the connection and its
+ * upstream forever; the route bounds the whole stream. */
+static void
+arm_deadline (SymfonicStream *self)
+{
+  guint seconds = symfonic_route_get_max_duration (self->route);
+
+  if (seconds == 0)
+    return;
+
+  self->deadline = symfonic_poller_timer (get_poller (self), deadline_reached, self);
+  symfonic_timer_set_deadline (self->deadline, g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC);
+}
+
+static void
+start_source (SymfonicStream *self)
+{
+  self->state = STREAM_RUNNING;
+  self->step = STEP_PROCESS;
+  arm_deadline (self);
+  symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
+}
+
+/* Goes on with the begin hooks, the events that queued while a batch was
+ * out, or the finish hooks, until a batch is out again or there is nothing
+ * left to do. */
+static void
+resume (SymfonicStream *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  while (!self->out && self->state != STREAM_OVER)
+    {
+      gboolean ok = TRUE;
+
+      switch (self->step)
+        {
+        case STEP_BEGIN:
+          if (self->step_next == self->n_stages)
+            {
+              start_source (self);
+              return;
+            }
+          ok = run_hook (self, HOP_BEGIN, self->step_next++, &error);
+          break;
+
+        case STEP_PROCESS:
+          if (self->pending != NULL && self->pending->len > 0)
+            {
+              GPtrArray *queued = self->pending;
+
+              self->pending = self->batch;
+              self->batch = queued;
+              ok = run_stages (self, 0, &error);
+            }
+          else if (self->end_pending)
+            {
+              self->end_pending = FALSE;
+              self->step = STEP_FINISH;
+              self->step_next = 0;
+            }
+          else
+            {
+              wake_source (self);
+              return;
+            }
+          break;
+
+        case STEP_FINISH:
+          if (self->step_next == self->n_stages)
+            {
+              stream_end (self, NULL);
+              return;
+            }
+          ok = run_hook (self, HOP_FINISH, self->step_next++, &error);
+          break;
+        }
+
+      if (!ok)
+        {
+          stream_end (self, error);
+          return;
+        }
+    }
+}
+
+static void admission_decided (SymfonicStream *self,
+                               GError         *error);
+
+static void
+hop_free (gpointer data)
+{
+  Hop *hop = data;
+
+  g_clear_error (&hop->error);
+  g_object_unref (hop->stream);
+  g_free (hop);
+}
+
+/* Back on the stream's thread. */
+static gboolean
+hop_answered (gpointer data)
+{
+  Hop *hop = data;
+  SymfonicStream *self = hop->stream;
+
+  switch (hop->kind)
+    {
+    case HOP_CLOSE:
+      break;
+
+    case HOP_ADMIT:
+      admission_decided (self, g_steal_pointer (&hop->error));
+      break;
+
+    case HOP_BEGIN:
+    case HOP_PROCESS:
+    case HOP_FINISH:
+      self->out = FALSE;
+      if (self->state == STREAM_OVER)
+        {
+          g_ptr_array_set_size (self->batch, 0);
+          g_ptr_array_set_size (self->spare, 0);
+          break;
+        }
+      if (hop->error != NULL || !run_stages (self, hop->index + 1, &hop->error))
+        {
+          stream_end (self, hop->error);
+          break;
+        }
+      resume (self);
+      break;
+    }
+
+  return G_SOURCE_REMOVE;
+}
+
+/* Never inline, even from a thread that could acquire @context: the
+ * caller is in the middle of the executor. The hop is freed, and the
+ * stream unreferenced, on the stream's thread, or with the stream's
+ * context if that goes first. */
+static void
+hop_post (Hop            *hop,
+          GMainContext   *context,
+          GSourceFunc     func,
+          GDestroyNotify  destroy)
+{
+  GSource *source = g_idle_source_new ();
+
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, func, hop, destroy);
+  g_source_set_static_name (source, "[symfonic] stage hop");
+  g_source_attach (source, context);
+  g_source_unref (source);
+}
+
+static void
+hop_answer (Hop *hop)
+{
+  hop_post (hop, hop->stream->home, hop_answered, hop_free);
+}
+
+static void
+hop_admitted (GObject      *object,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  Hop *hop = data;
+
+  symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &hop->error);
+  hop_answer (hop);
+}
+
+/* On the stage's context. A stream that ended meanwhile runs no more of
+ * its events; its close hook still runs. */
+static gboolean
+hop_run (gpointer data)
+{
+  Hop *hop = data;
+  SymfonicStream *self = hop->stream;
+  SymfonicStage *stage = self->slots[hop->index].stage;
+  gboolean ended = g_cancellable_is_cancelled (self->cancellable);
+
+  switch (hop->kind)
+    {
+    case HOP_ADMIT:
+      symfonic_stage_admit_async (stage, self, self->cancellable, hop_admitted, hop);
+      return G_SOURCE_REMOVE;
+
+    case HOP_CLOSE:
+      symfonic_stage_close (stage, self);
+      break;
+
+    case HOP_BEGIN:
+    case HOP_FINISH:
+      if (!ended)
+        run_edge_hook (self, hop->kind, hop->index, &hop->error);
+      break;
+
+    case HOP_PROCESS:
+      if (!ended)
+        process_batch (self, hop->index, &hop->error);
+      break;
+    }
+
+  hop_answer (hop);
+  return G_SOURCE_REMOVE;
+}
+
+/* Hands a hook of stage @index to the stage's context. */
+static void
+hop_send (SymfonicStream *self,
+          HopKind         kind,
+          guint           index)
+{
+  Hop *hop = g_new0 (Hop, 1);
+
+  hop->stream = g_object_ref (self);
+  hop->kind = kind;
+  hop->index = index;
+  if (self->home == NULL)
+    self->home = g_main_context_ref_thread_default ();
+  if (kind == HOP_BEGIN || kind == HOP_PROCESS || kind == HOP_FINISH)
+    self->out = TRUE;
+
+  hop_post (hop, self->slots[index].context, hop_run, NULL);
 }
 
 /**
@@ -693,6 +1058,16 @@ symfonic_stream_push (SymfonicStream *self,
   if (self->state != STREAM_RUNNING)
     return SYMFONIC_FLOW_OVER;
 
+  if (G_UNLIKELY (self->out))
+    {
+      /* taken, as promised, and carried on with the next batch */
+      if (self->pending == NULL)
+        self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+      g_ptr_array_add (self->pending, symfonic_event_ref (event));
+      self->source_waits = TRUE;
+      return SYMFONIC_FLOW_WAIT;
+    }
+
   g_ptr_array_add (self->batch, symfonic_event_ref (event));
   if (!run_stages (self, 0, &error))
     stream_end (self, error);
@@ -700,7 +1075,13 @@ symfonic_stream_push (SymfonicStream *self,
   if (self->state != STREAM_RUNNING)
     return SYMFONIC_FLOW_OVER;
 
-  return self->sink_busy ? SYMFONIC_FLOW_WAIT : SYMFONIC_FLOW_OK;
+  if (self->sink_busy || self->out)
+    {
+      self->source_waits = TRUE;
+      return SYMFONIC_FLOW_WAIT;
+    }
+
+  return SYMFONIC_FLOW_OK;
 }
 
 /**
@@ -734,6 +1115,7 @@ symfonic_stream_set_ready_func (SymfonicStream          *self,
 void
 symfonic_stream_sink_ready (SymfonicStream *self)
 {
+  self->sink_busy = FALSE;
   if (self->state == STREAM_RUNNING)
     wake_source (self);
 }
@@ -751,8 +1133,6 @@ void
 symfonic_stream_push_end (SymfonicStream *self,
                           const GError   *error)
 {
-  g_autoptr(GError) local_error = NULL;
-
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
 
   if (self->state != STREAM_RUNNING)
@@ -764,21 +1144,16 @@ symfonic_stream_push_end (SymfonicStream *self,
       return;
     }
 
-  for (guint i = 0; i < self->n_stages; i++)
+  /* the events still queued behind a batch that is out go first */
+  if (self->out)
     {
-      gboolean ok;
-
-      self->emit_target = self->batch;
-      ok = symfonic_stage_finish (self->slots[i].stage, self, &local_error);
-      self->emit_target = NULL;
-      if (!ok || !run_stages (self, i + 1, &local_error))
-        {
-          stream_end (self, local_error);
-          return;
-        }
+      self->end_pending = TRUE;
+      return;
     }
 
-  stream_end (self, NULL);
+  self->step = STEP_FINISH;
+  self->step_next = 0;
+  resume (self);
 }
 
 void
@@ -845,25 +1220,35 @@ admission_passed (SymfonicStream  *self,
 
 static void admit_next (SymfonicStream *self);
 
+/* The stage at admit_next decided: the next one's turn, or the refusal
+ * (@error, taken). */
+static void
+admission_decided (SymfonicStream *self,
+                   GError         *error)
+{
+  if (error != NULL)
+    {
+      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
+
+      admission_refused (self);
+      g_task_return_error (task, error);
+      return;
+    }
+
+  self->slots[self->admit_next++].admitted = TRUE;
+  admit_next (self);
+}
+
 static void
 admit_cb (GObject      *object,
           GAsyncResult *result,
           gpointer      user_data)
 {
   g_autoptr(SymfonicStream) self = user_data;
-  g_autoptr(GError) error = NULL;
+  GError *error = NULL;
 
-  if (!symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &error))
-    {
-      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-
-      admission_refused (self);
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-
-  self->slots[self->admit_next++].admitted = TRUE;
-  admit_next (self);
+  symfonic_stage_admit_finish (SYMFONIC_STAGE (object), result, &error);
+  admission_decided (self, error);
 }
 
 static void
@@ -881,8 +1266,11 @@ admit_next (SymfonicStream *self)
       return;
     }
 
-  symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
-                              self->cancellable, admit_cb, g_object_ref (self));
+  if (runs_elsewhere (self, self->admit_next))
+    hop_send (self, HOP_ADMIT, self->admit_next);
+  else
+    symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
+                                self->cancellable, admit_cb, g_object_ref (self));
 }
 
 static gboolean
@@ -903,7 +1291,8 @@ symfonic_stream_admits_inline (SymfonicStream         *self,
 
   for (guint i = 0; i < self->n_stages; i++)
     {
-      if (self->slots[i].phase == phase && !symfonic_stage_admits_inline (self->slots[i].stage))
+      if (self->slots[i].phase == phase &&
+          (runs_elsewhere (self, i) || !symfonic_stage_admits_inline (self->slots[i].stage)))
         return FALSE;
     }
 
@@ -964,58 +1353,17 @@ symfonic_stream_admit_finish (SymfonicStream  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-static void
-deadline_reached (gpointer data)
-{
-  SymfonicStream *self = data;
-  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                                         _("The stream ran longer than %u seconds"),
-                                         symfonic_route_get_max_duration (self->route));
-
-  stream_end (self, error);
-}
-
-/* An upstream that keeps dripping would hold the connection and its
- * upstream forever; the route bounds the whole stream. */
-static void
-arm_deadline (SymfonicStream *self)
-{
-  guint seconds = symfonic_route_get_max_duration (self->route);
-
-  if (seconds == 0)
-    return;
-
-  self->deadline = symfonic_poller_timer (get_poller (self), deadline_reached, self);
-  symfonic_timer_set_deadline (self->deadline, g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC);
-}
-
 /* Runs the begin hooks, then opens the upstream. The sink must be set. */
 void
 symfonic_stream_start (SymfonicStream *self)
 {
-  g_autoptr(GError) error = NULL;
-
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
   g_return_if_fail (self->state == STREAM_ADMITTED);
   g_return_if_fail (self->sink != NULL);
 
-  for (guint i = 0; i < self->n_stages; i++)
-    {
-      gboolean ok;
-
-      self->emit_target = self->batch;
-      ok = symfonic_stage_begin (self->slots[i].stage, self, &error);
-      self->emit_target = NULL;
-      if (!ok || !run_stages (self, i + 1, &error))
-        {
-          stream_end (self, error);
-          return;
-        }
-    }
-
-  self->state = STREAM_RUNNING;
-  arm_deadline (self);
-  symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
+  self->step = STEP_BEGIN;
+  self->step_next = 0;
+  resume (self);
 }
 
 /* The gateway ends a running stream itself (it is shutting down): the
@@ -1044,7 +1392,10 @@ symfonic_stream_cancel (SymfonicStream *self)
   self->state = STREAM_OVER;
   self->sink = NULL;
   clear_deadline (self);
-  g_ptr_array_set_size (self->batch, 0);
+  if (!self->out)
+    g_ptr_array_set_size (self->batch, 0);
+  if (self->pending != NULL)
+    g_ptr_array_set_size (self->pending, 0);
   g_cancellable_cancel (self->cancellable);
   wake_source (self);
   close_admitted_stages (self);

@@ -609,6 +609,231 @@ test_junk_on_plugin_path (void)
   g_rmdir (dir);
 }
 
+/* --- script plugins ----------------------------------------------------- */
+
+/* The Python loader is built only with -Dpython and introspection. */
+static gboolean
+python_loader_built (void)
+{
+  g_autofree char *path = g_test_build_filename (G_TEST_BUILT, "..", "plugins",
+                                                 "libsymfonic-python." G_MODULE_SUFFIX, NULL);
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  g_test_skip ("the Python loader is not built");
+  return FALSE;
+}
+
+/* A folder of script plugins first on the plugin path, then the C test
+ * stage's. */
+static char *
+script_plugin_path (const char *folder)
+{
+  g_autofree char *scripts = g_test_build_filename (G_TEST_DIST, "integration", folder, NULL);
+
+  return g_strjoin (G_SEARCHPATH_SEPARATOR_S, scripts, SYMFONIC_TEST_PLUGIN_DIR, NULL);
+}
+
+/* A C stage that upper-cases, then a Python stage that appends "!";
+ * @plugin_path is the [gateway] key's value, or %NULL. */
+static char *
+write_mixed_pipeline (const char *plugin_path)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *key = plugin_path != NULL ? g_strdup_printf ("plugin-path=%s\n", plugin_path) : g_strdup ("");
+  g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "%s"
+                                           "listen=127.0.0.1:8080\n"
+                                           "\n"
+                                           "[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "kind=typed\n"
+                                           "source=fixtures\n"
+                                           "stages=upper;suffix\n"
+                                           "\n"
+                                           "[source:fixtures]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=paced\n"
+                                           "transcript-header=X-Symfonic-Transcript\n"
+                                           "time-scale=0.1\n"
+                                           "\n"
+                                           "[stage:upper]\n"
+                                           "type=test-upper\n"
+                                           "\n"
+                                           "[stage:suffix]\n"
+                                           "type=py-suffix\n"
+                                           "suffix=!\n",
+                                           key, transcripts);
+
+  return write_pipeline ("mixed.pipeline", text);
+}
+
+/* `--check` validates a pipeline using a Python stage, and
+ * symfonic-inspect lists the script, its language and its type. */
+static void
+test_python_check_and_inspect (void)
+{
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *listed = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!python_loader_built ())
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_mixed_pipeline (NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "suffix.py", NULL);
+  listed = g_strdup_printf ("  suffix                      Python stages\n    %s\n", script);
+  g_assert_nonnull (strstr (out, listed));
+  g_assert_nonnull (strstr (out, "  py-suffix        stage   TestPySuffixStage            suffix\n"));
+}
+
+static void
+assert_delta (SymfonicTestFrame *frame,
+              const char        *data)
+{
+  g_assert_cmpstr (frame->event, ==, "TextDeltaEvent");
+  g_assert_cmpstr (frame->data, ==, data);
+}
+
+/* The binary serves a route mixing a C and a Python stage; a stream whose
+ * Python stage raises ends with one opaque error frame while a stream of
+ * the same route beside it completes. */
+static void
+test_python_serves_mixed_route (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) good = NULL;
+  g_autoptr(SymfonicTestStream) failing = NULL;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  const char *expected[] = { "ONE !", "TWO !", "THREE !", "FOUR !", "FIVE !", "SIX !", "SEVEN!" };
+  SymfonicTestFrame *last;
+
+  if (!python_loader_built ())
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_mixed_pipeline (NULL);
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  good = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  failing = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}",
+                                       "X-Symfonic-Transcript", "boom", NULL);
+  symfonic_test_stream_wait_done (failing);
+  symfonic_test_stream_wait_done (good);
+
+  g_assert_cmpuint (failing->status, ==, 200);
+  g_assert_cmpuint (failing->frames->len, ==, 2);
+  assert_delta (g_ptr_array_index (failing->frames, 0), "{\"text\":\"FINE !\"}");
+  last = g_ptr_array_index (failing->frames, 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
+
+  g_assert_cmpuint (good->status, ==, 200);
+  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (expected) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autofree char *data = g_strdup_printf ("{\"text\":\"%s\"}", expected[i]);
+
+      assert_delta (g_ptr_array_index (good->frames, i), data);
+    }
+  last = g_ptr_array_index (good->frames, good->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* A script that does not parse, or raises as it loads, stops the gateway
+ * from starting with its file and line. */
+static void
+test_python_load_error (gconstpointer data)
+{
+  const char *const *expected = data;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status;
+
+  if (!python_loader_built ())
+    return;
+
+  plugin_path = g_test_build_filename (G_TEST_DIST, "integration", "broken-scripts", expected[0], NULL);
+  pipeline = write_mixed_pipeline (NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  status = run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+
+  script = g_test_build_filename (G_TEST_DIST, "integration", "broken-scripts", expected[0], expected[1], NULL);
+  message = g_strdup_printf ("symfonic-gateway: Cannot load %s:%s\n", script, expected[2]);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_true (g_str_has_suffix (err, message));
+}
+
+/* `[gateway] plugin-path` loads the folders it lists, a relative one from
+ * the pipeline's own folder; a folder that is not there is an error at its
+ * line. */
+static void
+test_python_plugin_path_key (void)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "suffix.py", NULL);
+  g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "script-plugins", NULL);
+  g_autofree char *copy = g_build_filename (folder, "suffix.py", NULL);
+  g_autofree char *plugin_path = g_strjoin (";", "script-plugins", SYMFONIC_TEST_PLUGIN_DIR, NULL);
+  g_autofree char *contents = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!python_loader_built ())
+    return;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
+  g_assert_true (g_file_set_contents (copy, contents, -1, &error));
+  g_assert_no_error (error);
+
+  pipeline = write_mixed_pipeline (plugin_path);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_clear_pointer (&pipeline, g_free);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  pipeline = write_mixed_pipeline ("no-such-folder");
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
+  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder is not a folder\n",
+                             pipeline, g_get_user_cache_dir (), G_DIR_SEPARATOR_S);
+  g_assert_true (g_str_has_suffix (err, message));
+}
+
+static const char *const syntax_error[] = { "syntax", "syntax.py", "4: SyntaxError: invalid syntax" };
+static const char *const import_error[] = { "raising", "raising.py", "5: RuntimeError: this plugin refuses to load" };
+
 int
 main (int   argc,
       char *argv[])
@@ -632,6 +857,11 @@ main (int   argc,
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
   g_test_add_func ("/binaries/out-of-descriptors", test_out_of_descriptors);
   g_test_add_func ("/binaries/raises-descriptor-limit", test_raises_descriptor_limit);
+  g_test_add_func ("/binaries/python-check-and-inspect", test_python_check_and_inspect);
+  g_test_add_func ("/binaries/python-serves-mixed-route", test_python_serves_mixed_route);
+  g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_python_load_error);
+  g_test_add_func ("/binaries/python-plugin-path-key", test_python_plugin_path_key);
+  g_test_add_data_func ("/binaries/python-import-error", import_error, test_python_load_error);
 
   return g_test_run ();
 }

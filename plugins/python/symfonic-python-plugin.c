@@ -1,0 +1,211 @@
+/* symfonic-python-plugin.c: runs `.py` script plugins in one embedded
+ * interpreter, on a thread of its own
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "config.h"
+
+#include <dlfcn.h>
+#include <glib/gi18n-lib.h>
+
+#include <symfonic.h>
+
+/* Every Python stage runs on the interpreter's thread: two threads taking
+ * turns at the GIL cost far more than the hop. The thread holds the GIL
+ * only while it runs Python; the interpreter starts with the first
+ * script. */
+typedef struct
+{
+  GMainContext *context;
+  GMutex        lock;
+  GCond         cond;
+  gboolean      started;
+  char         *start_error;
+  PyObject     *load;
+} Interpreter;
+
+static Interpreter interpreter;
+
+/* Runs one script as a module of its own; on failure, says where in the
+ * script it broke and logs the traceback. */
+static const char helper_source[] =
+  "import runpy, traceback\n"
+  "import gi\n"
+  "gi.require_version('Symfonic', '1.0')\n"
+  "from gi.repository import Symfonic\n"
+  "_scripts = []\n"
+  "def load(path):\n"
+  "    try:\n"
+  "        _scripts.append(runpy.run_path(path, run_name='__symfonic_plugin__'))\n"
+  "        return None\n"
+  "    except SyntaxError as e:\n"
+  "        return '%s:%d: %s: %s' % (path, e.lineno or 0, type(e).__name__, e.msg)\n"
+  "    except BaseException as e:\n"
+  "        traceback.print_exc()\n"
+  "        line = 0\n"
+  "        for frame in traceback.extract_tb(e.__traceback__):\n"
+  "            if frame.filename == path:\n"
+  "                line = frame.lineno\n"
+  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n";
+
+static char *
+start_python (void)
+{
+  PyConfig config;
+  PyStatus status;
+  PyObject *globals;
+
+  /* a plugin is opened with local symbols, which the extension modules
+   * that `import gi` loads cannot see */
+  if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
+    return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
+
+  PyConfig_InitPythonConfig (&config);
+  /* the gateway owns SIGINT and SIGTERM */
+  config.install_signal_handlers = 0;
+  config.parse_argv = 0;
+  status = Py_InitializeFromConfig (&config);
+  PyConfig_Clear (&config);
+  if (PyStatus_Exception (status))
+    return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+
+  globals = PyDict_New ();
+  PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
+  if (PyRun_String (helper_source, Py_file_input, globals, globals) == NULL)
+    {
+      PyErr_Print ();
+      Py_DECREF (globals);
+      PyEval_SaveThread ();
+      return g_strdup (_("Cannot import PyGObject and the Symfonic typelib (the traceback is above)"));
+    }
+  interpreter.load = PyDict_GetItemString (globals, "load");
+  Py_INCREF (interpreter.load);
+  Py_DECREF (globals);
+
+  PyEval_SaveThread ();
+  return NULL;
+}
+
+static gpointer
+run_interpreter (gpointer data)
+{
+  g_autoptr(GMainLoop) loop = g_main_loop_new (interpreter.context, FALSE);
+  char *error;
+
+  g_main_context_push_thread_default (interpreter.context);
+  error = start_python ();
+
+  g_mutex_lock (&interpreter.lock);
+  interpreter.started = TRUE;
+  interpreter.start_error = error;
+  g_cond_broadcast (&interpreter.cond);
+  g_mutex_unlock (&interpreter.lock);
+
+  if (error == NULL)
+    g_main_loop_run (loop);
+
+  return NULL;
+}
+
+static gboolean
+ensure_interpreter (GError **error)
+{
+  static gsize thread = 0;
+
+  if (g_once_init_enter (&thread))
+    g_once_init_leave (&thread, (gsize) g_thread_new ("symfonic-python", run_interpreter, NULL));
+
+  g_mutex_lock (&interpreter.lock);
+  while (!interpreter.started)
+    g_cond_wait (&interpreter.cond, &interpreter.lock);
+  g_mutex_unlock (&interpreter.lock);
+
+  if (interpreter.start_error != NULL)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, interpreter.start_error);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+typedef struct
+{
+  const char *filename;
+  char       *failure;
+  gboolean    done;
+} ScriptLoad;
+
+static gboolean
+load_on_interpreter (gpointer data)
+{
+  ScriptLoad *load = data;
+  PyGILState_STATE gil = PyGILState_Ensure ();
+  PyObject *result = PyObject_CallFunction (interpreter.load, "s", load->filename);
+  char *failure = NULL;
+
+  if (result == NULL)
+    {
+      PyErr_Print ();
+      failure = g_strdup_printf (_("%s: the Python loader failed (the traceback is above)"), load->filename);
+    }
+  else if (result != Py_None)
+    failure = g_strdup (PyUnicode_AsUTF8 (result));
+  Py_XDECREF (result);
+  PyGILState_Release (gil);
+
+  g_mutex_lock (&interpreter.lock);
+  load->failure = failure;
+  load->done = TRUE;
+  g_cond_broadcast (&interpreter.cond);
+  g_mutex_unlock (&interpreter.lock);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* The script runs on the interpreter's thread, the registry's caller
+ * waiting for it. */
+static gboolean
+load_script (const char  *filename,
+             gpointer     user_data,
+             GError     **error)
+{
+  ScriptLoad load = { filename, NULL, FALSE };
+  g_autoptr(GSource) source = NULL;
+
+  if (!ensure_interpreter (error))
+    return FALSE;
+
+  source = g_idle_source_new ();
+  g_source_set_callback (source, load_on_interpreter, &load, NULL);
+  g_source_attach (source, interpreter.context);
+
+  g_mutex_lock (&interpreter.lock);
+  while (!load.done)
+    g_cond_wait (&interpreter.cond, &interpreter.lock);
+  g_mutex_unlock (&interpreter.lock);
+
+  if (load.failure != NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s"), load.failure);
+      g_free (load.failure);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+symfonic_python_plugin_init (SymfonicPlugin  *plugin,
+                             GError         **error)
+{
+  interpreter.context = g_main_context_new ();
+  symfonic_plugin_add_script_loader (plugin, ".py", "Python", interpreter.context, load_script, NULL);
+
+  return TRUE;
+}
+
+SYMFONIC_PLUGIN_DEFINE ("python", "Runs .py script plugins", symfonic_python_plugin_init);

@@ -1,0 +1,322 @@
+/* test-affinity.c: a stage bound to a thread of its own, through real
+ * requests
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 8, thread affinity: the executor hands such a stage its batches
+ * on the stage's context and goes on when it answers. The test stage
+ * counts every hook that ran on another thread; these tests check that
+ * order holds across many streams, that a slow stage on its thread does
+ * not slow a route without it, that the source waits while a batch is
+ * out, and that a client leaving while a batch is out is safe.
+ */
+#include <string.h>
+
+#include "symfonic-test-support.h"
+
+#define N_WORDS 50
+#define N_STREAMS 64
+
+typedef struct
+{
+  const char *name;
+  gpointer    object;
+  guint       value;
+} PropertyWait;
+
+static gboolean
+property_reached (gpointer data)
+{
+  PropertyWait *wait = data;
+  guint value;
+
+  g_object_get (wait->object, wait->name, &value, NULL);
+  return value == wait->value;
+}
+
+static gboolean
+tick (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* Waits, dispatching the test's context, until @object's @name is
+ * @value; fails the test if it never gets there. The stage changes it on
+ * another thread, so the test's context is woken to look every 5 ms. */
+static void
+wait_property (gpointer    object,
+               const char *name,
+               guint       value)
+{
+  PropertyWait wait = { name, object, value };
+  guint ticker = g_timeout_add (5, tick, NULL);
+
+  g_assert_true (symfonic_test_iterate_until (NULL, property_reached, &wait, SYMFONIC_TEST_WAIT_MS));
+  g_source_remove (ticker);
+}
+
+static guint
+get_uint (gpointer    object,
+          const char *name)
+{
+  guint value;
+
+  g_object_get (object, name, &value, NULL);
+  return value;
+}
+
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+static void
+pause_ms (guint ms)
+{
+  symfonic_test_iterate_until (NULL, never, NULL, ms);
+}
+
+static SymfonicServer *
+affine_server (guint workers,
+               guint delay_ms)
+{
+  static gsize loaded = 0;
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autofree char *pipeline_text = NULL;
+
+  if (g_once_init_enter (&loaded))
+    {
+      g_autoptr(GError) error = NULL;
+
+      symfonic_registry_load_directory (symfonic_registry_get_default (), TEST_PLUGIN_AFFINE_DIR, &error);
+      g_assert_no_error (error);
+      g_once_init_leave (&loaded, 1);
+    }
+
+  pipeline_text = g_strdup_printf ("[gateway]\n"
+                                   "listen=127.0.0.1:8080\n"
+                                   "workers=%u\n"
+                                   "\n"
+                                   "[route:affine]\n"
+                                   "path=/affine\n"
+                                   "kind=typed\n"
+                                   "source=fixtures\n"
+                                   "stages=count;affine\n"
+                                   "\n"
+                                   "[route:inline]\n"
+                                   "path=/inline\n"
+                                   "kind=typed\n"
+                                   "source=fixtures\n"
+                                   "\n"
+                                   "[source:fixtures]\n"
+                                   "type=replay\n"
+                                   "transcripts=transcripts\n"
+                                   "default-transcript=long\n"
+                                   "time-scale=0.01\n"
+                                   "\n"
+                                   "[stage:count]\n"
+                                   "type=test-count\n"
+                                   "\n"
+                                   "[stage:affine]\n"
+                                   "type=test-affine\n"
+                                   "delay-ms=%u\n",
+                                   workers, delay_ms);
+
+  return symfonic_test_server_new (pipeline_text, base_dir, workers);
+}
+
+static SymfonicStage *
+get_stage (SymfonicServer *server,
+           const char     *name)
+{
+  return symfonic_pipeline_get_stage (symfonic_server_get_pipeline (server), name);
+}
+
+static SymfonicTestStream *
+post (SoupSession    *session,
+      SymfonicServer *server,
+      const char     *path)
+{
+  g_autofree char *url = symfonic_test_server_dup_url (server, path);
+
+  return symfonic_test_stream_post (session, url, "{\"query\":\"talk\"}", NULL);
+}
+
+/* The deltas "<", "w1 " … "w50 ", ">", each its own frame and in this
+ * order: the affine stage's begin, every upstream delta, its finish. */
+static void
+assert_affine_deltas (SymfonicTestStream *stream)
+{
+  guint n_deltas = 0;
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  for (guint i = 0; i < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+      g_autofree char *expected = NULL;
+
+      if (g_strcmp0 (frame->event, "TextDeltaEvent") != 0)
+        continue;
+      if (n_deltas == 0)
+        expected = g_strdup ("{\"text\":\"<\"}");
+      else if (n_deltas == N_WORDS + 1)
+        expected = g_strdup ("{\"text\":\">\"}");
+      else
+        expected = g_strdup_printf ("{\"text\":\"w%u \"}", n_deltas);
+      g_assert_cmpstr (frame->data, ==, expected);
+      n_deltas++;
+    }
+  g_assert_cmpuint (n_deltas, ==, N_WORDS + 2);
+}
+
+static void
+test_affinity_order_across_streams (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (2, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  SymfonicTestStream *streams[N_STREAMS];
+
+  for (guint i = 0; i < N_STREAMS; i++)
+    streams[i] = post (session, server, "/affine");
+  for (guint i = 0; i < N_STREAMS; i++)
+    {
+      symfonic_test_stream_wait_done (streams[i]);
+      assert_affine_deltas (streams[i]);
+      symfonic_test_stream_free (streams[i]);
+    }
+
+  wait_property (affine, "closed", N_STREAMS);
+  g_assert_cmpuint (get_uint (affine, "processed"), ==, N_STREAMS * N_WORDS);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+}
+
+/* One worker: a stage that takes 200 ms an event on its own thread must
+ * not hold back a stream of a route without it. */
+static void
+test_affinity_slow_stage_spares_other_routes (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 200);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  g_autoptr(SymfonicTestStream) slow = post (session, server, "/affine");
+  g_autoptr(SymfonicTestStream) fast = NULL;
+  gint64 took;
+
+  /* "<" and the first delta are through: the slow stage is busy */
+  symfonic_test_stream_wait_frames (slow, 2);
+  fast = post (session, server, "/inline");
+  symfonic_test_stream_wait_done (fast);
+  took = fast->end_us - fast->start_us;
+  g_test_message ("the inline route's stream took %" G_GINT64_FORMAT " us next to the slow stage", took);
+
+  g_assert_no_error (fast->error);
+  g_assert_cmpuint (fast->status, ==, 200);
+  /* 50 deltas 1 ms apart; the slow stream needs 10 s */
+  g_assert_cmpint (took, <, 2 * G_USEC_PER_SEC);
+  g_assert_false (slow->done);
+
+  symfonic_test_stream_close (slow);
+  wait_property (affine, "closed", 1);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+}
+
+/* While the stage holds a batch the source pushes nothing more, then the
+ * stream completes in order once it lets go. */
+static void
+test_affinity_source_waits_for_batch (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  SymfonicStage *count = get_stage (server, "count");
+  g_autoptr(SymfonicTestStream) stream = NULL;
+
+  g_object_set (affine, "hold", TRUE, NULL);
+  stream = post (session, server, "/affine");
+  wait_property (affine, "waiting", 1);
+  /* the upstream would have pushed all 50 deltas in this time */
+  pause_ms (300);
+  g_assert_cmpuint (get_uint (count, "seen"), ==, 1);
+
+  g_object_set (affine, "hold", FALSE, NULL);
+  symfonic_test_stream_wait_done (stream);
+  assert_affine_deltas (stream);
+  g_assert_cmpuint (get_uint (count, "seen"), ==, N_WORDS);
+  wait_property (affine, "closed", 1);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+}
+
+/* The client leaves while the stage holds a batch: the stream is
+ * cancelled at once, the batch's answer is dropped when it comes, and the
+ * stage closes the stream on its own thread. */
+static void
+test_affinity_disconnect_while_out (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 0);
+  g_autofree char *base_url = symfonic_test_server_dup_url (server, "");
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SoupSession) metrics_session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  g_object_set (affine, "hold", TRUE, NULL);
+  stream = post (session, server, "/affine");
+  wait_property (affine, "waiting", 1);
+  symfonic_test_stream_close (stream);
+  soup_session_abort (session);
+
+  while (symfonic_test_fetch_metric (metrics_session, base_url, "symfonic_streams_cancelled_total") < 1)
+    {
+      g_assert_cmpint (g_get_monotonic_time () - start, <, SYMFONIC_TEST_WAIT_MS * 1000);
+      pause_ms (5);
+    }
+  g_assert_cmpfloat (symfonic_test_fetch_metric (metrics_session, base_url, "symfonic_streams_active"), ==, 0);
+  g_assert_cmpuint (get_uint (affine, "closed"), ==, 0);
+
+  g_object_set (affine, "hold", FALSE, NULL);
+  wait_property (affine, "closed", 1);
+  pause_ms (200);
+  g_assert_cmpuint (get_uint (affine, "processed"), ==, 1);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (metrics_session, base_url, "symfonic_streams_completed_total"), ==, 0);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (metrics_session, base_url, "symfonic_streams_failed_total"), ==, 0);
+}
+
+/* The admission hook runs on the stage's thread too, and its refusal is
+ * the client's 403. */
+static void
+test_affinity_admission_refused (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 0);
+  g_autofree char *url = symfonic_test_server_dup_url (server, "/affine");
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  g_autoptr(SymfonicTestResponse) response = NULL;
+
+  g_object_set (affine, "refuse", TRUE, NULL);
+  response = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"talk\"}", NULL);
+
+  g_assert_cmpuint (response->status, ==, 403);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+  g_assert_cmpuint (get_uint (affine, "processed"), ==, 0);
+  g_assert_cmpuint (get_uint (affine, "closed"), ==, 0);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/affinity/order-across-streams", test_affinity_order_across_streams);
+  g_test_add_func ("/affinity/slow-stage-spares-other-routes", test_affinity_slow_stage_spares_other_routes);
+  g_test_add_func ("/affinity/source-waits-for-batch", test_affinity_source_waits_for_batch);
+  g_test_add_func ("/affinity/disconnect-while-out", test_affinity_disconnect_while_out);
+  g_test_add_func ("/affinity/admission-refused", test_affinity_admission_refused);
+
+  return g_test_run ();
+}

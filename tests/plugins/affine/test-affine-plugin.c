@@ -1,0 +1,40 @@
+/* test-affine-plugin.c: a stage bound to a thread of its own, and an
+ * inline stage that counts what reaches it, for the affinity tests
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "test-affine-stage.h"
+#include "test-count-stage.h"
+
+static gpointer
+run_context (gpointer data)
+{
+  GMainContext *context = data;
+  g_autoptr(GMainLoop) loop = g_main_loop_new (context, FALSE);
+
+  g_main_context_push_thread_default (context);
+  g_main_loop_run (loop);
+
+  return NULL;
+}
+
+/* Like an interpreter's thread: one context, iterated for the life of the
+ * process. */
+static gboolean
+test_affine_plugin_init (SymfonicPlugin  *plugin,
+                         GError         **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  GThread *thread = g_thread_new ("test-affine", run_context, g_main_context_ref (context));
+
+  test_affine_stage_set_thread (thread);
+  g_thread_unref (thread);
+  symfonic_stage_type_set_main_context (TEST_TYPE_AFFINE_STAGE, context);
+
+  return symfonic_plugin_register_type (plugin, "test-affine", TEST_TYPE_AFFINE_STAGE, error) &&
+         symfonic_plugin_register_type (plugin, "test-count", TEST_TYPE_COUNT_STAGE, error);
+}
+
+SYMFONIC_PLUGIN_DEFINE ("test-affine", "A stage that runs on a thread of its own", test_affine_plugin_init);

@@ -1,0 +1,85 @@
+/* test-count-stage.c: an inline stage that counts the events reaching it,
+ * so a test sees how far a source ran ahead
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "test-count-stage.h"
+
+struct _TestCountStage
+{
+  GObject parent_instance;
+
+  guint   seen;
+};
+
+static void test_count_stage_stage_init (SymfonicStageInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestCountStage, test_count_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, test_count_stage_stage_init))
+
+enum {
+  PROP_0,
+  PROP_SEEN,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static gboolean
+test_count_stage_process (SymfonicStage   *stage,
+                          SymfonicStream  *stream,
+                          SymfonicEvent   *event,
+                          GError         **error)
+{
+  TestCountStage *self = TEST_COUNT_STAGE (stage);
+
+  g_atomic_int_inc (&self->seen);
+  symfonic_stream_emit (stream, event);
+
+  return TRUE;
+}
+
+static void
+test_count_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->process = test_count_stage_process;
+}
+
+static void
+test_count_stage_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  TestCountStage *self = TEST_COUNT_STAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SEEN:
+      g_value_set_uint (value, g_atomic_int_get (&self->seen));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+test_count_stage_class_init (TestCountStageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = test_count_stage_get_property;
+
+  properties[PROP_SEEN] =
+    g_param_spec_uint ("seen", "Seen", "How many events reached the stage",
+                       0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+test_count_stage_init (TestCountStage *self)
+{
+}
