@@ -47,7 +47,8 @@ typedef struct
 {
   SymfonicExtractionFilter *filter;
   /* a block in the thinking is removed too, but its ops are not the
-   * answer's: they are never published */
+   * answer's: they are never published. Made on the first thinking delta,
+   * which most answers never send: a held stream should not pay for it. */
   SymfonicExtractionFilter *thinking;
   /* how much of the filter's drop count was added to the stage's */
   guint                     dropped_counted;
@@ -79,8 +80,14 @@ stream_state_free (gpointer data)
   StreamState *state = data;
 
   symfonic_extraction_filter_free (state->filter);
-  symfonic_extraction_filter_free (state->thinking);
+  g_clear_pointer (&state->thinking, symfonic_extraction_filter_free);
   g_free (state);
+}
+
+static SymfonicExtractionFilter *
+new_filter (SymfonicExtractionStage *self)
+{
+  return symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
 }
 
 static StreamState *
@@ -92,10 +99,7 @@ get_state (SymfonicExtractionStage *self,
   if (state == NULL)
     {
       state = g_new0 (StreamState, 1);
-      state->filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
-                                                      self->max_block_bytes);
-      state->thinking = symfonic_extraction_filter_new (self->open_tag, self->close_tag,
-                                                        self->max_block_bytes);
+      state->filter = new_filter (self);
       symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
     }
 
@@ -106,8 +110,10 @@ static void
 count_drops (SymfonicExtractionStage *self,
              StreamState             *state)
 {
-  guint dropped = symfonic_extraction_filter_get_dropped (state->filter) +
-                  symfonic_extraction_filter_get_dropped (state->thinking);
+  guint dropped = symfonic_extraction_filter_get_dropped (state->filter);
+
+  if (state->thinking != NULL)
+    dropped += symfonic_extraction_filter_get_dropped (state->thinking);
 
   if (dropped != state->dropped_counted)
     {
@@ -152,18 +158,22 @@ close_answer (SymfonicExtractionStage  *self,
               SymfonicEvent            *upstream,
               GError                  **error)
 {
-  g_autoptr(GString) thinking = g_string_new (NULL);
   g_autoptr(GString) rest = g_string_new (NULL);
   g_autoptr(JsonArray) ops = NULL;
-  g_autoptr(JsonArray) thinking_ops = NULL;
   g_autoptr(JsonObject) payload = NULL;
   g_autoptr(SymfonicEvent) extracted = NULL;
 
-  symfonic_extraction_filter_flush (state->thinking, thinking);
-  emit_thinking (stream, thinking);
-  thinking_ops = symfonic_extraction_filter_take_ops (state->thinking);
-  if (json_array_get_length (thinking_ops) > 0)
-    g_debug ("Not publishing %u memory ops found in thinking text", json_array_get_length (thinking_ops));
+  if (state->thinking != NULL)
+    {
+      g_autoptr(GString) thinking = g_string_new (NULL);
+      g_autoptr(JsonArray) thinking_ops = NULL;
+
+      symfonic_extraction_filter_flush (state->thinking, thinking);
+      emit_thinking (stream, thinking);
+      thinking_ops = symfonic_extraction_filter_take_ops (state->thinking);
+      if (json_array_get_length (thinking_ops) > 0)
+        g_debug ("Not publishing %u memory ops found in thinking text", json_array_get_length (thinking_ops));
+    }
 
   symfonic_extraction_filter_flush (state->filter, rest);
   emit_text (stream, rest);
@@ -216,8 +226,7 @@ static SymfonicEvent *
 clean_terminal (SymfonicExtractionStage *self,
                 SymfonicEvent           *event)
 {
-  g_autoptr(SymfonicExtractionFilter) filter =
-    symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+  g_autoptr(SymfonicExtractionFilter) filter = new_filter (self);
   const char *text = symfonic_event_get_text (event);
   g_autoptr(GString) clean = g_string_sized_new (strlen (text));
 
@@ -284,6 +293,8 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
         const char *text = symfonic_event_get_text (event);
         GString *clean = symfonic_filtered_delta_scratch ();
 
+        if (state->thinking == NULL)
+          state->thinking = new_filter (self);
         symfonic_extraction_filter_feed (state->thinking, text, strlen (text), clean);
         count_drops (self, state);
         symfonic_filtered_delta_emit (stream, event, clean);
