@@ -877,6 +877,17 @@ symfonic_exchange_run (SoupServerMessage *message)
       return;
     }
 
+  /* metering decides at once: deferring that to a later main-loop turn
+   * would delay the first delta of every stream */
+  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_BODY))
+    {
+      if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, &error))
+        begin_stream (self);
+      else
+        refuse (self, error);
+      return;
+    }
+
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_admitted_cb, self);
 }
 

@@ -26,7 +26,12 @@ typedef enum {
   SYMFONIC_HTTP_CHUNK_TRAILER,
 } SymfonicHttpChunkState;
 
-/* Embedded in its request: zero it and set head to an empty GString. */
+typedef struct { guint name, value; } SymfonicHttpHeader;
+
+/* Embedded in its request: zero it and set head to an empty GString.
+ * The head and its table are let go with
+ * symfonic_http_response_forget_head() once read: a held stream keeps only
+ * what its body needs. */
 typedef struct
 {
   GString                *head;
@@ -35,7 +40,8 @@ typedef struct
   /* the connection may carry another request after this response */
   gboolean                keep_alive;
   guint                   n_headers;
-  struct { guint name, value; } headers[SYMFONIC_HTTP_MAX_HEADERS];
+  /* SYMFONIC_HTTP_MAX_HEADERS of them, made with the first head */
+  SymfonicHttpHeader     *headers;
 
   SymfonicHttpFraming     framing;
   guint64                 remaining;
@@ -62,5 +68,7 @@ gboolean    symfonic_http_response_read_body  (SymfonicHttpResponse  *resp,
 G_GNUC_INTERNAL
 const char *symfonic_http_response_get_header (SymfonicHttpResponse  *resp,
                                                const char            *name);
+G_GNUC_INTERNAL
+void        symfonic_http_response_forget_head (SymfonicHttpResponse *resp);
 
 G_END_DECLS

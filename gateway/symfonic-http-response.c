@@ -150,6 +150,8 @@ parse_head (SymfonicHttpResponse     *resp,
   resp->status = (text[9] - '0') * 100 + (text[10] - '0') * 10 + (text[11] - '0');
   resp->keep_alive = text[7] == '1';
   resp->n_headers = 0;
+  if (resp->headers == NULL)
+    resp->headers = g_new (SymfonicHttpHeader, SYMFONIC_HTTP_MAX_HEADERS);
 
   for (line = line_end + 1; *line != '\0' && *line != '\r' && *line != '\n'; line = line_end + 1)
     {
@@ -422,4 +424,15 @@ symfonic_http_response_get_header (SymfonicHttpResponse *resp,
     }
 
   return NULL;
+}
+
+/* Lets go of the head and its table: symfonic_http_response_get_header()
+ * finds nothing after this. Safe to call more than once. */
+void
+symfonic_http_response_forget_head (SymfonicHttpResponse *resp)
+{
+  resp->n_headers = 0;
+  g_clear_pointer (&resp->headers, g_free);
+  if (resp->head != NULL)
+    g_string_free (g_steal_pointer (&resp->head), TRUE);
 }

@@ -289,8 +289,8 @@ request_unref (SymfonicUpstreamRequest *req)
     return;
 
   g_clear_error (&req->error);
-  g_bytes_unref (req->message);
-  g_string_free (req->response.head, TRUE);
+  g_clear_pointer (&req->message, g_bytes_unref);
+  symfonic_http_response_forget_head (&req->response);
   g_object_unref (req->upstream);
   g_free (req);
 }
@@ -656,6 +656,11 @@ feed (SymfonicUpstreamRequest *req,
       req->state = STATE_BODY;
       if (!req->dropped && req->handlers.head != NULL)
         req->handlers.head (req, req->response.status, req->user_data);
+      /* Its headers were the handler's to read, during that call only;
+       * the request, all written before any answer is read, is sent again
+       * only when no answer came. A held stream keeps neither. */
+      symfonic_http_response_forget_head (&req->response);
+      g_clear_pointer (&req->message, g_bytes_unref);
       if (!still_reading (req, conn))
         return;
       complete = req->response.framing == SYMFONIC_HTTP_FRAMING_NONE;
