@@ -825,7 +825,7 @@ symfonic_exchange_run (SoupServerMessage *message)
 void
 symfonic_exchange_end_all (GHashTable *live)
 {
-  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN,
                                                  _("The gateway is shutting down"));
   g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
 

@@ -264,6 +264,17 @@ wait_cb (GObject      *object,
   *(gboolean *) user_data = TRUE;
 }
 
+/* The next line of @input; "" at its end. */
+static char *
+read_line (GDataInputStream *input)
+{
+  char *line = NULL;
+
+  g_data_input_stream_read_line_async (input, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
+  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  return line;
+}
+
 /* Starts the gateway through @launcher (one with stdout piped) on an
  * ephemeral port with @workers threads, serving @pipeline (NULL: the
  * default one); @base_url is where it says it listens, from its banner,
@@ -285,14 +296,41 @@ start_gateway (GSubprocessLauncher  *launcher,
                                          pipeline, NULL);
   g_assert_no_error (error);
   output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
-  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  g_object_set_data_full (G_OBJECT (process), "stdout", g_object_ref (output), g_object_unref);
+  line = read_line (output);
   g_test_message ("banner: %s", line);
   at = strstr (line, " on http://");
   g_assert_nonnull (at);
   *base_url = g_strdup (at + strlen (" on "));
 
   return g_steal_pointer (&process);
+}
+
+/* Reads the gateway's output (its "stdout" or "stderr", piped) up to a
+ * line that starts with @prefix, and returns that line. */
+static char *
+wait_line (GSubprocess *process,
+           const char  *stream,
+           const char  *prefix)
+{
+  GDataInputStream *input = g_object_get_data (G_OBJECT (process), stream);
+
+  if (input == NULL)
+    {
+      input = g_data_input_stream_new (g_subprocess_get_stderr_pipe (process));
+      g_object_set_data_full (G_OBJECT (process), stream, input, g_object_unref);
+    }
+
+  for (;;)
+    {
+      char *line = read_line (input);
+
+      g_test_message ("%s: %s", stream, line);
+      g_assert_cmpstr (line, !=, "");
+      if (g_str_has_prefix (line, prefix))
+        return line;
+      g_free (line);
+    }
 }
 
 /* The gateway exits 0 on its own. */
@@ -483,45 +521,218 @@ test_raises_descriptor_limit (void)
   stop_gateway (process, SIGTERM);
 }
 
-/* A stream in flight when the gateway stops still ends with its one
- * terminal frame, an error, and the process exits 0. */
-static void
-test_stop_with_stream_in_flight (void)
+/* A pipeline whose typed route plays the reasoning transcript (0.9 s in
+ * real time) @time_scale times slower, and whose drain lasts
+ * @drain_seconds. */
+static char *
+write_drain_pipeline (const char *name,
+                      guint       drain_seconds,
+                      guint       time_scale)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestStream) stream = NULL;
-  g_autofree char *base_url = NULL;
-  g_autofree char *url = NULL;
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "..", "data", "transcripts", NULL);
+  g_autofree char *table = g_test_build_filename (G_TEST_DIST, "..", "data", "error-map.ini", NULL);
+  g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "drain-seconds=%u\n"
+                                           "\n"
+                                           "[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "kind=typed\n"
+                                           "source=demo\n"
+                                           "stages=errors\n"
+                                           "\n"
+                                           "[source:demo]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=reasoning\n"
+                                           "time-scale=%u\n"
+                                           "\n"
+                                           "[stage:errors]\n"
+                                           "type=error-map\n"
+                                           "table=%s\n",
+                                           drain_seconds, transcripts, time_scale, table);
+
+  return write_pipeline (name, text);
+}
+
+static SymfonicTestStream *
+post_typed (SoupSession *session,
+            const char  *base_url)
+{
+  g_autofree char *url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  return symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}", NULL);
+}
+
+/* The stream's frames hold exactly one terminal frame, its last, of
+ * @event. */
+static SymfonicTestFrame *
+assert_one_terminal (SymfonicTestStream *stream,
+                     const char         *event)
+{
   SymfonicTestFrame *last;
-  guint n_errors = 0;
+  guint n_terminal = 0;
 
-  process = start_gateway (launcher, NULL, "1", &base_url);
-  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
-
-  /* the reasoning transcript takes over a second to play */
-  stream = symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
-                                      "Authorization", "Bearer demo-token-alice",
-                                      "X-Tenant-ID", "acme",
-                                      "X-Symfonic-Transcript", "reasoning",
-                                      NULL);
-  symfonic_test_stream_wait_frames (stream, 1);
-  g_subprocess_send_signal (process, SIGTERM);
-  symfonic_test_stream_wait_done (stream);
-
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->frames->len, >, 0);
   for (guint i = 0; i < stream->frames->len; i++)
     {
       SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
 
-      n_errors += g_str_equal (frame->event, "error");
-      g_assert_cmpstr (frame->event, !=, "ResponseCompleteEvent");
+      n_terminal += g_str_equal (frame->event, "error") || g_str_equal (frame->event, "ResponseCompleteEvent");
     }
   last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
-  g_assert_cmpstr (last->event, ==, "error");
-  g_assert_cmpuint (n_errors, ==, 1);
-  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
+  g_assert_cmpstr (last->event, ==, event);
+  g_assert_cmpuint (n_terminal, ==, 1);
 
+  return last;
+}
+
+static gboolean
+refused (guint16 port)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED);
+}
+
+static guint16
+port_of (const char *base_url)
+{
+  return g_ascii_strtoull (strrchr (base_url, ':') + 1, NULL, 10);
+}
+
+/* A kept-alive connection that answered one request and now waits. */
+static GSocketConnection *
+idle_connection (guint16 port)
+{
+  static const char request[] = "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n";
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+  char buffer[1024];
+  gssize n;
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+  g_assert_no_error (error);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
+                             request, strlen (request), NULL, NULL, &error);
+  g_assert_no_error (error);
+  n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (connection)),
+                           buffer, sizeof buffer - 1, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (n, >, 0);
+  buffer[n] = '\0';
+  g_assert_true (g_str_has_prefix (buffer, "HTTP/1.1 200"));
+
+  return g_steal_pointer (&connection);
+}
+
+/* SIGTERM drains: the port refuses new clients at once, an idle kept-alive
+ * connection is closed at once, the stream in flight runs to its own end,
+ * and the gateway exits 0. */
+static void
+test_drain_lets_streams_finish (void)
+{
+  g_autofree char *pipeline = write_drain_pipeline ("drain.pipeline", 60, 4);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSocketConnection) idle = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *line = NULL;
+  char byte;
+  gssize n;
+
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  idle = idle_connection (port_of (base_url));
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  g_subprocess_send_signal (process, SIGTERM);
+  line = wait_line (process, "stdout", "symfonic-gateway: shutting down");
+
+  /* the listener is closed by the time the workers took the message */
+  for (guint i = 0; i < 100 && !refused (port_of (base_url)); i++)
+    g_usleep (10 * 1000);
+  g_assert_true (refused (port_of (base_url)));
+
+  /* the idle connection ends (the sweep runs at least once a second)
+   * while the stream still runs: it takes 3.6 s */
+  n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (idle)), &byte, 1, NULL, &error);
+  g_assert_cmpint (n, <=, 0);
+  g_assert_false (stream->done);
+
+  symfonic_test_stream_wait_done (stream);
+  assert_one_terminal (stream, "ResponseCompleteEvent");
+  wait_exit (process);
+}
+
+/* Streams still running when drain-seconds are over end with their one
+ * terminal frame, a shutting_down error, and the gateway exits 0. */
+static void
+test_drain_time_over (void)
+{
+  g_autofree char *pipeline = write_drain_pipeline ("drain-over.pipeline", 1, 20);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+  gint64 signalled;
+
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  signalled = g_get_monotonic_time ();
+  g_subprocess_send_signal (process, SIGTERM);
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("the stream ended %" G_GINT64_FORMAT " ms after the signal",
+                  (stream->end_us - signalled) / 1000);
+  /* the transcript would take 18 s */
+  g_assert_cmpint (stream->end_us - signalled, <, 10 * G_USEC_PER_SEC);
+  g_assert_cmpint (stream->end_us - signalled, >=, G_USEC_PER_SEC);
+  last = assert_one_terminal (stream, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"The gateway is shutting down; retry later\",\"status\":503,"
+                                   "\"code\":\"shutting_down\"}");
+  wait_exit (process);
+}
+
+/* A second SIGTERM (or SIGINT) ends the streams of a drain at once, each
+ * with its one error frame, and the gateway exits 0. */
+static void
+test_second_signal_ends_streams (gconstpointer data)
+{
+  int signum = GPOINTER_TO_INT (data);
+  g_autofree char *pipeline = write_drain_pipeline ("second-signal.pipeline", 60, 20);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *line = NULL;
+  SymfonicTestFrame *last;
+
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  g_subprocess_send_signal (process, signum);
+  line = wait_line (process, "stdout", "symfonic-gateway: shutting down");
+  g_subprocess_send_signal (process, signum);
+  symfonic_test_stream_wait_done (stream);
+
+  last = assert_one_terminal (stream, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"The gateway is shutting down; retry later\",\"status\":503,"
+                                   "\"code\":\"shutting_down\"}");
   wait_exit (process);
 }
 
@@ -626,7 +837,10 @@ main (int   argc,
   g_test_add_func ("/binaries/inspect-type", test_inspect_type);
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
-  g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
+  g_test_add_func ("/binaries/drain/lets-streams-finish", test_drain_lets_streams_finish);
+  g_test_add_func ("/binaries/drain/time-over", test_drain_time_over);
+  g_test_add_data_func ("/binaries/drain/second-sigterm", GINT_TO_POINTER (SIGTERM), test_second_signal_ends_streams);
+  g_test_add_data_func ("/binaries/drain/second-sigint", GINT_TO_POINTER (SIGINT), test_second_signal_ends_streams);
   g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
   g_test_add_func ("/binaries/runtime-starts-no-settings-thread", test_runtime_starts_no_settings_thread);
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
