@@ -72,6 +72,23 @@ symfonic_test_replay_pipeline (const char *transcripts,
                           transcripts, default_transcript, scale);
 }
 
+static SymfonicServer *
+start_server (SymfonicPipeline *pipeline,
+              guint             workers)
+{
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(GError) error = NULL;
+
+  server = symfonic_server_new (pipeline);
+  symfonic_server_set_listen (server, "127.0.0.1:0");
+  symfonic_server_set_workers (server, workers);
+  symfonic_server_start (server, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_server_get_port (server), !=, 0);
+
+  return g_steal_pointer (&server);
+}
+
 /* Starts a server for @pipeline_text, whose relative paths resolve against
  * @base_dir, on an ephemeral port of 127.0.0.1. Any failure fails the
  * test. */
@@ -82,7 +99,6 @@ symfonic_test_server_new (const char *pipeline_text,
 {
   g_autoptr(GFile) base = g_file_new_for_path (base_dir);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
-  g_autoptr(SymfonicServer) server = NULL;
   g_autoptr(GError) error = NULL;
 
   scan_registry_once ();
@@ -93,14 +109,25 @@ symfonic_test_server_new (const char *pipeline_text,
   g_assert_no_error (error);
   g_assert_nonnull (pipeline);
 
-  server = symfonic_server_new (pipeline);
-  symfonic_server_set_listen (server, "127.0.0.1:0");
-  symfonic_server_set_workers (server, workers);
-  symfonic_server_start (server, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (symfonic_server_get_port (server), !=, 0);
+  return start_server (pipeline, workers);
+}
 
-  return g_steal_pointer (&server);
+/* The same for the pipeline file @path, which the server can reload. */
+SymfonicServer *
+symfonic_test_server_new_from_file (const char *path,
+                                    guint       workers)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  scan_registry_once ();
+
+  pipeline = symfonic_pipeline_new_from_file (symfonic_registry_get_default (), file, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (pipeline);
+
+  return start_server (pipeline, workers);
 }
 
 char *
@@ -330,6 +357,26 @@ symfonic_test_memory_bytes (const char *field)
   g_assert_nonnull (line);
 
   return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
+}
+
+guint
+symfonic_test_count_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+
+  return n;
+}
+
+/* for symfonic_test_iterate_until(): @data is the most descriptors */
+gboolean
+symfonic_test_fds_at_most (gpointer data)
+{
+  return symfonic_test_count_fds () <= GPOINTER_TO_UINT (data);
 }
 
 /* --- HTTP clients -------------------------------------------------------- */
