@@ -616,32 +616,13 @@ port_of (const char *base_url)
 static GSocketConnection *
 idle_connection (guint16 port)
 {
-  static const char request[] = "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n";
-  g_autoptr(GSocketClient) client = g_socket_client_new ();
-  g_autoptr(GSocketConnection) connection = NULL;
   g_autoptr(GString) response = g_string_new (NULL);
-  g_autoptr(GError) error = NULL;
+  GSocketConnection *connection =
+    symfonic_test_raw_request (port, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n", "{\"status\":\"ok\"}",
+                               response);
 
-  g_socket_client_set_enable_proxy (client, FALSE);
-  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
-  g_assert_no_error (error);
-  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
-                             request, strlen (request), NULL, NULL, &error);
-  g_assert_no_error (error);
-  /* the whole answer, which may come in more than one read */
-  while (!g_str_has_suffix (response->str, "{\"status\":\"ok\"}"))
-    {
-      char buffer[1024];
-      gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (connection)),
-                                      buffer, sizeof buffer, NULL, &error);
-
-      g_assert_no_error (error);
-      g_assert_cmpint (n, >, 0);
-      g_string_append_len (response, buffer, n);
-    }
   g_assert_true (g_str_has_prefix (response->str, "HTTP/1.1 200"));
-
-  return g_steal_pointer (&connection);
+  return connection;
 }
 
 /* SIGTERM drains: the port refuses new clients at once, an idle kept-alive

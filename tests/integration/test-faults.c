@@ -219,32 +219,13 @@ hang_up_cycles (SymfonicServer *server,
                                 "Content-Length: 16\r\n"
                                 "\r\n"
                                 "{\"query\":\"why?\"}";
-  g_autoptr(GSocketClient) client = g_socket_client_new ();
 
-  g_socket_client_set_enable_proxy (client, FALSE);
-  g_socket_client_set_timeout (client, SYMFONIC_TEST_WAIT_MS / 1000);
   for (guint i = 0; i < n; i++)
     {
-      g_autoptr(GSocketConnection) connection = NULL;
       g_autoptr(GString) received = g_string_new (NULL);
-      g_autoptr(GError) error = NULL;
+      g_autoptr(GSocketConnection) connection =
+        symfonic_test_raw_request (symfonic_server_get_port (server), request, "data: ", received);
 
-      connection = g_socket_client_connect_to_host (client, "127.0.0.1", symfonic_server_get_port (server),
-                                                    NULL, &error);
-      g_assert_no_error (error);
-      g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
-                                 request, strlen (request), NULL, NULL, &error);
-      g_assert_no_error (error);
-      while (strstr (received->str, "data: ") == NULL)
-        {
-          char buffer[4096];
-          gssize got = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (connection)),
-                                            buffer, sizeof buffer, NULL, &error);
-
-          g_assert_no_error (error);
-          g_assert_cmpint (got, >, 0);
-          g_string_append_len (received, buffer, got);
-        }
       g_assert_true (g_str_has_prefix (received->str, "HTTP/1.1 200"));
       g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
     }

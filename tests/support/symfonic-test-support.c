@@ -381,6 +381,41 @@ symfonic_test_fds_at_most (gpointer data)
 
 /* --- HTTP clients -------------------------------------------------------- */
 
+/* Sends @request on a new connection to 127.0.0.1:@port and reads until
+ * what came back holds @until, then returns the connection, still open;
+ * @received gets what came back. */
+GSocketConnection *
+symfonic_test_raw_request (guint16     port,
+                           const char *request,
+                           const char *until,
+                           GString    *received)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  g_socket_client_set_timeout (client, SYMFONIC_TEST_WAIT_MS / 1000);
+  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+  g_assert_no_error (error);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
+                             request, strlen (request), NULL, NULL, &error);
+  g_assert_no_error (error);
+  /* the answer may come in more than one read */
+  while (strstr (received->str, until) == NULL)
+    {
+      char buffer[4096];
+      gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (connection)),
+                                      buffer, sizeof buffer, NULL, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpint (n, >, 0);
+      g_string_append_len (received, buffer, n);
+    }
+
+  return g_steal_pointer (&connection);
+}
+
 SoupSession *
 symfonic_test_session_new (void)
 {

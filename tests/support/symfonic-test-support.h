@@ -72,6 +72,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestSseParser, symfonic_test_sse_parser_f
 
 SoupSession *symfonic_test_session_new (void);
 
+GSocketConnection *symfonic_test_raw_request (guint16     port,
+                                              const char *request,
+                                              const char *until,
+                                              GString    *received);
+
 /* A socket bound to a free loopback port, listening or not; @port is the
  * port it got. */
 GSocket *symfonic_test_loopback_socket (gboolean  listen,
