@@ -128,8 +128,16 @@ handle_request (SoupServer        *server,
       return;
     }
 
+  /* the route its head arrived for, whatever a reload since did */
+  if (symfonic_exchange_is_open (message))
+    {
+      symfonic_exchange_run (message);
+      return;
+    }
+
+  /* a POST to a route a reload added after its head arrived is not one */
   route = symfonic_pipeline_lookup_route (self->pipeline, path);
-  if (route == NULL)
+  if (route == NULL || method == SOUP_METHOD_POST)
     {
       respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
       return;
@@ -141,8 +149,6 @@ handle_request (SoupServer        *server,
       respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
       return;
     }
-
-  symfonic_exchange_run (message);
 }
 
 static gboolean
