@@ -706,7 +706,8 @@ worker_drained (gpointer data)
 /**
  * symfonic_server_drain_async:
  * @self: a started #SymfonicServer
- * @cancellable: (nullable): cancel to end the streams in flight at once
+ * @cancellable: (nullable): cancel (on the calling thread) to end the
+ *   streams in flight at once
  * @callback: (scope async): called when the drain is over
  * @user_data: data for @callback
  *
