@@ -409,7 +409,7 @@ test_second_on_same_port (void)
                              binary ("SYMFONIC_GATEWAY"), "--listen", listen, "--workers", "2", NULL);
   g_assert_no_error (error);
   g_subprocess_wait_async (second, NULL, wait_cb, &second_exited);
-  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, 5000))
+  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS))
     {
       g_subprocess_force_exit (second);
       g_assert_true (symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS));
