@@ -19,6 +19,8 @@ SymfonicAcceptor *symfonic_acceptor_new  (SoupServer                       *serv
                                           guint                             max_connections,
                                           GError                          **error);
 G_GNUC_INTERNAL
+void              symfonic_acceptor_drain (SymfonicAcceptor                 *self);
+G_GNUC_INTERNAL
 void              symfonic_acceptor_free (SymfonicAcceptor                 *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicAcceptor, symfonic_acceptor_free)

@@ -314,6 +314,27 @@ symfonic_acceptor_new (SoupServer                       *server,
   return g_steal_pointer (&self);
 }
 
+/* The gateway is stopping: the listener is closed at once, so that a load
+ * balancer sees connections refused rather than waiting in a backlog
+ * nobody reads, and connections close as soon as they are idle. */
+void
+symfonic_acceptor_drain (SymfonicAcceptor *self)
+{
+  g_autoptr(GList) open = NULL;
+
+  if (self->accept_source != NULL)
+    {
+      g_source_destroy (self->accept_source);
+      g_clear_pointer (&self->accept_source, g_source_unref);
+    }
+  g_socket_close (self->listener, NULL);
+
+  /* closing may remove a connection from the table */
+  open = g_hash_table_get_keys (self->connections);
+  for (GList *l = open; l != NULL; l = l->next)
+    symfonic_connection_close_when_idle (l->data);
+}
+
 /* Stops accepting and closes the connections still open. */
 void
 symfonic_acceptor_free (SymfonicAcceptor *self)

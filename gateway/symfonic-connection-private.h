@@ -51,6 +51,8 @@ gint64              symfonic_connection_get_deadline  (SymfonicConnection *self)
 G_GNUC_INTERNAL
 void                symfonic_connection_expire        (SymfonicConnection *self);
 G_GNUC_INTERNAL
+void                symfonic_connection_close_when_idle (SymfonicConnection *self);
+G_GNUC_INTERNAL
 void                symfonic_connection_response_done (SymfonicConnection *self);
 G_GNUC_INTERNAL
 SymfonicConnection *symfonic_connection_for_message   (SoupServerMessage  *message);

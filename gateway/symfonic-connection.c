@@ -68,6 +68,8 @@ struct _SymfonicConnection
   /* the peer left or the gateway ends the connection */
   gboolean                      ending;
   gboolean                      marker_sent;
+  /* the gateway is stopping: the connection closes once it is idle */
+  gboolean                      closing;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicConnection, symfonic_connection, G_TYPE_IO_STREAM)
@@ -84,6 +86,9 @@ enter (SymfonicConnection *self,
 {
   self->phase = phase;
   self->deadline = timeout > 0 ? g_get_monotonic_time () + timeout : 0;
+  /* due at once: the next sweep closes it */
+  if (self->closing && phase == PHASE_IDLE)
+    self->deadline = g_get_monotonic_time ();
 }
 
 static void
@@ -747,6 +752,16 @@ symfonic_connection_expire (SymfonicConnection *self)
   end (self);
   if (self->base != NULL)
     g_socket_shutdown (self->socket, TRUE, TRUE, NULL);
+}
+
+/* The gateway is stopping: the connection closes now if it waits for a
+ * request, else once its answer is out. */
+void
+symfonic_connection_close_when_idle (SymfonicConnection *self)
+{
+  self->closing = TRUE;
+  if (self->phase == PHASE_IDLE)
+    symfonic_connection_expire (self);
 }
 
 /* The answer to the current request is out: the connection waits for the

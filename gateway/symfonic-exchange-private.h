@@ -22,6 +22,8 @@ void                symfonic_exchange_open          (SoupServerMessage  *message
                                                      SymfonicMetrics    *metrics,
                                                      GHashTable         *live);
 G_GNUC_INTERNAL
+gboolean            symfonic_exchange_is_open       (SoupServerMessage  *message);
+G_GNUC_INTERNAL
 void                symfonic_exchange_run           (SoupServerMessage  *message);
 G_GNUC_INTERNAL
 void                symfonic_exchange_end_all       (GHashTable         *live);

@@ -845,6 +845,13 @@ symfonic_exchange_open (SoupServerMessage *message,
   symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_admitted_cb, self);
 }
 
+/* Whether symfonic_exchange_open() started an exchange for @message. */
+gboolean
+symfonic_exchange_is_open (SoupServerMessage *message)
+{
+  return g_object_get_data (G_OBJECT (message), EXCHANGE_KEY) != NULL;
+}
+
 /* The body of a request that symfonic_exchange_open() admitted is in:
  * decode it, then run the body-phase stages (metering) and the stream. */
 void
@@ -896,7 +903,7 @@ symfonic_exchange_run (SoupServerMessage *message)
 void
 symfonic_exchange_end_all (GHashTable *live)
 {
-  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
+  g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN,
                                                  _("The gateway is shutting down"));
   g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
 

@@ -14,11 +14,71 @@
 
 #include <symfonic.h>
 
-static gboolean
-on_signal (gpointer data)
+#include "symfonic-service-private.h"
+
+typedef struct
 {
-  g_main_loop_quit (data);
-  return G_SOURCE_REMOVE;
+  SymfonicServer *server;
+  GMainLoop      *loop;
+  const char     *display;
+  /* cancelled at a second stop signal: the drain ends streams at once */
+  GCancellable   *hurry;
+  gboolean        stopping;
+} Service;
+
+static void
+drained_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  Service *service = user_data;
+
+  symfonic_server_drain_finish (SYMFONIC_SERVER (object), result, NULL);
+  g_main_loop_quit (service->loop);
+}
+
+/* The first SIGTERM or SIGINT drains, the second ends the streams left. */
+static gboolean
+on_stop_signal (gpointer data)
+{
+  Service *service = data;
+
+  if (service->stopping)
+    {
+      g_print (_("symfonic-gateway: ending the streams in flight\n"));
+      g_cancellable_cancel (service->hurry);
+      return G_SOURCE_CONTINUE;
+    }
+
+  service->stopping = TRUE;
+  symfonic_service_notify ("STOPPING=1");
+  g_print (_("symfonic-gateway: shutting down\n"));
+  symfonic_server_drain_async (service->server, service->hurry, drained_cb, service);
+  return G_SOURCE_CONTINUE;
+}
+
+/* SIGHUP: serve the pipeline file as it is now, or keep the running one if
+ * it does not load. */
+static gboolean
+on_reload_signal (gpointer data)
+{
+  Service *service = data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *reloading = NULL;
+
+  if (service->stopping)
+    return G_SOURCE_CONTINUE;
+
+  reloading = g_strdup_printf ("RELOADING=1\nMONOTONIC_USEC=%" G_GINT64_FORMAT, g_get_monotonic_time ());
+  symfonic_service_notify (reloading);
+  if (symfonic_server_reload (service->server, symfonic_registry_get_default (), &error))
+    g_print (_("symfonic-gateway: reloaded %s\n"), service->display);
+  else
+    g_printerr (_("symfonic-gateway: reload refused, still serving the previous pipeline: %s\n"),
+                error->message);
+  symfonic_service_notify ("READY=1");
+
+  return G_SOURCE_CONTINUE;
 }
 
 /* Every stream holds a client's and an upstream's descriptor, and a soft
@@ -65,6 +125,9 @@ main (int   argc,
   g_autoptr(SymfonicPipeline) pipeline = NULL;
   g_autoptr(SymfonicServer) server = NULL;
   g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(GSocket) passed = NULL;
+  g_autoptr(GCancellable) hurry = NULL;
+  Service service;
   g_autofree char *pipeline_path = NULL;
   g_autofree char *listen = NULL;
   g_autofree char *uri = NULL;
@@ -139,7 +202,15 @@ main (int   argc,
       return 1;
     }
 
+  passed = symfonic_service_take_listen_socket (&error);
+  if (error != NULL)
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 1;
+    }
+
   server = symfonic_server_new (pipeline);
+  symfonic_server_set_listen_socket (server, passed);
   if (listen != NULL)
     symfonic_server_set_listen (server, listen);
   if (workers > 0)
@@ -165,14 +236,17 @@ main (int   argc,
 
   /* the handlers first: whoever reads the banner may signal at once */
   loop = g_main_loop_new (NULL, FALSE);
-  g_unix_signal_add (SIGINT, on_signal, loop);
-  g_unix_signal_add (SIGTERM, on_signal, loop);
+  hurry = g_cancellable_new ();
+  service = (Service) { server, loop, display, hurry, FALSE };
+  g_unix_signal_add (SIGINT, on_stop_signal, &service);
+  g_unix_signal_add (SIGTERM, on_stop_signal, &service);
+  g_unix_signal_add (SIGHUP, on_reload_signal, &service);
 
   uri = symfonic_server_dup_uri (server);
   g_print (_("symfonic-gateway %s serving %s on %s\n"), SYMFONIC_VERSION, display, uri);
+  symfonic_service_notify ("READY=1");
   g_main_loop_run (loop);
 
-  g_print (_("symfonic-gateway: shutting down\n"));
   symfonic_server_stop (server);
 
   return 0;

@@ -44,8 +44,11 @@ struct _SymfonicPipeline
   guint       body_timeout;
   guint       keepalive_timeout;
   guint       max_connections;
+  guint       drain_seconds;
 
   GHashTable *stages;
+  /* stage name -> what its group said (see stage_settings()) */
+  GHashTable *stage_settings;
   GHashTable *sources;
   GPtrArray  *routes;
   GHashTable *routes_by_path;
@@ -63,6 +66,7 @@ enum {
   PROP_BODY_TIMEOUT,
   PROP_KEEPALIVE_TIMEOUT,
   PROP_MAX_CONNECTIONS,
+  PROP_DRAIN_SECONDS,
   N_PROPS
 };
 
@@ -77,6 +81,7 @@ symfonic_pipeline_finalize (GObject *object)
   g_free (self->listen);
   g_free (self->release_line);
   g_hash_table_unref (self->stages);
+  g_hash_table_unref (self->stage_settings);
   g_hash_table_unref (self->sources);
   g_ptr_array_unref (self->routes);
   g_hash_table_unref (self->routes_by_path);
@@ -118,6 +123,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_MAX_CONNECTIONS:
       g_value_set_uint (value, self->max_connections);
       break;
+    case PROP_DRAIN_SECONDS:
+      g_value_set_uint (value, self->drain_seconds);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -158,6 +166,9 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_MAX_CONNECTIONS:
       self->max_connections = g_value_get_uint (value);
+      break;
+    case PROP_DRAIN_SECONDS:
+      self->drain_seconds = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -252,6 +263,18 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                        "Open client connections per worker, more are closed at once; 0 for what the open-file limit allows",
                        0, 1000000, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:drain-seconds:
+   *
+   * Seconds a stopping gateway lets the streams in flight run on once it
+   * stopped accepting; those still running then end with their error
+   * frame. 0 ends them at once.
+   */
+  properties[PROP_DRAIN_SECONDS] =
+    g_param_spec_uint ("drain-seconds", "Drain seconds",
+                       "Seconds streams in flight may run on once the gateway stops accepting",
+                       0, 3600, 30,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -260,6 +283,7 @@ static void
 symfonic_pipeline_init (SymfonicPipeline *self)
 {
   self->stages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->stage_settings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->sources = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->routes = g_ptr_array_new_with_free_func (g_object_unref);
   self->routes_by_path = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -272,6 +296,8 @@ typedef struct
   SymfonicConfigFile *kf;
   GKeyFile           *key_file;
   GFile              *base_dir;
+  /* the pipeline a reload replaces, whose unchanged stages it keeps */
+  SymfonicPipeline   *previous;
 } Loader;
 
 /* A property holding an object other than a file (a metering stage's
@@ -424,6 +450,67 @@ instantiate (Loader      *loader,
 }
 
 /* Whether @name is among the first @n entries of @names (already stripped). */
+/* What a stage group says: its keys and values in file order, and for a
+ * value naming a file, that file's size and modification time, so that a
+ * stage whose tokens or table file was edited counts as changed. */
+static char *
+stage_settings (Loader     *loader,
+                const char *group)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  GString *settings = g_string_new (NULL);
+
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autofree char *value = g_key_file_get_value (loader->key_file, group, keys[i], NULL);
+      g_autoptr(GFile) named = NULL;
+      g_autoptr(GFileInfo) info = NULL;
+
+      g_string_append_printf (settings, "%s=%s\n", keys[i], value != NULL ? value : "");
+      if (value == NULL || value[0] == '\0')
+        continue;
+
+      named = g_file_resolve_relative_path (loader->base_dir, value);
+      info = g_file_query_info (named, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED ","
+                                G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
+                                G_FILE_QUERY_INFO_NONE, NULL, NULL);
+      if (info != NULL && g_file_info_get_file_type (info) == G_FILE_TYPE_REGULAR)
+        g_string_append_printf (settings, "  %" G_GOFFSET_FORMAT " bytes, modified %" G_GUINT64_FORMAT ".%06u\n",
+                                g_file_info_get_size (info),
+                                g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_TIME_MODIFIED),
+                                g_file_info_get_attribute_uint32 (info, G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC));
+    }
+
+  return g_string_free (settings, FALSE);
+}
+
+/* A stage is kept across a reload, with the state it holds (rate-limit
+ * buckets, budgets), when its group kept its name and says the same. */
+static GObject *
+load_stage (Loader      *loader,
+            const char  *group,
+            const char  *name,
+            GError     **error)
+{
+  char *settings = stage_settings (loader, group);
+  GObject *object = NULL;
+
+  if (loader->previous != NULL &&
+      g_strcmp0 (g_hash_table_lookup (loader->previous->stage_settings, name), settings) == 0)
+    object = g_object_ref (g_hash_table_lookup (loader->previous->stages, name));
+  else
+    object = instantiate (loader, group, SYMFONIC_TYPE_STAGE, _("stage"), error);
+
+  if (object == NULL)
+    {
+      g_free (settings);
+      return NULL;
+    }
+
+  g_hash_table_insert (loader->self->stage_settings, g_strdup (name), settings);
+  return object;
+}
+
 static gboolean
 listed_before (char * const *names,
                guint         n,
@@ -680,7 +767,7 @@ load (Loader  *loader,
 
       if (g_str_has_prefix (group, "stage:"))
         {
-          object = instantiate (loader, group, SYMFONIC_TYPE_STAGE, _("stage"), error);
+          object = load_stage (loader, group, name, error);
           if (object == NULL)
             return FALSE;
           g_hash_table_insert (self->stages, g_strdup (name), object);
@@ -712,6 +799,63 @@ load (Loader  *loader,
   return TRUE;
 }
 
+static SymfonicPipeline *
+load_data (SymfonicRegistry  *registry,
+           const char        *data,
+           gssize             length,
+           GFile             *base_dir,
+           const char        *display_name,
+           SymfonicPipeline  *previous,
+           GError           **error)
+{
+  g_autoptr(SymfonicPipeline) self = NULL;
+  g_autoptr(SymfonicConfigFile) kf = NULL;
+  Loader loader;
+
+  kf = symfonic_config_file_new_from_data (data, length, display_name, error);
+  if (kf == NULL)
+    return NULL;
+
+  self = g_object_new (SYMFONIC_TYPE_PIPELINE, NULL);
+  loader = (Loader) {
+    .self = self,
+    .registry = registry,
+    .kf = kf,
+    .key_file = symfonic_config_file_get_key_file (kf),
+    .base_dir = base_dir,
+    .previous = previous,
+  };
+
+  if (!load (&loader, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+static SymfonicPipeline *
+load_file (SymfonicRegistry  *registry,
+           GFile             *file,
+           SymfonicPipeline  *previous,
+           GError           **error)
+{
+  g_autoptr(GFile) base_dir = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *display_name = NULL;
+  SymfonicPipeline *self;
+  gsize length;
+
+  display_name = g_file_get_parse_name (file);
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+    return NULL;
+
+  base_dir = g_file_get_parent (file);
+  self = load_data (registry, contents, length, base_dir, display_name, previous, error);
+  if (self != NULL)
+    self->file = g_object_ref (file);
+
+  return self;
+}
+
 /**
  * symfonic_pipeline_new_from_data:
  * @registry: where `type=` names are resolved
@@ -734,33 +878,13 @@ symfonic_pipeline_new_from_data (SymfonicRegistry  *registry,
                                  const char        *display_name,
                                  GError           **error)
 {
-  g_autoptr(SymfonicPipeline) self = NULL;
-  g_autoptr(SymfonicConfigFile) kf = NULL;
-  Loader loader;
-
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
   g_return_val_if_fail (data != NULL, NULL);
   g_return_val_if_fail (G_IS_FILE (base_dir), NULL);
   g_return_val_if_fail (display_name != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  kf = symfonic_config_file_new_from_data (data, length, display_name, error);
-  if (kf == NULL)
-    return NULL;
-
-  self = g_object_new (SYMFONIC_TYPE_PIPELINE, NULL);
-  loader = (Loader) {
-    .self = self,
-    .registry = registry,
-    .kf = kf,
-    .key_file = symfonic_config_file_get_key_file (kf),
-    .base_dir = base_dir,
-  };
-
-  if (!load (&loader, error))
-    return NULL;
-
-  return g_steal_pointer (&self);
+  return load_data (registry, data, length, base_dir, display_name, NULL, error);
 }
 
 /**
@@ -778,26 +902,39 @@ symfonic_pipeline_new_from_file (SymfonicRegistry  *registry,
                                  GFile             *file,
                                  GError           **error)
 {
-  g_autoptr(GFile) base_dir = NULL;
-  g_autofree char *contents = NULL;
-  g_autofree char *display_name = NULL;
-  SymfonicPipeline *self;
-  gsize length;
-
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  display_name = g_file_get_parse_name (file);
-  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
-    return NULL;
+  return load_file (registry, file, NULL, error);
+}
 
-  base_dir = g_file_get_parent (file);
-  self = symfonic_pipeline_new_from_data (registry, contents, length, base_dir, display_name, error);
-  if (self != NULL)
-    self->file = g_object_ref (file);
+/**
+ * symfonic_pipeline_reload:
+ * @self: a #SymfonicPipeline loaded from a file
+ * @registry: where `type=` names are resolved
+ * @error: return location for a #GError
+ *
+ * Loads the file @self was loaded from again, as it is now. A
+ * `[stage:NAME]` group whose keys and values are the same as before, and
+ * whose files (such as a tokens file) were not modified, keeps the stage
+ * object of @self, and with it the state the stage shares between streams:
+ * rate-limit buckets and budgets go on counting across a reload.
+ * Everything else is new. @self is not changed.
+ *
+ * Returns: (transfer full): the new pipeline, or %NULL with @error set
+ */
+SymfonicPipeline *
+symfonic_pipeline_reload (SymfonicPipeline  *self,
+                          SymfonicRegistry  *registry,
+                          GError           **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (self->file != NULL, NULL);
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return self;
+  return load_file (registry, self->file, self, error);
 }
 
 /**

@@ -28,6 +28,9 @@ SymfonicPipeline *symfonic_pipeline_new_from_data  (SymfonicRegistry  *registry,
                                                     GFile             *base_dir,
                                                     const char        *display_name,
                                                     GError           **error);
+SymfonicPipeline *symfonic_pipeline_reload         (SymfonicPipeline  *self,
+                                                    SymfonicRegistry  *registry,
+                                                    GError           **error);
 GFile            *symfonic_pipeline_get_file       (SymfonicPipeline  *self);
 const char       *symfonic_pipeline_get_listen     (SymfonicPipeline  *self);
 guint             symfonic_pipeline_get_workers    (SymfonicPipeline  *self);

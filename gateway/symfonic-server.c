@@ -13,6 +13,10 @@
 #include "symfonic-server.h"
 #include "symfonic-worker-private.h"
 
+/* How long streams ended by a drain get to take their error frame before
+ * the drain is over anyway. */
+#define DRAIN_GRACE_S 2
+
 /**
  * SymfonicServer:
  *
@@ -21,7 +25,13 @@
  * The server runs #SymfonicServer:workers threads, each with its own main
  * context and SoupServer accepting from one listening socket they share,
  * so no request ever crosses threads and no other process can join the
- * port. Starting and stopping happen on the caller's thread.
+ * port. Starting, reloading, draining and stopping happen on the caller's
+ * thread.
+ *
+ * A reload hands each worker the new pipeline as a message, which it takes
+ * between two requests: a request looks its route up in the pipeline
+ * current when it arrived, and its stream holds that route (its stages and
+ * source) to its end, so nothing is locked per request or per event.
  */
 struct _SymfonicServer
 {
@@ -33,8 +43,12 @@ struct _SymfonicServer
   guint16           port;
   gboolean          allow_demo_credentials;
   GInetAddress     *address;
+  /* a socket listening already (socket activation), or NULL */
+  GSocket          *socket;
   SymfonicMetrics  *metrics;
   GPtrArray        *running;
+  /* the drain in flight, or NULL */
+  GTask            *drain;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
@@ -58,6 +72,7 @@ symfonic_server_finalize (GObject *object)
   symfonic_server_stop (self);
   g_ptr_array_unref (self->running);
   g_clear_object (&self->address);
+  g_clear_object (&self->socket);
   g_clear_object (&self->pipeline);
   g_free (self->listen);
   symfonic_metrics_free (self->metrics);
@@ -249,6 +264,25 @@ symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALLOW_DEMO_CREDENTIALS]);
 }
 
+/**
+ * symfonic_server_set_listen_socket:
+ * @self: a #SymfonicServer
+ * @socket: (nullable): a bound TCP socket that listens already
+ *
+ * Serves on @socket, handed over by whoever started the gateway (systemd's
+ * socket activation), instead of binding the listen address. Takes effect
+ * at the next start.
+ */
+void
+symfonic_server_set_listen_socket (SymfonicServer *self,
+                                   GSocket        *socket)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+  g_return_if_fail (socket == NULL || G_IS_SOCKET (socket));
+
+  g_set_object (&self->socket, socket);
+}
+
 static gboolean
 parse_listen (const char    *listen,
               GInetAddress **address,
@@ -355,6 +389,26 @@ open_socket (GInetAddress  *address,
   return g_steal_pointer (&socket);
 }
 
+static gboolean
+check_demo_credentials (SymfonicServer    *self,
+                        SymfonicPipeline  *pipeline,
+                        GError           **error)
+{
+  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
+      symfonic_pipeline_uses_demo_credentials (pipeline))
+    {
+      g_autofree char *where = g_inet_address_to_string (self->address);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Refusing to serve the demo tokens on %s, which is not a loopback address: "
+                     "configure real credentials, or allow it explicitly (--allow-demo-tokens)"),
+                   where);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
 /**
  * symfonic_server_check:
  * @self: a #SymfonicServer
@@ -374,22 +428,30 @@ symfonic_server_check (SymfonicServer  *self,
   g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
   g_clear_object (&self->address);
-  if (!parse_listen (listen, &self->address, &self->port, error))
-    return FALSE;
-
-  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
-      symfonic_pipeline_uses_demo_credentials (self->pipeline))
+  if (self->socket != NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("Refusing to serve the demo tokens on %s, which is not a loopback address: "
-                     "configure real credentials, or allow it explicitly (--allow-demo-tokens)"),
-                   listen);
-      return FALSE;
+      g_autoptr(GSocketAddress) local = g_socket_get_local_address (self->socket, error);
+
+      if (local == NULL)
+        return FALSE;
+      if (!G_IS_INET_SOCKET_ADDRESS (local))
+        {
+          g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                               _("The listening socket handed over is not a TCP socket"));
+          return FALSE;
+        }
+      self->address = g_object_ref (g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (local)));
+      self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+    }
+  else
+    {
+      listen = self->listen != NULL ? self->listen : symfonic_pipeline_get_listen (self->pipeline);
+      if (!parse_listen (listen, &self->address, &self->port, error))
+        return FALSE;
     }
 
-  return TRUE;
+  return check_demo_credentials (self, self->pipeline, error);
 }
 
 /**
@@ -417,7 +479,7 @@ symfonic_server_start (SymfonicServer  *self,
     return FALSE;
 
   workers = self->workers > 0 ? self->workers : symfonic_pipeline_get_workers (self->pipeline);
-  socket = open_socket (self->address, self->port, error);
+  socket = self->socket != NULL ? g_object_ref (self->socket) : open_socket (self->address, self->port, error);
   if (socket == NULL)
     return FALSE;
 
@@ -446,6 +508,280 @@ symfonic_server_start (SymfonicServer  *self,
   return TRUE;
 }
 
+/* [gateway] settings the running workers and sockets were made with: a
+ * reload cannot apply them. */
+static const char * const restart_settings[] = {
+  "listen", "workers", "header-timeout", "body-timeout", "keepalive-timeout", "max-connections",
+};
+
+static void
+warn_restart_settings (SymfonicServer   *self,
+                       SymfonicPipeline *pipeline)
+{
+  g_autofree char *display = g_file_get_parse_name (symfonic_pipeline_get_file (pipeline));
+
+  for (guint i = 0; i < G_N_ELEMENTS (restart_settings); i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (pipeline), restart_settings[i]);
+      g_auto(GValue) old_value = G_VALUE_INIT;
+      g_auto(GValue) new_value = G_VALUE_INIT;
+
+      g_value_init (&old_value, pspec->value_type);
+      g_value_init (&new_value, pspec->value_type);
+      g_object_get_property (G_OBJECT (self->pipeline), pspec->name, &old_value);
+      g_object_get_property (G_OBJECT (pipeline), pspec->name, &new_value);
+      if (g_param_values_cmp (pspec, &old_value, &new_value) != 0)
+        g_warning ("%s: [gateway] %s changed; it takes effect only when the gateway is restarted",
+                   display, pspec->name);
+    }
+}
+
+/**
+ * symfonic_server_reload:
+ * @self: a #SymfonicServer
+ * @registry: where the pipeline's `type=` names are resolved
+ * @error: return location for a #GError
+ *
+ * Loads the server's pipeline file again (see symfonic_pipeline_reload())
+ * and serves it from each worker's next request on. Streams in flight end
+ * on the pipeline they started with. A file that fails to load changes
+ * nothing: the error names its file, line and key. Settings of `[gateway]`
+ * that the workers and the listening socket were made with (listen,
+ * workers, timeouts, max-connections) take effect only at the next start;
+ * a warning says so when they changed.
+ *
+ * Returns: %TRUE if the new pipeline is served
+ */
+gboolean
+symfonic_server_reload (SymfonicServer    *self,
+                        SymfonicRegistry  *registry,
+                        GError           **error)
+{
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (registry), FALSE);
+  g_return_val_if_fail (symfonic_pipeline_get_file (self->pipeline) != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  pipeline = symfonic_pipeline_reload (self->pipeline, registry, error);
+  if (pipeline == NULL)
+    return FALSE;
+
+  if (self->running->len > 0)
+    {
+      if (!check_demo_credentials (self, pipeline, error))
+        return FALSE;
+      warn_restart_settings (self, pipeline);
+    }
+
+  for (guint i = 0; i < self->running->len; i++)
+    symfonic_worker_set_pipeline (g_ptr_array_index (self->running, i), pipeline);
+  g_set_object (&self->pipeline, pipeline);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PIPELINE]);
+
+  return TRUE;
+}
+
+/* What a drain waits for; everything in it runs on the thread that
+ * started the drain, but the workers' "drained" calls, which hop there. */
+typedef struct
+{
+  SymfonicServer *server;
+  guint           busy;
+  gboolean        ending;
+  GSource        *timer;
+  GCancellable   *cancellable;
+  gulong          cancelled_id;
+} Drain;
+
+static void
+drain_free (gpointer data)
+{
+  Drain *drain = data;
+
+  g_clear_object (&drain->cancellable);
+  g_free (drain);
+}
+
+static void
+drain_set_timer (Drain       *drain,
+                 guint        seconds,
+                 GSourceFunc  callback,
+                 GTask       *task)
+{
+  if (drain->timer != NULL)
+    {
+      g_source_destroy (drain->timer);
+      g_source_unref (drain->timer);
+    }
+  /* not _seconds(): it may fire up to a second early */
+  drain->timer = g_timeout_source_new (seconds * 1000);
+  g_source_set_callback (drain->timer, callback, task, NULL);
+  g_source_set_static_name (drain->timer, "[symfonic] drain");
+  g_source_attach (drain->timer, g_task_get_context (task));
+}
+
+static void
+drain_complete (GTask *task)
+{
+  Drain *drain = g_task_get_task_data (task);
+  SymfonicServer *self = drain->server;
+
+  if (self->drain != task)
+    return;
+
+  if (drain->timer != NULL)
+    {
+      g_source_destroy (drain->timer);
+      g_clear_pointer (&drain->timer, g_source_unref);
+    }
+  /* not g_cancellable_disconnect(): this may run in the handler itself */
+  if (drain->cancelled_id != 0)
+    g_signal_handler_disconnect (drain->cancellable, drain->cancelled_id);
+  drain->cancelled_id = 0;
+  self->drain = NULL;
+  g_task_return_boolean (task, TRUE);
+  g_object_unref (task);
+}
+
+static gboolean
+drain_grace_over (gpointer data)
+{
+  drain_complete (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Streams still running end with their error frame, which they get a
+ * moment to deliver. */
+static void
+drain_end_streams (GTask *task)
+{
+  Drain *drain = g_task_get_task_data (task);
+
+  if (drain->ending)
+    return;
+
+  drain->ending = TRUE;
+  for (guint i = 0; i < drain->server->running->len; i++)
+    symfonic_worker_end_streams (g_ptr_array_index (drain->server->running, i));
+  drain_set_timer (drain, DRAIN_GRACE_S, drain_grace_over, task);
+}
+
+static gboolean
+drain_time_over (gpointer data)
+{
+  drain_end_streams (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+drain_cancelled (GCancellable *cancellable,
+                 gpointer      data)
+{
+  drain_end_streams (data);
+}
+
+static gboolean
+worker_drained_cb (gpointer data)
+{
+  GTask *task = data;
+  Drain *drain = g_task_get_task_data (task);
+
+  if (--drain->busy == 0)
+    drain_complete (task);
+  return G_SOURCE_REMOVE;
+}
+
+/* on a worker's thread */
+static void
+worker_drained (gpointer data)
+{
+  GTask *task = data;
+
+  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, worker_drained_cb,
+                              g_object_ref (task), g_object_unref);
+}
+
+/**
+ * symfonic_server_drain_async:
+ * @self: a started #SymfonicServer
+ * @cancellable: (nullable): cancel (on the calling thread) to end the
+ *   streams in flight at once
+ * @callback: (scope async): called when the drain is over
+ * @user_data: data for @callback
+ *
+ * Begins stopping: the listening socket is closed at once, so new clients
+ * are refused, and connections close as soon as they are idle. Requests in
+ * flight run on for the pipeline's #SymfonicPipeline:drain-seconds; streams
+ * still running then end with their one error frame (`shutting_down`, 503).
+ * Cancelling @cancellable ends them at once. The drain is over when no
+ * request is left, or a short grace after the streams were ended; then
+ * call symfonic_server_stop().
+ */
+void
+symfonic_server_drain_async (SymfonicServer      *self,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  Drain *drain;
+  guint seconds;
+
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+  g_return_if_fail (self->drain == NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, symfonic_server_drain_async);
+  /* cancelling hastens the drain; it still ends as a drain */
+  g_task_set_check_cancellable (task, FALSE);
+
+  if (self->running->len == 0)
+    {
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
+
+  drain = g_new0 (Drain, 1);
+  drain->server = self;
+  drain->busy = self->running->len;
+  g_task_set_task_data (task, drain, drain_free);
+  self->drain = g_object_ref (task);
+
+  for (guint i = 0; i < self->running->len; i++)
+    symfonic_worker_drain (g_ptr_array_index (self->running, i), worker_drained,
+                           g_object_ref (task), g_object_unref);
+
+  g_object_get (self->pipeline, "drain-seconds", &seconds, NULL);
+  drain_set_timer (drain, seconds, drain_time_over, task);
+  if (cancellable != NULL)
+    {
+      drain->cancellable = g_object_ref (cancellable);
+      drain->cancelled_id = g_cancellable_connect (cancellable, G_CALLBACK (drain_cancelled), task, NULL);
+    }
+}
+
+/**
+ * symfonic_server_drain_finish:
+ * @self: a #SymfonicServer
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE once the drain is over
+ */
+gboolean
+symfonic_server_drain_finish (SymfonicServer  *self,
+                              GAsyncResult    *result,
+                              GError         **error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 /**
  * symfonic_server_stop:
  * @self: a #SymfonicServer
@@ -458,6 +794,9 @@ symfonic_server_stop (SymfonicServer *self)
 {
   g_return_if_fail (SYMFONIC_IS_SERVER (self));
 
+  /* a drain in flight is over: nothing is left to wait for */
+  if (self->drain != NULL)
+    drain_complete (self->drain);
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_stop (g_ptr_array_index (self->running, i));
   g_ptr_array_set_size (self->running, 0);

@@ -11,6 +11,7 @@
 #include <gio/gio.h>
 
 #include "symfonic-pipeline.h"
+#include "symfonic-registry.h"
 
 G_BEGIN_DECLS
 
@@ -26,9 +27,21 @@ void              symfonic_server_set_workers  (SymfonicServer    *self,
                                                 guint              workers);
 void              symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
                                                 gboolean           allow);
+void              symfonic_server_set_listen_socket (SymfonicServer *self,
+                                                GSocket           *socket);
 gboolean          symfonic_server_check        (SymfonicServer    *self,
                                                 GError           **error);
 gboolean          symfonic_server_start        (SymfonicServer    *self,
+                                                GError           **error);
+gboolean          symfonic_server_reload       (SymfonicServer    *self,
+                                                SymfonicRegistry  *registry,
+                                                GError           **error);
+void              symfonic_server_drain_async  (SymfonicServer    *self,
+                                                GCancellable      *cancellable,
+                                                GAsyncReadyCallback callback,
+                                                gpointer           user_data);
+gboolean          symfonic_server_drain_finish (SymfonicServer    *self,
+                                                GAsyncResult      *result,
                                                 GError           **error);
 void              symfonic_server_stop         (SymfonicServer    *self);
 guint16           symfonic_server_get_port     (SymfonicServer    *self);

@@ -13,12 +13,24 @@ G_BEGIN_DECLS
 
 typedef struct _SymfonicWorker SymfonicWorker;
 
+typedef void (*SymfonicWorkerDrainedFunc) (gpointer user_data);
+
 G_GNUC_INTERNAL
 SymfonicWorker *symfonic_worker_new  (guint              index,
                                       SymfonicPipeline  *pipeline,
                                       SymfonicMetrics   *metrics,
                                       GSocket           *socket,
                                       GError           **error);
+G_GNUC_INTERNAL
+void            symfonic_worker_set_pipeline (SymfonicWorker            *self,
+                                              SymfonicPipeline          *pipeline);
+G_GNUC_INTERNAL
+void            symfonic_worker_drain        (SymfonicWorker            *self,
+                                              SymfonicWorkerDrainedFunc  drained,
+                                              gpointer                   user_data,
+                                              GDestroyNotify             destroy);
+G_GNUC_INTERNAL
+void            symfonic_worker_end_streams  (SymfonicWorker            *self);
 G_GNUC_INTERNAL
 void            symfonic_worker_stop (SymfonicWorker    *self);
 

@@ -19,6 +19,9 @@
 /* How long a stopping worker lets the error frames of its running streams
  * reach their clients. */
 #define SHUTDOWN_GRACE_MS 1000
+/* How often a draining worker looks whether its exchanges are over: only
+ * while it drains, so that the request path keeps no count for it. */
+#define DRAIN_CHECK_MS 50
 /* Descriptors a process needs besides its client connections: listening
  * sockets, each worker's wake-up and epoll descriptors, logs, plugin and
  * pipeline files. */
@@ -38,8 +41,15 @@ struct _SymfonicWorker
   GMainContext     *context;
   GMainLoop        *loop;
   GThread          *thread;
+  SymfonicAcceptor *acceptor;
   /* exchanges in flight on this worker */
   GHashTable       *live;
+
+  /* draining: told once no exchange is left */
+  SymfonicWorkerDrainedFunc drained;
+  gpointer          drained_data;
+  GDestroyNotify    drained_destroy;
+  GSource          *drain_check;
 
   /* start-up handshake with the thread */
   GMutex            lock;
@@ -121,8 +131,16 @@ handle_request (SoupServer        *server,
       return;
     }
 
+  /* the route its head arrived for, whatever a reload since did */
+  if (symfonic_exchange_is_open (message))
+    {
+      symfonic_exchange_run (message);
+      return;
+    }
+
+  /* a POST to a route a reload added after its head arrived is not one */
   route = symfonic_pipeline_lookup_route (self->pipeline, path);
-  if (route == NULL)
+  if (route == NULL || method == SOUP_METHOD_POST)
     {
       respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
       return;
@@ -146,8 +164,6 @@ handle_request (SoupServer        *server,
       respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
       return;
     }
-
-  symfonic_exchange_run (message);
 }
 
 static gboolean
@@ -171,6 +187,22 @@ drain (SymfonicWorker *self)
   while (!over && g_hash_table_size (self->live) > 0)
     g_main_context_iteration (self->context, TRUE);
   g_source_destroy (grace);
+}
+
+/* The drain is over, or the worker stops before it is. */
+static void
+forget_drain (SymfonicWorker *self)
+{
+  if (self->drain_check != NULL)
+    {
+      g_source_destroy (self->drain_check);
+      g_clear_pointer (&self->drain_check, g_source_unref);
+    }
+  if (self->drained_destroy != NULL)
+    self->drained_destroy (self->drained_data);
+  self->drained = NULL;
+  self->drained_data = NULL;
+  self->drained_destroy = NULL;
 }
 
 /* The default max-connections: every descriptor the process may open but
@@ -220,7 +252,6 @@ worker_thread (gpointer data)
 {
   SymfonicWorker *self = data;
   g_autoptr(SoupServer) server = NULL;
-  g_autoptr(SymfonicAcceptor) acceptor = NULL;
   GError *error = NULL;
 
   g_main_context_push_thread_default (self->context);
@@ -228,7 +259,10 @@ worker_thread (gpointer data)
   server = soup_server_new ("server-header", "symfonic-gateway/" SYMFONIC_VERSION " ", NULL);
   soup_server_add_early_handler (server, NULL, handle_headers, self, NULL);
   soup_server_add_handler (server, NULL, handle_request, self, NULL);
-  acceptor = accept_connections (self, server, &error);
+  self->acceptor = accept_connections (self, server, &error);
+  /* the acceptor has a descriptor of its own: once every worker let go of
+   * this one, closing the acceptors closes the port */
+  g_clear_object (&self->socket);
 
   g_mutex_lock (&self->lock);
   self->ready = TRUE;
@@ -240,9 +274,10 @@ worker_thread (gpointer data)
     {
       g_main_loop_run (self->loop);
       drain (self);
+      forget_drain (self);
       /* closes every connection left */
       soup_server_disconnect (server);
-      g_clear_pointer (&acceptor, symfonic_acceptor_free);
+      g_clear_pointer (&self->acceptor, symfonic_acceptor_free);
       symfonic_exchange_abandon_all (self->live);
       while (g_main_context_pending (self->context))
         g_main_context_iteration (self->context, FALSE);
@@ -300,6 +335,107 @@ quit_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+typedef struct
+{
+  SymfonicWorker   *worker;
+  SymfonicPipeline *pipeline;
+} Swap;
+
+/* On the worker's thread, between two requests: a request takes its route
+ * (and with it its stages and source) from the pipeline current when it
+ * arrived, and keeps them to its end. */
+static gboolean
+swap_cb (gpointer data)
+{
+  Swap *swap = data;
+  SymfonicWorker *self = swap->worker;
+
+  g_mutex_lock (&self->lock);
+  g_set_object (&self->pipeline, swap->pipeline);
+  swap->worker = NULL;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* Serves @pipeline from the next request on; returns once the worker
+ * took it. */
+void
+symfonic_worker_set_pipeline (SymfonicWorker   *self,
+                              SymfonicPipeline *pipeline)
+{
+  Swap swap = { self, pipeline };
+
+  g_main_context_invoke (self->context, swap_cb, &swap);
+
+  g_mutex_lock (&self->lock);
+  while (swap.worker != NULL)
+    g_cond_wait (&self->cond, &self->lock);
+  g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+check_drained (gpointer data)
+{
+  SymfonicWorker *self = data;
+
+  if (g_hash_table_size (self->live) > 0)
+    return G_SOURCE_CONTINUE;
+
+  g_clear_pointer (&self->drain_check, g_source_unref);
+  self->drained (self->drained_data);
+  forget_drain (self);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+drain_cb (gpointer data)
+{
+  SymfonicWorker *self = data;
+
+  if (self->acceptor != NULL)
+    symfonic_acceptor_drain (self->acceptor);
+
+  self->drain_check = g_timeout_source_new (DRAIN_CHECK_MS);
+  g_source_set_callback (self->drain_check, check_drained, self, NULL);
+  g_source_set_static_name (self->drain_check, "[symfonic] drain");
+  g_source_attach (self->drain_check, self->context);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* Stops accepting and closes idle connections; @drained runs on the
+ * worker's thread once no exchange is left. @destroy frees @user_data
+ * then, or when the worker stops first. */
+void
+symfonic_worker_drain (SymfonicWorker            *self,
+                       SymfonicWorkerDrainedFunc  drained,
+                       gpointer                   user_data,
+                       GDestroyNotify             destroy)
+{
+  self->drained = drained;
+  self->drained_data = user_data;
+  self->drained_destroy = destroy;
+  g_main_context_invoke (self->context, drain_cb, self);
+}
+
+static gboolean
+end_streams_cb (gpointer data)
+{
+  SymfonicWorker *self = data;
+
+  symfonic_exchange_end_all (self->live);
+  return G_SOURCE_REMOVE;
+}
+
+/* Ends every running stream with its error frame. */
+void
+symfonic_worker_end_streams (SymfonicWorker *self)
+{
+  g_main_context_invoke (self->context, end_streams_cb, self);
+}
+
 void
 symfonic_worker_stop (SymfonicWorker *self)
 {
@@ -308,7 +444,6 @@ symfonic_worker_stop (SymfonicWorker *self)
 
   g_main_loop_unref (self->loop);
   g_main_context_unref (self->context);
-  g_object_unref (self->socket);
   g_object_unref (self->pipeline);
   g_hash_table_unref (self->live);
   g_mutex_clear (&self->lock);

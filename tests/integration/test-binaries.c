@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include <glib/gstdio.h>
+#include <gio/gunixsocketaddress.h>
+#include <unistd.h>
 
 #include "symfonic-test-support.h"
 
@@ -230,10 +232,16 @@ test_inspect_type (void)
   g_assert_nonnull (strstr (err, "no-such-type"));
 }
 
+typedef struct
+{
+  char     *line;
+  gboolean  done;
+} LineRead;
+
 static gboolean
 line_read (gpointer data)
 {
-  return *(char **) data != NULL;
+  return ((LineRead *) data)->done;
 }
 
 static void
@@ -241,12 +249,11 @@ read_line_cb (GObject      *object,
               GAsyncResult *result,
               gpointer      user_data)
 {
-  char **line = user_data;
+  LineRead *read = user_data;
   gsize length;
 
-  *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, &length, NULL);
-  if (*line == NULL)
-    *line = g_strdup ("");
+  read->line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (object), result, &length, NULL);
+  read->done = TRUE;
 }
 
 static gboolean
@@ -262,6 +269,18 @@ wait_cb (GObject      *object,
 {
   g_subprocess_wait_finish (G_SUBPROCESS (object), result, NULL);
   *(gboolean *) user_data = TRUE;
+}
+
+/* The next line of @input, which must have one. */
+static char *
+read_line (GDataInputStream *input)
+{
+  LineRead read = { NULL, FALSE };
+
+  g_data_input_stream_read_line_async (input, G_PRIORITY_DEFAULT, NULL, read_line_cb, &read);
+  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &read, SYMFONIC_TEST_WAIT_MS));
+  g_assert_nonnull (read.line);
+  return read.line;
 }
 
 /* Starts the gateway through @launcher (one with stdout piped) on an
@@ -285,14 +304,40 @@ start_gateway (GSubprocessLauncher  *launcher,
                                          pipeline, NULL);
   g_assert_no_error (error);
   output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
-  g_data_input_stream_read_line_async (output, G_PRIORITY_DEFAULT, NULL, read_line_cb, &line);
-  g_assert_true (symfonic_test_iterate_until (NULL, line_read, &line, SYMFONIC_TEST_WAIT_MS));
+  g_object_set_data_full (G_OBJECT (process), "stdout", g_object_ref (output), g_object_unref);
+  line = read_line (output);
   g_test_message ("banner: %s", line);
   at = strstr (line, " on http://");
   g_assert_nonnull (at);
   *base_url = g_strdup (at + strlen (" on "));
 
   return g_steal_pointer (&process);
+}
+
+/* Reads the gateway's output (its "stdout" or "stderr", piped) up to a
+ * line that starts with @prefix, and returns that line. */
+static char *
+wait_line (GSubprocess *process,
+           const char  *stream,
+           const char  *prefix)
+{
+  GDataInputStream *input = g_object_get_data (G_OBJECT (process), stream);
+
+  if (input == NULL)
+    {
+      input = g_data_input_stream_new (g_subprocess_get_stderr_pipe (process));
+      g_object_set_data_full (G_OBJECT (process), stream, input, g_object_unref);
+    }
+
+  for (;;)
+    {
+      char *line = read_line (input);
+
+      g_test_message ("%s: %s", stream, line);
+      if (line[0] != '\0' && g_str_has_prefix (line, prefix))
+        return line;
+      g_free (line);
+    }
 }
 
 /* The gateway exits 0 on its own. */
@@ -364,7 +409,7 @@ test_second_on_same_port (void)
                              binary ("SYMFONIC_GATEWAY"), "--listen", listen, "--workers", "2", NULL);
   g_assert_no_error (error);
   g_subprocess_wait_async (second, NULL, wait_cb, &second_exited);
-  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, 5000))
+  if (!symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS))
     {
       g_subprocess_force_exit (second);
       g_assert_true (symfonic_test_iterate_until (NULL, is_set, &second_exited, SYMFONIC_TEST_WAIT_MS));
@@ -483,46 +528,418 @@ test_raises_descriptor_limit (void)
   stop_gateway (process, SIGTERM);
 }
 
-/* A stream in flight when the gateway stops still ends with its one
- * terminal frame, an error, and the process exits 0. */
-static void
-test_stop_with_stream_in_flight (void)
+/* A pipeline whose typed route plays the reasoning transcript (0.9 s in
+ * real time) @time_scale times slower, and whose drain lasts
+ * @drain_seconds. */
+static char *
+write_drain_pipeline (const char *name,
+                      guint       drain_seconds,
+                      guint       time_scale)
 {
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestStream) stream = NULL;
-  g_autofree char *base_url = NULL;
-  g_autofree char *url = NULL;
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "..", "data", "transcripts", NULL);
+  g_autofree char *table = g_test_build_filename (G_TEST_DIST, "..", "data", "error-map.ini", NULL);
+  g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "drain-seconds=%u\n"
+                                           "\n"
+                                           "[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "kind=typed\n"
+                                           "source=demo\n"
+                                           "stages=errors\n"
+                                           "\n"
+                                           "[source:demo]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=reasoning\n"
+                                           "time-scale=%u\n"
+                                           "\n"
+                                           "[stage:errors]\n"
+                                           "type=error-map\n"
+                                           "table=%s\n",
+                                           drain_seconds, transcripts, time_scale, table);
+
+  return write_pipeline (name, text);
+}
+
+static SymfonicTestStream *
+post_typed (SoupSession *session,
+            const char  *base_url)
+{
+  g_autofree char *url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  return symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}", NULL);
+}
+
+/* The stream's frames hold exactly one terminal frame, its last, of
+ * @event. */
+static SymfonicTestFrame *
+assert_one_terminal (SymfonicTestStream *stream,
+                     const char         *event)
+{
   SymfonicTestFrame *last;
-  guint n_errors = 0;
+  guint n_terminal = 0;
 
-  process = start_gateway (launcher, NULL, "1", &base_url);
-  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
-
-  /* the reasoning transcript takes over a second to play */
-  stream = symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
-                                      "Authorization", "Bearer demo-token-alice",
-                                      "X-Tenant-ID", "acme",
-                                      "X-Symfonic-Transcript", "reasoning",
-                                      NULL);
-  symfonic_test_stream_wait_frames (stream, 1);
-  g_subprocess_send_signal (process, SIGTERM);
-  symfonic_test_stream_wait_done (stream);
-
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->frames->len, >, 0);
   for (guint i = 0; i < stream->frames->len; i++)
     {
       SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
 
-      n_errors += g_str_equal (frame->event, "error");
-      g_assert_cmpstr (frame->event, !=, "ResponseCompleteEvent");
+      n_terminal += g_str_equal (frame->event, "error") || g_str_equal (frame->event, "ResponseCompleteEvent");
     }
   last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
-  g_assert_cmpstr (last->event, ==, "error");
-  g_assert_cmpuint (n_errors, ==, 1);
-  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_unavailable\"}");
+  g_assert_cmpstr (last->event, ==, event);
+  g_assert_cmpuint (n_terminal, ==, 1);
 
+  return last;
+}
+
+static gboolean
+refused (guint16 port)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+  return g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED);
+}
+
+static guint16
+port_of (const char *base_url)
+{
+  return g_ascii_strtoull (strrchr (base_url, ':') + 1, NULL, 10);
+}
+
+/* A kept-alive connection that answered one request and now waits. */
+static GSocketConnection *
+idle_connection (guint16 port)
+{
+  g_autoptr(GString) response = g_string_new (NULL);
+  GSocketConnection *connection =
+    symfonic_test_raw_request (port, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n\r\n", "{\"status\":\"ok\"}",
+                               response);
+
+  g_assert_true (g_str_has_prefix (response->str, "HTTP/1.1 200"));
+  return connection;
+}
+
+/* SIGTERM drains: the port refuses new clients at once, an idle kept-alive
+ * connection is closed at once, the stream in flight runs to its own end,
+ * and the gateway exits 0. */
+static void
+test_drain_lets_streams_finish (void)
+{
+  g_autofree char *pipeline = write_drain_pipeline ("drain.pipeline", 60, 4);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSocketConnection) idle = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *line = NULL;
+  char byte;
+  gssize n;
+
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  idle = idle_connection (port_of (base_url));
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  g_subprocess_send_signal (process, SIGTERM);
+  line = wait_line (process, "stdout", "symfonic-gateway: shutting down");
+
+  /* the listener is closed by the time the workers took the message */
+  for (guint i = 0; i < 100 && !refused (port_of (base_url)); i++)
+    g_usleep (10 * 1000);
+  g_assert_true (refused (port_of (base_url)));
+
+  /* the idle connection ends (the sweep runs at least once a second)
+   * while the stream still runs: it takes 3.6 s */
+  n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (idle)), &byte, 1, NULL, &error);
+  g_assert_cmpint (n, <=, 0);
+  g_assert_false (stream->done);
+
+  symfonic_test_stream_wait_done (stream);
+  assert_one_terminal (stream, "ResponseCompleteEvent");
   wait_exit (process);
+}
+
+/* Streams still running when drain-seconds are over end with their one
+ * terminal frame, a shutting_down error, and the gateway exits 0. */
+static void
+test_drain_time_over (void)
+{
+  g_autofree char *pipeline = write_drain_pipeline ("drain-over.pipeline", 1, 20);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+  gint64 signalled;
+
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  signalled = g_get_monotonic_time ();
+  g_subprocess_send_signal (process, SIGTERM);
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("the stream ended %" G_GINT64_FORMAT " ms after the signal",
+                  (stream->end_us - signalled) / 1000);
+  /* the transcript would take 18 s */
+  g_assert_cmpint (stream->end_us - signalled, <, 10 * G_USEC_PER_SEC);
+  g_assert_cmpint (stream->end_us - signalled, >=, G_USEC_PER_SEC);
+  last = assert_one_terminal (stream, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"The gateway is shutting down; retry later\",\"status\":503,"
+                                   "\"code\":\"shutting_down\"}");
+  wait_exit (process);
+}
+
+/* A second SIGTERM (or SIGINT) ends the streams of a drain at once, each
+ * with its one error frame, and the gateway exits 0. */
+static void
+test_second_signal_ends_streams (gconstpointer data)
+{
+  int signum = GPOINTER_TO_INT (data);
+  g_autofree char *pipeline = write_drain_pipeline ("second-signal.pipeline", 60, 20);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *line = NULL;
+  SymfonicTestFrame *last;
+
+  process = start_gateway (launcher, pipeline, "1", &base_url);
+  stream = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (stream, 1);
+
+  g_subprocess_send_signal (process, signum);
+  line = wait_line (process, "stdout", "symfonic-gateway: shutting down");
+  g_subprocess_send_signal (process, signum);
+  symfonic_test_stream_wait_done (stream);
+
+  last = assert_one_terminal (stream, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"The gateway is shutting down; retry later\",\"status\":503,"
+                                   "\"code\":\"shutting_down\"}");
+  wait_exit (process);
+}
+
+/* A pipeline whose typed route plays @transcript at @time_scale behind a
+ * rate limit of three streams (and one in a thousand seconds more); the
+ * route /open plays it without the limit. @gateway_keys go to [gateway]. */
+static char *
+reload_pipeline (const char *gateway_keys,
+                 const char *transcript,
+                 guint       time_scale)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "..", "data", "transcripts", NULL);
+
+  return g_strdup_printf ("[gateway]\n"
+                          "%s"
+                          "\n"
+                          "[route:typed]\n"
+                          "path=/api/v1/stream/typed\n"
+                          "kind=typed\n"
+                          "source=demo\n"
+                          "stages=limit\n"
+                          "\n"
+                          "[route:open]\n"
+                          "path=/open\n"
+                          "kind=typed\n"
+                          "source=demo\n"
+                          "\n"
+                          "[source:demo]\n"
+                          "type=replay\n"
+                          "transcripts=%s\n"
+                          "default-transcript=%s\n"
+                          "time-scale=%u\n"
+                          "\n"
+                          "[stage:limit]\n"
+                          "type=rate-limit\n"
+                          "rate=0.001\n"
+                          "burst=3\n",
+                          gateway_keys, transcripts, transcript, time_scale);
+}
+
+static const char *
+final_text (SymfonicTestStream *stream)
+{
+  SymfonicTestFrame *last = assert_one_terminal (stream, "ResponseCompleteEvent");
+  g_autoptr(JsonNode) node = symfonic_test_json_parse (last->data);
+
+  /* kept alive by the frame's data for the caller */
+  g_object_set_data_full (G_OBJECT (stream->message), "text",
+                          g_strdup (json_object_get_string_member (json_node_get_object (node), "text")),
+                          g_free);
+  return g_object_get_data (G_OBJECT (stream->message), "text");
+}
+
+/* SIGHUP serves the file as it is now: new requests get the new source
+ * setting, the stream in flight finishes on the pipeline it started with,
+ * the unchanged rate-limit stage keeps its bucket, and a setting that needs
+ * a restart says so. A file that does not load is refused with its file,
+ * line and key, and the running pipeline serves on. */
+static void
+test_reload (void)
+{
+  g_autofree char *first = reload_pipeline ("", "reasoning", 8);
+  g_autofree char *second = reload_pipeline ("keepalive-timeout=60\n", "plain", 0);
+  g_autofree char *path = write_pipeline ("reload.pipeline", first);
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) old = NULL;
+  g_autoptr(SymfonicTestStream) fresh = NULL;
+  g_autoptr(SymfonicTestStream) last_admitted = NULL;
+  g_autoptr(SymfonicTestStream) open = NULL;
+  g_autoptr(SymfonicTestResponse) limited = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *open_url = NULL;
+  g_autofree char *line = NULL;
+  g_autofree char *warning = NULL;
+  g_autofree char *refusal = NULL;
+  g_autofree char *where = NULL;
+
+  process = start_gateway (launcher, path, "2", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+  open_url = g_strconcat (base_url, "open", NULL);
+  old = post_typed (session, base_url);
+  symfonic_test_stream_wait_frames (old, 1);
+
+  g_file_set_contents (path, second, -1, &error);
+  g_assert_no_error (error);
+  g_subprocess_send_signal (process, SIGHUP);
+  line = wait_line (process, "stdout", "symfonic-gateway: reloaded ");
+  /* 7 s of reasoning: it was in flight during the reload */
+  g_assert_false (old->done);
+  warning = wait_line (process, "stderr", "");
+  g_assert_nonnull (strstr (warning, "[gateway] keepalive-timeout changed; it takes effect only when the "
+                                     "gateway is restarted"));
+
+  fresh = post_typed (session, base_url);
+  symfonic_test_stream_wait_done (fresh);
+  g_assert_cmpstr (final_text (fresh), ==,
+                   "The sky looks blue because air molecules scatter short wavelengths of sunlight more than "
+                   "long ones.");
+
+  /* the bucket of three went on counting: the old stream took one */
+  last_admitted = post_typed (session, base_url);
+  symfonic_test_stream_wait_done (last_admitted);
+  assert_one_terminal (last_admitted, "ResponseCompleteEvent");
+  limited = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"why?\"}", NULL);
+  g_assert_cmpuint (limited->status, ==, 429);
+
+  symfonic_test_stream_wait_done (old);
+  g_assert_true (g_str_has_prefix (final_text (old), "Bread goes stale mainly because its starch recrystallizes"));
+
+  g_file_set_contents (path, "[route:typed]\npath=/x\nsource=demo\nkind=typed\n\n[source:demo]\ntype=replay\n"
+                             "time-scale=fast\n", -1, &error);
+  g_assert_no_error (error);
+  g_subprocess_send_signal (process, SIGHUP);
+  refusal = wait_line (process, "stderr", "symfonic-gateway: reload refused");
+  where = g_strdup_printf ("%s:8: [source:demo] time-scale:", path);
+  g_assert_nonnull (strstr (refusal, where));
+
+  open = symfonic_test_stream_post (session, open_url, "{\"query\":\"why?\"}", NULL);
+  symfonic_test_stream_wait_done (open);
+  g_assert_cmpstr (final_text (open), ==,
+                   "The sky looks blue because air molecules scatter short wavelengths of sunlight more than "
+                   "long ones.");
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* The next message the gateway sent to its service manager. */
+static char *
+receive_notice (GSocket *notify)
+{
+  g_autoptr(GError) error = NULL;
+  char buffer[256];
+  gssize n;
+
+  n = g_socket_receive (notify, buffer, sizeof buffer - 1, NULL, &error);
+  g_assert_no_error (error);
+  buffer[n] = '\0';
+  g_test_message ("notified: %s", buffer);
+  return g_strdup (buffer);
+}
+
+/* Started by systemd with the listening socket passed in (LISTEN_FDS,
+ * LISTEN_PID) and a notification socket: the gateway serves on the passed
+ * socket, not on its pipeline's listen address, says READY=1 once it
+ * accepts, RELOADING=1 then READY=1 around a reload, and STOPPING=1. */
+static void
+test_socket_activation (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestResponse) response = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GDataInputStream) output = NULL;
+  g_autoptr(GSocket) listener = NULL;
+  g_autoptr(GSocket) notify = NULL;
+  g_autoptr(GSocketAddress) notify_address = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *notify_path = g_build_filename (g_get_user_runtime_dir (), "notify", NULL);
+  g_autofree char *banner = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *ready = NULL;
+  g_autofree char *reloading = NULL;
+  g_autofree char *ready_again = NULL;
+  g_autofree char *stopping = NULL;
+  guint16 port;
+
+  listener = symfonic_test_loopback_socket (TRUE, &port);
+  g_assert_cmpint (g_mkdir_with_parents (g_get_user_runtime_dir (), 0700), ==, 0);
+  notify = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_DEFAULT, &error);
+  g_assert_no_error (error);
+  notify_address = g_unix_socket_address_new (notify_path);
+  g_socket_bind (notify, notify_address, FALSE, &error);
+  g_assert_no_error (error);
+  g_socket_set_timeout (notify, SYMFONIC_TEST_WAIT_MS / 1000);
+
+  g_subprocess_launcher_take_fd (launcher, dup (g_socket_get_fd (listener)), 3);
+  g_subprocess_launcher_setenv (launcher, "LISTEN_FDS", "1", TRUE);
+  g_subprocess_launcher_setenv (launcher, "NOTIFY_SOCKET", notify_path, TRUE);
+  /* LISTEN_PID names the process the socket is for: the shell's pid is
+   * the gateway's once it execs it */
+  process = g_subprocess_launcher_spawn (launcher, &error, "/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"",
+                                         binary ("SYMFONIC_GATEWAY"), "--workers", "2", NULL);
+  g_assert_no_error (error);
+  output = g_data_input_stream_new (g_subprocess_get_stdout_pipe (process));
+  g_object_set_data_full (G_OBJECT (process), "stdout", g_object_ref (output), g_object_unref);
+
+  banner = read_line (output);
+  g_test_message ("banner: %s", banner);
+  expected = g_strdup_printf (" on http://127.0.0.1:%u/", port);
+  g_assert_true (g_str_has_suffix (banner, expected));
+  ready = receive_notice (notify);
+  g_assert_cmpstr (ready, ==, "READY=1");
+
+  url = g_strdup_printf ("http://127.0.0.1:%u/healthz", port);
+  response = symfonic_test_request (session, "GET", url, NULL, NULL, NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+
+  g_subprocess_send_signal (process, SIGHUP);
+  reloading = receive_notice (notify);
+  g_assert_true (g_str_has_prefix (reloading, "RELOADING=1\nMONOTONIC_USEC="));
+  ready_again = receive_notice (notify);
+  g_assert_cmpstr (ready_again, ==, "READY=1");
+
+  g_subprocess_send_signal (process, SIGTERM);
+  stopping = receive_notice (notify);
+  g_assert_cmpstr (stopping, ==, "STOPPING=1");
+  wait_exit (process);
+  g_unlink (notify_path);
 }
 
 /* The runtime source's connections go direct: nothing looks up the
@@ -851,7 +1268,12 @@ main (int   argc,
   g_test_add_func ("/binaries/inspect-type", test_inspect_type);
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
-  g_test_add_func ("/binaries/stop-with-stream-in-flight", test_stop_with_stream_in_flight);
+  g_test_add_func ("/binaries/drain/lets-streams-finish", test_drain_lets_streams_finish);
+  g_test_add_func ("/binaries/drain/time-over", test_drain_time_over);
+  g_test_add_func ("/binaries/reload", test_reload);
+  g_test_add_func ("/binaries/socket-activation", test_socket_activation);
+  g_test_add_data_func ("/binaries/drain/second-sigterm", GINT_TO_POINTER (SIGTERM), test_second_signal_ends_streams);
+  g_test_add_data_func ("/binaries/drain/second-sigint", GINT_TO_POINTER (SIGINT), test_second_signal_ends_streams);
   g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);
   g_test_add_func ("/binaries/runtime-starts-no-settings-thread", test_runtime_starts_no_settings_thread);
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);

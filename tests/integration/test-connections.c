@@ -179,25 +179,6 @@ count_occurrences (const char *haystack,
   return n;
 }
 
-static guint
-count_fds (void)
-{
-  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (dir);
-  while (g_dir_read_name (dir) != NULL)
-    n++;
-
-  return n;
-}
-
-static gboolean
-fds_at_most (gpointer data)
-{
-  return count_fds () <= GPOINTER_TO_UINT (data);
-}
-
 /* --- item: a keep-alive connection the client closes --------------------- */
 
 /* Each client asks once on a keep-alive connection and hangs up. The
@@ -206,7 +187,7 @@ static void
 test_client_hangup_frees_fd (void)
 {
   SymfonicServer *server = plain_server ();
-  guint before = count_fds ();
+  guint before = symfonic_test_count_fds ();
 
   for (guint i = 0; i < 2000; i++)
     {
@@ -220,8 +201,8 @@ test_client_hangup_frees_fd (void)
     }
 
   /* the workers notice each hang-up on their own schedule */
-  if (!symfonic_test_iterate_until (NULL, fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
-    g_assert_cmpuint (count_fds (), <=, before + 16);
+  if (!symfonic_test_iterate_until (NULL, symfonic_test_fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
+    g_assert_cmpuint (symfonic_test_count_fds (), <=, before + 16);
 }
 
 /* --- item: framing libsoup would get wrong ------------------------------- */

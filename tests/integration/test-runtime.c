@@ -413,6 +413,9 @@ static const FailureCase failures[] = {
     ONE_DELTA "event: error\ndata: {\"detail\":\"" SECRET "\",\"status\":503,\"code\":\"x\"}\n\n" TERMINAL,
     SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "eof-without-terminal", 200, "text/event-stream", ONE_DELTA ONE_DELTA, SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
+  /* the upstream dies in the middle of a frame */
+  { "eof-mid-frame", 200, "text/event-stream", ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"par",
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, "upstream_error" },
   { "event-too-large", 200, "text/event-stream",
     ONE_DELTA "event: TextDeltaEvent\ndata: {\"text\":\"" SECRET SECRET SECRET SECRET "\"}\n\n" TERMINAL,
     SYMFONIC_TEST_AFTER_CLOSE, "max-event-bytes=64", "upstream_error" },

@@ -81,6 +81,23 @@ symfonic_test_replay_pipeline (const char *transcripts,
                           transcripts, default_transcript, scale);
 }
 
+static SymfonicServer *
+start_server (SymfonicPipeline *pipeline,
+              guint             workers)
+{
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(GError) error = NULL;
+
+  server = symfonic_server_new (pipeline);
+  symfonic_server_set_listen (server, "127.0.0.1:0");
+  symfonic_server_set_workers (server, workers);
+  symfonic_server_start (server, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_server_get_port (server), !=, 0);
+
+  return g_steal_pointer (&server);
+}
+
 /* Starts a server for @pipeline_text, whose relative paths resolve against
  * @base_dir, on an ephemeral port of 127.0.0.1. Any failure fails the
  * test. */
@@ -91,7 +108,6 @@ symfonic_test_server_new (const char *pipeline_text,
 {
   g_autoptr(GFile) base = g_file_new_for_path (base_dir);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
-  g_autoptr(SymfonicServer) server = NULL;
   g_autoptr(GError) error = NULL;
 
   scan_registry_once ();
@@ -102,14 +118,25 @@ symfonic_test_server_new (const char *pipeline_text,
   g_assert_no_error (error);
   g_assert_nonnull (pipeline);
 
-  server = symfonic_server_new (pipeline);
-  symfonic_server_set_listen (server, "127.0.0.1:0");
-  symfonic_server_set_workers (server, workers);
-  symfonic_server_start (server, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (symfonic_server_get_port (server), !=, 0);
+  return start_server (pipeline, workers);
+}
 
-  return g_steal_pointer (&server);
+/* The same for the pipeline file @path, which the server can reload. */
+SymfonicServer *
+symfonic_test_server_new_from_file (const char *path,
+                                    guint       workers)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+
+  scan_registry_once ();
+
+  pipeline = symfonic_pipeline_new_from_file (symfonic_registry_get_default (), file, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (pipeline);
+
+  return start_server (pipeline, workers);
 }
 
 char *
@@ -370,7 +397,62 @@ symfonic_test_memory_bytes (const char *field)
   return g_ascii_strtoull (line + strlen (key), NULL, 10) * 1024;
 }
 
+guint
+symfonic_test_count_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+
+  return n;
+}
+
+/* for symfonic_test_iterate_until(): @data is the most descriptors */
+gboolean
+symfonic_test_fds_at_most (gpointer data)
+{
+  return symfonic_test_count_fds () <= GPOINTER_TO_UINT (data);
+}
+
 /* --- HTTP clients -------------------------------------------------------- */
+
+/* Sends @request on a new connection to 127.0.0.1:@port and reads until
+ * what came back holds @until, then returns the connection, still open;
+ * @received gets what came back. */
+GSocketConnection *
+symfonic_test_raw_request (guint16     port,
+                           const char *request,
+                           const char *until,
+                           GString    *received)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GSocketConnection) connection = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_socket_client_set_enable_proxy (client, FALSE);
+  g_socket_client_set_timeout (client, SYMFONIC_TEST_WAIT_MS / 1000);
+  connection = g_socket_client_connect_to_host (client, "127.0.0.1", port, NULL, &error);
+  g_assert_no_error (error);
+  g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (connection)),
+                             request, strlen (request), NULL, NULL, &error);
+  g_assert_no_error (error);
+  /* the answer may come in more than one read */
+  while (strstr (received->str, until) == NULL)
+    {
+      char buffer[4096];
+      gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (connection)),
+                                      buffer, sizeof buffer, NULL, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpint (n, >, 0);
+      g_string_append_len (received, buffer, n);
+    }
+
+  return g_steal_pointer (&connection);
+}
 
 SoupSession *
 symfonic_test_session_new (void)

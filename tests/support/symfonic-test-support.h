@@ -30,6 +30,8 @@ char           *symfonic_test_replay_pipeline     (const char     *transcripts,
 SymfonicServer *symfonic_test_server_new          (const char     *pipeline_text,
                                                    const char     *base_dir,
                                                    guint           workers);
+SymfonicServer *symfonic_test_server_new_from_file (const char     *path,
+                                                    guint           workers);
 char           *symfonic_test_server_dup_url      (SymfonicServer *server,
                                                    const char     *path);
 
@@ -75,6 +77,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTestSseParser, symfonic_test_sse_parser_f
 
 SoupSession *symfonic_test_session_new (void);
 
+GSocketConnection *symfonic_test_raw_request (guint16     port,
+                                              const char *request,
+                                              const char *until,
+                                              GString    *received);
+
 /* A socket bound to a free loopback port, listening or not; @port is the
  * port it got. */
 GSocket *symfonic_test_loopback_socket (gboolean  listen,
@@ -96,6 +103,10 @@ guint    symfonic_test_closed_port     (void);
 #endif
 
 gsize symfonic_test_memory_bytes (const char *field);
+
+/* descriptors open in this process (which are also the server's) */
+guint    symfonic_test_count_fds   (void);
+gboolean symfonic_test_fds_at_most (gpointer data);
 
 gboolean symfonic_test_iterate_until (GMainContext *context,
                                       gboolean    (*done) (gpointer data),
