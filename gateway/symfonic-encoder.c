@@ -79,10 +79,31 @@ symfonic_encoder_error (SymfonicEncoder    *self,
   g_autofree char *json = symfonic_error_frame_to_json (frame);
 
   if (self->vtable->streaming)
-    g_string_append (out, "event: error\ndata: ");
+    {
+      symfonic_encoder_append_id (self, out);
+      g_string_append (out, "event: error\ndata: ");
+    }
   g_string_append (out, json);
   if (self->vtable->streaming)
     g_string_append (out, "\n\n");
+}
+
+/* Starts a frame with the next id of the run (DESIGN 7a): a client that
+ * reconnects names the last one it got in Last-Event-ID. */
+void
+symfonic_encoder_append_id (SymfonicEncoder *self,
+                            GString         *out)
+{
+  char line[32];
+  int n = g_snprintf (line, sizeof line, "id: %" G_GUINT64_FORMAT "\n", ++self->seq);
+
+  g_string_append_len (out, line, n);
+}
+
+guint64
+symfonic_encoder_get_seq (SymfonicEncoder *self)
+{
+  return self->seq;
 }
 
 const char *

@@ -81,6 +81,7 @@ static const guint default_status[] = {
   [SYMFONIC_ERROR_PLUGIN] = 500,
   [SYMFONIC_ERROR_OVERLOADED] = 503,
   [SYMFONIC_ERROR_SLOW_CLIENT] = 408,
+  [SYMFONIC_ERROR_GONE] = 410,
 };
 
 /**

@@ -29,6 +29,7 @@ static const char * const code_names[] = {
   [SYMFONIC_ERROR_PLUGIN] = NULL,
   [SYMFONIC_ERROR_OVERLOADED] = "overloaded",
   [SYMFONIC_ERROR_SLOW_CLIENT] = "slow_client",
+  [SYMFONIC_ERROR_GONE] = "gone",
 };
 
 /**

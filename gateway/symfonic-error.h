@@ -37,6 +37,8 @@ G_BEGIN_DECLS
  * @SYMFONIC_ERROR_SLOW_CLIENT: the client reads a stream too slowly: it
  *   took nothing for the route's stall timeout, or fell behind by more
  *   than the connection may hold
+ * @SYMFONIC_ERROR_GONE: what was asked for existed and is no longer kept
+ *   (frames of a resumable run past its buffer)
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -60,6 +62,7 @@ typedef enum {
   SYMFONIC_ERROR_PLUGIN,
   SYMFONIC_ERROR_OVERLOADED,
   SYMFONIC_ERROR_SLOW_CLIENT,
+  SYMFONIC_ERROR_GONE,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

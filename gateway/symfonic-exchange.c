@@ -519,6 +519,8 @@ begin_stream (Exchange *self)
                                         symfonic_stream_get_invocation (self->stream));
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
+  soup_message_headers_replace (headers, "X-Symfonic-Run-ID",
+                                symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)));
 
   if (!symfonic_encoder_is_streaming (self->encoder))
     watch_hangup (self);
@@ -539,6 +541,7 @@ begin_stream (Exchange *self)
         soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
       symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
       self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+                                              symfonic_route_get_heartbeat_seconds (self->route),
                                               &writer_callbacks, self);
       /* the writer took the connection: libsoup freed its state for the
        * message, which is let go too */

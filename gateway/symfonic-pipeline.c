@@ -411,7 +411,8 @@ load_route (Loader      *loader,
             GError     **error)
 {
   static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout",
-                                        "max-streams", "max-streams-per-tenant", NULL };
+                                        "max-streams", "max-streams-per-tenant", "heartbeat-seconds", "resume",
+                                        "resume-frames", "resume-seconds", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -435,7 +436,8 @@ load_route (Loader      *loader,
         {
           symfonic_key_file_set_error (loader->kf, error, group, keys[i],
                                        _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                         "stall-timeout, max-streams, max-streams-per-tenant)"));
+                                         "stall-timeout, max-streams, max-streams-per-tenant, heartbeat-seconds, "
+                                         "resume, resume-frames, resume-seconds)"));
           return FALSE;
         }
     }
@@ -470,7 +472,7 @@ load_route (Loader      *loader,
       if (ev == NULL)
         {
           symfonic_key_file_set_error (loader->kf, error, group, "kind",
-                                       _("“%s” is not one of: typed, chunks, chat, resume"), kind_text);
+                                       _("“%s” is not one of: typed, chunks, chat, resume, runs"), kind_text);
           return FALSE;
         }
       kind = ev->value;

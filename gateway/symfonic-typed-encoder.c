@@ -82,10 +82,12 @@ advance (TypedEncoder      *self,
 }
 
 static void
-append_frame (GString       *out,
-              const char    *name,
-              SymfonicEvent *event)
+append_frame (SymfonicEncoder *encoder,
+              GString         *out,
+              const char      *name,
+              SymfonicEvent   *event)
 {
+  symfonic_encoder_append_id (encoder, out);
   g_string_append (out, "event: ");
   g_string_append (out, name);
   g_string_append (out, "\ndata: ");
@@ -116,11 +118,11 @@ typed_event (SymfonicEncoder *encoder,
 
     case SYMFONIC_EVENT_TEXT_DELTA:
       g_string_append (encoder->text, symfonic_event_get_text (event));
-      append_frame (out, "TextDeltaEvent", event);
+      append_frame (encoder, out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_THINKING_DELTA:
-      append_frame (out, "ThinkingDeltaEvent", event);
+      append_frame (encoder, out, "ThinkingDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_ACTIVATION:
@@ -132,7 +134,7 @@ typed_event (SymfonicEncoder *encoder,
     case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
     case SYMFONIC_EVENT_CHUNK:
     default:
-      append_frame (out, symfonic_event_get_name (event), event);
+      append_frame (encoder, out, symfonic_event_get_name (event), event);
       return SYMFONIC_FRAME_KEPT;
     }
 }
@@ -150,9 +152,12 @@ typed_success (SymfonicEncoder *encoder,
    * upstream scheduled none (its terminal has moved the phase past it);
    * the fields have the upstream's JSON types, an object and a count */
   if (!self->consolidated)
-    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
+    {
+      symfonic_encoder_append_id (encoder, out);
+      g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
+    }
 
-  append_frame (out, "ResponseCompleteEvent", terminal);
+  append_frame (encoder, out, "ResponseCompleteEvent", terminal);
 }
 
 const SymfonicEncoderVTable symfonic_typed_encoder = {

@@ -362,7 +362,7 @@ test_error_map_policy_by_kind (void)
     "[code:bad_request]\nstatus=400\n"
     "[policy:stream]\nkinds=typed\nopaque-detail=Stream fault\n"
     "[policy:chunks]\nkinds=chunks\nfallback-status=503\nopaque-detail=Chunk fault\n"
-    "[policy:chat]\nkinds=chat\nfallback-status=422\n"
+    "[policy:chat]\nkinds=chat;runs\nfallback-status=422\n"
     "[policy:resume]\nkinds=resume\nfallback-status=409\ncollapse-server-errors=true\n";
   g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "kinds.ini", NULL);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
@@ -431,7 +431,7 @@ test_error_map_headers (void)
   static const char table[] =
     "[code:unauthorized]\nstatus=401\n"
     "headers=WWW-Authenticate: Bearer realm=\"symfonic\";Link: <https://example.com/auth>; rel=help\n"
-    "[policy:all]\nkinds=typed;chunks;chat;resume\n";
+    "[policy:all]\nkinds=typed;chunks;chat;resume;runs\n";
   g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "headers.ini", NULL);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
   g_autoptr(SymfonicErrorFrame) frame = NULL;
@@ -449,7 +449,7 @@ test_error_map_headers (void)
     static const char escaped[] =
       "[code:unauthorized]\nstatus=401\n"
       "headers=WWW-Authenticate: Bearer realm=\"symfonic\";Link: <https://example.com/auth>\\; rel=help\n"
-      "[policy:all]\nkinds=typed;chunks;chat;resume\n";
+      "[policy:all]\nkinds=typed;chunks;chat;resume;runs\n";
 
     g_assert_true (g_file_set_contents (path, escaped, -1, &error));
     pipeline = load (path, FALSE, &error);
@@ -463,7 +463,7 @@ test_error_map_headers (void)
   g_assert_cmpstr (symfonic_error_frame_get_header (frame, "Link"), ==, "<https://example.com/auth>; rel=help");
 }
 
-#define POLICY "[policy:all]\nkinds=typed;chunks;chat;resume\n"
+#define POLICY "[policy:all]\nkinds=typed;chunks;chat;resume;runs\n"
 
 typedef struct
 {
@@ -506,16 +506,16 @@ static const BrokenCase broken_cases[] = {
   { "unknown-group", "[rule:bad_request]\nstatus=400\n" POLICY, 1, { "[rule:bad_request]" } },
   { "policy-unknown-kind", "[policy:p]\nkinds=typed;stream\n", 2, { "[policy:p]", "kinds", "stream" } },
   { "policy-kind-twice", POLICY "[policy:again]\nkinds=chat\n", 4, { "[policy:again]", "kinds", "[policy:all]" } },
-  { "policy-kind-missing", "[policy:p]\nkinds=typed;chunks;chat\n", 0, { "resume" } },
+  { "policy-kind-missing", "[policy:p]\nkinds=typed;chunks;chat;runs\n", 0, { "resume" } },
   { "policy-no-kinds", "[policy:p]\nfallback-status=500\n" POLICY, 1, { "[policy:p]", "kinds" } },
-  { "policy-unknown-key", "[policy:p]\nkinds=typed;chunks;chat;resume\nfallback=400\n", 3, { "[policy:p]", "fallback" } },
-  { "policy-bad-boolean", "[policy:p]\nkinds=typed;chunks;chat;resume\ncollapse-server-errors=maybe\n",
+  { "policy-unknown-key", "[policy:p]\nkinds=typed;chunks;chat;resume;runs\nfallback=400\n", 3, { "[policy:p]", "fallback" } },
+  { "policy-bad-boolean", "[policy:p]\nkinds=typed;chunks;chat;resume;runs\ncollapse-server-errors=maybe\n",
     3, { "[policy:p]", "collapse-server-errors", "maybe" } },
-  { "policy-bad-fallback", "[policy:p]\nkinds=typed;chunks;chat;resume\nfallback-status=1000\n",
+  { "policy-bad-fallback", "[policy:p]\nkinds=typed;chunks;chat;resume;runs\nfallback-status=1000\n",
     3, { "[policy:p]", "fallback-status", "1000" } },
-  { "policy-collapse-to-5xx", "[policy:p]\nkinds=typed;chunks;chat;resume\ncollapse-server-errors=true\n",
+  { "policy-collapse-to-5xx", "[policy:p]\nkinds=typed;chunks;chat;resume;runs\ncollapse-server-errors=true\n",
     1, { "[policy:p]", "fallback-status" } },
-  { "policy-empty-opaque", "[policy:p]\nkinds=typed;chunks;chat;resume\nopaque-detail=\n",
+  { "policy-empty-opaque", "[policy:p]\nkinds=typed;chunks;chat;resume;runs\nopaque-detail=\n",
     3, { "[policy:p]", "opaque-detail" } },
   /* GKeyFile would merge these silently */
   { "duplicate-group", "[code:not_found]\nstatus=404\n" POLICY "[code:not_found]\nstatus=410\n",
