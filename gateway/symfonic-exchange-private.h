@@ -9,6 +9,7 @@
 #include "symfonic-error-frame.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-route.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -17,6 +18,7 @@ void                symfonic_exchange_open          (SoupServerMessage  *message
                                                      SymfonicRoute      *route,
                                                      guint64             max_body_bytes,
                                                      SymfonicMetrics    *metrics,
+                                                     SymfonicRunStore   *run_store,
                                                      GHashTable         *live);
 G_GNUC_INTERNAL
 void                symfonic_exchange_run           (SoupServerMessage  *message);

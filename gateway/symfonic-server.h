@@ -11,6 +11,7 @@
 #include <gio/gio.h>
 
 #include "symfonic-pipeline.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -26,6 +27,9 @@ void              symfonic_server_set_workers  (SymfonicServer    *self,
                                                 guint              workers);
 void              symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
                                                 gboolean           allow);
+SymfonicRunStore *symfonic_server_get_run_store (SymfonicServer  *self);
+void              symfonic_server_set_run_store (SymfonicServer  *self,
+                                                 SymfonicRunStore *store);
 gboolean          symfonic_server_check        (SymfonicServer    *self,
                                                 GError           **error);
 gboolean          symfonic_server_start        (SymfonicServer    *self,

@@ -20,6 +20,8 @@
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
 #include "symfonic-route.h"
+#include "symfonic-run-store.h"
+#include "symfonic-memory-run-store.h"
 #include "symfonic-plugin.h"
 #include "symfonic-registry.h"
 #include "symfonic-release-line.h"
