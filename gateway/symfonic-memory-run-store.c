@@ -14,7 +14,8 @@
  *
  * The #SymfonicRunStore of one process: runs in a table under one lock,
  * each with its recent frames in a queue. Runs that ended are forgotten
- * once their keep time is over, when the next run is opened. The number of
+ * once their keep time is over, when a run is opened, at most once a
+ * second or whenever the store is full. The number of
  * runs it holds, in all and per tenant, is bounded, so that clients that
  * start runs and leave cannot grow the process without end.
  */
@@ -44,6 +45,7 @@ struct _SymfonicMemoryRunStore
   GHashTable *per_tenant;
   guint       max_runs;
   guint       max_runs_per_tenant;
+  gint64      next_sweep_us;
 };
 
 static void symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface);
@@ -153,9 +155,10 @@ memory_open_run (SymfonicRunStore  *store,
 
   g_mutex_lock (&self->lock);
   full = is_full (self, tenant_id);
-  if (full)
+  if (full || g_get_monotonic_time () >= self->next_sweep_us)
     {
       waiters = forget_expired (self);
+      self->next_sweep_us = g_get_monotonic_time () + G_USEC_PER_SEC;
       full = is_full (self, tenant_id);
     }
   if (!full)
