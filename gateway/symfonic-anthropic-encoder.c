@@ -29,6 +29,8 @@ typedef struct
   /* one answer: the thinking, and the tool_use blocks as JSON array
    * elements */
   GString         *thinking;
+  /* the upstream's signature of that thinking, if it sent one */
+  char            *signature;
   GString         *tool_uses;
 } AnthropicEncoder;
 
@@ -107,8 +109,8 @@ close_block (AnthropicEncoder *self,
   self->open = BLOCK_NONE;
 }
 
-/* Opens a block of @block's type unless one is open, then begins its
- * delta. */
+/* Opens a block of @block's type unless one is open, then begins a delta
+ * of it, up to the delta object. */
 static void
 begin_delta (AnthropicEncoder *self,
              Block             block,
@@ -128,8 +130,6 @@ begin_delta (AnthropicEncoder *self,
 
   begin_event (out, "content_block_delta");
   g_string_append_printf (out, ",\"index\":%u,\"delta\":", self->n_blocks - 1);
-  g_string_append (out, block == BLOCK_TEXT ? "{\"type\":\"text_delta\",\"text\":"
-                                            : "{\"type\":\"thinking_delta\",\"thinking\":");
 }
 
 static void
@@ -139,6 +139,8 @@ write_text_delta (AnthropicEncoder *self,
                   GString          *out)
 {
   begin_delta (self, block, out);
+  g_string_append (out, block == BLOCK_TEXT ? "{\"type\":\"text_delta\",\"text\":"
+                                            : "{\"type\":\"thinking_delta\",\"thinking\":");
   symfonic_json_append_string (out, text, -1);
   g_string_append_c (out, '}');
   end_event (out);
@@ -174,6 +176,20 @@ write_tool_use (AnthropicEncoder       *self,
   self->n_blocks++;
 }
 
+/* The signature an Anthropic upstream sent for its thinking, on an empty
+ * thinking delta of its own. */
+static const char *
+signature_of (SymfonicEvent *event)
+{
+  JsonObject *extras = symfonic_event_get_payload (event);
+  JsonNode *node = extras != NULL ? json_object_get_member (extras, "signature") : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
 static SymfonicFrameClass
 anthropic_stream_event (SymfonicEncoder *encoder,
                         SymfonicEvent   *event,
@@ -189,6 +205,16 @@ anthropic_stream_event (SymfonicEncoder *encoder,
       break;
     case SYMFONIC_PROVIDER_PART_THINKING:
       write_text_delta (self, BLOCK_THINKING, symfonic_event_get_text (event), out);
+      break;
+    case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
+      if (signature_of (event) == NULL)
+        return SYMFONIC_FRAME_NONE;
+      /* the last delta of the thinking block, as Anthropic sends it */
+      begin_delta (self, BLOCK_THINKING, out);
+      g_string_append (out, "{\"type\":\"signature_delta\",\"signature\":");
+      symfonic_json_append_string (out, signature_of (event), -1);
+      g_string_append_c (out, '}');
+      end_event (out);
       break;
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       write_tool_use (self, &call, out);
@@ -273,6 +299,13 @@ anthropic_answer_event (SymfonicEncoder *encoder,
         self->thinking = g_string_new (NULL);
       g_string_append (self->thinking, symfonic_event_get_text (event));
       break;
+    case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
+      if (signature_of (event) != NULL)
+        {
+          g_free (self->signature);
+          self->signature = g_strdup (signature_of (event));
+        }
+      break;
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       if (self->tool_uses == NULL)
         self->tool_uses = g_string_new (NULL);
@@ -301,7 +334,9 @@ anthropic_answer_success (SymfonicEncoder *encoder,
     {
       g_string_append (content, ",{\"type\":\"thinking\",\"thinking\":");
       symfonic_json_append_string (content, self->thinking->str, self->thinking->len);
-      g_string_append (content, ",\"signature\":\"\"}");
+      g_string_append (content, ",\"signature\":");
+      symfonic_json_append_string (content, self->signature != NULL ? self->signature : "", -1);
+      g_string_append_c (content, '}');
     }
   /* a turn that only calls tools has no text block, as Anthropic answers it */
   if (*text != '\0' || self->tool_uses == NULL)
@@ -331,6 +366,7 @@ anthropic_clear (SymfonicEncoder *encoder)
 
   if (self->thinking != NULL)
     g_string_free (self->thinking, TRUE);
+  g_free (self->signature);
   if (self->tool_uses != NULL)
     g_string_free (self->tool_uses, TRUE);
 }

@@ -33,6 +33,8 @@ typedef enum {
   SYMFONIC_PROVIDER_PART_NONE,
   SYMFONIC_PROVIDER_PART_TEXT,
   SYMFONIC_PROVIDER_PART_THINKING,
+  /* an empty thinking delta carrying more (an Anthropic signature) */
+  SYMFONIC_PROVIDER_PART_THINKING_EXTRAS,
   SYMFONIC_PROVIDER_PART_TOOL_CALL,
 } SymfonicProviderPart;
 
@@ -85,6 +87,8 @@ struct _SymfonicEncoder
   GString                     *text;
   char                        *fallback;
   guint64                      dropped;
+  /* the id of the latest frame written: frames are numbered from 1 */
+  guint64                      seq;
 };
 
 G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_typed_encoder;
@@ -122,6 +126,11 @@ G_GNUC_INTERNAL
 void               symfonic_encoder_error        (SymfonicEncoder    *self,
                                                   SymfonicErrorFrame *frame,
                                                   GString            *out);
+G_GNUC_INTERNAL
+void               symfonic_encoder_append_id    (SymfonicEncoder    *self,
+                                                  GString            *out);
+G_GNUC_INTERNAL
+guint64            symfonic_encoder_get_seq      (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_final_text   (SymfonicEncoder    *self);
 G_GNUC_INTERNAL

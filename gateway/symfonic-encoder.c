@@ -163,9 +163,28 @@ symfonic_encoder_error (SymfonicEncoder    *self,
       return;
     }
 
+  symfonic_encoder_append_id (self, out);
   g_string_append (out, "event: error\ndata: ");
   symfonic_encoder_error_body (self->kind, frame, out);
   g_string_append (out, "\n\n");
+}
+
+/* Starts a frame with the next id of the run (DESIGN 7a): a client that
+ * reconnects names the last one it got in Last-Event-ID. */
+void
+symfonic_encoder_append_id (SymfonicEncoder *self,
+                            GString         *out)
+{
+  char line[32];
+  int n = g_snprintf (line, sizeof line, "id: %" G_GUINT64_FORMAT "\n", ++self->seq);
+
+  g_string_append_len (out, line, n);
+}
+
+guint64
+symfonic_encoder_get_seq (SymfonicEncoder *self)
+{
+  return self->seq;
 }
 
 const char *
@@ -244,7 +263,10 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
       return SYMFONIC_PROVIDER_PART_TEXT;
 
     case SYMFONIC_EVENT_THINKING_DELTA:
-      return *symfonic_event_get_text (event) != '\0' ? SYMFONIC_PROVIDER_PART_THINKING : SYMFONIC_PROVIDER_PART_NONE;
+      if (*symfonic_event_get_text (event) != '\0')
+        return SYMFONIC_PROVIDER_PART_THINKING;
+      return symfonic_event_get_payload (event) != NULL ? SYMFONIC_PROVIDER_PART_THINKING_EXTRAS
+                                                        : SYMFONIC_PROVIDER_PART_NONE;
 
     case SYMFONIC_EVENT_TOOL_CALL_START:
       symfonic_encoder_read_tool_call (self, event, call);

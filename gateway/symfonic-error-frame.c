@@ -82,6 +82,7 @@ static const guint default_status[] = {
   [SYMFONIC_ERROR_OVERLOADED] = 503,
   [SYMFONIC_ERROR_SLOW_CLIENT] = 408,
   [SYMFONIC_ERROR_SHUTTING_DOWN] = 503,
+  [SYMFONIC_ERROR_GONE] = 410,
 };
 
 /**

@@ -39,6 +39,8 @@ G_BEGIN_DECLS
  *   than the connection may hold
  * @SYMFONIC_ERROR_SHUTTING_DOWN: the gateway is stopping and ended the
  *   stream before it finished
+ * @SYMFONIC_ERROR_GONE: what was asked for existed and is no longer kept
+ *   (frames of a resumable run past its buffer)
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -63,6 +65,7 @@ typedef enum {
   SYMFONIC_ERROR_OVERLOADED,
   SYMFONIC_ERROR_SLOW_CLIENT,
   SYMFONIC_ERROR_SHUTTING_DOWN,
+  SYMFONIC_ERROR_GONE,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

@@ -10,6 +10,7 @@
 #include "symfonic-invocation.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-route.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -20,6 +21,7 @@ void                symfonic_exchange_open          (SoupServerMessage  *message
                                                      SymfonicRoute      *route,
                                                      guint64             max_body_bytes,
                                                      SymfonicMetrics    *metrics,
+                                                     SymfonicRunStore   *run_store,
                                                      GHashTable         *live);
 G_GNUC_INTERNAL
 gboolean            symfonic_exchange_is_open       (SoupServerMessage  *message);

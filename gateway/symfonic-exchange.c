@@ -15,6 +15,7 @@
 #include "symfonic-json.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-provider-request-private.h"
+#include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
 #include "symfonic-stream-private.h"
@@ -37,6 +38,9 @@
  *   ENDED          -               -          -               -        -      DONE      DONE     DONE
  *   REFUSED        -               -          -               -        -      DONE      -        DONE
  *   ORPHANED       -               -          -               -        -      -         -        DONE
+ *   DETACHED       -               -          -               -        ENDED  -         -        DONE
+ *
+ *   STREAMING + DETACH: DETACHED
  *
  * HEAD: the head is in; head-phase stages (authentication) that decide at
  *   once run here. ADMIT_ASYNC: one of them answers later; libsoup's
@@ -55,7 +59,11 @@
  *   libsoup when the stream started (libsoup then finishes nothing), let
  *   it go: the body went out whole, or the client left or stalled.
  * RELEASED: the exchange lets go of its message at once: an early refusal
- *   took the connection, an orphan's hook answered, or the worker stops. */
+ *   took the connection, an orphan's hook answered, a detached run ended,
+ *   or the worker stops.
+ * DETACH: the client of a resumable run left before its terminal: the run
+ *   goes on without a writer, its frames to the run store only, until it
+ *   ends (ENDED, then RELEASED) or nobody came back for resume-seconds. */
 typedef enum {
   EXCHANGE_HEAD,
   EXCHANGE_HEAD_ADMITTING,
@@ -65,6 +73,7 @@ typedef enum {
   EXCHANGE_ENDED,
   EXCHANGE_REFUSED,
   EXCHANGE_ORPHANED,
+  EXCHANGE_DETACHED,
   EXCHANGE_DONE,
   N_EXCHANGE_STATES
 } ExchangeState;
@@ -78,6 +87,7 @@ typedef enum {
   EXCHANGE_FINISHED,
   EXCHANGE_WRITTEN,
   EXCHANGE_RELEASED,
+  EXCHANGE_DETACH,
   N_EXCHANGE_EVENTS
 } ExchangeEvent;
 
@@ -114,6 +124,7 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
     [EXCHANGE_WRITTEN] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+    [EXCHANGE_DETACH] = EXCHANGE_DETACHED,
   },
   [EXCHANGE_ENDED] = {
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
@@ -127,14 +138,18 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
   [EXCHANGE_ORPHANED] = {
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
+  [EXCHANGE_DETACHED] = {
+    [EXCHANGE_END] = EXCHANGE_ENDED,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
 };
 
 static const char * const state_names[] = {
-  "head", "head-admitting", "body", "body-admitting", "streaming", "ended", "refused", "orphaned", "done",
+  "head", "head-admitting", "body", "body-admitting", "streaming", "ended", "refused", "orphaned", "detached", "done",
 };
 
 static const char * const event_names[] = {
-  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "written", "released",
+  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "written", "released", "detach",
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_EXCHANGE_STATES);
@@ -164,6 +179,17 @@ typedef struct
   gboolean           body_too_large;
   gulong             finished_id;
   gulong             got_chunk_id;
+
+  SymfonicRunStore  *run_store;
+  /* the run's frames also go to the run store (the route's resume) */
+  gboolean           keeps_run;
+  /* where a detached run's frames are built, for the store only */
+  GString           *scratch;
+  /* a detached run ends when nobody came back in time */
+  SymfonicTimer     *detach_timer;
+  SymfonicDeferred   release;
+  /* a runs route: the client reads a run again */
+  SymfonicRunReader *reader;
 } Exchange;
 
 #define EXCHANGE_KEY "symfonic-exchange"
@@ -198,7 +224,8 @@ is_admitting (Exchange *self)
 static gboolean
 has_stream (Exchange *self)
 {
-  return self->state == EXCHANGE_STREAMING || self->state == EXCHANGE_ENDED;
+  return self->reader == NULL &&
+         (self->state == EXCHANGE_STREAMING || self->state == EXCHANGE_ENDED || self->state == EXCHANGE_DETACHED);
 }
 
 static void
@@ -219,6 +246,12 @@ exchange_free (Exchange *self)
     forget_message (self);
   g_clear_pointer (&self->body, g_byte_array_unref);
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
+  g_clear_pointer (&self->reader, symfonic_run_reader_free);
+  g_clear_pointer (&self->detach_timer, symfonic_timer_remove);
+  symfonic_poller_cancel_deferred (symfonic_poller_get_thread_default (), &self->release);
+  if (self->scratch != NULL)
+    g_string_free (self->scratch, TRUE);
+  g_clear_object (&self->run_store);
   g_clear_pointer (&self->encoder, symfonic_encoder_free);
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
@@ -342,6 +375,47 @@ end_for_slow_client (Exchange   *self,
 }
 
 static void open_event_stream (Exchange *self);
+static const char *
+run_id_of (Exchange *self)
+{
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream));
+}
+
+/* Gives the store the frames from @start of @out, as the client gets them,
+ * one by one: the typed success writes two at once. Ids follow on from
+ * @first_seq. */
+static void
+keep_frames (Exchange *self,
+             GString  *out,
+             gsize     start,
+             guint64   first_seq)
+{
+  const char *p = out->str + start;
+  const char *end = out->str + out->len;
+  guint64 seq = first_seq;
+
+  while (p < end)
+    {
+      const char *boundary = g_strstr_len (p, end - p, "\n\n");
+      gsize length = boundary != NULL ? (gsize) (boundary + 2 - p) : (gsize) (end - p);
+      g_autoptr(GBytes) frame = g_bytes_new (p, length);
+
+      symfonic_run_store_append (self->run_store, run_id_of (self), seq++, frame);
+      p += length;
+    }
+}
+
+/* Where the next frame is built: the writer's buffer, or, once a resumable
+ * run's client left, the scratch buffer its frames go to the store from. */
+static GString *
+begin_frame (Exchange *self)
+{
+  if (self->writer != NULL)
+    return symfonic_sse_writer_begin_frame (self->writer);
+
+  g_string_truncate (self->scratch, 0);
+  return self->scratch;
+}
 
 static gboolean
 sink_event (gpointer       data,
@@ -350,19 +424,26 @@ sink_event (gpointer       data,
   Exchange *self = data;
   GString *out;
   SymfonicFrameClass frame_class;
+  guint64 seq;
+  gsize start;
 
-  if (self->writer == NULL)
+  /* the first event releases a held head */
+  if (self->writer == NULL && self->message != NULL && symfonic_encoder_is_streaming (self->encoder))
+    open_event_stream (self);
+  if (self->writer == NULL && !self->keeps_run)
     {
-      if (!symfonic_encoder_is_streaming (self->encoder))
-        {
-          symfonic_encoder_event (self->encoder, event, NULL);
-          return FALSE;
-        }
-      open_event_stream (self);
+      symfonic_encoder_event (self->encoder, event, NULL);
+      return FALSE;
     }
 
-  out = symfonic_sse_writer_begin_frame (self->writer);
+  out = begin_frame (self);
+  start = out->len;
+  seq = symfonic_encoder_get_seq (self->encoder);
   frame_class = symfonic_encoder_event (self->encoder, event, out);
+  if (frame_class != SYMFONIC_FRAME_NONE && self->keeps_run)
+    keep_frames (self, out, start, seq + 1);
+  if (self->writer == NULL)
+    return FALSE;
   if (frame_class != SYMFONIC_FRAME_NONE &&
       symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE) == SYMFONIC_SSE_FRAME_OVERFLOW)
     {
@@ -382,6 +463,9 @@ sink_end (gpointer      data,
   g_autoptr(SymfonicErrorFrame) frame = NULL;
   g_autoptr(GString) body = NULL;
   GString *out;
+  gboolean held;
+  guint64 seq;
+  gsize start;
 
   if (!advance (self, EXCHANGE_END))
     return;
@@ -394,11 +478,17 @@ sink_end (gpointer      data,
     }
 
   /* a held head that no event released: a success still streams, a
-   * failure is a plain JSON answer */
-  if (frame == NULL && self->writer == NULL && symfonic_encoder_is_streaming (self->encoder))
-    open_event_stream (self);
+   * failure is a plain JSON answer (and no frame of the run) */
+  held = self->writer == NULL && self->message != NULL;
+  if (held && frame == NULL && symfonic_encoder_is_streaming (self->encoder))
+    {
+      open_event_stream (self);
+      held = FALSE;
+    }
 
-  out = self->writer != NULL ? symfonic_sse_writer_begin_frame (self->writer) : (body = g_string_new (NULL));
+  out = !held && (self->writer != NULL || self->keeps_run) ? begin_frame (self) : (body = g_string_new (NULL));
+  start = out->len;
+  seq = symfonic_encoder_get_seq (self->encoder);
   if (frame == NULL)
     {
       gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->stream);
@@ -408,9 +498,22 @@ sink_end (gpointer      data,
   else
     symfonic_encoder_error (self->encoder, frame, out);
 
+  if (self->keeps_run)
+    {
+      if (!held)
+        keep_frames (self, out, start, seq + 1);
+      symfonic_run_store_close_run (self->run_store, run_id_of (self), symfonic_route_get_resume_seconds (self->route));
+    }
   if (self->writer != NULL)
     {
       symfonic_sse_writer_close (self->writer);
+      return;
+    }
+  if (self->keeps_run && !held)
+    {
+      /* a detached run: nothing goes out, and the exchange ends once the
+       * stream returned from this call */
+      symfonic_poller_defer (symfonic_poller_get_thread_default (), &self->release);
       return;
     }
 
@@ -450,16 +553,24 @@ writer_stalled (gpointer data)
   end_for_slow_client (self, why);
 }
 
+/* What the writer sent, counted once: when the response ends, or when a
+ * resumable run's client left. */
+static void
+count_writer (Exchange *self)
+{
+  if (self->writer == NULL)
+    return;
+
+  symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_WRITTEN, symfonic_sse_writer_get_frames (self->writer));
+  symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_SHED, symfonic_sse_writer_get_shed (self->writer));
+  symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_BYTES_WRITTEN, symfonic_sse_writer_get_bytes (self->writer));
+}
+
 /* The stream's response is over: counted, and the exchange ends. */
 static void
 stream_closed (Exchange *self)
 {
-  if (self->writer != NULL)
-    {
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_WRITTEN, symfonic_sse_writer_get_frames (self->writer));
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_FRAMES_SHED, symfonic_sse_writer_get_shed (self->writer));
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_BYTES_WRITTEN, symfonic_sse_writer_get_bytes (self->writer));
-    }
+  count_writer (self);
   if (self->encoder != NULL)
     symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
   if (has_stream (self))
@@ -469,11 +580,61 @@ stream_closed (Exchange *self)
     }
 }
 
+/* A detached run ended, its terminal in the store. */
+static void
+release_detached (gpointer data)
+{
+  Exchange *self = data;
+
+  stream_closed (self);
+  if (advance (self, EXCHANGE_RELEASED))
+    exchange_free (self);
+}
+
+static void
+detached_too_long (gpointer data)
+{
+  Exchange *self = data;
+  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT,
+                                         _("Nobody read the run for %u seconds"),
+                                         symfonic_route_get_resume_seconds (self->route));
+
+  /* it ends with its one error frame, for a reader that comes late, and
+   * its stages settle as for any run */
+  symfonic_stream_abort (self->stream, error);
+}
+
+/* The client of a resumable run left before its end: the run goes on,
+ * its frames to the store only, for resume-seconds at most, instead of
+ * being cancelled. */
+static gboolean
+detach (Exchange *self)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) symfonic_route_get_resume_seconds (self->route) * G_USEC_PER_SEC;
+
+  if (!self->keeps_run || self->state != EXCHANGE_STREAMING || symfonic_stream_is_over (self->stream))
+    return FALSE;
+
+  g_debug ("Route %s, run %s goes on without its client", symfonic_route_get_name (self->route), run_id_of (self));
+  count_writer (self);
+  g_clear_pointer (&self->writer, symfonic_sse_writer_free);
+  advance (self, EXCHANGE_DETACH);
+  self->scratch = g_string_new (NULL);
+  self->detach_timer = symfonic_poller_timer (symfonic_poller_get_thread_default (), detached_too_long, self);
+  symfonic_timer_set_deadline (self->detach_timer, deadline);
+  /* a source that waited for the client reads on */
+  symfonic_stream_sink_ready (self->stream);
+
+  return TRUE;
+}
+
 static void
 writer_finished (gpointer data)
 {
   Exchange *self = data;
 
+  if (detach (self))
+    return;
   stream_closed (self);
   if (advance (self, EXCHANGE_WRITTEN))
     exchange_free (self);
@@ -535,14 +696,12 @@ on_finished (SoupServerMessage *message,
     exchange_free (self);
 }
 
-/* Writes the event stream's head and hands the connection to its writer. */
+/* The head of an event stream the gateway writes itself. */
 static void
-open_event_stream (Exchange *self)
+set_event_stream_head (Exchange *self)
 {
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (self->message);
 
-  /* the writer watches the client from now on */
-  g_clear_pointer (&self->hangup, symfonic_watch_remove);
   soup_server_message_set_status (self->message, SOUP_STATUS_OK, NULL);
   apply_stream_headers (self);
   soup_message_headers_set_content_type (headers, "text/event-stream", NULL);
@@ -557,7 +716,17 @@ open_event_stream (Exchange *self)
   else
     soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+}
+
+/* Writes the event stream's head and hands the connection to its writer. */
+static void
+open_event_stream (Exchange *self)
+{
+  /* the writer watches the client from now on */
+  g_clear_pointer (&self->hangup, symfonic_watch_remove);
+  set_event_stream_head (self);
   self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+                                          symfonic_route_get_heartbeat_seconds (self->route),
                                           &writer_callbacks, self);
   /* the writer took the connection: libsoup freed its state for the
    * message, which is let go too */
@@ -573,6 +742,8 @@ begin_stream (Exchange *self)
                                         self->encoder_flags);
   symfonic_metrics_stream_opened (self->metrics);
   symfonic_stream_set_sink (self->stream, &sink, self);
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                run_id_of (self));
 
   /* a held head waits for the first event (sink_event) or the end */
   if (!symfonic_encoder_is_streaming (self->encoder) || symfonic_stream_get_holds_head (self->stream))
@@ -657,6 +828,42 @@ admission_answered (Exchange     *self,
   return TRUE;
 }
 
+/* A stream of a resumable route keeps its frames in the store from its
+ * first; a store at its bounds refuses the run before the handshake. */
+static gboolean
+open_run (Exchange  *self,
+          GError   **error)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  SymfonicRouteKind kind = symfonic_route_get_kind (self->route);
+
+  if (!symfonic_route_get_resume (self->route) ||
+      (kind != SYMFONIC_ROUTE_KIND_TYPED && kind != SYMFONIC_ROUTE_KIND_CHUNKS))
+    return TRUE;
+  if (!symfonic_run_store_open_run (self->run_store, run_id_of (self),
+                                    symfonic_invocation_get_principal_id (invocation),
+                                    symfonic_invocation_get_tenant_id (invocation),
+                                    symfonic_route_get_resume_frames (self->route), error))
+    return FALSE;
+
+  self->keeps_run = TRUE;
+  return TRUE;
+}
+
+/* Every stage admitted the request: its run opens, and it streams. */
+static void
+body_admitted (Exchange *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!open_run (self, &error))
+    {
+      refuse (self, error);
+      return;
+    }
+  begin_stream (self);
+}
+
 static void
 body_admitted_cb (GObject      *object,
                   GAsyncResult *result,
@@ -664,8 +871,34 @@ body_admitted_cb (GObject      *object,
 {
   Exchange *self = user_data;
 
-  if (admission_answered (self, result))
-    begin_stream (self);
+  if (!admission_answered (self, result))
+    return;
+  body_admitted (self);
+}
+
+/* A runs route: after authentication, the run asked for is read from
+ * the store, from the frame after Last-Event-ID. */
+static void
+start_reading (Exchange *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  self->reader = symfonic_run_reader_new (self->run_store, self->message, symfonic_route_get_path (self->route),
+                                          symfonic_stream_get_invocation (self->stream), &error);
+  if (self->reader == NULL)
+    {
+      refuse (self, error);
+      return;
+    }
+  if (!advance (self, EXCHANGE_ADMITTED))
+    return;
+
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                symfonic_run_reader_get_run_id (self->reader));
+  set_event_stream_head (self);
+  symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
+                             symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
+  forget_message (self);
 }
 
 static GError *
@@ -809,6 +1042,7 @@ symfonic_exchange_open (SoupServerMessage *message,
                         SymfonicRoute     *route,
                         guint64            max_body_bytes,
                         SymfonicMetrics   *metrics,
+                        SymfonicRunStore  *run_store,
                         GHashTable        *live)
 {
   g_autoptr(SymfonicInvocation) invocation = symfonic_exchange_new_invocation (message);
@@ -818,6 +1052,9 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->message = g_object_ref (message);
   self->route = g_object_ref (route);
   self->metrics = metrics;
+  self->run_store = g_object_ref (run_store);
+  self->release.func = release_detached;
+  self->release.data = self;
   self->live = live;
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
@@ -877,6 +1114,12 @@ symfonic_exchange_run (SoupServerMessage *message)
       return;
     }
 
+  if (symfonic_route_get_kind (self->route) == SYMFONIC_ROUTE_KIND_RUNS)
+    {
+      start_reading (self);
+      return;
+    }
+
   bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
   if (!decode (self, bytes, &error))
     {
@@ -889,7 +1132,7 @@ symfonic_exchange_run (SoupServerMessage *message)
   if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_BODY))
     {
       if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, &error))
-        begin_stream (self);
+        body_admitted (self);
       else
         refuse (self, error);
       return;
@@ -911,7 +1154,7 @@ symfonic_exchange_end_all (GHashTable *live)
     {
       Exchange *self = l->data;
 
-      if (self->state == EXCHANGE_STREAMING)
+      if (self->state == EXCHANGE_STREAMING || self->state == EXCHANGE_DETACHED)
         symfonic_stream_abort (self->stream, error);
     }
 }

@@ -158,6 +158,7 @@ openai_stream_event (SymfonicEncoder *encoder,
       g_string_append_c (out, ']');
       end_chunk (out, NULL);
       break;
+    case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
     case SYMFONIC_PROVIDER_PART_NONE:
     default:
       return SYMFONIC_FRAME_NONE;
@@ -226,6 +227,7 @@ openai_answer_event (SymfonicEncoder *encoder,
       write_tool_call (&call, FALSE, self->tool_calls);
       break;
     case SYMFONIC_PROVIDER_PART_TEXT:
+    case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
     case SYMFONIC_PROVIDER_PART_NONE:
     default:
       break;

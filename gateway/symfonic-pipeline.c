@@ -542,7 +542,8 @@ load_route (Loader      *loader,
             GError     **error)
 {
   static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout",
-                                        "max-streams", "max-streams-per-tenant", NULL };
+                                        "max-streams", "max-streams-per-tenant", "heartbeat-seconds", "resume",
+                                        "resume-frames", "resume-seconds", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -570,7 +571,8 @@ load_route (Loader      *loader,
         {
           symfonic_config_file_set_error (loader->kf, error, group, keys[i],
                                           _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                            "stall-timeout, max-streams, max-streams-per-tenant)"));
+                                            "stall-timeout, max-streams, max-streams-per-tenant, heartbeat-seconds, "
+                                            "resume, resume-frames, resume-seconds)"));
           return FALSE;
         }
     }
@@ -594,7 +596,7 @@ load_route (Loader      *loader,
       if (ev == NULL)
         {
           symfonic_config_file_set_error (loader->kf, error, group, "kind",
-                                          _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic"), kind_text);
+                                          _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic, runs"), kind_text);
           return FALSE;
         }
       kind = ev->value;

@@ -32,6 +32,10 @@ struct _SymfonicRoute
   guint              max_duration;
   SymfonicStreamCap *cap;
   guint              stall_timeout;
+  guint              heartbeat_seconds;
+  gboolean           resume;
+  guint              resume_frames;
+  guint              resume_seconds;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -47,6 +51,10 @@ enum {
   PROP_MAX_STREAMS,
   PROP_MAX_STREAMS_PER_TENANT,
   PROP_STALL_TIMEOUT,
+  PROP_HEARTBEAT_SECONDS,
+  PROP_RESUME,
+  PROP_RESUME_FRAMES,
+  PROP_RESUME_SECONDS,
   N_PROPS
 };
 
@@ -104,6 +112,18 @@ symfonic_route_get_property (GObject    *object,
     case PROP_STALL_TIMEOUT:
       g_value_set_uint (value, self->stall_timeout);
       break;
+    case PROP_HEARTBEAT_SECONDS:
+      g_value_set_uint (value, self->heartbeat_seconds);
+      break;
+    case PROP_RESUME:
+      g_value_set_boolean (value, self->resume);
+      break;
+    case PROP_RESUME_FRAMES:
+      g_value_set_uint (value, self->resume_frames);
+      break;
+    case PROP_RESUME_SECONDS:
+      g_value_set_uint (value, self->resume_seconds);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -145,6 +165,18 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_STALL_TIMEOUT:
       symfonic_route_set_stall_timeout (self, g_value_get_uint (value));
+      break;
+    case PROP_HEARTBEAT_SECONDS:
+      symfonic_route_set_heartbeat_seconds (self, g_value_get_uint (value));
+      break;
+    case PROP_RESUME:
+      symfonic_route_set_resume (self, g_value_get_boolean (value));
+      break;
+    case PROP_RESUME_FRAMES:
+      symfonic_route_set_resume_frames (self, g_value_get_uint (value));
+      break;
+    case PROP_RESUME_SECONDS:
+      symfonic_route_set_resume_seconds (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -229,6 +261,54 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                        0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicRoute:heartbeat-seconds:
+   *
+   * After this many seconds without a frame, a stream gets a `: keepalive`
+   * comment, between two frames, so that proxies and clients do not take
+   * a quiet upstream (a long first token, a stage holding text back) for
+   * a dead connection. 0: none.
+   */
+  properties[PROP_HEARTBEAT_SECONDS] =
+    g_param_spec_uint ("heartbeat-seconds", "Heartbeat seconds",
+                       "Seconds without a frame before a keepalive comment; 0 for none",
+                       0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:resume:
+   *
+   * Whether the route's runs keep their recent frames in the server's
+   * #SymfonicRunStore, so that a client whose connection broke reads on
+   * from a `kind=runs` route with `Last-Event-ID`; a run whose client left
+   * then goes on for #SymfonicRoute:resume-seconds instead of being
+   * cancelled.
+   */
+  properties[PROP_RESUME] =
+    g_param_spec_boolean ("resume", "Resume", "Whether a run outlives its client and can be read again",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:resume-frames:
+   *
+   * How many of a resumable run's most recent frames are kept.
+   */
+  properties[PROP_RESUME_FRAMES] =
+    g_param_spec_uint ("resume-frames", "Resume frames", "How many recent frames a resumable run keeps",
+                       1, SYMFONIC_ROUTE_MAX_RESUME_FRAMES, SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:resume-seconds:
+   *
+   * How long a resumable run goes on without a client, in seconds, before
+   * it is cancelled; also how long its frames stay readable after it
+   * ended.
+   */
+  properties[PROP_RESUME_SECONDS] =
+    g_param_spec_uint ("resume-seconds", "Resume seconds",
+                       "How long a resumable run goes on, and stays readable, without a client, in seconds",
+                       1, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -238,6 +318,21 @@ symfonic_route_init (SymfonicRoute *self)
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
   self->cap = symfonic_stream_cap_new ();
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
+  self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
+  self->resume_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS;
+}
+
+static void
+update_uint (SymfonicRoute *self,
+             guint         *field,
+             guint          value,
+             GParamSpec    *pspec)
+{
+  if (*field == value)
+    return;
+
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), pspec);
 }
 
 /**
@@ -579,6 +674,141 @@ symfonic_route_set_stall_timeout (SymfonicRoute *self,
 
   self->stall_timeout = seconds;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STALL_TIMEOUT]);
+}
+
+/**
+ * symfonic_route_get_heartbeat_seconds:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: seconds without a frame before a stream gets a keepalive
+ *   comment; 0 when it gets none
+ */
+guint
+symfonic_route_get_heartbeat_seconds (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->heartbeat_seconds;
+}
+
+/**
+ * symfonic_route_set_heartbeat_seconds:
+ * @self: a #SymfonicRoute
+ * @seconds: seconds without a frame before a keepalive comment; 0 for none
+ *
+ * Sets the route's heartbeat. Only while the route is assembled, before
+ * it serves.
+ */
+void
+symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
+                                      guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  update_uint (self, &self->heartbeat_seconds, seconds, properties[PROP_HEARTBEAT_SECONDS]);
+}
+
+/**
+ * symfonic_route_get_resume:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: whether the route's runs can be read again after their client
+ *   left
+ */
+gboolean
+symfonic_route_get_resume (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), FALSE);
+
+  return self->resume;
+}
+
+/**
+ * symfonic_route_set_resume:
+ * @self: a #SymfonicRoute
+ * @resume: whether runs are kept for a client that comes back
+ *
+ * Makes the route's runs resumable. Only while the route is assembled,
+ * before it serves.
+ */
+void
+symfonic_route_set_resume (SymfonicRoute *self,
+                           gboolean       resume)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+
+  resume = !!resume;
+  if (self->resume == resume)
+    return;
+
+  self->resume = resume;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RESUME]);
+}
+
+/**
+ * symfonic_route_get_resume_frames:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how many recent frames a resumable run keeps
+ */
+guint
+symfonic_route_get_resume_frames (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->resume_frames;
+}
+
+/**
+ * symfonic_route_set_resume_frames:
+ * @self: a #SymfonicRoute
+ * @frames: how many recent frames a resumable run keeps, at least 1
+ *
+ * Bounds what a resumable run keeps. Only while the route is assembled,
+ * before it serves.
+ */
+void
+symfonic_route_set_resume_frames (SymfonicRoute *self,
+                                  guint          frames)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (frames >= 1 && frames <= SYMFONIC_ROUTE_MAX_RESUME_FRAMES);
+
+  update_uint (self, &self->resume_frames, frames, properties[PROP_RESUME_FRAMES]);
+}
+
+/**
+ * symfonic_route_get_resume_seconds:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how long a resumable run goes on, and stays readable, without
+ *   a client, in seconds
+ */
+guint
+symfonic_route_get_resume_seconds (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->resume_seconds;
+}
+
+/**
+ * symfonic_route_set_resume_seconds:
+ * @self: a #SymfonicRoute
+ * @seconds: how long a run goes on without a client, at least 1
+ *
+ * Bounds how long a resumable run waits for its client. Only while the
+ * route is assembled, before it serves.
+ */
+void
+symfonic_route_set_resume_seconds (SymfonicRoute *self,
+                                   guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds >= 1 && seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  update_uint (self, &self->resume_seconds, seconds, properties[PROP_RESUME_SECONDS]);
 }
 
 /**

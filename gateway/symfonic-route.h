@@ -26,6 +26,8 @@ G_BEGIN_DECLS
  *   {path}/chat/completions` (streamed or not) and `GET {path}/models`
  * @SYMFONIC_ROUTE_KIND_ANTHROPIC: Anthropic's messages API: `POST
  *   {path}/messages` (streamed or not)
+ * @SYMFONIC_ROUTE_KIND_RUNS: `GET {path}/{run_id}/stream`: the frames of a
+ *   resumable run, from the one after `Last-Event-ID`
  *
  * What a route answers with.
  */
@@ -36,6 +38,7 @@ typedef enum {
   SYMFONIC_ROUTE_KIND_RESUME,
   SYMFONIC_ROUTE_KIND_OPENAI,
   SYMFONIC_ROUTE_KIND_ANTHROPIC,
+  SYMFONIC_ROUTE_KIND_RUNS,
 } SymfonicRouteKind;
 
 /**
@@ -59,6 +62,27 @@ typedef enum {
  * The default #SymfonicRoute:stall-timeout, in seconds.
  */
 #define SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT 30
+
+/**
+ * SYMFONIC_ROUTE_MAX_RESUME_FRAMES:
+ *
+ * The largest #SymfonicRoute:resume-frames.
+ */
+#define SYMFONIC_ROUTE_MAX_RESUME_FRAMES 1000000
+
+/**
+ * SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES:
+ *
+ * The default #SymfonicRoute:resume-frames.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES 4096
+
+/**
+ * SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS:
+ *
+ * The default #SymfonicRoute:resume-seconds.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS 300
 
 #define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
 
@@ -87,6 +111,18 @@ void               symfonic_route_set_max_streams_per_tenant (SymfonicRoute *sel
 guint              symfonic_route_get_stall_timeout (SymfonicRoute *self);
 void               symfonic_route_set_stall_timeout (SymfonicRoute *self,
                                                      guint          seconds);
+guint              symfonic_route_get_heartbeat_seconds (SymfonicRoute *self);
+void               symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
+                                                         guint          seconds);
+gboolean           symfonic_route_get_resume        (SymfonicRoute *self);
+void               symfonic_route_set_resume        (SymfonicRoute *self,
+                                                     gboolean       resume);
+guint              symfonic_route_get_resume_frames (SymfonicRoute *self);
+void               symfonic_route_set_resume_frames (SymfonicRoute *self,
+                                                     guint          frames);
+guint              symfonic_route_get_resume_seconds (SymfonicRoute *self);
+void               symfonic_route_set_resume_seconds (SymfonicRoute *self,
+                                                      guint          seconds);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

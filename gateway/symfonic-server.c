@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-memory-run-store.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-server.h"
 #include "symfonic-worker-private.h"
@@ -49,6 +50,8 @@ struct _SymfonicServer
   GPtrArray        *running;
   /* the drain in flight, or NULL */
   GTask            *drain;
+  /* the server's, not the pipeline's: resumable runs outlive a reload */
+  SymfonicRunStore *run_store;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
@@ -59,6 +62,7 @@ enum {
   PROP_LISTEN,
   PROP_WORKERS,
   PROP_ALLOW_DEMO_CREDENTIALS,
+  PROP_RUN_STORE,
   N_PROPS
 };
 
@@ -74,6 +78,7 @@ symfonic_server_finalize (GObject *object)
   g_clear_object (&self->address);
   g_clear_object (&self->socket);
   g_clear_object (&self->pipeline);
+  g_clear_object (&self->run_store);
   g_free (self->listen);
   symfonic_metrics_free (self->metrics);
 
@@ -102,6 +107,9 @@ symfonic_server_get_property (GObject    *object,
     case PROP_ALLOW_DEMO_CREDENTIALS:
       g_value_set_boolean (value, self->allow_demo_credentials);
       break;
+    case PROP_RUN_STORE:
+      g_value_set_object (value, self->run_store);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -128,6 +136,9 @@ symfonic_server_set_property (GObject      *object,
       break;
     case PROP_ALLOW_DEMO_CREDENTIALS:
       symfonic_server_set_allow_demo_credentials (self, g_value_get_boolean (value));
+      break;
+    case PROP_RUN_STORE:
+      symfonic_server_set_run_store (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -161,6 +172,18 @@ symfonic_server_class_init (SymfonicServerClass *klass)
                           "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicServer:run-store:
+   *
+   * Where routes with #SymfonicRoute:resume keep their runs' frames. The
+   * server holds it for its whole life, across pipeline reloads; by
+   * default an in-process #SymfonicMemoryRunStore. Takes effect at the
+   * next start.
+   */
+  properties[PROP_RUN_STORE] =
+    g_param_spec_object ("run-store", "Run store", "Where resumable runs keep their recent frames",
+                         SYMFONIC_TYPE_RUN_STORE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -170,6 +193,40 @@ symfonic_server_init (SymfonicServer *self)
 {
   self->metrics = symfonic_metrics_new ();
   self->running = g_ptr_array_new ();
+  self->run_store = SYMFONIC_RUN_STORE (symfonic_memory_run_store_new ());
+}
+
+/**
+ * symfonic_server_get_run_store:
+ * @self: a #SymfonicServer
+ *
+ * Returns: (transfer none): where resumable runs keep their frames
+ */
+SymfonicRunStore *
+symfonic_server_get_run_store (SymfonicServer *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_SERVER (self), NULL);
+
+  return self->run_store;
+}
+
+/**
+ * symfonic_server_set_run_store:
+ * @self: a #SymfonicServer
+ * @store: the store, such as one shared between instances
+ *
+ * Replaces the in-process store of resumable runs. Takes effect at the
+ * next start.
+ */
+void
+symfonic_server_set_run_store (SymfonicServer   *self,
+                               SymfonicRunStore *store)
+{
+  g_return_if_fail (SYMFONIC_IS_SERVER (self));
+  g_return_if_fail (SYMFONIC_IS_RUN_STORE (store));
+
+  if (g_set_object (&self->run_store, store))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUN_STORE]);
 }
 
 /**
@@ -495,7 +552,7 @@ symfonic_server_start (SymfonicServer  *self,
 
   for (guint i = 0; i < workers; i++)
     {
-      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, socket, error);
+      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, self->run_store, socket, error);
 
       if (worker == NULL)
         {

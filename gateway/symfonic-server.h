@@ -12,6 +12,7 @@
 
 #include "symfonic-pipeline.h"
 #include "symfonic-registry.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -29,6 +30,9 @@ void              symfonic_server_set_allow_demo_credentials (SymfonicServer *se
                                                 gboolean           allow);
 void              symfonic_server_set_listen_socket (SymfonicServer *self,
                                                 GSocket           *socket);
+SymfonicRunStore *symfonic_server_get_run_store (SymfonicServer  *self);
+void              symfonic_server_set_run_store (SymfonicServer  *self,
+                                                 SymfonicRunStore *store);
 gboolean          symfonic_server_check        (SymfonicServer    *self,
                                                 GError           **error);
 gboolean          symfonic_server_start        (SymfonicServer    *self,

@@ -50,6 +50,7 @@ typedef struct _SymfonicSseWriter SymfonicSseWriter;
 G_GNUC_INTERNAL
 SymfonicSseWriter     *symfonic_sse_writer_new         (SoupServerMessage                *message,
                                                         guint                             stall_seconds,
+                                                        guint                             heartbeat_seconds,
                                                         const SymfonicSseWriterCallbacks *callbacks,
                                                         gpointer                          data);
 G_GNUC_INTERNAL

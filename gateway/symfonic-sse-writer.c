@@ -35,7 +35,13 @@
  * which is always queued. The terminal carries the whole text (seed 002:
  * text_reconstruction='terminal-only'), and the next frame queued after a
  * gap is preceded by a comment, `: shed N`, which SSE clients ignore, so a
- * client can still tell that N frames are missing there. */
+ * client can still tell that N frames are missing there.
+ *
+ * A stream quiet for the route's heartbeat gets a `: keepalive` comment,
+ * which clients ignore and proxies take as life. It is appended by a
+ * timer, which runs between two whole frames, never inside one; the
+ * deadline moves when a chunk is sealed, once per iteration that queued
+ * bytes, and the timer heap only looks at it when the old one is due. */
 
 /* longest chunk-size line: 8 MiB and a terminal fit in 8 hex digits */
 #define CHUNK_HEAD_MAX 16
@@ -46,6 +52,7 @@
 #define KEEP_IDLE 1024
 
 #define LAST_CHUNK "0\r\n\r\n"
+#define KEEPALIVE ": keepalive\n\n"
 
 typedef enum {
   WRITER_OPEN,
@@ -80,6 +87,8 @@ struct _SymfonicSseWriter
   SymfonicTimer                    *timer;
   gint64                            stall_us;
   gboolean                          stalled;
+  SymfonicTimer                    *heartbeat;
+  gint64                            heartbeat_us;
 
   /* [head, queued_end) is framed and unsent; [queued_end, len) holds the
    * frames of this iteration; @consumed bytes left before out->str */
@@ -125,6 +134,14 @@ set_timer (SymfonicSseWriter *self,
     symfonic_timer_set_deadline (self->timer, deadline);
 }
 
+/* The next keepalive is due one heartbeat after the latest bytes. */
+static void
+push_heartbeat (SymfonicSseWriter *self)
+{
+  if (self->heartbeat != NULL)
+    symfonic_timer_set_deadline (self->heartbeat, g_get_monotonic_time () + self->heartbeat_us);
+}
+
 /* Lets the connection go: back to the server for the next request if
  * @reuse, else closed. Its descriptor leaves the poller first, as it may
  * be closed and reused at once. */
@@ -136,6 +153,8 @@ release_connection (SymfonicSseWriter *self,
 
   self->state = WRITER_DONE;
   set_timer (self, -1);
+  if (self->heartbeat != NULL)
+    symfonic_timer_set_deadline (self->heartbeat, -1);
   g_clear_pointer (&self->watch, symfonic_watch_remove);
   symfonic_poller_cancel_deferred (self->poller, &self->flush);
   if (connection == NULL)
@@ -218,6 +237,8 @@ seal_chunk (SymfonicSseWriter *self)
       g_string_insert_len (self->out, self->queued_end, line, n);
       g_string_append_len (self->out, "\r\n", 2);
     }
+
+  push_heartbeat (self);
 
   chunk.end = self->consumed + self->out->len;
   chunk.frames = self->pending_frames;
@@ -355,6 +376,24 @@ on_timer (gpointer data)
   self->callbacks->stalled (self->data);
 }
 
+static void
+on_heartbeat (gpointer data)
+{
+  SymfonicSseWriter *self = data;
+
+  if (self->state != WRITER_OPEN)
+    return;
+  /* a client with bytes still to take is not waiting on a quiet stream */
+  if (held_bytes (self) > 0)
+    {
+      push_heartbeat (self);
+      return;
+    }
+
+  g_string_append_len (self->out, KEEPALIVE, strlen (KEEPALIVE));
+  symfonic_poller_defer (self->poller, &self->flush);
+}
+
 /* The status line and the headers the exchange set, as libsoup writes
  * them (it set Date and Server when the request head came in). */
 static void
@@ -389,6 +428,7 @@ asks_to_close (SoupMessageHeaders *headers)
 SymfonicSseWriter *
 symfonic_sse_writer_new (SoupServerMessage                *message,
                          guint                             stall_seconds,
+                         guint                             heartbeat_seconds,
                          const SymfonicSseWriterCallbacks *callbacks,
                          gpointer                          data)
 {
@@ -419,6 +459,10 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   self->watch = symfonic_poller_watch (self->poller, self->fd, G_IO_IN, on_socket, self);
   if (self->stall_us > 0)
     self->timer = symfonic_poller_timer (self->poller, on_timer, self);
+  self->heartbeat_us = (gint64) heartbeat_seconds * G_USEC_PER_SEC;
+  if (self->heartbeat_us > 0)
+    self->heartbeat = symfonic_poller_timer (self->poller, on_heartbeat, self);
+  push_heartbeat (self);
 
   /* libsoup's wrapper of the connection does not close it when it goes */
   stolen = soup_server_message_steal_connection (message);
@@ -434,6 +478,7 @@ symfonic_sse_writer_free (SymfonicSseWriter *self)
 {
   release_connection (self, FALSE);
   g_clear_pointer (&self->timer, symfonic_timer_remove);
+  g_clear_pointer (&self->heartbeat, symfonic_timer_remove);
   symfonic_poller_unref (self->poller);
   g_string_free (self->out, TRUE);
   g_array_unref (self->chunks);

@@ -83,10 +83,12 @@ advance (TypedEncoder      *self,
 }
 
 static void
-append_frame (GString       *out,
-              const char    *name,
-              SymfonicEvent *event)
+append_frame (SymfonicEncoder *encoder,
+              GString         *out,
+              const char      *name,
+              SymfonicEvent   *event)
 {
+  symfonic_encoder_append_id (encoder, out);
   g_string_append (out, "event: ");
   g_string_append (out, name);
   g_string_append (out, "\ndata: ");
@@ -104,6 +106,7 @@ append_tool_call (SymfonicEncoder *encoder,
   SymfonicToolCall call;
 
   symfonic_encoder_read_tool_call (encoder, event, &call);
+  symfonic_encoder_append_id (encoder, out);
   g_string_append (out, "event: ToolCallStartEvent\ndata: {\"tool_name\":");
   symfonic_json_append_string (out, call.name, -1);
   g_string_append (out, ",\"tool_call_id\":");
@@ -134,11 +137,18 @@ typed_event (SymfonicEncoder *encoder,
 
     case SYMFONIC_EVENT_TEXT_DELTA:
       g_string_append (encoder->text, symfonic_event_get_text (event));
-      append_frame (out, "TextDeltaEvent", event);
+      append_frame (encoder, out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_THINKING_DELTA:
-      append_frame (out, "ThinkingDeltaEvent", event);
+      /* the frozen payload only: an Anthropic upstream's signature, which
+       * comes on an empty delta, is for the anthropic route */
+      if (*symfonic_event_get_text (event) == '\0')
+        return SYMFONIC_FRAME_NONE;
+      symfonic_encoder_append_id (encoder, out);
+      g_string_append (out, "event: ThinkingDeltaEvent\ndata: {\"text\":");
+      symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
+      g_string_append (out, "}\n\n");
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_TOOL_CALL_START:
@@ -153,7 +163,7 @@ typed_event (SymfonicEncoder *encoder,
     case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
     case SYMFONIC_EVENT_CHUNK:
     default:
-      append_frame (out, symfonic_event_get_name (event), event);
+      append_frame (encoder, out, symfonic_event_get_name (event), event);
       return SYMFONIC_FRAME_KEPT;
     }
 }
@@ -171,9 +181,12 @@ typed_success (SymfonicEncoder *encoder,
    * upstream scheduled none (its terminal has moved the phase past it);
    * the fields have the upstream's JSON types, an object and a count */
   if (!self->consolidated)
-    g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
+    {
+      symfonic_encoder_append_id (encoder, out);
+      g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
+    }
 
-  append_frame (out, "ResponseCompleteEvent", terminal);
+  append_frame (encoder, out, "ResponseCompleteEvent", terminal);
 }
 
 const SymfonicEncoderVTable symfonic_typed_encoder = {

@@ -8,6 +8,7 @@
 
 #include "symfonic-metrics-private.h"
 #include "symfonic-pipeline.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -19,6 +20,7 @@ G_GNUC_INTERNAL
 SymfonicWorker *symfonic_worker_new  (guint              index,
                                       SymfonicPipeline  *pipeline,
                                       SymfonicMetrics   *metrics,
+                                      SymfonicRunStore  *run_store,
                                       GSocket           *socket,
                                       GError           **error);
 G_GNUC_INTERNAL

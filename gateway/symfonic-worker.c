@@ -37,6 +37,7 @@ struct _SymfonicWorker
   guint             index;
   SymfonicPipeline *pipeline;
   SymfonicMetrics  *metrics;
+  SymfonicRunStore *run_store;
   GSocket          *socket;
   GMainContext     *context;
   GMainLoop        *loop;
@@ -71,6 +72,34 @@ respond_error (SoupServerMessage *message,
   symfonic_exchange_respond_error (message, route, frame);
 }
 
+/* The route serving @path: a route of its own path, or a route of kind
+ * runs serving `{path}/{run_id}/stream` under it. */
+static SymfonicRoute *
+find_route (SymfonicWorker *self,
+            const char     *path)
+{
+  SymfonicRoute *route = symfonic_pipeline_lookup_route (self->pipeline, path);
+  g_autofree char *run = NULL;
+  g_autofree char *parent = NULL;
+
+  if (route != NULL || !g_str_has_suffix (path, "/stream"))
+    return route;
+
+  run = g_path_get_dirname (path);
+  parent = g_path_get_dirname (run);
+  route = symfonic_pipeline_lookup_route (self->pipeline, parent);
+  if (route == NULL || symfonic_route_get_kind (route) != SYMFONIC_ROUTE_KIND_RUNS)
+    return NULL;
+
+  return route;
+}
+
+static const char *
+method_of (SymfonicRoute *route)
+{
+  return symfonic_route_get_kind (route) == SYMFONIC_ROUTE_KIND_RUNS ? SOUP_METHOD_GET : SOUP_METHOD_POST;
+}
+
 /* Runs once the request headers are in, before any body byte is read: an
  * invocation request starts its exchange, which authenticates it before
  * libsoup reads the body. Anything else waits for handle_request(). */
@@ -82,18 +111,18 @@ handle_headers (SoupServer        *server,
                 gpointer           user_data)
 {
   SymfonicWorker *self = user_data;
-  SymfonicRoute *route = symfonic_pipeline_lookup_route (self->pipeline, path);
+  SymfonicRoute *route = find_route (self, path);
 
   /* No handler reads a body from libsoup, which would otherwise keep all
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
 
-  if (route == NULL || soup_server_message_get_method (message) != SOUP_METHOD_POST ||
+  if (route == NULL || soup_server_message_get_method (message) != method_of (route) ||
       symfonic_route_get_endpoint (route, path) != SYMFONIC_ENDPOINT_INVOKE)
     return;
 
   symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
-                          self->metrics, self->live);
+                          self->metrics, self->run_store, self->live);
 }
 
 static void
@@ -138,9 +167,11 @@ handle_request (SoupServer        *server,
       return;
     }
 
-  /* a POST to a route a reload added after its head arrived is not one */
-  route = symfonic_pipeline_lookup_route (self->pipeline, path);
-  if (route == NULL || method == SOUP_METHOD_POST)
+  /* a request a route's exchange would have taken at its head arrived
+   * before a reload added that route: it is not one */
+  route = find_route (self, path);
+  if (route == NULL ||
+      (method == method_of (route) && symfonic_route_get_endpoint (route, path) == SYMFONIC_ENDPOINT_INVOKE))
     {
       respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
       return;
@@ -158,10 +189,12 @@ handle_request (SoupServer        *server,
       return;
     }
 
-  if (method != SOUP_METHOD_POST)
+  if (method != method_of (route))
     {
-      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "POST");
-      respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use POST"));
+      g_autofree char *detail = g_strdup_printf (_("Use %s"), method_of (route));
+
+      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route));
+      respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
       return;
     }
 }
@@ -295,6 +328,7 @@ SymfonicWorker *
 symfonic_worker_new (guint              index,
                      SymfonicPipeline  *pipeline,
                      SymfonicMetrics   *metrics,
+                     SymfonicRunStore  *run_store,
                      GSocket           *socket,
                      GError           **error)
 {
@@ -304,6 +338,7 @@ symfonic_worker_new (guint              index,
   self->index = index;
   self->pipeline = g_object_ref (pipeline);
   self->metrics = metrics;
+  self->run_store = g_object_ref (run_store);
   self->socket = g_object_ref (socket);
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
@@ -445,6 +480,7 @@ symfonic_worker_stop (SymfonicWorker *self)
   g_main_loop_unref (self->loop);
   g_main_context_unref (self->context);
   g_object_unref (self->pipeline);
+  g_object_unref (self->run_store);
   g_hash_table_unref (self->live);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);

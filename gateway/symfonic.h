@@ -23,6 +23,8 @@
 #include "symfonic-stream.h"
 #include "symfonic-text-filter.h"
 #include "symfonic-route.h"
+#include "symfonic-run-store.h"
+#include "symfonic-memory-run-store.h"
 #include "symfonic-plugin.h"
 #include "symfonic-registry.h"
 #include "symfonic-release-line.h"

@@ -567,7 +567,8 @@ post_typed (SoupSession *session,
 {
   g_autofree char *url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
 
-  return symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}", NULL);
+  return symfonic_test_stream_post (session, url, "{\"query\":\"why?\"}",
+                                    "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
 }
 
 /* The stream's frames hold exactly one terminal frame, its last, of
@@ -738,6 +739,7 @@ reload_pipeline (const char *gateway_keys,
                  guint       time_scale)
 {
   g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "..", "data", "transcripts", NULL);
+  g_autofree char *tokens = g_test_build_filename (G_TEST_DIST, "..", "data", "demo-tokens.ini", NULL);
 
   return g_strdup_printf ("[gateway]\n"
                           "%s"
@@ -746,7 +748,7 @@ reload_pipeline (const char *gateway_keys,
                           "path=/api/v1/stream/typed\n"
                           "kind=typed\n"
                           "source=demo\n"
-                          "stages=limit\n"
+                          "stages=auth;limit\n"
                           "\n"
                           "[route:open]\n"
                           "path=/open\n"
@@ -759,11 +761,15 @@ reload_pipeline (const char *gateway_keys,
                           "default-transcript=%s\n"
                           "time-scale=%u\n"
                           "\n"
+                          "[stage:auth]\n"
+                          "type=auth\n"
+                          "tokens-file=%s\n"
+                          "\n"
                           "[stage:limit]\n"
                           "type=rate-limit\n"
                           "rate=0.001\n"
                           "burst=3\n",
-                          gateway_keys, transcripts, transcript, time_scale);
+                          gateway_keys, transcripts, transcript, time_scale, tokens);
 }
 
 static const char *
@@ -834,7 +840,8 @@ test_reload (void)
   last_admitted = post_typed (session, base_url);
   symfonic_test_stream_wait_done (last_admitted);
   assert_one_terminal (last_admitted, "ResponseCompleteEvent");
-  limited = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"why?\"}", NULL);
+  limited = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"why?\"}",
+                                   "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
   g_assert_cmpuint (limited->status, ==, 429);
 
   symfonic_test_stream_wait_done (old);

@@ -368,7 +368,7 @@ test_http10_stream_not_chunked (void)
   g_assert_nonnull (body);
   g_assert_null (g_strstr_len (result.received->str, body - result.received->str, "Transfer-Encoding"));
   g_assert_nonnull (g_strstr_len (result.received->str, body - result.received->str, "Connection: close\r\n"));
-  g_assert_true (g_str_has_prefix (body + 4, "event: TextDeltaEvent\n"));
+  g_assert_true (g_str_has_prefix (body + 4, "id: 1\nevent: TextDeltaEvent\n"));
   g_assert_nonnull (strstr (body, "event: ResponseCompleteEvent\n"));
   g_assert_true (result.closed);
 }

@@ -26,7 +26,7 @@ gateway_new (void)
   g_assert_cmpint (g_mkdir_with_parents (g_get_user_cache_dir (), 0700), ==, 0);
   g_file_set_contents (odd_table,
                        "[code:payload_too_large]\nstatus=429\n\n"
-                       "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic\n", -1, &error);
+                       "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\n", -1, &error);
   g_assert_no_error (error);
 
   text = g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=2\nmax-body-bytes=%u\n\n"

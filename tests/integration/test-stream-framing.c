@@ -21,15 +21,15 @@
 #define TIME_SCALE 0.2
 
 static const char paced_frames[] =
-  "event: TextDeltaEvent\ndata: {\"text\":\"one \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"two \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"three \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"four \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"five \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"six \"}\n\n"
-  "event: TextDeltaEvent\ndata: {\"text\":\"seven\"}\n\n"
-  "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n"
-  "event: ResponseCompleteEvent\ndata: {\"text\":\"one two three four five six seven\",\"duration_ms\":";
+  "id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"one \"}\n\n"
+  "id: 2\nevent: TextDeltaEvent\ndata: {\"text\":\"two \"}\n\n"
+  "id: 3\nevent: TextDeltaEvent\ndata: {\"text\":\"three \"}\n\n"
+  "id: 4\nevent: TextDeltaEvent\ndata: {\"text\":\"four \"}\n\n"
+  "id: 5\nevent: TextDeltaEvent\ndata: {\"text\":\"five \"}\n\n"
+  "id: 6\nevent: TextDeltaEvent\ndata: {\"text\":\"six \"}\n\n"
+  "id: 7\nevent: TextDeltaEvent\ndata: {\"text\":\"seven\"}\n\n"
+  "id: 8\nevent: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n"
+  "id: 9\nevent: ResponseCompleteEvent\ndata: {\"text\":\"one two three four five six seven\",\"duration_ms\":";
 
 static SymfonicServer *
 paced_server (void)

@@ -105,7 +105,8 @@ assert_stream_headers (SymfonicTestStream *stream)
 }
 
 /* The stream ended cleanly, on a frame boundary, in the exact wire format
- * of DESIGN 4: "event: NAME\ndata: JSON\n\n" and nothing else. */
+ * of DESIGN 4 and 7a: "id: N\nevent: NAME\ndata: JSON\n\n", ids 1, 2, 3 …,
+ * and nothing else. */
 static void
 assert_stream_wire (SymfonicTestStream *stream)
 {
@@ -120,8 +121,7 @@ assert_stream_wire (SymfonicTestStream *stream)
     {
       SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
 
-      g_assert_null (frame->id);
-      g_string_append_printf (expected, "event: %s\ndata: %s\n\n", frame->event, frame->data);
+      g_string_append_printf (expected, "id: %u\nevent: %s\ndata: %s\n\n", i + 1, frame->event, frame->data);
     }
   g_assert_cmpstr (stream->raw->str, ==, expected->str);
 }
@@ -362,13 +362,15 @@ static void
 test_typed_consolidation_scheduled (void)
 {
   assert_typed_stream ("no-consolidation",
-                       "event: TextDeltaEvent\ndata: {\"text\":\"Blue \"}\n\n"
-                       "event: TextDeltaEvent\ndata: {\"text\":\"sky.\"}\n\n"
-                       "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n",
+                       "id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"Blue \"}\n\n"
+                       "id: 2\nevent: TextDeltaEvent\ndata: {\"text\":\"sky.\"}\n\n"
+                       "id: 3\nevent: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n"
+                       "id: 4\n",
                        "Blue sky.");
   assert_typed_stream ("listed-mutations",
-                       "event: TextDeltaEvent\ndata: {\"text\":\"Paris.\"}\n\n"
-                       "event: ConsolidationScheduledEvent\ndata: {\"report\":{\"scheduled\":true},\"graph_mutations\":2}\n\n",
+                       "id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"Paris.\"}\n\n"
+                       "id: 2\nevent: ConsolidationScheduledEvent\ndata: {\"report\":{\"scheduled\":true},\"graph_mutations\":2}\n\n"
+                       "id: 3\n",
                        "Paris.");
 }
 

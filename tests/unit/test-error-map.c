@@ -364,7 +364,7 @@ test_error_map_policy_by_kind (void)
     "[code:bad_request]\nstatus=400\n"
     "[policy:stream]\nkinds=typed\nopaque-detail=Stream fault\n"
     "[policy:chunks]\nkinds=chunks\nfallback-status=503\nopaque-detail=Chunk fault\n"
-    "[policy:chat]\nkinds=chat\nfallback-status=422\n"
+    "[policy:chat]\nkinds=chat;runs\nfallback-status=422\n"
     "[policy:resume]\nkinds=resume\nfallback-status=409\ncollapse-server-errors=true\n"
     "[policy:providers]\nkinds=openai;anthropic\n";
   g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "kinds.ini", NULL);
@@ -434,7 +434,7 @@ test_error_map_headers (void)
   static const char table[] =
     "[code:unauthorized]\nstatus=401\n"
     "headers=WWW-Authenticate: Bearer realm=\"symfonic\";Link: <https://example.com/auth>; rel=help\n"
-    "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic\n";
+    "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\n";
   g_autofree char *path = g_build_filename (g_get_user_cache_dir (), "headers.ini", NULL);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
   g_autoptr(SymfonicErrorFrame) frame = NULL;
@@ -452,7 +452,7 @@ test_error_map_headers (void)
     static const char escaped[] =
       "[code:unauthorized]\nstatus=401\n"
       "headers=WWW-Authenticate: Bearer realm=\"symfonic\";Link: <https://example.com/auth>\\; rel=help\n"
-      "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic\n";
+      "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\n";
 
     g_assert_true (g_file_set_contents (path, escaped, -1, &error));
     pipeline = load (path, FALSE, &error);
@@ -466,7 +466,7 @@ test_error_map_headers (void)
   g_assert_cmpstr (symfonic_error_frame_get_header (frame, "Link"), ==, "<https://example.com/auth>; rel=help");
 }
 
-#define POLICY "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic\n"
+#define POLICY "[policy:all]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\n"
 
 typedef struct
 {
@@ -509,16 +509,16 @@ static const BrokenCase broken_cases[] = {
   { "unknown-group", "[rule:bad_request]\nstatus=400\n" POLICY, 1, { "[rule:bad_request]" } },
   { "policy-unknown-kind", "[policy:p]\nkinds=typed;stream\n", 2, { "[policy:p]", "kinds", "stream" } },
   { "policy-kind-twice", POLICY "[policy:again]\nkinds=chat\n", 4, { "[policy:again]", "kinds", "[policy:all]" } },
-  { "policy-kind-missing", "[policy:p]\nkinds=typed;chunks;chat\n", 0, { "resume" } },
+  { "policy-kind-missing", "[policy:p]\nkinds=typed;chunks;chat;runs\n", 0, { "resume" } },
   { "policy-no-kinds", "[policy:p]\nfallback-status=500\n" POLICY, 1, { "[policy:p]", "kinds" } },
-  { "policy-unknown-key", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic\nfallback=400\n", 3, { "[policy:p]", "fallback" } },
-  { "policy-bad-boolean", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic\ncollapse-server-errors=maybe\n",
+  { "policy-unknown-key", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\nfallback=400\n", 3, { "[policy:p]", "fallback" } },
+  { "policy-bad-boolean", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\ncollapse-server-errors=maybe\n",
     3, { "[policy:p]", "collapse-server-errors", "maybe" } },
-  { "policy-bad-fallback", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic\nfallback-status=1000\n",
+  { "policy-bad-fallback", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\nfallback-status=1000\n",
     3, { "[policy:p]", "fallback-status", "1000" } },
-  { "policy-collapse-to-5xx", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic\ncollapse-server-errors=true\n",
+  { "policy-collapse-to-5xx", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\ncollapse-server-errors=true\n",
     1, { "[policy:p]", "fallback-status" } },
-  { "policy-empty-opaque", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic\nopaque-detail=\n",
+  { "policy-empty-opaque", "[policy:p]\nkinds=typed;chunks;chat;resume;openai;anthropic;runs\nopaque-detail=\n",
     3, { "[policy:p]", "opaque-detail" } },
   /* GKeyFile would merge these silently */
   { "duplicate-group", "[code:not_found]\nstatus=404\n" POLICY "[code:not_found]\nstatus=410\n",

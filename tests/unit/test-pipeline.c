@@ -657,6 +657,11 @@ test_pipeline_default_file (void)
       "auth;rate-limit;budget;release-line;extraction;citation;errors" },
     { "/api/v1/resume", SYMFONIC_ROUTE_KIND_RESUME,
       "auth;rate-limit;budget;release-line;extraction;citation;errors" },
+    { "/v1/chat/completions", SYMFONIC_ROUTE_KIND_OPENAI,
+      "auth;rate-limit;budget;extraction;citation;errors" },
+    { "/anthropic/v1/messages", SYMFONIC_ROUTE_KIND_ANTHROPIC,
+      "auth;rate-limit;budget;extraction;citation;errors" },
+    { "/api/v1/runs", SYMFONIC_ROUTE_KIND_RUNS, "auth;errors" },
   };
   g_autoptr(GFile) file = g_file_new_for_path (SYMFONIC_TEST_DATA_DIR "/pipelines/default.pipeline");
   g_autoptr(GFile) default_file = symfonic_pipeline_get_default_file ();
@@ -683,7 +688,11 @@ test_pipeline_default_file (void)
       g_test_message ("route %s", routes[i].path);
       g_assert_true (symfonic_pipeline_lookup_route (pipeline, routes[i].path) == route);
       g_assert_cmpint (symfonic_route_get_kind (route), ==, routes[i].kind);
-      g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, 600);
+      /* a runs route reads what other routes' runs produced */
+      g_assert_cmpuint (symfonic_route_get_max_duration (route), ==, routes[i].kind == SYMFONIC_ROUTE_KIND_RUNS ? 0 : 600);
+      /* the streams say they are alive every 15 s */
+      g_assert_cmpuint (symfonic_route_get_heartbeat_seconds (route), ==,
+                        routes[i].kind == SYMFONIC_ROUTE_KIND_TYPED || routes[i].kind == SYMFONIC_ROUTE_KIND_CHUNKS ? 15 : 0);
       g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
       g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
       g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, g_strv_length (stages));

@@ -1,0 +1,36 @@
+/* symfonic-run-reader-private.h: a client reading a resumable run again
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "symfonic-invocation.h"
+#include "symfonic-run-store.h"
+
+G_BEGIN_DECLS
+
+typedef struct _SymfonicRunReader SymfonicRunReader;
+
+G_GNUC_INTERNAL
+SymfonicRunReader *symfonic_run_reader_new    (SymfonicRunStore   *store,
+                                               SoupServerMessage  *message,
+                                               const char         *route_path,
+                                               SymfonicInvocation *invocation,
+                                               GError            **error);
+G_GNUC_INTERNAL
+const char        *symfonic_run_reader_get_run_id (SymfonicRunReader *self);
+G_GNUC_INTERNAL
+void               symfonic_run_reader_start  (SymfonicRunReader  *self,
+                                               SoupServerMessage  *message,
+                                               guint               stall_seconds,
+                                               guint               heartbeat_seconds,
+                                               GDestroyNotify      finished,
+                                               gpointer            data);
+G_GNUC_INTERNAL
+guint64            symfonic_run_reader_get_frames (SymfonicRunReader *self);
+G_GNUC_INTERNAL
+void               symfonic_run_reader_free   (SymfonicRunReader  *self);
+
+G_END_DECLS

@@ -1,0 +1,97 @@
+/* symfonic-run-store.h: where resumable runs keep their recent frames
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SYMFONIC_INSIDE) && !defined(SYMFONIC_COMPILATION)
+# error "Only <symfonic.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define SYMFONIC_TYPE_RUN_STORE (symfonic_run_store_get_type ())
+
+G_DECLARE_INTERFACE (SymfonicRunStore, symfonic_run_store, SYMFONIC, RUN_STORE, GObject)
+
+/**
+ * SymfonicRunStoreInterface:
+ * @g_iface: the parent interface
+ * @open_run: starts keeping the frames of a run
+ * @append: keeps the next frame of a run
+ * @close_run: says the run's last frame is in
+ * @read: returns the frames kept after an id
+ * @wait_async: waits for a frame after an id, or the run's end
+ * @wait_finish: finishes @wait_async
+ *
+ * What a store of resumable runs implements. Every method may be called
+ * from any worker thread at once.
+ */
+struct _SymfonicRunStoreInterface
+{
+  GTypeInterface g_iface;
+
+  gboolean   (*open_run)    (SymfonicRunStore     *self,
+                             const char           *run_id,
+                             const char           *principal_id,
+                             const char           *tenant_id,
+                             guint                 max_frames,
+                             GError              **error);
+  void       (*append)      (SymfonicRunStore     *self,
+                             const char           *run_id,
+                             guint64               seq,
+                             GBytes               *frame);
+  void       (*close_run)   (SymfonicRunStore     *self,
+                             const char           *run_id,
+                             guint                 keep_seconds);
+  GPtrArray *(*read)        (SymfonicRunStore     *self,
+                             const char           *run_id,
+                             const char           *principal_id,
+                             const char           *tenant_id,
+                             guint64               after,
+                             gboolean             *ended,
+                             GError              **error);
+  void       (*wait_async)  (SymfonicRunStore     *self,
+                             const char           *run_id,
+                             guint64               after,
+                             GCancellable         *cancellable,
+                             GAsyncReadyCallback   callback,
+                             gpointer              user_data);
+  gboolean   (*wait_finish) (SymfonicRunStore     *self,
+                             GAsyncResult         *result,
+                             GError              **error);
+};
+
+gboolean   symfonic_run_store_open_run    (SymfonicRunStore     *self,
+                                           const char           *run_id,
+                                           const char           *principal_id,
+                                           const char           *tenant_id,
+                                           guint                 max_frames,
+                                           GError              **error);
+void       symfonic_run_store_append      (SymfonicRunStore     *self,
+                                           const char           *run_id,
+                                           guint64               seq,
+                                           GBytes               *frame);
+void       symfonic_run_store_close_run   (SymfonicRunStore     *self,
+                                           const char           *run_id,
+                                           guint                 keep_seconds);
+GPtrArray *symfonic_run_store_read        (SymfonicRunStore     *self,
+                                           const char           *run_id,
+                                           const char           *principal_id,
+                                           const char           *tenant_id,
+                                           guint64               after,
+                                           gboolean             *ended,
+                                           GError              **error);
+void       symfonic_run_store_wait_async  (SymfonicRunStore     *self,
+                                           const char           *run_id,
+                                           guint64               after,
+                                           GCancellable         *cancellable,
+                                           GAsyncReadyCallback   callback,
+                                           gpointer              user_data);
+gboolean   symfonic_run_store_wait_finish (SymfonicRunStore     *self,
+                                           GAsyncResult         *result,
+                                           GError              **error);
+
+G_END_DECLS

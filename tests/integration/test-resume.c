@@ -1,0 +1,779 @@
+/* test-resume.c: frame ids, run ids, and runs read again after a drop
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Issue 11, item 2 (DESIGN 7a): every typed and chunk frame carries
+ * `id: <seq>`, 1, 2, 3 … per run, the terminal and error frames too; the
+ * response carries X-Symfonic-Run-ID. A route with resume=true keeps its
+ * runs' recent frames; `GET /api/v1/runs/{run_id}/stream` on a route of
+ * kind runs sends those after Last-Event-ID, then the live rest, to the
+ * principal and tenant that started the run only. A run whose client left
+ * goes on, for resume-seconds at most.
+ *
+ * The clients here speak HTTP/1.1 on plain sockets, so that they can drop
+ * a connection at any byte, and reconnect as a browser's EventSource does:
+ * with Last-Event-ID set to the id of the last whole frame they got.
+ */
+#include <string.h>
+
+#include "symfonic-test-support.h"
+
+#define RUNS_PATH "/api/v1/runs"
+#define ALICE "Authorization: Bearer demo-token-alice\r\nX-Tenant-ID: acme\r\n"
+#define BOB "Authorization: Bearer demo-token-bob\r\nX-Tenant-ID: globex\r\n"
+#define ALICE_OTHER_TENANT "Authorization: Bearer demo-token-alice\r\nX-Tenant-ID: demo\r\n"
+
+#define CHUNKS_PATH "/api/v1/stream"
+
+static char *
+pipeline_text (const char *extra_route_lines)
+{
+  return g_strdup_printf ("[gateway]\n"
+                          "listen=127.0.0.1:8080\n"
+                          "workers=2\n"
+                          "\n"
+                          "[route:typed]\n"
+                          "path=" SYMFONIC_TEST_TYPED_PATH "\n"
+                          "kind=typed\n"
+                          "source=fixtures\n"
+                          "%s\n"
+                          "\n"
+                          "[route:chunks]\n"
+                          "path=" CHUNKS_PATH "\n"
+                          "kind=chunks\n"
+                          "source=fixtures\n"
+                          "stages=projection\n"
+                          "%s\n"
+                          "\n"
+                          "[source:fixtures]\n"
+                          "type=replay\n"
+                          "transcripts=transcripts\n"
+                          "default-transcript=typed\n"
+                          "transcript-header=X-Symfonic-Transcript\n"
+                          "\n"
+                          "[stage:projection]\n"
+                          "type=projection\n",
+                          extra_route_lines, extra_route_lines);
+}
+
+static SymfonicServer *
+start_server (const char *extra_route_lines)
+{
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autofree char *text = pipeline_text (extra_route_lines);
+
+  return symfonic_test_server_new (text, base_dir, 2);
+}
+
+static SymfonicTestStream *
+run_whole (SymfonicServer *server,
+           const char     *path,
+           const char     *transcript)
+{
+  g_autofree char *url = symfonic_test_server_dup_url (server, path);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicTestStream *stream = symfonic_test_stream_post (session, url, "{\"query\":\"q\"}",
+                                                          "X-Symfonic-Transcript", transcript, NULL);
+
+  symfonic_test_stream_wait_done (stream);
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+
+  return stream;
+}
+
+static const char *
+run_id_of (SymfonicTestStream *stream)
+{
+  return soup_message_headers_get_one (soup_message_get_response_headers (stream->message), "X-Symfonic-Run-ID");
+}
+
+/* ids 1..n, in order, on every frame, the terminal included */
+static void
+assert_ids (SymfonicTestStream *stream,
+            guint               n_frames)
+{
+  g_assert_cmpuint (stream->frames->len, ==, n_frames);
+  for (guint i = 0; i < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+      g_autofree char *id = g_strdup_printf ("%u", i + 1);
+
+      g_assert_cmpstr (frame->id, ==, id);
+    }
+}
+
+static void
+test_ids_typed (void)
+{
+  g_autoptr(SymfonicServer) server = start_server ("");
+  g_autoptr(SymfonicTestStream) stream = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "typed");
+  SymfonicTestFrame *last;
+
+  /* the typed transcript's fourteen events, the terminal last */
+  assert_ids (stream, 14);
+  last = g_ptr_array_index (stream->frames, 13);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  g_assert_true (g_str_has_prefix (stream->raw->str, "id: 1\nevent: ActivationEvent\ndata: "));
+  g_assert_true (g_uuid_string_is_valid (run_id_of (stream)));
+}
+
+static void
+test_ids_chunks (void)
+{
+  g_autoptr(SymfonicServer) server = start_server ("");
+  g_autoptr(SymfonicTestStream) stream = run_whole (server, CHUNKS_PATH, "paced");
+  g_autofree char *run_id_member = NULL;
+  SymfonicTestFrame *last;
+
+  /* seven text_delta chunks and done */
+  assert_ids (stream, 8);
+  last = g_ptr_array_index (stream->frames, 7);
+  g_assert_true (g_str_has_prefix (last->data, "{\"event_type\":\"done\""));
+  g_assert_true (g_str_has_prefix (stream->raw->str, "id: 1\ndata: {\"event_type\":\"text_delta\",\"data\":\"one \""));
+  g_assert_true (g_uuid_string_is_valid (run_id_of (stream)));
+  /* the header names the run whose id every chunk carries */
+  run_id_member = g_strdup_printf ("\"run_id\":\"%s\"}", run_id_of (stream));
+  g_assert_true (g_str_has_suffix (last->data, run_id_member));
+}
+
+/* The error terminal is numbered like any frame. */
+static void
+test_ids_error_terminal (void)
+{
+  g_autoptr(SymfonicServer) server = start_server ("");
+  g_autoptr(SymfonicTestStream) stream = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "midstream-error");
+  SymfonicTestFrame *last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+
+  g_assert_cmpstr (last->event, ==, "error");
+  assert_ids (stream, stream->frames->len);
+}
+
+/* Two runs, two ids. */
+static void
+test_run_ids_differ (void)
+{
+  g_autoptr(SymfonicServer) server = start_server ("");
+  g_autoptr(SymfonicTestStream) a = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autoptr(SymfonicTestStream) b = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+
+  g_assert_cmpstr (run_id_of (a), !=, run_id_of (b));
+}
+
+/* --- resumable runs ------------------------------------------------------ */
+
+static char *
+resume_pipeline (guint       resume_frames,
+                 guint       resume_seconds,
+                 double      time_scale,
+                 const char *extra_stages,
+                 const char *extra_groups)
+{
+  g_autofree char *tokens = g_test_build_filename (G_TEST_DIST, "..", "data", "demo-tokens.ini", NULL);
+  char scale[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_ascii_dtostr (scale, sizeof scale, time_scale);
+  return g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=2\n\n"
+                          "[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=fixtures\n"
+                          "stages=auth%s\nresume=true\nresume-frames=%u\nresume-seconds=%u\n\n"
+                          "[route:chunks]\npath=" CHUNKS_PATH "\nkind=chunks\nsource=fixtures\n"
+                          "stages=auth;projection\nresume=true\nresume-frames=%u\nresume-seconds=%u\n\n"
+                          "[route:runs]\npath=" RUNS_PATH "\nkind=runs\nsource=fixtures\nstages=auth\n\n"
+                          "[source:fixtures]\ntype=replay\ntranscripts=transcripts\ndefault-transcript=long\n"
+                          "transcript-header=X-Symfonic-Transcript\ntime-scale=%s\n\n"
+                          "[stage:auth]\ntype=auth\ntokens-file=%s\n\n"
+                          "[stage:projection]\ntype=projection\n\n%s",
+                          extra_stages, resume_frames, resume_seconds, resume_frames, resume_seconds,
+                          scale, tokens, extra_groups);
+}
+
+static SymfonicServer *
+resume_server (guint       resume_frames,
+               guint       resume_seconds,
+               double      time_scale,
+               const char *extra_stages,
+               const char *extra_groups)
+{
+  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autofree char *text = resume_pipeline (resume_frames, resume_seconds, time_scale, extra_stages, extra_groups);
+
+  return symfonic_test_server_new (text, base_dir, 2);
+}
+
+typedef struct
+{
+  GSocket               *socket;
+  GString               *raw;
+  gsize                  head_end;
+  gsize                  pos;
+  guint                  status;
+  gssize                 content_length;
+  gboolean               ended;
+  gboolean               closed;
+  GString               *body;
+  SymfonicTestSseParser *parser;
+  GPtrArray             *frames;
+} Client;
+
+static void
+client_free (Client *self)
+{
+  g_clear_object (&self->socket);
+  g_string_free (self->raw, TRUE);
+  g_string_free (self->body, TRUE);
+  symfonic_test_sse_parser_free (self->parser);
+  g_ptr_array_unref (self->frames);
+  g_free (self);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Client, client_free)
+
+static Client *
+client_send (SymfonicServer *server,
+             const char     *request)
+{
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, symfonic_server_get_port (server));
+  g_autoptr(GError) error = NULL;
+  Client *self = g_new0 (Client, 1);
+
+  self->socket = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error);
+  g_assert_no_error (error);
+  g_socket_set_timeout (self->socket, SYMFONIC_TEST_WAIT_MS / 1000);
+  g_assert_true (g_socket_connect (self->socket, address, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_socket_send (self->socket, request, strlen (request), NULL, &error), ==, strlen (request));
+  self->raw = g_string_new (NULL);
+  self->body = g_string_new (NULL);
+  self->content_length = -1;
+  self->parser = symfonic_test_sse_parser_new ();
+  self->frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+
+  return self;
+}
+
+/* POSTs a run of @transcript to @path as alice. */
+static Client *
+client_post (SymfonicServer *server,
+             const char     *path,
+             const char     *transcript)
+{
+  g_autofree char *request = g_strdup_printf ("POST %s HTTP/1.1\r\nHost: gateway\r\n" ALICE
+                                              "X-Symfonic-Transcript: %s\r\nContent-Type: application/json\r\n"
+                                              "Content-Length: 13\r\n\r\n{\"query\":\"q\"}",
+                                              path, transcript);
+
+  return client_send (server, request);
+}
+
+/* GETs a run's stream with @credentials, from after @last_event_id (NULL
+ * for no header). */
+static Client *
+client_get (SymfonicServer *server,
+            const char     *run_id,
+            const char     *credentials,
+            const char     *last_event_id)
+{
+  g_autofree char *last = last_event_id != NULL ? g_strdup_printf ("Last-Event-ID: %s\r\n", last_event_id)
+                                                : g_strdup ("");
+  g_autofree char *request = g_strdup_printf ("GET " RUNS_PATH "/%s/stream HTTP/1.1\r\nHost: gateway\r\n%s%s"
+                                              "Accept: text/event-stream\r\n\r\n",
+                                              run_id, credentials, last);
+
+  return client_send (server, request);
+}
+
+static const char *
+client_header (Client     *self,
+               const char *name,
+               char      **value)
+{
+  g_autofree char *needle = g_strdup_printf ("\r\n%s: ", name);
+  const char *p = g_strstr_len (self->raw->str, self->head_end, needle);
+
+  g_clear_pointer (value, g_free);
+  if (p != NULL)
+    {
+      p += strlen (needle);
+      *value = g_strndup (p, strcspn (p, "\r"));
+    }
+
+  return *value;
+}
+
+/* Decodes what came in: the head, then chunks or a sized body. */
+static void
+client_decode (Client *self)
+{
+  if (self->head_end == 0)
+    {
+      const char *end = strstr (self->raw->str, "\r\n\r\n");
+      g_autofree char *length = NULL;
+
+      if (end == NULL)
+        return;
+      self->head_end = end + 4 - self->raw->str;
+      self->pos = self->head_end;
+      g_assert_true (g_str_has_prefix (self->raw->str, "HTTP/1.1 "));
+      self->status = g_ascii_strtoull (self->raw->str + strlen ("HTTP/1.1 "), NULL, 10);
+      if (client_header (self, "Content-Length", &length) != NULL)
+        self->content_length = g_ascii_strtoll (length, NULL, 10);
+    }
+
+  if (self->content_length >= 0)
+    {
+      if (self->raw->len >= self->head_end + self->content_length)
+        {
+          g_string_append_len (self->body, self->raw->str + self->head_end, self->content_length);
+          self->ended = TRUE;
+        }
+      return;
+    }
+
+  while (!self->ended)
+    {
+      const char *line = self->raw->str + self->pos;
+      const char *line_end = g_strstr_len (line, self->raw->len - self->pos, "\r\n");
+      guint64 size;
+
+      if (line_end == NULL)
+        return;
+      size = g_ascii_strtoull (line, NULL, 16);
+      if (self->raw->len < (gsize) (line_end + 2 - self->raw->str) + size + 2)
+        return;
+      if (size == 0)
+        {
+          self->ended = TRUE;
+          return;
+        }
+      g_string_append_len (self->body, line_end + 2, size);
+      symfonic_test_sse_parser_feed (self->parser, line_end + 2, size, self->frames);
+      self->pos = line_end + 2 - self->raw->str + size + 2;
+    }
+}
+
+/* Reads once; FALSE when the peer closed. */
+static gboolean
+client_pump (Client *self)
+{
+  g_autoptr(GError) error = NULL;
+  char buffer[4096];
+  gssize n = g_socket_receive (self->socket, buffer, sizeof buffer, NULL, &error);
+
+  g_assert_no_error (error);
+  if (n == 0)
+    {
+      self->closed = TRUE;
+      return FALSE;
+    }
+  g_string_append_len (self->raw, buffer, n);
+  client_decode (self);
+
+  return TRUE;
+}
+
+static void
+client_read_frames (Client *self,
+                    guint   n_frames)
+{
+  while (!self->ended && self->frames->len < n_frames && client_pump (self))
+    ;
+}
+
+static void
+client_read_to_end (Client *self)
+{
+  while (!self->ended && client_pump (self))
+    ;
+  g_assert_true (self->ended);
+}
+
+static char *
+client_run_id (Client *self)
+{
+  char *run_id = NULL;
+
+  client_read_frames (self, 0);
+  while (self->head_end == 0 && client_pump (self))
+    ;
+  g_assert_cmpuint (self->status, ==, 200);
+  g_assert_nonnull (client_header (self, "X-Symfonic-Run-ID", &run_id));
+
+  return run_id;
+}
+
+static SymfonicTestFrame *
+frame_at (GPtrArray *frames,
+          guint      i)
+{
+  return g_ptr_array_index (frames, i);
+}
+
+/* The body of a refusal: JSON with the status and code, nothing else. */
+static void
+assert_refused (Client     *self,
+                guint       status,
+                const char *code)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *type = NULL;
+  JsonObject *object;
+
+  client_read_to_end (self);
+  g_test_message ("refusal: %s", self->raw->str);
+  g_assert_cmpuint (self->status, ==, status);
+  g_assert_cmpstr (client_header (self, "Content-Type", &type), ==, "application/json");
+  node = symfonic_test_json_parse (self->body->str);
+  object = json_node_get_object (node);
+  g_assert_cmpint (json_object_get_int_member (object, "status"), ==, status);
+  g_assert_cmpstr (json_object_get_string_member (object, "code"), ==, code);
+  g_assert_true (JSON_NODE_HOLDS_VALUE (json_object_get_member (object, "detail")));
+}
+
+/* A chunk's data without the id of its run, which differs between runs. */
+static char *
+without_run_id (const char *data)
+{
+  g_autoptr(GRegex) run_id = g_regex_new (",\"run_id\":\"[0-9a-f-]{36}\"}$", 0, 0, NULL);
+
+  return g_regex_replace_literal (run_id, data, -1, 0, "}", 0, NULL);
+}
+
+/* Frames equal but for the gateway's measured duration in the terminal
+ * and the run ids. */
+static void
+assert_same_frames (GPtrArray *got,
+                    GPtrArray *expected)
+{
+  g_assert_cmpuint (got->len, ==, expected->len);
+  for (guint i = 0; i < got->len; i++)
+    {
+      SymfonicTestFrame *a = frame_at (got, i);
+      SymfonicTestFrame *b = frame_at (expected, i);
+      g_autofree char *id = g_strdup_printf ("%u", i + 1);
+
+      g_assert_cmpstr (a->id, ==, id);
+      g_assert_cmpstr (b->id, ==, id);
+      g_assert_cmpstr (a->event, ==, b->event);
+      if (g_str_equal (a->event, "ResponseCompleteEvent"))
+        g_assert_cmpint (strcspn (a->data, "0123456789"), ==, strcspn (b->data, "0123456789"));
+      else
+        {
+          g_autofree char *a_data = without_run_id (a->data);
+          g_autofree char *b_data = without_run_id (b->data);
+
+          g_assert_cmpstr (a_data, ==, b_data);
+        }
+    }
+}
+
+/* As a browser's EventSource: whenever the connection drops, reconnect
+ * with the id of the last whole frame in Last-Event-ID, until the
+ * terminal. @drops are counts of frames after which to hang up, rising. */
+static GPtrArray *
+read_as_event_source (SymfonicServer *server,
+                      const char     *path,
+                      const guint    *drops,
+                      guint           n_drops)
+{
+  GPtrArray *all = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+  g_autoptr(Client) client = client_post (server, path, "long");
+  g_autofree char *run_id = client_run_id (client);
+
+  for (guint d = 0;; d++)
+    {
+      guint target = d < n_drops ? drops[d] : G_MAXUINT;
+      const char *last_id;
+
+      client_read_frames (client, target - all->len);
+      /* what the client has whole is what it keeps; a partial frame goes */
+      while (client->frames->len > 0 && all->len < target)
+        g_ptr_array_add (all, g_ptr_array_steal_index (client->frames, 0));
+      if (d >= n_drops)
+        break;
+      last_id = frame_at (all, all->len - 1)->id;
+      g_clear_pointer (&client, client_free);
+      client = client_get (server, run_id, ALICE, last_id);
+    }
+  g_assert_true (client->ended);
+
+  return all;
+}
+
+static GPtrArray *
+read_uninterrupted (SymfonicServer *server,
+                    const char     *path)
+{
+  g_autoptr(Client) client = client_post (server, path, "long");
+
+  client_read_to_end (client);
+  g_assert_cmpuint (client->status, ==, 200);
+
+  return g_ptr_array_ref (client->frames);
+}
+
+static void
+resume_at_random_points (const char *path)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.3, "", "");
+  guint32 seed = g_test_rand_int ();
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  g_autoptr(GPtrArray) expected = read_uninterrupted (server, path);
+  g_autoptr(GPtrArray) got = NULL;
+  guint drops[20];
+  guint n = 0;
+
+  g_test_message ("seed %u", seed);
+  /* twenty distinct points before the terminal, in order */
+  while (n < G_N_ELEMENTS (drops))
+    {
+      guint point = g_rand_int_range (rand, 1, expected->len);
+      guint i;
+
+      for (i = 0; i < n && drops[i] != point; i++)
+        ;
+      if (i == n)
+        drops[n++] = point;
+    }
+  for (guint i = 1; i < n; i++)
+    for (guint j = i; j > 0 && drops[j - 1] > drops[j]; j--)
+      {
+        guint t = drops[j];
+
+        drops[j] = drops[j - 1];
+        drops[j - 1] = t;
+      }
+
+  got = read_as_event_source (server, path, drops, n);
+  assert_same_frames (got, expected);
+}
+
+static void
+test_resume_typed_random_drops (void)
+{
+  resume_at_random_points (SYMFONIC_TEST_TYPED_PATH);
+}
+
+static void
+test_resume_chunks_random_drops (void)
+{
+  resume_at_random_points (CHUNKS_PATH);
+}
+
+/* Without Last-Event-ID the run is read from its first frame; a run is
+ * read by the principal and tenant that started it only, and 404 is all
+ * anyone else learns. */
+static void
+test_resume_from_start_and_owner_only (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autofree char *run_id = client_run_id (run);
+  g_autofree char *header = NULL;
+
+  client_read_to_end (run);
+  {
+    g_autoptr(Client) again = client_get (server, run_id, ALICE, NULL);
+
+    client_read_to_end (again);
+    g_assert_cmpuint (again->status, ==, 200);
+    g_assert_cmpstr (client_header (again, "X-Symfonic-Run-ID", &header), ==, run_id);
+    g_assert_cmpstr (client_header (again, "Cache-Control", &header), ==, "no-cache");
+    g_assert_cmpstr (client_header (again, "X-Accel-Buffering", &header), ==, "no");
+    g_assert_cmpstr (again->body->str, ==, strstr (run->raw->str, "\r\n\r\n") != NULL ? run->body->str : NULL);
+    g_assert_cmpuint (again->frames->len, ==, 9);
+  }
+  {
+    g_autoptr(Client) other = client_get (server, run_id, BOB, NULL);
+
+    assert_refused (other, 404, "not_found");
+  }
+  {
+    g_autoptr(Client) other = client_get (server, run_id, ALICE_OTHER_TENANT, "3");
+
+    assert_refused (other, 404, "not_found");
+  }
+  {
+    g_autoptr(Client) unknown = client_get (server, "0b1e2a4c-5d6f-4a8b-9c0d-1e2f3a4b5c6d", ALICE, NULL);
+
+    assert_refused (unknown, 404, "not_found");
+  }
+  {
+    g_autoptr(Client) anonymous = client_get (server, run_id, "", NULL);
+
+    assert_refused (anonymous, 401, "unauthorized");
+  }
+}
+
+static void
+test_resume_malformed (void)
+{
+  static const char * const bad_ids[] = { "x1", "-1", "1.0", "1 2", "123456789012345678901", "0x10" };
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autofree char *run_id = client_run_id (run);
+
+  client_read_to_end (run);
+  for (guint i = 0; i < G_N_ELEMENTS (bad_ids); i++)
+    {
+      g_autoptr(Client) client = client_get (server, run_id, ALICE, bad_ids[i]);
+
+      assert_refused (client, 400, "bad_request");
+    }
+  {
+    g_autoptr(Client) client = client_get (server, "not-a-run", ALICE, NULL);
+
+    assert_refused (client, 400, "bad_request");
+  }
+}
+
+/* A run keeps its last resume-frames frames: older ones are 410. */
+static void
+test_resume_gone (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4, 300, 0.1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autofree char *run_id = client_run_id (run);
+
+  client_read_to_end (run);
+  g_assert_cmpuint (run->frames->len, ==, 9);
+  {
+    g_autoptr(Client) late = client_get (server, run_id, ALICE, "4");
+
+    assert_refused (late, 410, "gone");
+  }
+  {
+    g_autoptr(Client) in_time = client_get (server, run_id, ALICE, "5");
+
+    client_read_to_end (in_time);
+    g_assert_cmpuint (in_time->status, ==, 200);
+    g_assert_cmpuint (in_time->frames->len, ==, 4);
+    g_assert_cmpstr (frame_at (in_time->frames, 0)->id, ==, "6");
+    g_assert_cmpstr (frame_at (in_time->frames, 3)->event, ==, "ResponseCompleteEvent");
+  }
+}
+
+/* The client leaves; nobody comes back within resume-seconds: the run
+ * ends early with its one error frame, which a late reader gets. */
+static void
+test_resume_detached_cancelled (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 2, 1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  g_autofree char *run_id = client_run_id (run);
+  gint64 dropped_us;
+  SymfonicTestFrame *last;
+
+  client_read_frames (run, 2);
+  g_clear_pointer (&run, client_free);
+  dropped_us = g_get_monotonic_time ();
+  /* cut 2 s after the drop, readable for 2 s more */
+  g_usleep (3000 * G_TIME_SPAN_MILLISECOND);
+  {
+    g_autoptr(Client) late = client_get (server, run_id, ALICE, "2");
+
+    client_read_to_end (late);
+    /* the transcript lasts 5 s: it was cut, not played out */
+    g_assert_cmpint (g_get_monotonic_time () - dropped_us, <, 4500 * G_TIME_SPAN_MILLISECOND);
+    g_assert_cmpuint (late->status, ==, 200);
+    g_assert_cmpuint (late->frames->len, >=, 1);
+    last = frame_at (late->frames, late->frames->len - 1);
+    g_assert_cmpstr (last->event, ==, "error");
+    g_assert_cmpstr (last->data, ==,
+                     "{\"detail\":\"Nobody read the run for 2 seconds\",\"status\":408,\"code\":\"slow_client\"}");
+    g_assert_cmpstr (frame_at (late->frames, 0)->id, ==, "3");
+    g_assert_cmpuint (late->frames->len, <, 48);
+  }
+}
+
+/* A detached run holds its budget reservation until it ends, and settles
+ * it then, once: another run is refused meanwhile and admitted after. */
+static void
+test_resume_detached_settles_budget (void)
+{
+  g_autoptr(SymfonicServer) server =
+    resume_server (4096, 300, 0.6, ";budget",
+                   "[stage:budget]\ntype=budget\ntokens-per-window=1500\nreserve-tokens=1000\nwindow-seconds=60\n");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  g_autofree char *run_id = client_run_id (run);
+
+  client_read_frames (run, 2);
+  g_clear_pointer (&run, client_free);
+  {
+    g_autoptr(Client) second = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+
+    assert_refused (second, 429, "budget_exceeded");
+  }
+  {
+    /* the run went on to its end without a client */
+    g_autoptr(Client) rest = client_get (server, run_id, ALICE, "2");
+    SymfonicTestFrame *last;
+
+    client_read_to_end (rest);
+    g_assert_cmpuint (rest->frames->len, ==, 50);
+    last = frame_at (rest->frames, rest->frames->len - 1);
+    g_assert_cmpstr (last->id, ==, "52");
+    g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  }
+  {
+    g_autoptr(Client) third = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+
+    /* settling happens as the run ends, just before its last frame: give
+     * it a moment on a loaded machine */
+    client_read_frames (third, 1);
+    if (third->status == 429)
+      {
+        g_clear_pointer (&third, client_free);
+        g_usleep (500 * G_TIME_SPAN_MILLISECOND);
+        third = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+      }
+    client_read_to_end (third);
+    g_assert_cmpuint (third->status, ==, 200);
+  }
+}
+
+/* A store at its bound refuses new resumable runs before the handshake. */
+static void
+test_resume_store_bound (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(GObject) store = g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, "max-runs-per-tenant", 1, NULL);
+  g_autoptr(GError) error = NULL;
+
+  symfonic_server_stop (server);
+  symfonic_server_set_run_store (server, SYMFONIC_RUN_STORE (store));
+  g_assert_true (symfonic_server_start (server, &error));
+  g_assert_no_error (error);
+  {
+    g_autoptr(Client) first = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+    g_autoptr(Client) second = NULL;
+
+    client_read_to_end (first);
+    g_assert_cmpuint (first->status, ==, 200);
+    second = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+    assert_refused (second, 503, "overloaded");
+  }
+  g_assert_cmpuint (symfonic_memory_run_store_get_n_runs (SYMFONIC_MEMORY_RUN_STORE (store)), ==, 1);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  symfonic_test_init (&argc, &argv);
+
+  g_test_add_func ("/resume/ids/typed", test_ids_typed);
+  g_test_add_func ("/resume/ids/chunks", test_ids_chunks);
+  g_test_add_func ("/resume/ids/error-terminal", test_ids_error_terminal);
+  g_test_add_func ("/resume/run-ids-differ", test_run_ids_differ);
+  g_test_add_func ("/resume/typed-random-drops", test_resume_typed_random_drops);
+  g_test_add_func ("/resume/chunks-random-drops", test_resume_chunks_random_drops);
+  g_test_add_func ("/resume/from-start-and-owner-only", test_resume_from_start_and_owner_only);
+  g_test_add_func ("/resume/malformed", test_resume_malformed);
+  g_test_add_func ("/resume/gone", test_resume_gone);
+  g_test_add_func ("/resume/detached-cancelled", test_resume_detached_cancelled);
+  g_test_add_func ("/resume/detached-settles-budget", test_resume_detached_settles_budget);
+  g_test_add_func ("/resume/store-bound", test_resume_store_bound);
+
+  return g_test_run ();
+}
