@@ -164,9 +164,19 @@ static void
 on_ready (SymfonicStream *stream,
           gpointer        data)
 {
+  Playback *playback = data;
+  guint delay = 0;
+
   /* an ended stream also cancelled the playback, which ends it */
-  if (!symfonic_stream_is_over (stream))
-    schedule (data, 0);
+  if (symfonic_stream_is_over (stream))
+    return;
+
+  /* the next event keeps its delay: a stage on another thread makes every
+   * push wait, and the transcript's pace must not vanish with it */
+  if (playback->position < symfonic_transcript_get_length (playback->transcript))
+    delay = scaled_delay (playback,
+                          symfonic_transcript_get_entry (playback->transcript, playback->position)->delay_ms);
+  schedule (playback, delay);
 }
 
 static gboolean
