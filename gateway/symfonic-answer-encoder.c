@@ -24,15 +24,15 @@ answer_event (SymfonicEncoder *encoder,
 
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       g_string_append (encoder->text, symfonic_event_get_text (event));
       break;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       symfonic_encoder_keep_fallback (encoder, event);
       break;
 
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
       {
         JsonArray *ops = json_object_get_array_member (symfonic_event_get_payload (event), "ops");
         guint n = json_array_get_length (ops);
@@ -44,14 +44,14 @@ answer_event (SymfonicEncoder *encoder,
       }
       break;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_THINKING_DELTA:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       break;
     }

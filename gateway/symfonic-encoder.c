@@ -258,31 +258,31 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
 {
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       g_string_append (self->text, symfonic_event_get_text (event));
       return SYMFONIC_PROVIDER_PART_TEXT;
 
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       if (*symfonic_event_get_text (event) != '\0')
         return SYMFONIC_PROVIDER_PART_THINKING;
       return symfonic_event_get_payload (event) != NULL ? SYMFONIC_PROVIDER_PART_THINKING_EXTRAS
                                                         : SYMFONIC_PROVIDER_PART_NONE;
 
-    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
       symfonic_encoder_read_tool_call (self, event, call);
       return SYMFONIC_PROVIDER_PART_TOOL_CALL;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       symfonic_encoder_keep_fallback (self, event);
       return SYMFONIC_PROVIDER_PART_NONE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       return SYMFONIC_PROVIDER_PART_NONE;
     }

@@ -43,17 +43,17 @@ typedef struct
 
 /* The taxonomy of the typed stream (seed 001): wire name and payload fields. */
 static const KindInfo kinds[] = {
-  [SYMFONIC_EVENT_ACTIVATION] = { "ActivationEvent", { "node_id", "node_label", "score", "layer", "source_node_id", NULL } },
-  [SYMFONIC_EVENT_THINKING_DELTA] = { "ThinkingDeltaEvent", { "text", NULL } },
-  [SYMFONIC_EVENT_TEXT_DELTA] = { "TextDeltaEvent", { "text", NULL } },
-  [SYMFONIC_EVENT_TOOL_CALL_START] = { "ToolCallStartEvent", { "tool_name", "tool_call_id", NULL } },
-  [SYMFONIC_EVENT_TOOL_RESULT] = { "ToolResultEvent", { "tool_call_id", "result", NULL } },
-  [SYMFONIC_EVENT_MEMORY_EXTRACTED] = { "MemoryExtractedEvent", { "ops", NULL } },
-  [SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED] = { "ConsolidationScheduledEvent", { "report", "graph_mutations", NULL } },
-  [SYMFONIC_EVENT_GRAPH_NODE_CREATED] = { "GraphNodeCreatedEvent", { "node_id", "label", "layer", NULL } },
-  [SYMFONIC_EVENT_GRAPH_EDGE_CREATED] = { "GraphEdgeCreatedEvent", { "source", "target", "relationship", NULL } },
-  [SYMFONIC_EVENT_RESPONSE_COMPLETE] = { "ResponseCompleteEvent", { "text", "duration_ms", NULL } },
-  [SYMFONIC_EVENT_CHUNK] = { "StreamChunk", { "event_type", "data", NULL } },
+  [SYMFONIC_EVENT_KIND_ACTIVATION] = { "ActivationEvent", { "node_id", "node_label", "score", "layer", "source_node_id", NULL } },
+  [SYMFONIC_EVENT_KIND_THINKING_DELTA] = { "ThinkingDeltaEvent", { "text", NULL } },
+  [SYMFONIC_EVENT_KIND_TEXT_DELTA] = { "TextDeltaEvent", { "text", NULL } },
+  [SYMFONIC_EVENT_KIND_TOOL_CALL_START] = { "ToolCallStartEvent", { "tool_name", "tool_call_id", NULL } },
+  [SYMFONIC_EVENT_KIND_TOOL_RESULT] = { "ToolResultEvent", { "tool_call_id", "result", NULL } },
+  [SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED] = { "MemoryExtractedEvent", { "ops", NULL } },
+  [SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED] = { "ConsolidationScheduledEvent", { "report", "graph_mutations", NULL } },
+  [SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED] = { "GraphNodeCreatedEvent", { "node_id", "label", "layer", NULL } },
+  [SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED] = { "GraphEdgeCreatedEvent", { "source", "target", "relationship", NULL } },
+  [SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE] = { "ResponseCompleteEvent", { "text", "duration_ms", NULL } },
+  [SYMFONIC_EVENT_KIND_CHUNK] = { "StreamChunk", { "event_type", "data", NULL } },
 };
 
 static inline gboolean
@@ -65,9 +65,9 @@ kind_is_valid (SymfonicEventKind kind)
 static inline gboolean
 kind_has_text (SymfonicEventKind kind)
 {
-  return kind == SYMFONIC_EVENT_TEXT_DELTA ||
-         kind == SYMFONIC_EVENT_THINKING_DELTA ||
-         kind == SYMFONIC_EVENT_RESPONSE_COMPLETE;
+  return kind == SYMFONIC_EVENT_KIND_TEXT_DELTA ||
+         kind == SYMFONIC_EVENT_KIND_THINKING_DELTA ||
+         kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE;
 }
 
 /**
@@ -157,7 +157,7 @@ symfonic_event_new_text_delta (const char *text)
 {
   g_return_val_if_fail (text != NULL, NULL);
 
-  return event_alloc (SYMFONIC_EVENT_TEXT_DELTA, text);
+  return event_alloc (SYMFONIC_EVENT_KIND_TEXT_DELTA, text);
 }
 
 /**
@@ -173,7 +173,7 @@ symfonic_event_new_thinking_delta (const char *text)
 {
   g_return_val_if_fail (text != NULL, NULL);
 
-  return event_alloc (SYMFONIC_EVENT_THINKING_DELTA, text);
+  return event_alloc (SYMFONIC_EVENT_KIND_THINKING_DELTA, text);
 }
 
 /**
@@ -193,7 +193,7 @@ symfonic_event_new_response_complete (const char *text,
 
   g_return_val_if_fail (text != NULL, NULL);
 
-  self = event_alloc (SYMFONIC_EVENT_RESPONSE_COMPLETE, text);
+  self = event_alloc (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, text);
   self->duration_ms = MAX (duration_ms, 0);
 
   return self;
@@ -217,7 +217,7 @@ symfonic_event_new_chunk (const char *event_type,
 
   g_return_val_if_fail (event_type != NULL, NULL);
 
-  self = event_alloc (SYMFONIC_EVENT_CHUNK, event_type);
+  self = event_alloc (SYMFONIC_EVENT_KIND_CHUNK, event_type);
   self->data = data != NULL ? symfonic_json_node_deep_copy (data) : json_node_new (JSON_NODE_NULL);
   json_node_seal (self->data);
 
@@ -346,19 +346,19 @@ symfonic_event_new (SymfonicEventKind   kind,
         }
     }
 
-  if (kind_has_text (kind) || kind == SYMFONIC_EVENT_CHUNK)
+  if (kind_has_text (kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       const char *text;
 
       if (!check_string_member (payload, info->name,
-                                kind == SYMFONIC_EVENT_CHUNK ? "event_type" : "text",
+                                kind == SYMFONIC_EVENT_KIND_CHUNK ? "event_type" : "text",
                                 &text, error))
         return NULL;
 
-      if (kind == SYMFONIC_EVENT_CHUNK)
+      if (kind == SYMFONIC_EVENT_KIND_CHUNK)
         return symfonic_event_new_chunk (text, json_object_get_member (payload, "data"));
 
-      if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+      if (kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
         {
           JsonNode *duration = json_object_get_member (payload, "duration_ms");
 
@@ -379,7 +379,7 @@ symfonic_event_new (SymfonicEventKind   kind,
       return self;
     }
 
-  if (kind == SYMFONIC_EVENT_MEMORY_EXTRACTED &&
+  if (kind == SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED &&
       !JSON_NODE_HOLDS_ARRAY (json_object_get_member (payload, "ops")))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
@@ -387,7 +387,7 @@ symfonic_event_new (SymfonicEventKind   kind,
       return NULL;
     }
 
-  if (kind == SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED &&
+  if (kind == SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED &&
       !check_mutation_count (payload, info->name, &n_mutations, error))
     return NULL;
 
@@ -428,7 +428,7 @@ symfonic_event_new_from_json (const char  *name,
   g_return_val_if_fail (data != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+  if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
                    _("Unknown event “%s”"), name);
@@ -478,7 +478,7 @@ symfonic_event_try_new_from_data (const char *name,
   g_return_val_if_fail (data != NULL || length == 0, NULL);
 
   if (!symfonic_event_kind_from_name (name, &kind) ||
-      (kind != SYMFONIC_EVENT_TEXT_DELTA && kind != SYMFONIC_EVENT_THINKING_DELTA))
+      (kind != SYMFONIC_EVENT_KIND_TEXT_DELTA && kind != SYMFONIC_EVENT_KIND_THINKING_DELTA))
     return NULL;
 
   text = symfonic_scratch_get (&scratch);
@@ -535,7 +535,7 @@ symfonic_event_unref (SymfonicEvent *self)
 SymfonicEventKind
 symfonic_event_get_kind (SymfonicEvent *self)
 {
-  g_return_val_if_fail (self != NULL, SYMFONIC_EVENT_TEXT_DELTA);
+  g_return_val_if_fail (self != NULL, SYMFONIC_EVENT_KIND_TEXT_DELTA);
 
   return self->kind;
 }
@@ -553,7 +553,7 @@ symfonic_event_get_name (SymfonicEvent *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  if (self->kind == SYMFONIC_EVENT_CHUNK)
+  if (self->kind == SYMFONIC_EVENT_KIND_CHUNK)
     return self->text;
 
   return kinds[self->kind].name;
@@ -649,7 +649,7 @@ symfonic_event_write_json (SymfonicEvent *self,
 
   g_string_append (out, "{\"text\":");
   symfonic_json_append_string (out, self->text, -1);
-  if (self->kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+  if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
   if (self->payload != NULL)
     {

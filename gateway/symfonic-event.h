@@ -15,33 +15,33 @@ G_BEGIN_DECLS
 
 /**
  * SymfonicEventKind:
- * @SYMFONIC_EVENT_ACTIVATION: `ActivationEvent`, a memory node activated before the answer
- * @SYMFONIC_EVENT_THINKING_DELTA: `ThinkingDeltaEvent`, a piece of reasoning text
- * @SYMFONIC_EVENT_TEXT_DELTA: `TextDeltaEvent`, a piece of the answer
- * @SYMFONIC_EVENT_TOOL_CALL_START: `ToolCallStartEvent`, the model calls a tool
- * @SYMFONIC_EVENT_TOOL_RESULT: `ToolResultEvent`, a tool returned
- * @SYMFONIC_EVENT_MEMORY_EXTRACTED: `MemoryExtractedEvent`, the memory ops parsed from the answer
- * @SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED: `ConsolidationScheduledEvent`
- * @SYMFONIC_EVENT_GRAPH_NODE_CREATED: `GraphNodeCreatedEvent`
- * @SYMFONIC_EVENT_GRAPH_EDGE_CREATED: `GraphEdgeCreatedEvent`
- * @SYMFONIC_EVENT_RESPONSE_COMPLETE: `ResponseCompleteEvent`, the success terminal
- * @SYMFONIC_EVENT_CHUNK: an untyped `StreamChunk` (`event_type` and `data`), as
+ * @SYMFONIC_EVENT_KIND_ACTIVATION: `ActivationEvent`, a memory node activated before the answer
+ * @SYMFONIC_EVENT_KIND_THINKING_DELTA: `ThinkingDeltaEvent`, a piece of reasoning text
+ * @SYMFONIC_EVENT_KIND_TEXT_DELTA: `TextDeltaEvent`, a piece of the answer
+ * @SYMFONIC_EVENT_KIND_TOOL_CALL_START: `ToolCallStartEvent`, the model calls a tool
+ * @SYMFONIC_EVENT_KIND_TOOL_RESULT: `ToolResultEvent`, a tool returned
+ * @SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED: `MemoryExtractedEvent`, the memory ops parsed from the answer
+ * @SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED: `ConsolidationScheduledEvent`
+ * @SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED: `GraphNodeCreatedEvent`
+ * @SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED: `GraphEdgeCreatedEvent`
+ * @SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE: `ResponseCompleteEvent`, the success terminal
+ * @SYMFONIC_EVENT_KIND_CHUNK: an untyped `StreamChunk` (`event_type` and `data`), as
  *   projected for the untyped stream
  *
  * The kinds of event that travel through a pipeline.
  */
 typedef enum {
-  SYMFONIC_EVENT_ACTIVATION,
-  SYMFONIC_EVENT_THINKING_DELTA,
-  SYMFONIC_EVENT_TEXT_DELTA,
-  SYMFONIC_EVENT_TOOL_CALL_START,
-  SYMFONIC_EVENT_TOOL_RESULT,
-  SYMFONIC_EVENT_MEMORY_EXTRACTED,
-  SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED,
-  SYMFONIC_EVENT_GRAPH_NODE_CREATED,
-  SYMFONIC_EVENT_GRAPH_EDGE_CREATED,
-  SYMFONIC_EVENT_RESPONSE_COMPLETE,
-  SYMFONIC_EVENT_CHUNK,
+  SYMFONIC_EVENT_KIND_ACTIVATION,
+  SYMFONIC_EVENT_KIND_THINKING_DELTA,
+  SYMFONIC_EVENT_KIND_TEXT_DELTA,
+  SYMFONIC_EVENT_KIND_TOOL_CALL_START,
+  SYMFONIC_EVENT_KIND_TOOL_RESULT,
+  SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED,
+  SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED,
+  SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED,
+  SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED,
+  SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE,
+  SYMFONIC_EVENT_KIND_CHUNK,
 } SymfonicEventKind;
 
 #define SYMFONIC_TYPE_EVENT (symfonic_event_get_type ())

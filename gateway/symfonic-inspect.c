@@ -31,8 +31,11 @@ list_all (SymfonicRegistry *registry)
     {
       SymfonicPlugin *plugin = g_ptr_array_index (plugins, i);
 
-      g_print ("  %-16s %-10s %s\n    %s\n", symfonic_plugin_get_name (plugin),
+      const char *license = symfonic_plugin_get_license (plugin);
+
+      g_print ("  %-16s %-10s %s\n    %s%s%s\n", symfonic_plugin_get_name (plugin),
                symfonic_plugin_get_version (plugin), symfonic_plugin_get_description (plugin),
+               license != NULL ? license : "", license != NULL ? ", " : "",
                symfonic_plugin_get_filename (plugin));
     }
 
@@ -115,8 +118,10 @@ inspect_type (SymfonicRegistry *registry,
   plugin = symfonic_registry_get_type_plugin (registry, name);
   g_print ("%s (%s %s)\n", name, kind_of (type), g_type_name (type));
   if (plugin != NULL)
-    g_print (_("  from plugin %s %s: %s\n"), symfonic_plugin_get_name (plugin),
-             symfonic_plugin_get_version (plugin), symfonic_plugin_get_filename (plugin));
+    g_print (_("  from plugin %s %s (%s): %s\n"), symfonic_plugin_get_name (plugin),
+             symfonic_plugin_get_version (plugin) != NULL ? symfonic_plugin_get_version (plugin) : "",
+             symfonic_plugin_get_license (plugin) != NULL ? symfonic_plugin_get_license (plugin) : "",
+             symfonic_plugin_get_filename (plugin));
   g_print (_("\nProperties:\n"));
 
   klass = g_type_class_ref (type);

@@ -22,6 +22,7 @@ struct _SymfonicPlugin
   char             *name;
   char             *filename;
   char             *version;
+  char             *license;
   char             *description;
 };
 
@@ -35,6 +36,7 @@ symfonic_plugin_finalize (GObject *object)
   g_free (self->name);
   g_free (self->filename);
   g_free (self->version);
+  g_free (self->license);
   g_free (self->description);
 
   G_OBJECT_CLASS (symfonic_plugin_parent_class)->finalize (object);
@@ -62,6 +64,7 @@ symfonic_plugin_new (SymfonicRegistry         *registry,
   self->name = g_strdup (info->name);
   self->filename = g_strdup (filename);
   self->version = g_strdup (info->version);
+  self->license = g_strdup (info->license);
   self->description = g_strdup (info->description);
 
   return self;
@@ -110,6 +113,20 @@ symfonic_plugin_get_version (SymfonicPlugin *self)
 }
 
 /**
+ * symfonic_plugin_get_license:
+ * @self: a #SymfonicPlugin
+ *
+ * Returns: (nullable): the plugin's license, an SPDX identifier
+ */
+const char *
+symfonic_plugin_get_license (SymfonicPlugin *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), NULL);
+
+  return self->license;
+}
+
+/**
  * symfonic_plugin_get_description:
  * @self: a #SymfonicPlugin
  *
@@ -126,9 +143,9 @@ symfonic_plugin_get_description (SymfonicPlugin *self)
 /**
  * symfonic_plugin_register_type:
  * @self: a #SymfonicPlugin
- * @name: the name pipeline files use in `type=`
  * @type: a type implementing #SymfonicStage, #SymfonicSource or
  *   #SymfonicMeterStore
+ * @name: the name pipeline files use in `type=`
  * @error: return location for a #GError
  *
  * Registers a stage, source or meter store type provided by this plugin.
@@ -137,14 +154,14 @@ symfonic_plugin_get_description (SymfonicPlugin *self)
  */
 gboolean
 symfonic_plugin_register_type (SymfonicPlugin  *self,
-                               const char      *name,
                                GType            type,
+                               const char      *name,
                                GError         **error)
 {
   g_return_val_if_fail (SYMFONIC_IS_PLUGIN (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self->registry), FALSE);
 
-  return symfonic_registry_register_type (self->registry, name, type, self, error);
+  return symfonic_registry_register_type (self->registry, type, name, self, error);
 }
 
 /**

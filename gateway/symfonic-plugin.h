@@ -38,6 +38,7 @@ typedef gboolean (*SymfonicPluginInitFunc) (SymfonicPlugin  *plugin,
  * @api_version: the %SYMFONIC_PLUGIN_API_VERSION the plugin was built against
  * @name: the plugin's name
  * @version: the plugin's own version
+ * @license: the plugin's license, an SPDX identifier
  * @description: one line on what it provides
  * @init: the entry point
  *
@@ -49,6 +50,7 @@ typedef struct
   guint                   api_version;
   const char             *name;
   const char             *version;
+  const char             *license;
   const char             *description;
   SymfonicPluginInitFunc  init;
 } SymfonicPluginInfo;
@@ -72,23 +74,27 @@ typedef gboolean (*SymfonicScriptLoadFunc) (const char  *filename,
 /**
  * SYMFONIC_PLUGIN_DEFINE:
  * @name: the plugin's name, a string
+ * @version: the plugin's own version, a string
+ * @license: the plugin's license, an SPDX identifier such as
+ *   `"LGPL-2.1-or-later"`
  * @description: one line, a string
  * @init: the #SymfonicPluginInitFunc
  *
  * Declares a plugin module's entry point.
  */
-#define SYMFONIC_PLUGIN_DEFINE(name, description, init) \
+#define SYMFONIC_PLUGIN_DEFINE(name, version, license, description, init) \
   G_MODULE_EXPORT const SymfonicPluginInfo symfonic_plugin_info = { \
-    SYMFONIC_PLUGIN_API_VERSION, name, SYMFONIC_VERSION, description, init \
+    SYMFONIC_PLUGIN_API_VERSION, name, version, license, description, init \
   }
 
 const char *symfonic_plugin_get_name        (SymfonicPlugin  *self);
 const char *symfonic_plugin_get_filename    (SymfonicPlugin  *self);
 const char *symfonic_plugin_get_version     (SymfonicPlugin  *self);
+const char *symfonic_plugin_get_license     (SymfonicPlugin  *self);
 const char *symfonic_plugin_get_description (SymfonicPlugin  *self);
 gboolean    symfonic_plugin_register_type   (SymfonicPlugin  *self,
-                                             const char      *name,
                                              GType            type,
+                                             const char      *name,
                                              GError         **error);
 void        symfonic_plugin_add_script_loader (SymfonicPlugin *self,
                                              const char      *suffix,

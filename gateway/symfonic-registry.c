@@ -223,9 +223,9 @@ owner_name (SymfonicPlugin *plugin)
 /**
  * symfonic_registry_register_type:
  * @self: a #SymfonicRegistry
- * @name: the name pipeline files use in `type=`
  * @type: a type implementing #SymfonicStage, #SymfonicSource or
  *   #SymfonicMeterStore
+ * @name: the name pipeline files use in `type=`
  * @plugin: (nullable): the plugin providing @type
  * @error: return location for a #GError
  *
@@ -236,8 +236,8 @@ owner_name (SymfonicPlugin *plugin)
  */
 gboolean
 symfonic_registry_register_type (SymfonicRegistry  *self,
-                                 const char        *name,
                                  GType              type,
+                                 const char        *name,
                                  SymfonicPlugin    *plugin,
                                  GError           **error)
 {
@@ -329,10 +329,11 @@ load_plugin (SymfonicRegistry  *self,
 
   /* Its strings reach logs, symfonic-inspect and error messages: a module
    * that garbles them would garble those, and is no plugin to trust. */
-  if (!is_plugin_name (info->name) || !is_text_line (info->version) || !is_text_line (info->description))
+  if (!is_plugin_name (info->name) || !is_text_line (info->version) ||
+      !is_text_line (info->license) || !is_text_line (info->description))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
-                   _("Plugin %s declares a malformed name, version or description (a name is up to %u "
+                   _("Plugin %s declares a malformed name, version, license or description (a name is up to %u "
                      "letters, digits, “-”, “_” or “.”; the rest one line of UTF-8 up to %u bytes)"),
                    canonical, MAX_NAME_LENGTH, MAX_TEXT_LENGTH);
       g_module_close (module);
@@ -486,7 +487,11 @@ load_script (SymfonicRegistry  *self,
   g_autofree char *basename = g_path_get_basename (canonical);
   g_autofree char *description = g_strdup_printf (_("%s stages"), loader->language);
   g_autoptr(SymfonicPlugin) plugin = NULL;
-  SymfonicPluginInfo info = { SYMFONIC_PLUGIN_API_VERSION, NULL, "", description, NULL };
+  SymfonicPluginInfo info = {
+    .api_version = SYMFONIC_PLUGIN_API_VERSION,
+    .version = "",
+    .description = description,
+  };
   gboolean ok;
 
   g_mutex_lock (&self->lock);
@@ -790,9 +795,9 @@ symfonic_register_stage_type (GType        type,
   SymfonicRegistry *registry = script_load.registry;
 
   if (registry == NULL)
-    return symfonic_registry_register_type (symfonic_registry_get_default (), name, type, NULL, error);
+    return symfonic_registry_register_type (symfonic_registry_get_default (), type, name, NULL, error);
 
-  if (!symfonic_registry_register_type (registry, name, type, script_load.plugin, error))
+  if (!symfonic_registry_register_type (registry, type, name, script_load.plugin, error))
     return FALSE;
   if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
     symfonic_stage_type_set_main_context (type, script_load.context);

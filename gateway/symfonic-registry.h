@@ -29,8 +29,8 @@ SymfonicPlugin    *symfonic_registry_load_plugin       (SymfonicRegistry  *self,
                                                         const char        *filename,
                                                         GError           **error);
 gboolean           symfonic_registry_register_type     (SymfonicRegistry  *self,
-                                                        const char        *name,
                                                         GType              type,
+                                                        const char        *name,
                                                         SymfonicPlugin    *plugin,
                                                         GError           **error);
 GType              symfonic_registry_lookup            (SymfonicRegistry  *self,

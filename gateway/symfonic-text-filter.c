@@ -188,10 +188,10 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
 
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       channel = SYMFONIC_TEXT_CHANNEL_ANSWER;
       break;
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       channel = SYMFONIC_TEXT_CHANNEL_THINKING;
       break;
     default:
@@ -273,7 +273,7 @@ symfonic_text_filter_clean_terminal (SymfonicTextFilter *self,
 
   g_return_val_if_fail (SYMFONIC_IS_TEXT_FILTER (self), NULL);
   g_return_val_if_fail (terminal != NULL, NULL);
-  g_return_val_if_fail (symfonic_event_get_kind (terminal) == SYMFONIC_EVENT_RESPONSE_COMPLETE, NULL);
+  g_return_val_if_fail (symfonic_event_get_kind (terminal) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, NULL);
 
   text = symfonic_event_get_text (terminal);
   clean = g_string_sized_new (strlen (text));

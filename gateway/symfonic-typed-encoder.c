@@ -37,25 +37,25 @@ phase_of (SymfonicEventKind  kind,
   *repeats = TRUE;
   switch (kind)
     {
-    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
       return PHASE_ACTIVATIONS;
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
       *repeats = FALSE;
       return PHASE_MEMORY;
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
       *repeats = FALSE;
       return PHASE_CONSOLIDATED;
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
       return PHASE_CONSOLIDATED;
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_CHUNK:
       *repeats = FALSE;
       return PHASE_DONE;
-    case SYMFONIC_EVENT_THINKING_DELTA:
-    case SYMFONIC_EVENT_TEXT_DELTA:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     default:
       return PHASE_ANSWER;
     }
@@ -72,12 +72,12 @@ advance (TypedEncoder      *self,
 
   if (phase < self->phase || (phase == self->phase && !repeats))
     return FALSE;
-  if ((kind == SYMFONIC_EVENT_GRAPH_NODE_CREATED || kind == SYMFONIC_EVENT_GRAPH_EDGE_CREATED) &&
+  if ((kind == SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED || kind == SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED) &&
       self->phase != PHASE_CONSOLIDATED)
     return FALSE;
 
   self->phase = phase;
-  if (kind == SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED)
+  if (kind == SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED)
     self->consolidated = TRUE;
   return TRUE;
 }
@@ -123,7 +123,7 @@ typed_event (SymfonicEncoder *encoder,
   SymfonicEventKind kind = symfonic_event_get_kind (event);
 
   /* chunks have no typed form */
-  if (kind == SYMFONIC_EVENT_CHUNK || !advance (self, kind))
+  if (kind == SYMFONIC_EVENT_KIND_CHUNK || !advance (self, kind))
     {
       encoder->dropped++;
       return SYMFONIC_FRAME_NONE;
@@ -131,16 +131,16 @@ typed_event (SymfonicEncoder *encoder,
 
   switch (kind)
     {
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       symfonic_encoder_keep_fallback (encoder, event);
       return SYMFONIC_FRAME_NONE;
 
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       g_string_append (encoder->text, symfonic_event_get_text (event));
       append_frame (encoder, out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       /* the frozen payload only: an Anthropic upstream's signature, which
        * comes on an empty delta, is for the anthropic route */
       if (*symfonic_event_get_text (event) == '\0')
@@ -151,17 +151,17 @@ typed_event (SymfonicEncoder *encoder,
       g_string_append (out, "}\n\n");
       return SYMFONIC_FRAME_DROPPABLE;
 
-    case SYMFONIC_EVENT_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
       append_tool_call (encoder, event, out);
       return SYMFONIC_FRAME_KEPT;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       append_frame (encoder, out, symfonic_event_get_name (event), event);
       return SYMFONIC_FRAME_KEPT;

@@ -10,7 +10,7 @@ static gboolean
 citation_plugin_init (SymfonicPlugin  *plugin,
                       GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "citation", SYMFONIC_TYPE_CITATION_STAGE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_CITATION_STAGE, "citation", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("citation", "Removes memory citation tags from the answer", citation_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("citation", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Removes memory citation tags from the answer", citation_plugin_init);

@@ -148,15 +148,15 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
   switch (symfonic_event_get_kind (event))
     {
     /* the events that close the answer: no text may follow them */
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
       drain (self, stream, state);
       symfonic_stream_emit (stream, event);
       return TRUE;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       {
         /* not counted: when deltas streamed, its tags were counted there */
         g_autoptr(SymfonicCitationFilter) fresh = new_filter (self);
@@ -168,10 +168,10 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
       }
       return TRUE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       symfonic_stream_emit (stream, event);
       return TRUE;

@@ -10,8 +10,8 @@ static gboolean
 error_map_plugin_init (SymfonicPlugin  *plugin,
                        GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "error-map", SYMFONIC_TYPE_ERROR_MAP_STAGE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_ERROR_MAP_STAGE, "error-map", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("error-map", "Maps every failure to the status, detail and code clients see",
+SYMFONIC_PLUGIN_DEFINE ("error-map", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Maps every failure to the status, detail and code clients see",
                         error_map_plugin_init);

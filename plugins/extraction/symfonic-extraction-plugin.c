@@ -10,7 +10,7 @@ static gboolean
 extraction_plugin_init (SymfonicPlugin  *plugin,
                         GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "extraction", SYMFONIC_TYPE_EXTRACTION_STAGE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_EXTRACTION_STAGE, "extraction", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("extraction", "Lifts memory-extraction blocks out of the answer", extraction_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("extraction", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Lifts memory-extraction blocks out of the answer", extraction_plugin_init);

@@ -161,7 +161,7 @@ close_answer (SymfonicExtractionStage  *self,
 
   payload = json_object_new ();
   json_object_set_array_member (payload, "ops", g_steal_pointer (&ops));
-  extracted = symfonic_event_new (SYMFONIC_EVENT_MEMORY_EXTRACTED, payload, error);
+  extracted = symfonic_event_new (SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, payload, error);
   if (extracted == NULL)
     return FALSE;
   symfonic_stream_emit (stream, extracted);
@@ -186,7 +186,7 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
 
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
       if (!state->closed)
         return close_answer (self, stream, state, event, error);
       /* ours is out already; the typed encoder refuses a second one */
@@ -195,15 +195,15 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
       symfonic_stream_emit (stream, event);
       return TRUE;
 
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
       if (!close_answer (self, stream, state, NULL, error))
         return FALSE;
       symfonic_stream_emit (stream, event);
       return TRUE;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       {
         /* its ops are not published: when deltas streamed they are the
          * same ops, and the terminal comes after the place of the
@@ -218,10 +218,10 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
       }
       return TRUE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       symfonic_stream_emit (stream, event);
       return TRUE;

@@ -294,7 +294,7 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
 
   if (reservation != NULL)
     {
-      if (kind == SYMFONIC_EVENT_TEXT_DELTA || kind == SYMFONIC_EVENT_THINKING_DELTA)
+      if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
         {
           const char *text = symfonic_event_get_text (event);
 

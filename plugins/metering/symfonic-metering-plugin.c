@@ -12,9 +12,9 @@ static gboolean
 metering_plugin_init (SymfonicPlugin  *plugin,
                       GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "rate-limit", SYMFONIC_TYPE_RATE_LIMIT_STAGE, error) &&
-         symfonic_plugin_register_type (plugin, "budget", SYMFONIC_TYPE_BUDGET_STAGE, error) &&
-         symfonic_plugin_register_type (plugin, "memory", SYMFONIC_TYPE_MEMORY_METER_STORE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_RATE_LIMIT_STAGE, "rate-limit", error) &&
+         symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_BUDGET_STAGE, "budget", error) &&
+         symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_MEMORY_METER_STORE, "memory", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("metering", "Admission rate limits and token budgets per tenant", metering_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("metering", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Admission rate limits and token budgets per tenant", metering_plugin_init);

@@ -145,32 +145,32 @@ project_text_deltas (SymfonicStream *stream,
 
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       text = symfonic_event_get_text (event);
       if (*text != '\0')
         emit_string_chunk (stream, "text_delta", text);
       break;
 
-    case SYMFONIC_EVENT_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       /* only real thinking text, so a plain turn is {text_delta, done} */
       text = symfonic_event_get_text (event);
       if (*text != '\0')
         emit_string_chunk (stream, "thinking", text);
       break;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_CHUNK:
       symfonic_stream_emit (stream, event);
       break;
 
     /* the typed stream's alone: 11.0 has no convergent form for them */
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
     default:
       break;
     }
@@ -183,18 +183,18 @@ project_node_mappings (SymfonicStream *stream,
 {
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
       emit_chunk (stream, "spreading_activation", symfonic_event_get_data (event));
       break;
 
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       if (state->answered)
         g_debug ("Dropped a text delta after the answer was sent");
       else
         g_string_append (state->text, symfonic_event_get_text (event));
       break;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       /* replaced by ours, which carries the full text */
       if (state->upstream_text == NULL)
         {
@@ -204,24 +204,24 @@ project_node_mappings (SymfonicStream *stream,
       emit_answer (stream, state);
       break;
 
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
       /* the answer is complete; but with nothing streamed yet, wait for
        * the upstream's terminal, whose text is the answer */
       if (state->text->len > 0)
         emit_answer (stream, state);
       break;
 
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_CHUNK:
       symfonic_stream_emit (stream, event);
       break;
 
     /* the 9.x/10.x stream never carried these */
-    case SYMFONIC_EVENT_THINKING_DELTA:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     default:
       break;
     }

@@ -189,7 +189,7 @@ symfonic_provider_request_thinking (SymfonicProviderRequest *self,
 
       json_object_set_string_member (payload, "text", text);
       json_object_set_string_member (payload, "signature", signature);
-      event = symfonic_event_new (SYMFONIC_EVENT_THINKING_DELTA, payload, NULL);
+      event = symfonic_event_new (SYMFONIC_EVENT_KIND_THINKING_DELTA, payload, NULL);
     }
   symfonic_upstream_reader_push (&self->reader, event);
 }
@@ -213,7 +213,7 @@ flush_tool_call (SymfonicProviderRequest *req)
   g_clear_pointer (&req->tool_name, g_free);
   g_string_truncate (req->tool_arguments, 0);
 
-  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_CALL_START, payload, NULL);
+  event = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_CALL_START, payload, NULL);
   symfonic_upstream_reader_push (&req->reader, event);
 }
 
@@ -319,7 +319,7 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
     json_object_set_string_member (payload, "finish_reason", self->finish_reason);
   if (self->model != NULL)
     json_object_set_string_member (payload, "model", self->model);
-  terminal = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, NULL);
+  terminal = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, payload, NULL);
 
   self->reader.completed = TRUE;
   symfonic_upstream_reader_push (&self->reader, terminal);

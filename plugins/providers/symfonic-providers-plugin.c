@@ -11,8 +11,8 @@ static gboolean
 providers_plugin_init (SymfonicPlugin  *plugin,
                        GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "openai", SYMFONIC_TYPE_OPENAI_SOURCE, error) &&
-         symfonic_plugin_register_type (plugin, "anthropic", SYMFONIC_TYPE_ANTHROPIC_SOURCE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_OPENAI_SOURCE, "openai", error) &&
+         symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_ANTHROPIC_SOURCE, "anthropic", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("providers", "Streams completions from OpenAI-compatible and Anthropic APIs", providers_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("providers", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Streams completions from OpenAI-compatible and Anthropic APIs", providers_plugin_init);

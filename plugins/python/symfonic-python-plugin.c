@@ -208,4 +208,4 @@ symfonic_python_plugin_init (SymfonicPlugin  *plugin,
   return TRUE;
 }
 
-SYMFONIC_PLUGIN_DEFINE ("python", "Runs .py script plugins", symfonic_python_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("python", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Runs .py script plugins", symfonic_python_plugin_init);

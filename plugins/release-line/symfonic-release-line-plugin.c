@@ -10,7 +10,7 @@ static gboolean
 release_line_plugin_init (SymfonicPlugin  *plugin,
                           GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "release-line", SYMFONIC_TYPE_RELEASE_LINE_STAGE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_RELEASE_LINE_STAGE, "release-line", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("release-line", "Chooses the release line whose stream contract a request gets", release_line_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("release-line", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Chooses the release line whose stream contract a request gets", release_line_plugin_init);

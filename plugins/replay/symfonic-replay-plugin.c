@@ -10,7 +10,7 @@ static gboolean
 replay_plugin_init (SymfonicPlugin  *plugin,
                     GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "replay", SYMFONIC_TYPE_REPLAY_SOURCE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_REPLAY_SOURCE, "replay", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("replay", "Plays recorded JSON-lines transcripts as an upstream", replay_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("replay", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Plays recorded JSON-lines transcripts as an upstream", replay_plugin_init);

@@ -10,7 +10,7 @@ static gboolean
 runtime_plugin_init (SymfonicPlugin  *plugin,
                      GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "runtime", SYMFONIC_TYPE_RUNTIME_SOURCE, error);
+  return symfonic_plugin_register_type (plugin, SYMFONIC_TYPE_RUNTIME_SOURCE, "runtime", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("runtime", "Streams from an agent runtime that speaks the typed event stream over HTTP", runtime_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("runtime", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Streams from an agent runtime that speaks the typed event stream over HTTP", runtime_plugin_init);

@@ -288,7 +288,7 @@ handle_frame (Request     *req,
       return TRUE;
     }
 
-  if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+  if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       g_autofree char *quoted = quote_upstream (event);
 
@@ -311,7 +311,7 @@ handle_frame (Request     *req,
         return FALSE;
     }
 
-  if (kind == SYMFONIC_EVENT_RESPONSE_COMPLETE)
+  if (kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     {
       JsonObject *usage = get_usage_member (root);
 

@@ -401,7 +401,7 @@ load_pipeline (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (types); i++)
     {
-      if (!symfonic_registry_register_type (registry, types[i].name, types[i].get_type (), NULL, &error))
+      if (!symfonic_registry_register_type (registry, types[i].get_type (), types[i].name, NULL, &error))
         g_error ("%s", error->message);
     }
   pipeline = symfonic_pipeline_new_from_data (registry, text, -1, base, "bench-events.pipeline", &error);

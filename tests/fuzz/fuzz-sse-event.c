@@ -27,7 +27,7 @@ decode (const char *name,
   g_autoptr(JsonNode) root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, NULL);
   SymfonicEventKind kind;
 
-  if (root == NULL || !symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_CHUNK)
+  if (root == NULL || !symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       if (fast != NULL)
         g_error ("The fast path took a delta the general way refuses");

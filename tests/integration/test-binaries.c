@@ -199,6 +199,7 @@ test_inspect_lists (void)
   g_autofree char *err = NULL;
 
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "    LGPL-2.1-or-later, "));
   g_assert_nonnull (strstr (out, "libsymfonic-replay.so"));
   g_assert_true (g_regex_match_simple ("^  replay +source +SymfonicReplaySource", out, G_REGEX_MULTILINE, 0));
 }
@@ -208,6 +209,7 @@ test_inspect_type (void)
 {
   static const char * const expected[] = {
     "replay (source SymfonicReplaySource)",
+    "  from plugin replay " SYMFONIC_VERSION " (LGPL-2.1-or-later): ",
     "  transcripts ",
     "  default-transcript ",
     "default: \"plain\"",

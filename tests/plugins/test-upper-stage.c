@@ -79,7 +79,7 @@ test_upper_stage_process (SymfonicStage   *stage,
   g_autoptr(SymfonicEvent) upper = NULL;
   g_autofree char *text = NULL;
 
-  if (symfonic_event_get_kind (event) != SYMFONIC_EVENT_TEXT_DELTA)
+  if (symfonic_event_get_kind (event) != SYMFONIC_EVENT_KIND_TEXT_DELTA)
     {
       symfonic_stream_emit (stream, event);
       return TRUE;
@@ -263,7 +263,7 @@ static gboolean
 test_stage_plugin_init (SymfonicPlugin  *plugin,
                         GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "test-upper", TEST_TYPE_UPPER_STAGE, error);
+  return symfonic_plugin_register_type (plugin, TEST_TYPE_UPPER_STAGE, "test-upper", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("test-stage", "Upper-cases text deltas, for the tests", test_stage_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("test-stage", "1.0", "LGPL-2.1-or-later", "Upper-cases text deltas, for the tests", test_stage_plugin_init);

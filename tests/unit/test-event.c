@@ -118,19 +118,19 @@ typedef struct
 
 /* Section 4 of DESIGN.md: the typed names and a minimal valid payload. */
 static const KindCase kind_cases[] = {
-  { SYMFONIC_EVENT_ACTIVATION, "ActivationEvent",
+  { SYMFONIC_EVENT_KIND_ACTIVATION, "ActivationEvent",
     "{\"node_id\":\"n1\",\"node_label\":\"sky\",\"score\":0.5,\"layer\":2,\"source_node_id\":null}" },
-  { SYMFONIC_EVENT_THINKING_DELTA, "ThinkingDeltaEvent", "{\"text\":\"hmm\"}" },
-  { SYMFONIC_EVENT_TEXT_DELTA, "TextDeltaEvent", "{\"text\":\"Hel\"}" },
-  { SYMFONIC_EVENT_TOOL_CALL_START, "ToolCallStartEvent", "{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}" },
-  { SYMFONIC_EVENT_TOOL_RESULT, "ToolResultEvent", "{\"tool_call_id\":\"c1\",\"result\":{\"hits\":[1,2]}}" },
-  { SYMFONIC_EVENT_MEMORY_EXTRACTED, "MemoryExtractedEvent", "{\"ops\":[{\"op\":\"add\",\"text\":\"likes tea\"}]}" },
-  { SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED, "ConsolidationScheduledEvent",
+  { SYMFONIC_EVENT_KIND_THINKING_DELTA, "ThinkingDeltaEvent", "{\"text\":\"hmm\"}" },
+  { SYMFONIC_EVENT_KIND_TEXT_DELTA, "TextDeltaEvent", "{\"text\":\"Hel\"}" },
+  { SYMFONIC_EVENT_KIND_TOOL_CALL_START, "ToolCallStartEvent", "{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}" },
+  { SYMFONIC_EVENT_KIND_TOOL_RESULT, "ToolResultEvent", "{\"tool_call_id\":\"c1\",\"result\":{\"hits\":[1,2]}}" },
+  { SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, "MemoryExtractedEvent", "{\"ops\":[{\"op\":\"add\",\"text\":\"likes tea\"}]}" },
+  { SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED, "ConsolidationScheduledEvent",
     "{\"report\":{\"scheduled\":true},\"graph_mutations\":0}" },
-  { SYMFONIC_EVENT_GRAPH_NODE_CREATED, "GraphNodeCreatedEvent", "{\"node_id\":\"n2\",\"label\":\"tea\",\"layer\":1}" },
-  { SYMFONIC_EVENT_GRAPH_EDGE_CREATED, "GraphEdgeCreatedEvent",
+  { SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED, "GraphNodeCreatedEvent", "{\"node_id\":\"n2\",\"label\":\"tea\",\"layer\":1}" },
+  { SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED, "GraphEdgeCreatedEvent",
     "{\"source\":\"n1\",\"target\":\"n2\",\"relationship\":\"likes\"}" },
-  { SYMFONIC_EVENT_RESPONSE_COMPLETE, "ResponseCompleteEvent", "{\"text\":\"Hello\",\"duration_ms\":42}" },
+  { SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, "ResponseCompleteEvent", "{\"text\":\"Hello\",\"duration_ms\":42}" },
 };
 
 static void
@@ -142,7 +142,7 @@ test_event_kind_names (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (kind_cases); i++)
     {
-      SymfonicEventKind kind = SYMFONIC_EVENT_CHUNK;
+      SymfonicEventKind kind = SYMFONIC_EVENT_KIND_CHUNK;
 
       g_assert_cmpstr (symfonic_event_kind_to_name (kind_cases[i].kind), ==, kind_cases[i].name);
       g_assert_true (symfonic_event_kind_from_name (kind_cases[i].name, &kind));
@@ -152,11 +152,11 @@ test_event_kind_names (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (unknown); i++)
     {
-      SymfonicEventKind kind = SYMFONIC_EVENT_CHUNK;
+      SymfonicEventKind kind = SYMFONIC_EVENT_KIND_CHUNK;
 
       g_test_message ("name “%s”", unknown[i]);
       g_assert_false (symfonic_event_kind_from_name (unknown[i], &kind));
-      g_assert_cmpint (kind, ==, SYMFONIC_EVENT_CHUNK);
+      g_assert_cmpint (kind, ==, SYMFONIC_EVENT_KIND_CHUNK);
     }
 }
 
@@ -195,32 +195,32 @@ typedef struct
 } InvalidEventCase;
 
 static const InvalidEventCase invalid_event_cases[] = {
-  { "activation-no-score", SYMFONIC_EVENT_ACTIVATION,
+  { "activation-no-score", SYMFONIC_EVENT_KIND_ACTIVATION,
     "{\"node_id\":\"n1\",\"node_label\":\"sky\",\"layer\":2,\"source_node_id\":null}", "score" },
-  { "activation-empty", SYMFONIC_EVENT_ACTIVATION, "{}", "node_id" },
-  { "text-missing", SYMFONIC_EVENT_TEXT_DELTA, "{}", "text" },
-  { "text-number", SYMFONIC_EVENT_TEXT_DELTA, "{\"text\":5}", "text" },
-  { "text-null", SYMFONIC_EVENT_TEXT_DELTA, "{\"text\":null}", "text" },
-  { "thinking-object", SYMFONIC_EVENT_THINKING_DELTA, "{\"text\":{}}", "text" },
-  { "tool-call-no-id", SYMFONIC_EVENT_TOOL_CALL_START, "{\"tool_name\":\"search\"}", "tool_call_id" },
-  { "tool-result-no-result", SYMFONIC_EVENT_TOOL_RESULT, "{\"tool_call_id\":\"c1\"}", "result" },
-  { "memory-no-ops", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{}", "ops" },
-  { "memory-ops-object", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":{}}", "ops" },
-  { "memory-ops-string", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":\"add\"}", "ops" },
-  { "memory-ops-null", SYMFONIC_EVENT_MEMORY_EXTRACTED, "{\"ops\":null}", "ops" },
-  { "consolidation-no-mutations", SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED, "{\"report\":{}}", "graph_mutations" },
-  { "consolidation-mutations-string", SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED,
+  { "activation-empty", SYMFONIC_EVENT_KIND_ACTIVATION, "{}", "node_id" },
+  { "text-missing", SYMFONIC_EVENT_KIND_TEXT_DELTA, "{}", "text" },
+  { "text-number", SYMFONIC_EVENT_KIND_TEXT_DELTA, "{\"text\":5}", "text" },
+  { "text-null", SYMFONIC_EVENT_KIND_TEXT_DELTA, "{\"text\":null}", "text" },
+  { "thinking-object", SYMFONIC_EVENT_KIND_THINKING_DELTA, "{\"text\":{}}", "text" },
+  { "tool-call-no-id", SYMFONIC_EVENT_KIND_TOOL_CALL_START, "{\"tool_name\":\"search\"}", "tool_call_id" },
+  { "tool-result-no-result", SYMFONIC_EVENT_KIND_TOOL_RESULT, "{\"tool_call_id\":\"c1\"}", "result" },
+  { "memory-no-ops", SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, "{}", "ops" },
+  { "memory-ops-object", SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, "{\"ops\":{}}", "ops" },
+  { "memory-ops-string", SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, "{\"ops\":\"add\"}", "ops" },
+  { "memory-ops-null", SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, "{\"ops\":null}", "ops" },
+  { "consolidation-no-mutations", SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED, "{\"report\":{}}", "graph_mutations" },
+  { "consolidation-mutations-string", SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED,
     "{\"report\":{},\"graph_mutations\":\"2\"}", "graph_mutations" },
-  { "consolidation-mutations-negative", SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED,
+  { "consolidation-mutations-negative", SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED,
     "{\"report\":{},\"graph_mutations\":-1}", "graph_mutations" },
-  { "consolidation-mutations-fraction", SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED,
+  { "consolidation-mutations-fraction", SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED,
     "{\"report\":{},\"graph_mutations\":1.5}", "graph_mutations" },
-  { "node-no-layer", SYMFONIC_EVENT_GRAPH_NODE_CREATED, "{\"node_id\":\"n\",\"label\":\"l\"}", "layer" },
-  { "edge-no-relationship", SYMFONIC_EVENT_GRAPH_EDGE_CREATED,
+  { "node-no-layer", SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED, "{\"node_id\":\"n\",\"label\":\"l\"}", "layer" },
+  { "edge-no-relationship", SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED,
     "{\"source\":\"a\",\"target\":\"b\"}", "relationship" },
-  { "complete-no-duration", SYMFONIC_EVENT_RESPONSE_COMPLETE, "{\"text\":\"x\"}", "duration_ms" },
-  { "complete-no-text", SYMFONIC_EVENT_RESPONSE_COMPLETE, "{\"duration_ms\":1}", "text" },
-  { "chunk-no-event-type", SYMFONIC_EVENT_CHUNK, "{\"data\":null}", "event_type" },
+  { "complete-no-duration", SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, "{\"text\":\"x\"}", "duration_ms" },
+  { "complete-no-text", SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, "{\"duration_ms\":1}", "text" },
+  { "chunk-no-event-type", SYMFONIC_EVENT_KIND_CHUNK, "{\"data\":null}", "event_type" },
 };
 
 static void
@@ -262,7 +262,7 @@ test_event_duration_not_a_number (void)
           g_autoptr(SymfonicEvent) event = NULL;
 
           g_test_message ("payload %s", payloads[i]);
-          event = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, &error);
+          event = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, payload, &error);
           g_assert_null (event);
           g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM);
           g_assert_nonnull (strstr (error->message, "duration_ms"));
@@ -284,7 +284,7 @@ test_event_deep_copy (void)
   g_autofree char *json = NULL;
   JsonObject *result;
 
-  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+  event = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_RESULT, payload, &error);
   g_assert_no_error (error);
 
   /* change the caller's object, at the top and deep inside */
@@ -327,7 +327,7 @@ test_event_deep_copy_scalars (void)
       chunk_json = symfonic_event_to_json (chunk);
       g_assert_cmpstr (chunk_json, ==, "\"Hel\"");
 
-      event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+      event = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_RESULT, payload, &error);
       g_assert_no_error (error);
       json_node_set_int (json_object_get_member (payload, "result"), 8);
       event_json = symfonic_event_to_json (event);
@@ -350,7 +350,7 @@ test_event_structured_one_line (void)
   g_autofree char *json = NULL;
   g_autoptr(JsonObject) parsed = NULL;
 
-  event = symfonic_event_new (SYMFONIC_EVENT_TOOL_RESULT, payload, &error);
+  event = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_RESULT, payload, &error);
   g_assert_no_error (error);
   json = symfonic_event_to_json (event);
   assert_one_line_json (json);
@@ -377,7 +377,7 @@ test_event_chunks (void)
 
   json_node_set_string (text, "Hel");
   delta = symfonic_event_new_chunk ("text_delta", text);
-  g_assert_cmpint (symfonic_event_get_kind (delta), ==, SYMFONIC_EVENT_CHUNK);
+  g_assert_cmpint (symfonic_event_get_kind (delta), ==, SYMFONIC_EVENT_KIND_CHUNK);
   g_assert_cmpstr (symfonic_event_get_name (delta), ==, "text_delta");
   g_assert_null (symfonic_event_get_text (delta));
   g_assert_null (symfonic_event_get_payload (delta));
@@ -396,7 +396,7 @@ test_event_chunks (void)
   g_assert_cmpstr (terminal_json, ==, "{\"final_response\":\"Hi\\nthere\"}");
 
   payload = object_from_string ("{\"event_type\":\"update\",\"data\":{\"agent\":{\"messages\":[]}}}");
-  update = symfonic_event_new (SYMFONIC_EVENT_CHUNK, payload, &error);
+  update = symfonic_event_new (SYMFONIC_EVENT_KIND_CHUNK, payload, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (symfonic_event_get_name (update), ==, "update");
   update_json = symfonic_event_to_json (update);
@@ -413,12 +413,12 @@ test_event_response_complete (void)
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
 
-  g_assert_cmpint (symfonic_event_get_kind (direct), ==, SYMFONIC_EVENT_RESPONSE_COMPLETE);
+  g_assert_cmpint (symfonic_event_get_kind (direct), ==, SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE);
   g_assert_cmpstr (symfonic_event_get_name (direct), ==, "ResponseCompleteEvent");
   g_assert_cmpstr (symfonic_event_get_text (direct), ==, "Hello world");
   g_assert_cmpint (symfonic_event_get_duration_ms (direct), ==, 1500);
 
-  parsed = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, payload, &error);
+  parsed = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, payload, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (symfonic_event_get_text (parsed), ==, "ab");
   g_assert_cmpint (symfonic_event_get_duration_ms (parsed), ==, 50);
@@ -452,7 +452,7 @@ test_event_from_json (void)
 
   event = symfonic_event_new_from_json ("TextDeltaEvent", data, &error);
   g_assert_no_error (error);
-  g_assert_cmpint (symfonic_event_get_kind (event), ==, SYMFONIC_EVENT_TEXT_DELTA);
+  g_assert_cmpint (symfonic_event_get_kind (event), ==, SYMFONIC_EVENT_KIND_TEXT_DELTA);
   g_assert_cmpstr (symfonic_event_get_text (event), ==, "Hel");
 
   for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
@@ -656,11 +656,11 @@ test_event_extra_members (void)
   g_autofree char *thinking_json = NULL;
   g_autofree char *plain_json = NULL;
 
-  terminal = symfonic_event_new (SYMFONIC_EVENT_RESPONSE_COMPLETE, json_node_get_object (terminal_data), &error);
+  terminal = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, json_node_get_object (terminal_data), &error);
   g_assert_no_error (error);
-  thinking = symfonic_event_new (SYMFONIC_EVENT_THINKING_DELTA, json_node_get_object (thinking_data), &error);
+  thinking = symfonic_event_new (SYMFONIC_EVENT_KIND_THINKING_DELTA, json_node_get_object (thinking_data), &error);
   g_assert_no_error (error);
-  plain = symfonic_event_new (SYMFONIC_EVENT_TEXT_DELTA, json_node_get_object (plain_data), &error);
+  plain = symfonic_event_new (SYMFONIC_EVENT_KIND_TEXT_DELTA, json_node_get_object (plain_data), &error);
   g_assert_no_error (error);
 
   terminal_json = symfonic_event_to_json (terminal);

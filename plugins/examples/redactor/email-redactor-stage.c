@@ -104,7 +104,7 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
 
   switch (symfonic_event_get_kind (event))
     {
-    case SYMFONIC_EVENT_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event), self->fail_marker) != NULL)
         {
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
@@ -115,15 +115,15 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
       return TRUE;
 
     /* the events that close the answer: the withheld text goes first */
-    case SYMFONIC_EVENT_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_GRAPH_EDGE_CREATED:
+    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
+    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
       symfonic_text_filter_drain (filter, stream);
       symfonic_stream_emit (stream, event);
       return TRUE;
 
-    case SYMFONIC_EVENT_RESPONSE_COMPLETE:
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       {
         /* its text must stay the concatenation of the deltas sent */
         g_autoptr(SymfonicTextFilter) fresh = new_filter (self);
@@ -135,11 +135,11 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
       }
       return TRUE;
 
-    case SYMFONIC_EVENT_ACTIVATION:
-    case SYMFONIC_EVENT_THINKING_DELTA:
-    case SYMFONIC_EVENT_TOOL_CALL_START:
-    case SYMFONIC_EVENT_TOOL_RESULT:
-    case SYMFONIC_EVENT_CHUNK:
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_CHUNK:
     default:
       symfonic_stream_emit (stream, event);
       return TRUE;

@@ -33,8 +33,8 @@ test_affine_plugin_init (SymfonicPlugin  *plugin,
   g_thread_unref (thread);
   symfonic_stage_type_set_main_context (TEST_TYPE_AFFINE_STAGE, context);
 
-  return symfonic_plugin_register_type (plugin, "test-affine", TEST_TYPE_AFFINE_STAGE, error) &&
-         symfonic_plugin_register_type (plugin, "test-count", TEST_TYPE_COUNT_STAGE, error);
+  return symfonic_plugin_register_type (plugin, TEST_TYPE_AFFINE_STAGE, "test-affine", error) &&
+         symfonic_plugin_register_type (plugin, TEST_TYPE_COUNT_STAGE, "test-count", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("test-affine", "A stage that runs on a thread of its own", test_affine_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("test-affine", "1.0", "LGPL-2.1-or-later", "A stage that runs on a thread of its own", test_affine_plugin_init);

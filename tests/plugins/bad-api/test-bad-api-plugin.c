@@ -22,6 +22,7 @@ G_MODULE_EXPORT const SymfonicPluginInfo symfonic_plugin_info = {
   SYMFONIC_PLUGIN_API_VERSION + 1,
   "test-bad-api",
   SYMFONIC_VERSION,
+  "LGPL-2.1-or-later",
   "Declares a plugin API this gateway does not provide",
   bad_api_plugin_init,
 };

@@ -189,8 +189,8 @@ static gboolean
 test_counting_store_plugin_init (SymfonicPlugin  *plugin,
                                  GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "test-counting", TEST_TYPE_COUNTING_STORE, error);
+  return symfonic_plugin_register_type (plugin, TEST_TYPE_COUNTING_STORE, "test-counting", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("test-counting-store", "A meter store that counts its calls",
+SYMFONIC_PLUGIN_DEFINE ("test-counting-store", "1.0", "LGPL-2.1-or-later", "A meter store that counts its calls",
                         test_counting_store_plugin_init);

@@ -49,7 +49,7 @@ static gboolean
 test_duplicate_plugin_init (SymfonicPlugin  *plugin,
                             GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "replay", TEST_TYPE_DUPLICATE_SOURCE, error);
+  return symfonic_plugin_register_type (plugin, TEST_TYPE_DUPLICATE_SOURCE, "replay", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("test-duplicate", "Registers a source under a name already taken", test_duplicate_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("test-duplicate", "1.0", "LGPL-2.1-or-later", "Registers a source under a name already taken", test_duplicate_plugin_init);

@@ -74,7 +74,7 @@ flood_event (Flood *flood)
   json_object_set_string_member (payload, "tool_name", "flood");
   json_object_set_string_member (payload, "tool_call_id", text);
 
-  return symfonic_event_new (SYMFONIC_EVENT_TOOL_CALL_START, payload, NULL);
+  return symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_CALL_START, payload, NULL);
 }
 
 static gboolean
@@ -210,7 +210,7 @@ static gboolean
 test_flood_plugin_init (SymfonicPlugin  *plugin,
                         GError         **error)
 {
-  return symfonic_plugin_register_type (plugin, "test-flood", TEST_TYPE_FLOOD_SOURCE, error);
+  return symfonic_plugin_register_type (plugin, TEST_TYPE_FLOOD_SOURCE, "test-flood", error);
 }
 
-SYMFONIC_PLUGIN_DEFINE ("test-flood", "A source that ignores back-pressure", test_flood_plugin_init);
+SYMFONIC_PLUGIN_DEFINE ("test-flood", "1.0", "LGPL-2.1-or-later", "A source that ignores back-pressure", test_flood_plugin_init);

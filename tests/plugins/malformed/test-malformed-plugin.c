@@ -23,6 +23,7 @@ G_MODULE_EXPORT const SymfonicPluginInfo symfonic_plugin_info = {
   SYMFONIC_PLUGIN_API_VERSION,
   "replay\nsymfonic-gateway: all plugins loaded",
   SYMFONIC_VERSION,
+  "LGPL-2.1-or-later",
   "\xff\xfe not text",
   malformed_plugin_init,
 };
