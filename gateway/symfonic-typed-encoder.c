@@ -82,16 +82,25 @@ advance (TypedEncoder      *self,
   return TRUE;
 }
 
+/* A frame up to its data, which the caller writes, then "\n\n". */
+static void
+begin_frame (SymfonicEncoder *encoder,
+             GString         *out,
+             const char      *name)
+{
+  symfonic_encoder_append_id (encoder, out);
+  g_string_append (out, "event: ");
+  g_string_append (out, name);
+  g_string_append (out, "\ndata: ");
+}
+
 static void
 append_frame (SymfonicEncoder *encoder,
               GString         *out,
               const char      *name,
               SymfonicEvent   *event)
 {
-  symfonic_encoder_append_id (encoder, out);
-  g_string_append (out, "event: ");
-  g_string_append (out, name);
-  g_string_append (out, "\ndata: ");
+  begin_frame (encoder, out, name);
   symfonic_event_write_json (event, out);
   g_string_append (out, "\n\n");
 }
@@ -106,8 +115,8 @@ append_tool_call (SymfonicEncoder *encoder,
   SymfonicToolCall call;
 
   symfonic_encoder_read_tool_call (encoder, event, &call);
-  symfonic_encoder_append_id (encoder, out);
-  g_string_append (out, "event: ToolCallStartEvent\ndata: {\"tool_name\":");
+  begin_frame (encoder, out, "ToolCallStartEvent");
+  g_string_append (out, "{\"tool_name\":");
   symfonic_json_append_string (out, call.name, -1);
   g_string_append (out, ",\"tool_call_id\":");
   symfonic_json_append_string (out, call.id, -1);
@@ -145,8 +154,8 @@ typed_event (SymfonicEncoder *encoder,
        * comes on an empty delta, is for the anthropic route */
       if (*symfonic_event_get_text (event) == '\0')
         return SYMFONIC_FRAME_NONE;
-      symfonic_encoder_append_id (encoder, out);
-      g_string_append (out, "event: ThinkingDeltaEvent\ndata: {\"text\":");
+      begin_frame (encoder, out, "ThinkingDeltaEvent");
+      g_string_append (out, "{\"text\":");
       symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
       g_string_append (out, "}\n\n");
       return SYMFONIC_FRAME_DROPPABLE;
@@ -182,8 +191,8 @@ typed_success (SymfonicEncoder *encoder,
    * the fields have the upstream's JSON types, an object and a count */
   if (!self->consolidated)
     {
-      symfonic_encoder_append_id (encoder, out);
-      g_string_append (out, "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n");
+      begin_frame (encoder, out, "ConsolidationScheduledEvent");
+      g_string_append (out, "{\"report\":{},\"graph_mutations\":0}\n\n");
     }
 
   append_frame (encoder, out, "ResponseCompleteEvent", terminal);

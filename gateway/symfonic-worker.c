@@ -134,6 +134,7 @@ handle_request (SoupServer        *server,
 {
   SymfonicWorker *self = user_data;
   const char *method = soup_server_message_get_method (message);
+  g_autofree char *detail = NULL;
   SymfonicRoute *route;
 
   if (g_str_equal (path, "/healthz") || g_str_equal (path, "/metrics"))
@@ -189,14 +190,10 @@ handle_request (SoupServer        *server,
       return;
     }
 
-  if (method != method_of (route))
-    {
-      g_autofree char *detail = g_strdup_printf (_("Use %s"), method_of (route));
-
-      soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route));
-      respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
-      return;
-    }
+  /* what is left asks for the route with another method */
+  detail = g_strdup_printf (_("Use %s"), method_of (route));
+  soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route));
+  respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
 }
 
 static gboolean
