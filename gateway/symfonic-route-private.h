@@ -32,5 +32,8 @@ void     symfonic_route_release_stream      (SymfonicRoute   *self,
 G_GNUC_INTERNAL
 guint64  symfonic_route_get_refused_streams (SymfonicRoute   *self,
                                              gboolean         per_tenant);
+G_GNUC_INTERNAL
+SymfonicAdmissionPhase symfonic_route_get_stage_phase (SymfonicRoute *self,
+                                                       guint          position);
 
 G_END_DECLS

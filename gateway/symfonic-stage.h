@@ -44,7 +44,7 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
  *   rate-limit store). The default runs @admit inline.
  * @admit_finish: completes @admit_async.
  * @get_admission_phase: when the admission hooks run; a constant of the
- *   stage, read once per stream. The default is
+ *   stage, read once, when it is added to a route. The default is
  *   %SYMFONIC_ADMISSION_PHASE_BODY.
  * @begin: the stream was admitted and its upstream is about to open: emit
  *   what must precede any upstream event. The default emits nothing.
