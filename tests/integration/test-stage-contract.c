@@ -38,6 +38,7 @@ typedef struct
 static const Implementation implementations[] = {
   { "c", EMAIL_REDACTOR_C_DIR, "email-redactor", NULL },
   { "python", EMAIL_REDACTOR_SCRIPT_DIR, "email-redactor-py", "libsymfonic-python" },
+  { "js", EMAIL_REDACTOR_SCRIPT_DIR, "email-redactor-js", "libsymfonic-gjs" },
 };
 
 /* A build without a language's loader plugin has no such row to run. */

@@ -1,0 +1,159 @@
+/* symfonic-gjs-plugin.c: runs `.js` script plugins, ES modules, in one
+ * embedded gjs context on the thread of the default main context
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+#include <gjs/gjs.h>
+
+#include <symfonic.h>
+
+/* gjs answers only on the thread that created its context: from any other
+ * it logs a critical and returns NULL without an error, which would lose
+ * a stream's events silently. The context is made on the first loading
+ * thread, which takes the default main context for good, so that the
+ * hops of JavaScript stages (whose main context is the default one) run
+ * there and nowhere else. Every host loads its pipelines on that thread
+ * and runs the default main context while it serves. */
+static GjsContext *gjs;
+static GThread *gjs_thread;
+
+static gboolean
+ensure_context (GError **error)
+{
+  if (gjs != NULL)
+    {
+      if (g_thread_self () == gjs_thread)
+        return TRUE;
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                           _("JavaScript plugins must be loaded on the thread that loaded the first one"));
+      return FALSE;
+    }
+
+  if (!g_main_context_acquire (g_main_context_default ()))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                           _("JavaScript plugins must be loaded on the thread that runs the default main "
+                             "context, and another thread owns it"));
+      return FALSE;
+    }
+
+  gjs_thread = g_thread_self ();
+  gjs = gjs_context_new ();
+  return TRUE;
+}
+
+/* Imports one script, by its URI in `symfonicScriptUri[0]`, and leaves
+ * in `symfonicScriptLoad` whether it settled and, when it failed, the line
+ * of the script where it broke: a syntax error's own line, or the
+ * innermost frame of the script in the exception's stack, which goes to
+ * the log. */
+static const char import_source[] =
+  "(function (uri) {\n"
+  "  const load = { settled: false, line: -1 };\n"
+  "  const lineOf = e => {\n"
+  "    if (e instanceof SyntaxError && e.fileName === uri)\n"
+  "      return e.lineNumber;\n"
+  "    for (const frame of String(e?.stack ?? '').split('\\n')) {\n"
+  "      const where = frame.slice(frame.lastIndexOf('@') + 1);\n"
+  "      if (where.startsWith(uri + ':'))\n"
+  "        return parseInt(where.slice(uri.length + 1));\n"
+  "    }\n"
+  "    return 0;\n"
+  "  };\n"
+  "  globalThis.symfonicScriptLoad = load;\n"
+  "  import(uri).then(() => { load.settled = true; }, e => {\n"
+  "    printerr(`${uri}: ${e}\\n${e?.stack ?? ''}`);\n"
+  "    load.line = lineOf(e);\n"
+  "    load.settled = true;\n"
+  "  });\n"
+  "})(symfonicScriptUri[0]);\n";
+
+/* -1 while the import is under way, 0 once it succeeded, 1 + the line
+ * once it failed */
+static const char outcome_source[] =
+  "symfonicScriptLoad.settled ? symfonicScriptLoad.line + 1 : -1";
+
+static int
+import_outcome (GError **error)
+{
+  int outcome = -1;
+
+  if (!gjs_context_eval (gjs, outcome_source, -1, "<symfonic-loader>", &outcome, error))
+    return 1;
+  return outcome;
+}
+
+static gboolean
+load_script (const char  *filename,
+             gpointer     user_data,
+             GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GError) syntax_error = NULL;
+  g_autofree char *uri = NULL;
+  const char *uris[1];
+  int outcome;
+
+  if (!ensure_context (error))
+    return FALSE;
+
+  uri = g_filename_to_uri (filename, NULL, error);
+  if (uri == NULL)
+    return FALSE;
+  uris[0] = uri;
+
+  /* parsing alone says what is wrong with a script that does not parse;
+   * the import then says where */
+  if (!gjs_context_register_module (gjs, uri, uri, &syntax_error))
+    g_debug ("%s", syntax_error->message);
+
+  if (!gjs_context_define_string_array (gjs, "symfonicScriptUri", 1, uris, &local_error) ||
+      !gjs_context_eval (gjs, import_source, -1, "<symfonic-loader>", NULL, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s: %s"),
+                   filename, local_error->message);
+      return FALSE;
+    }
+
+  /* a module that awaits at its top level settles on a later iteration */
+  while ((outcome = import_outcome (&local_error)) < 0)
+    g_main_context_iteration (g_main_context_default (), TRUE);
+
+  if (local_error != NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s: %s"),
+                   filename, local_error->message);
+      return FALSE;
+    }
+  if (outcome == 0)
+    return TRUE;
+
+  if (syntax_error != NULL)
+    {
+      const char *text = strstr (syntax_error->message, "': ");
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s:%d: %s"),
+                   filename, outcome - 1, text != NULL ? text + 3 : syntax_error->message);
+    }
+  else
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                 _("Cannot load %s:%d: the module threw an exception (the stack is above)"),
+                 filename, outcome - 1);
+  return FALSE;
+}
+
+static gboolean
+symfonic_gjs_plugin_init (SymfonicPlugin  *plugin,
+                          GError         **error)
+{
+  symfonic_plugin_add_script_loader (plugin, ".js", "JavaScript", g_main_context_default (), load_script, NULL);
+
+  return TRUE;
+}
+
+SYMFONIC_PLUGIN_DEFINE ("gjs", SYMFONIC_VERSION, "LGPL-2.1-or-later", "Runs .js script plugins", symfonic_gjs_plugin_init);
