@@ -22,9 +22,44 @@
 static GjsContext *gjs;
 static GThread *gjs_thread;
 
+/* gjs turns an exception in a hook into a GError that carries the
+ * message alone, which is all the engine logs. The hooks of stage and
+ * source classes are wrapped, before gjs hooks them up, so that an
+ * exception that is not a GLib.Error (a bug rather than a refusal or a
+ * failure the stage meant) has its stack printed too. */
+static const char stage_hooks_source[] =
+  "(function () {\n"
+  "  const { GLib, GObject, Symfonic } = imports.gi;\n"
+  "  const registerClass = GObject.registerClass;\n"
+  "  const hooked = [Symfonic.Stage, Symfonic.Source];\n"
+  "  GObject.registerClass = function (...args) {\n"
+  "    const klass = args[args.length - 1];\n"
+  "    const implemented = args.length > 1 ? args[0].Implements ?? [] : [];\n"
+  "    if (implemented.some(iface => hooked.includes(iface))) {\n"
+  "      for (const name of Object.getOwnPropertyNames(klass.prototype)) {\n"
+  "        const hook = klass.prototype[name];\n"
+  "        if (!name.startsWith('vfunc_') || typeof hook !== 'function')\n"
+  "          continue;\n"
+  "        klass.prototype[name] = function (...hookArgs) {\n"
+  "          try {\n"
+  "            return hook.apply(this, hookArgs);\n"
+  "          } catch (e) {\n"
+  "            if (!(e instanceof GLib.Error))\n"
+  "              printerr(`${klass.name}.${name}: ${e}\\n${e?.stack ?? ''}`);\n"
+  "            throw e;\n"
+  "          }\n"
+  "        };\n"
+  "      }\n"
+  "    }\n"
+  "    return registerClass.apply(this, args);\n"
+  "  };\n"
+  "})();\n";
+
 static gboolean
 ensure_context (GError **error)
 {
+  g_autoptr(GError) local_error = NULL;
+
   if (gjs != NULL)
     {
       if (g_thread_self () == gjs_thread)
@@ -44,20 +79,26 @@ ensure_context (GError **error)
 
   gjs_thread = g_thread_self ();
   gjs = gjs_context_new ();
+  if (!gjs_context_eval (gjs, stage_hooks_source, -1, "<symfonic-loader>", NULL, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
+      g_clear_object (&gjs);
+      return FALSE;
+    }
+
   return TRUE;
 }
 
 /* Imports one script, by its URI in `symfonicScriptUri[0]`, and leaves
  * in `symfonicScriptLoad` whether it settled and, when it failed, the line
- * of the script where it broke: a syntax error's own line, or the
- * innermost frame of the script in the exception's stack, which goes to
- * the log. */
+ * of the script where it broke: a syntax error's own line (its message
+ * comes from parsing the script), or the innermost frame of the script in
+ * the exception's stack, which goes to the log. */
 static const char import_source[] =
   "(function (uri) {\n"
   "  const load = { settled: false, line: -1 };\n"
   "  const lineOf = e => {\n"
-  "    if (e instanceof SyntaxError && e.fileName === uri)\n"
-  "      return e.lineNumber;\n"
   "    for (const frame of String(e?.stack ?? '').split('\\n')) {\n"
   "      const where = frame.slice(frame.lastIndexOf('@') + 1);\n"
   "      if (where.startsWith(uri + ':'))\n"
@@ -67,8 +108,12 @@ static const char import_source[] =
   "  };\n"
   "  globalThis.symfonicScriptLoad = load;\n"
   "  import(uri).then(() => { load.settled = true; }, e => {\n"
-  "    printerr(`${uri}: ${e}\\n${e?.stack ?? ''}`);\n"
-  "    load.line = lineOf(e);\n"
+  "    if (e instanceof SyntaxError && e.fileName === uri) {\n"
+  "      load.line = e.lineNumber;\n"
+  "    } else {\n"
+  "      printerr(`${uri}: ${e}\\n${e?.stack ?? ''}`);\n"
+  "      load.line = lineOf(e);\n"
+  "    }\n"
   "    load.settled = true;\n"
   "  });\n"
   "})(symfonicScriptUri[0]);\n";

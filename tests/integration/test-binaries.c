@@ -1037,17 +1037,33 @@ test_junk_on_plugin_path (void)
 
 /* --- script plugins ----------------------------------------------------- */
 
-/* The Python loader is built only with -Dpython and introspection. */
+/* A language's loader plugin is built only with its option and
+ * introspection. */
 static gboolean
-python_loader_built (void)
+loader_built (const char *module,
+              const char *language)
 {
-  g_autofree char *path = g_test_build_filename (G_TEST_BUILT, "..", "plugins",
-                                                 "libsymfonic-python." G_MODULE_SUFFIX, NULL);
+  g_autofree char *name = g_strconcat (module, "." G_MODULE_SUFFIX, NULL);
+  g_autofree char *path = g_test_build_filename (G_TEST_BUILT, "..", "plugins", name, NULL);
+  g_autofree char *reason = NULL;
 
   if (g_file_test (path, G_FILE_TEST_EXISTS))
     return TRUE;
-  g_test_skip ("the Python loader is not built");
+  reason = g_strdup_printf ("the %s loader is not built", language);
+  g_test_skip (reason);
   return FALSE;
+}
+
+static gboolean
+python_loader_built (void)
+{
+  return loader_built ("libsymfonic-python", "Python");
+}
+
+static gboolean
+gjs_loader_built (void)
+{
+  return loader_built ("libsymfonic-gjs", "JavaScript");
 }
 
 /* A folder of script plugins first on the plugin path, then the C test
@@ -1060,10 +1076,18 @@ script_plugin_path (const char *folder)
   return g_strjoin (G_SEARCHPATH_SEPARATOR_S, scripts, SYMFONIC_TEST_PLUGIN_DIR, NULL);
 }
 
-/* A C stage that upper-cases, then a Python stage that appends "!";
- * @plugin_path is the [gateway] key's value, or %NULL. */
+/* the script stages the route may use beside the C stage `upper` */
+#define SUFFIX_GROUP "\n[stage:suffix]\ntype=py-suffix\nsuffix=!\n"
+#define PREFIX_GROUP "\n[stage:prefix]\ntype=js-prefix\nprefix=>\n"
+
+/* A route of @stages: upper, a C stage that upper-cases, then those of
+ * @groups: suffix, a Python stage that appends "!", prefix, a JavaScript
+ * stage that puts ">" first. @plugin_path is the [gateway] key's value, or
+ * %NULL. */
 static char *
-write_mixed_pipeline (const char *plugin_path)
+write_stages_pipeline (const char *plugin_path,
+                       const char *stages,
+                       const char *groups)
 {
   g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
   g_autofree char *key = plugin_path != NULL ? g_strdup_printf ("plugin-path=%s\n", plugin_path) : g_strdup ("");
@@ -1075,7 +1099,7 @@ write_mixed_pipeline (const char *plugin_path)
                                            "path=/api/v1/stream/typed\n"
                                            "kind=typed\n"
                                            "source=fixtures\n"
-                                           "stages=upper;suffix\n"
+                                           "stages=%s\n"
                                            "\n"
                                            "[source:fixtures]\n"
                                            "type=replay\n"
@@ -1086,45 +1110,17 @@ write_mixed_pipeline (const char *plugin_path)
                                            "\n"
                                            "[stage:upper]\n"
                                            "type=test-upper\n"
-                                           "\n"
-                                           "[stage:suffix]\n"
-                                           "type=py-suffix\n"
-                                           "suffix=!\n",
-                                           key, transcripts);
+                                           "%s",
+                                           key, stages, transcripts, groups);
 
   return write_pipeline ("mixed.pipeline", text);
 }
 
-/* `--check` validates a pipeline using a Python stage, and
- * symfonic-inspect lists the script, its language and its type. */
-static void
-test_python_check_and_inspect (void)
+/* A C stage, then a Python stage. */
+static char *
+write_mixed_pipeline (const char *plugin_path)
 {
-  g_autofree char *plugin_path = NULL;
-  g_autofree char *pipeline = NULL;
-  g_autofree char *script = NULL;
-  g_autofree char *listed = NULL;
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-
-  if (!python_loader_built ())
-    return;
-
-  plugin_path = script_plugin_path ("scripts");
-  pipeline = write_mixed_pipeline (NULL);
-  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
-
-  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
-  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
-  g_clear_pointer (&out, g_free);
-  g_clear_pointer (&err, g_free);
-
-  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
-  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
-  script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "suffix.py", NULL);
-  listed = g_strdup_printf ("  suffix                      Python stages\n    %s\n", script);
-  g_assert_nonnull (strstr (out, listed));
-  g_assert_nonnull (strstr (out, "  py-suffix        stage   TestPySuffixStage            suffix\n"));
+  return write_stages_pipeline (plugin_path, "upper;suffix", SUFFIX_GROUP);
 }
 
 static void
@@ -1135,64 +1131,10 @@ assert_delta (SymfonicTestFrame *frame,
   g_assert_cmpstr (frame->data, ==, data);
 }
 
-/* The binary serves a route mixing a C and a Python stage; a stream whose
- * Python stage raises ends with one opaque error frame while a stream of
- * the same route beside it completes. */
-static void
-test_python_serves_mixed_route (void)
-{
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(SoupSession) session = symfonic_test_session_new ();
-  g_autoptr(SymfonicTestStream) good = NULL;
-  g_autoptr(SymfonicTestStream) failing = NULL;
-  g_autofree char *plugin_path = NULL;
-  g_autofree char *pipeline = NULL;
-  g_autofree char *base_url = NULL;
-  g_autofree char *url = NULL;
-  const char *expected[] = { "ONE !", "TWO !", "THREE !", "FOUR !", "FIVE !", "SIX !", "SEVEN!" };
-  SymfonicTestFrame *last;
-
-  if (!python_loader_built ())
-    return;
-
-  plugin_path = script_plugin_path ("scripts");
-  pipeline = write_mixed_pipeline (NULL);
-  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
-  process = start_gateway (launcher, pipeline, "1", &base_url);
-  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
-
-  good = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
-  failing = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}",
-                                       "X-Symfonic-Transcript", "boom", NULL);
-  symfonic_test_stream_wait_done (failing);
-  symfonic_test_stream_wait_done (good);
-
-  g_assert_cmpuint (failing->status, ==, 200);
-  g_assert_cmpuint (failing->frames->len, ==, 2);
-  assert_delta (g_ptr_array_index (failing->frames, 0), "{\"text\":\"FINE !\"}");
-  last = g_ptr_array_index (failing->frames, 1);
-  g_assert_cmpstr (last->event, ==, "error");
-  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
-
-  g_assert_cmpuint (good->status, ==, 200);
-  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (expected) + 1);
-  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
-    {
-      g_autofree char *data = g_strdup_printf ("{\"text\":\"%s\"}", expected[i]);
-
-      assert_delta (g_ptr_array_index (good->frames, i), data);
-    }
-  last = g_ptr_array_index (good->frames, good->frames->len - 1);
-  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
-
-  stop_gateway (process, SIGTERM);
-}
-
 /* A script that does not parse, or raises as it loads, stops the gateway
  * from starting with its file and line. */
 static void
-test_python_load_error (gconstpointer data)
+test_script_load_error (gconstpointer data)
 {
   const char *const *expected = data;
   g_autofree char *plugin_path = NULL;
@@ -1203,7 +1145,7 @@ test_python_load_error (gconstpointer data)
   g_autofree char *err = NULL;
   int status;
 
-  if (!python_loader_built ())
+  if (g_str_has_suffix (expected[1], ".js") ? !gjs_loader_built () : !python_loader_built ())
     return;
 
   plugin_path = g_test_build_filename (G_TEST_DIST, "integration", "broken-scripts", expected[0], NULL);
@@ -1257,8 +1199,181 @@ test_python_plugin_path_key (void)
   g_assert_true (g_str_has_suffix (err, message));
 }
 
+/* A script plugin of the scripts folder, and how symfonic-inspect shows
+ * it. */
+typedef struct
+{
+  const char *loader;
+  const char *language;
+  const char *file;
+  /* a route of the C stage and the script's */
+  const char *stages;
+  const char *groups;
+  const char *type;
+  /* its line in the list of plugins, above its file */
+  const char *plugin_line;
+  const char *type_line;
+  const char *properties;
+} ScriptPlugin;
+
+static const ScriptPlugin python_plugin = {
+  "libsymfonic-python", "Python", "suffix.py", "upper;suffix", SUFFIX_GROUP, "py-suffix",
+  "  suffix                      Python stages\n",
+  "  py-suffix        stage   TestPySuffixStage            suffix\n",
+  "  suffix               Appended to every text delta\n"
+  "                       type: gchararray\n"
+  "                       default: \"\"\n",
+};
+
+static const ScriptPlugin js_plugin = {
+  "libsymfonic-gjs", "JavaScript", "prefix.js", "upper;prefix", PREFIX_GROUP, "js-prefix",
+  "  prefix                      JavaScript stages\n",
+  "  js-prefix        stage   TestJsPrefixStage            prefix\n",
+  "  prefix               Put before every text delta\n"
+  "                       type: gchararray\n"
+  "                       default: \"\"\n",
+};
+
+/* `--check` validates a pipeline using a script stage, and
+ * symfonic-inspect lists the script, its language and its type, and shows
+ * the type's properties. */
+static void
+test_script_check_and_inspect (gconstpointer data)
+{
+  const ScriptPlugin *plugin = data;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *listed = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!loader_built (plugin->loader, plugin->language))
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_stages_pipeline (NULL, plugin->stages, plugin->groups);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_clear_pointer (&err, g_free);
+  script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", plugin->file, NULL);
+  listed = g_strdup_printf ("%s    %s\n", plugin->plugin_line, script);
+  g_assert_nonnull (strstr (out, listed));
+  g_assert_nonnull (strstr (out, plugin->type_line));
+  g_clear_pointer (&out, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), plugin->type, NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_assert_nonnull (strstr (out, plugin->properties));
+}
+
+/* A route mixing languages, and what its streams say. */
+typedef struct
+{
+  const char *stages;
+  const char *groups;
+  /* the deltas of a whole stream, and the first of one that fails */
+  const char *expected[7];
+  const char *fine;
+  /* what a script stage that throws logs: a line starting with
+   * `thrown`, then its stack's innermost frame, `frame` in the script
+   * folder; NULL when the test does not read the log */
+  const char *thrown;
+  const char *frame;
+} MixedRoute;
+
+static const MixedRoute c_and_python = {
+  "upper;suffix", SUFFIX_GROUP,
+  { "ONE !", "TWO !", "THREE !", "FOUR !", "FIVE !", "SIX !", "SEVEN!" }, "FINE !",
+  NULL, NULL,
+};
+
+static const MixedRoute three_languages = {
+  "upper;prefix;suffix", PREFIX_GROUP SUFFIX_GROUP,
+  { ">ONE !", ">TWO !", ">THREE !", ">FOUR !", ">FIVE !", ">SIX !", ">SEVEN!" }, ">FINE !",
+  "PrefixStage.vfunc_process: TypeError: the test stage was told to fail", "prefix.js:19:",
+};
+
+/* The binary serves a route mixing a C stage and script stages; a stream
+ * whose script stage throws ends with one opaque error frame (and, for a
+ * JavaScript one, the exception's stack in the log) while a stream of the
+ * same route beside it completes. */
+static void
+test_serves_mixed_route (gconstpointer data)
+{
+  const MixedRoute *route = data;
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) good = NULL;
+  g_autoptr(SymfonicTestStream) failing = NULL;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *fine = NULL;
+  SymfonicTestFrame *last;
+
+  if (!python_loader_built () || (strstr (route->stages, "prefix") != NULL && !gjs_loader_built ()))
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_stages_pipeline (NULL, route->stages, route->groups);
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  good = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  failing = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}",
+                                       "X-Symfonic-Transcript", "boom", NULL);
+  symfonic_test_stream_wait_done (failing);
+  symfonic_test_stream_wait_done (good);
+
+  g_assert_cmpuint (failing->status, ==, 200);
+  g_assert_cmpuint (failing->frames->len, ==, 2);
+  fine = g_strdup_printf ("{\"text\":\"%s\"}", route->fine);
+  assert_delta (g_ptr_array_index (failing->frames, 0), fine);
+  last = g_ptr_array_index (failing->frames, 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
+
+  g_assert_cmpuint (good->status, ==, 200);
+  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (route->expected) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (route->expected); i++)
+    {
+      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[i]);
+
+      assert_delta (g_ptr_array_index (good->frames, i), delta);
+    }
+  last = g_ptr_array_index (good->frames, good->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+
+  if (route->thrown != NULL)
+    {
+      g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", route->frame, NULL);
+      g_autofree char *frame = g_strdup_printf ("@file://%s", script);
+      g_autofree char *innermost = NULL;
+
+      g_free (wait_line (process, "stderr", route->thrown));
+      innermost = wait_line (process, "stderr", "");
+      g_assert_nonnull (strstr (innermost, frame));
+    }
+
+  stop_gateway (process, SIGTERM);
+}
+
 static const char *const syntax_error[] = { "syntax", "syntax.py", "4: SyntaxError: invalid syntax" };
 static const char *const import_error[] = { "raising", "raising.py", "5: RuntimeError: this plugin refuses to load" };
+static const char *const js_syntax_error[] = { "js-syntax", "syntax.js", "6: SyntaxError: expected expression, got ')'" };
+static const char *const js_import_error[] = { "js-raising", "raising.js",
+                                               "6: the module threw an exception (the stack is above)" };
 
 int
 main (int   argc,
@@ -1288,11 +1403,15 @@ main (int   argc,
   g_test_add_func ("/binaries/second-on-same-port", test_second_on_same_port);
   g_test_add_func ("/binaries/out-of-descriptors", test_out_of_descriptors);
   g_test_add_func ("/binaries/raises-descriptor-limit", test_raises_descriptor_limit);
-  g_test_add_func ("/binaries/python-check-and-inspect", test_python_check_and_inspect);
-  g_test_add_func ("/binaries/python-serves-mixed-route", test_python_serves_mixed_route);
-  g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_python_load_error);
+  g_test_add_data_func ("/binaries/python-check-and-inspect", &python_plugin, test_script_check_and_inspect);
+  g_test_add_data_func ("/binaries/python-serves-mixed-route", &c_and_python, test_serves_mixed_route);
+  g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_script_load_error);
   g_test_add_func ("/binaries/python-plugin-path-key", test_python_plugin_path_key);
-  g_test_add_data_func ("/binaries/python-import-error", import_error, test_python_load_error);
+  g_test_add_data_func ("/binaries/python-import-error", import_error, test_script_load_error);
+  g_test_add_data_func ("/binaries/js-check-and-inspect", &js_plugin, test_script_check_and_inspect);
+  g_test_add_data_func ("/binaries/three-languages-serve", &three_languages, test_serves_mixed_route);
+  g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
+  g_test_add_data_func ("/binaries/js-import-error", js_import_error, test_script_load_error);
 
   return g_test_run ();
 }
