@@ -122,12 +122,52 @@ test_python_redactor_splits (void)
     }
 }
 
+static gpointer
+load_scripts_thread (gpointer data)
+{
+  GError *error = NULL;
+
+  symfonic_registry_load_directory (symfonic_test_get_registry (), data, &error);
+
+  return error;
+}
+
+/* A host that loads JavaScript plugins on a thread other than the one
+ * running the default main context would have gjs answer nothing: the
+ * load fails, and says why. */
+static void
+test_js_off_thread (void)
+{
+  g_autofree char *plugin = g_test_build_filename (G_TEST_BUILT, "..", "plugins", "libsymfonic-gjs." G_MODULE_SUFFIX,
+                                                   NULL);
+  g_autofree char *folder = g_test_build_filename (G_TEST_DIST, "integration", "scripts", NULL);
+  GMainContext *context = g_main_context_default ();
+  g_autoptr(GError) error = NULL;
+
+  if (!g_file_test (plugin, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("the JavaScript loader is not built");
+      return;
+    }
+
+  symfonic_test_get_registry ();
+  /* as a host's main loop does while it serves */
+  g_assert_true (g_main_context_acquire (context));
+  error = g_thread_join (g_thread_new ("loader", load_scripts_thread, folder));
+  g_main_context_release (context);
+
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_true (g_str_has_prefix (error->message, "JavaScript plugins must be loaded on the thread that "));
+  g_assert_cmpuint (symfonic_registry_lookup (symfonic_test_get_registry (), "js-prefix"), ==, G_TYPE_INVALID);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   symfonic_test_init (&argc, &argv);
 
+  g_test_add_func ("/script-redactor/js-off-thread", test_js_off_thread);
   g_test_add_func ("/script-redactor/python-splits", test_python_redactor_splits);
 
   return g_test_run ();
