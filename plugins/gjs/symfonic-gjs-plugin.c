@@ -58,15 +58,20 @@ static const char stage_hooks_source[] =
 static gboolean
 ensure_context (GError **error)
 {
+  static char *failure;
   g_autoptr(GError) local_error = NULL;
 
-  if (gjs != NULL)
+  if (gjs_thread != NULL && g_thread_self () != gjs_thread)
     {
-      if (g_thread_self () == gjs_thread)
-        return TRUE;
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
                            _("JavaScript plugins must be loaded on the thread that loaded the first one"));
       return FALSE;
+    }
+  if (gjs_thread != NULL)
+    {
+      if (failure != NULL)
+        g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, failure);
+      return failure == NULL;
     }
 
   if (!g_main_context_acquire (g_main_context_default ()))
@@ -78,12 +83,17 @@ ensure_context (GError **error)
     }
 
   gjs_thread = g_thread_self ();
-  gjs = gjs_context_new ();
+  /* a gjs program that loads pipelines has its context already, and a
+   * thread holds one at most */
+  gjs = gjs_context_get_current ();
+  if (gjs != NULL)
+    g_object_ref (gjs);
+  else
+    gjs = gjs_context_new ();
   if (!gjs_context_eval (gjs, stage_hooks_source, -1, "<symfonic-loader>", NULL, &local_error))
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
-                   _("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
-      g_clear_object (&gjs);
+      failure = g_strdup_printf (_("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, failure);
       return FALSE;
     }
 
@@ -133,6 +143,26 @@ import_outcome (GError **error)
   return outcome;
 }
 
+/* Runs the import of @uri to its end; FALSE with @error if the loader
+ * itself failed, otherwise the outcome as import_outcome() says. */
+static gboolean
+run_import (const char  *uri,
+            int         *outcome,
+            GError     **error)
+{
+  const char *uris[] = { uri };
+
+  if (!gjs_context_define_string_array (gjs, "symfonicScriptUri", 1, uris, error) ||
+      !gjs_context_eval (gjs, import_source, -1, "<symfonic-loader>", NULL, error))
+    return FALSE;
+
+  /* a module that awaits at its top level settles on a later iteration */
+  while ((*outcome = import_outcome (error)) < 0)
+    g_main_context_iteration (g_main_context_default (), TRUE);
+
+  return *error == NULL;
+}
+
 static gboolean
 load_script (const char  *filename,
              gpointer     user_data,
@@ -141,8 +171,8 @@ load_script (const char  *filename,
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GError) syntax_error = NULL;
   g_autofree char *uri = NULL;
-  const char *uris[1];
-  int outcome;
+  gboolean parsed;
+  int outcome = 0;
 
   if (!ensure_context (error))
     return FALSE;
@@ -150,35 +180,17 @@ load_script (const char  *filename,
   uri = g_filename_to_uri (filename, NULL, error);
   if (uri == NULL)
     return FALSE;
-  uris[0] = uri;
 
   /* parsing alone says what is wrong with a script that does not parse;
    * the import then says where */
-  if (!gjs_context_register_module (gjs, uri, uri, &syntax_error))
-    g_debug ("%s", syntax_error->message);
+  parsed = gjs_context_register_module (gjs, uri, uri, &syntax_error);
 
-  if (!gjs_context_define_string_array (gjs, "symfonicScriptUri", 1, uris, &local_error) ||
-      !gjs_context_eval (gjs, import_source, -1, "<symfonic-loader>", NULL, &local_error))
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s: %s"),
-                   filename, local_error->message);
-      return FALSE;
-    }
-
-  /* a module that awaits at its top level settles on a later iteration */
-  while ((outcome = import_outcome (&local_error)) < 0)
-    g_main_context_iteration (g_main_context_default (), TRUE);
-
-  if (local_error != NULL)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s: %s"),
-                   filename, local_error->message);
-      return FALSE;
-    }
-  if (outcome == 0)
+  if (!run_import (uri, &outcome, &local_error))
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, _("Cannot load %s: %s"),
+                 filename, local_error->message);
+  else if (outcome == 0)
     return TRUE;
-
-  if (syntax_error != NULL)
+  else if (!parsed)
     {
       const char *text = strstr (syntax_error->message, "': ");
 
@@ -189,6 +201,7 @@ load_script (const char  *filename,
     g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
                  _("Cannot load %s:%d: the module threw an exception (the stack is above)"),
                  filename, outcome - 1);
+
   return FALSE;
 }
 
