@@ -22,27 +22,35 @@
 static GjsContext *gjs;
 static GThread *gjs_thread;
 
-/* gjs turns an exception in a hook into a GError that carries the
- * message alone, which is all the engine logs. The hooks of stage and
- * source classes are wrapped, before gjs hooks them up, so that an
- * exception that is not a GLib.Error (a bug rather than a refusal or a
- * failure the stage meant) has its stack printed too. */
-static const char stage_hooks_source[] =
+/* Run once in the context, before any script.
+ *
+ * gjs turns an exception in a hook into a GError that carries the message
+ * alone, which is all the engine logs. The hooks of stage classes are
+ * wrapped, before gjs hooks them up, so that an exception that is not a
+ * GLib.Error (a bug rather than a refusal or a failure the stage meant)
+ * has its stack printed too. The wrapper takes the most arguments a stage
+ * hook has rather than a rest array, so a call allocates nothing.
+ *
+ * Only stages hop to the thread of their affinity: a source's hooks run on
+ * the workers, where gjs would answer nothing, so registering one throws
+ * instead. */
+static const char prelude_source[] =
   "(function () {\n"
   "  const { GLib, GObject, Symfonic } = imports.gi;\n"
   "  const registerClass = GObject.registerClass;\n"
-  "  const hooked = [Symfonic.Stage, Symfonic.Source];\n"
+  "  const hooks = ['admit', 'admit_async', 'admit_finish', 'get_admission_phase', 'begin', 'process',\n"
+  "                 'finish', 'close'].map(hook => `vfunc_${hook}`);\n"
   "  GObject.registerClass = function (...args) {\n"
   "    const klass = args[args.length - 1];\n"
   "    const implemented = args.length > 1 ? args[0].Implements ?? [] : [];\n"
-  "    if (implemented.some(iface => hooked.includes(iface))) {\n"
-  "      for (const name of Object.getOwnPropertyNames(klass.prototype)) {\n"
-  "        const hook = klass.prototype[name];\n"
-  "        if (!name.startsWith('vfunc_') || typeof hook !== 'function')\n"
+  "    if (implemented.includes(Symfonic.Stage)) {\n"
+  "      for (const name of hooks) {\n"
+  "        const hook = Object.getOwnPropertyDescriptor(klass.prototype, name)?.value;\n"
+  "        if (typeof hook !== 'function')\n"
   "          continue;\n"
-  "        klass.prototype[name] = function (...hookArgs) {\n"
+  "        klass.prototype[name] = function (a, b, c) {\n"
   "          try {\n"
-  "            return hook.apply(this, hookArgs);\n"
+  "            return hook.call(this, a, b, c);\n"
   "          } catch (e) {\n"
   "            if (!(e instanceof GLib.Error))\n"
   "              printerr(`${klass.name}.${name}: ${e}\\n${e?.stack ?? ''}`);\n"
@@ -52,6 +60,12 @@ static const char stage_hooks_source[] =
   "      }\n"
   "    }\n"
   "    return registerClass.apply(this, args);\n"
+  "  };\n"
+  "  const registerStageType = Symfonic.register_stage_type;\n"
+  "  Symfonic.register_stage_type = function (type, name) {\n"
+  "    if (GObject.type_is_a(type, Symfonic.Source.$gtype))\n"
+  "      throw new Error(`${name}: a source cannot be written in JavaScript: it would run on the workers`);\n"
+  "    return registerStageType(type, name);\n"
   "  };\n"
   "})();\n";
 
@@ -90,7 +104,7 @@ ensure_context (GError **error)
     g_object_ref (gjs);
   else
     gjs = gjs_context_new ();
-  if (!gjs_context_eval (gjs, stage_hooks_source, -1, "<symfonic-loader>", NULL, &local_error))
+  if (!gjs_context_eval (gjs, prelude_source, -1, "<symfonic-loader>", NULL, &local_error))
     {
       failure = g_strdup_printf (_("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, failure);

@@ -1158,6 +1158,9 @@ test_script_load_error (gconstpointer data)
   message = g_strdup_printf ("symfonic-gateway: Cannot load %s:%s\n", script, expected[2]);
   g_assert_cmpint (status, ==, 1);
   g_assert_true (g_str_has_suffix (err, message));
+  /* what the exception said, in the log above */
+  if (expected[3] != NULL)
+    g_assert_nonnull (strstr (err, expected[3]));
 }
 
 /* `[gateway] plugin-path` loads the folders it lists, a relative one from
@@ -1369,11 +1372,20 @@ test_serves_mixed_route (gconstpointer data)
   stop_gateway (process, SIGTERM);
 }
 
-static const char *const syntax_error[] = { "syntax", "syntax.py", "4: SyntaxError: invalid syntax" };
-static const char *const import_error[] = { "raising", "raising.py", "5: RuntimeError: this plugin refuses to load" };
-static const char *const js_syntax_error[] = { "js-syntax", "syntax.js", "6: SyntaxError: expected expression, got ')'" };
+/* the folder, the script, where and why its load fails, and what the log
+ * says before, if the test looks */
+static const char *const syntax_error[] = { "syntax", "syntax.py", "4: SyntaxError: invalid syntax", NULL };
+static const char *const import_error[] = { "raising", "raising.py", "5: RuntimeError: this plugin refuses to load",
+                                            NULL };
+static const char *const js_syntax_error[] = { "js-syntax", "syntax.js", "6: SyntaxError: expected expression, got ')'",
+                                               NULL };
 static const char *const js_import_error[] = { "js-raising", "raising.js",
-                                               "6: the module threw an exception (the stack is above)" };
+                                               "6: the module threw an exception (the stack is above)",
+                                               "raising.js: Error: this plugin refuses to load\n" };
+static const char *const js_source[] = { "js-source", "source.js",
+                                         "11: the module threw an exception (the stack is above)",
+                                         "Error: js-source: a source cannot be written in JavaScript: it would run "
+                                         "on the workers\n" };
 
 int
 main (int   argc,
@@ -1412,6 +1424,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/three-languages-serve", &three_languages, test_serves_mixed_route);
   g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-import-error", js_import_error, test_script_load_error);
+  g_test_add_data_func ("/binaries/js-source-refused", js_source, test_script_load_error);
 
   return g_test_run ();
 }

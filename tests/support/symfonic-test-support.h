@@ -27,6 +27,9 @@ char           *symfonic_test_replay_pipeline     (const char     *transcripts,
                                                    const char     *default_transcript,
                                                    double          time_scale);
 
+/* Stages whose affinity is the default main context (JavaScript ones) run
+ * while the main thread iterates it, as the waits below do there: make the
+ * server, and wait for its streams, on the main thread. */
 SymfonicServer *symfonic_test_server_new          (const char     *pipeline_text,
                                                    const char     *base_dir,
                                                    guint           workers);
