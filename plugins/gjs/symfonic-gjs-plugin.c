@@ -114,7 +114,7 @@ ensure_context (GError **error)
   return TRUE;
 }
 
-/* Imports one script, by its URI in `symfonicScriptUri[0]`, and leaves
+/* Imports one script, by the URI it is called with, and leaves
  * in `symfonicScriptLoad` whether it settled and, when it failed, the line
  * of the script where it broke: a syntax error's own line (its message
  * comes from parsing the script), or the innermost frame of the script in
@@ -140,7 +140,7 @@ static const char import_source[] =
   "    }\n"
   "    load.settled = true;\n"
   "  });\n"
-  "})(symfonicScriptUri[0]);\n";
+  "})";
 
 /* -1 while the import is under way, 0 once it succeeded, 1 + the line
  * once it failed */
@@ -158,16 +158,16 @@ import_outcome (GError **error)
 }
 
 /* Runs the import of @uri to its end; FALSE with @error if the loader
- * itself failed, otherwise the outcome as import_outcome() says. */
+ * itself failed, otherwise the outcome as import_outcome() says. @uri
+ * needs no quoting in JavaScript. */
 static gboolean
 run_import (const char  *uri,
             int         *outcome,
             GError     **error)
 {
-  const char *uris[] = { uri };
+  g_autofree char *call = g_strconcat (import_source, "('", uri, "');\n", NULL);
 
-  if (!gjs_context_define_string_array (gjs, "symfonicScriptUri", 1, uris, error) ||
-      !gjs_context_eval (gjs, import_source, -1, "<symfonic-loader>", NULL, error))
+  if (!gjs_context_eval (gjs, call, -1, "<symfonic-loader>", NULL, error))
     return FALSE;
 
   /* a module that awaits at its top level settles on a later iteration */
@@ -184,6 +184,7 @@ load_script (const char  *filename,
 {
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GError) syntax_error = NULL;
+  g_autofree char *escaped = NULL;
   g_autofree char *uri = NULL;
   gboolean parsed;
   int outcome = 0;
@@ -191,9 +192,10 @@ load_script (const char  *filename,
   if (!ensure_context (error))
     return FALSE;
 
-  uri = g_filename_to_uri (filename, NULL, error);
-  if (uri == NULL)
-    return FALSE;
+  /* every character but letters, digits, "-._~/" escaped, so that the
+   * URI can stand in a JavaScript string as it is */
+  escaped = g_uri_escape_string (filename, "/", FALSE);
+  uri = g_strconcat ("file://", escaped, NULL);
 
   /* parsing alone says what is wrong with a script that does not parse;
    * the import then says where */

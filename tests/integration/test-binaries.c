@@ -1303,10 +1303,11 @@ static const MixedRoute three_languages = {
   "PrefixStage.vfunc_process: TypeError: the test stage was told to fail", "prefix.js:19:",
 };
 
-/* The binary serves a route mixing a C stage and script stages; a stream
- * whose script stage throws ends with one opaque error frame (and, for a
- * JavaScript one, the exception's stack in the log) while a stream of the
- * same route beside it completes. */
+/* The binary serves a route mixing a C stage and script stages, with the
+ * example folder's scripts loaded beside them; a stream whose script stage
+ * throws ends with one opaque error frame (and, for a JavaScript one, the
+ * exception's stack in the log) while a stream of the same route beside it
+ * completes; after a reload the route serves as before. */
 static void
 test_serves_mixed_route (gconstpointer data)
 {
@@ -1317,17 +1318,23 @@ test_serves_mixed_route (gconstpointer data)
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SymfonicTestStream) good = NULL;
   g_autoptr(SymfonicTestStream) failing = NULL;
+  g_autoptr(SymfonicTestStream) reloaded = NULL;
+  g_autofree char *scripts = NULL;
+  g_autofree char *examples = NULL;
   g_autofree char *plugin_path = NULL;
   g_autofree char *pipeline = NULL;
   g_autofree char *base_url = NULL;
   g_autofree char *url = NULL;
   g_autofree char *fine = NULL;
+  g_autofree char *first = NULL;
   SymfonicTestFrame *last;
 
   if (!python_loader_built () || (strstr (route->stages, "prefix") != NULL && !gjs_loader_built ()))
     return;
 
-  plugin_path = script_plugin_path ("scripts");
+  scripts = script_plugin_path ("scripts");
+  examples = g_test_build_filename (G_TEST_DIST, "..", "plugins", "examples", "redactor", NULL);
+  plugin_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, scripts, examples, NULL);
   pipeline = write_stages_pipeline (NULL, route->stages, route->groups);
   g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
   process = start_gateway (launcher, pipeline, "2", &base_url);
@@ -1368,6 +1375,15 @@ test_serves_mixed_route (gconstpointer data)
       innermost = wait_line (process, "stderr", "");
       g_assert_nonnull (strstr (innermost, frame));
     }
+
+  g_subprocess_send_signal (process, SIGHUP);
+  g_free (wait_line (process, "stdout", "symfonic-gateway: reloaded "));
+  reloaded = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  symfonic_test_stream_wait_done (reloaded);
+  g_assert_cmpuint (reloaded->status, ==, 200);
+  g_assert_cmpuint (reloaded->frames->len, >=, 1);
+  first = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[0]);
+  assert_delta (g_ptr_array_index (reloaded->frames, 0), first);
 
   stop_gateway (process, SIGTERM);
 }
