@@ -42,7 +42,7 @@ static const char prelude_source[] =
   "                 'finish', 'close'].map(hook => `vfunc_${hook}`);\n"
   "  GObject.registerClass = function (...args) {\n"
   "    const klass = args[args.length - 1];\n"
-  "    const implemented = args.length > 1 ? args[0].Implements ?? [] : [];\n"
+  "    const implemented = (args.length > 1 ? args[0].Implements : klass[GObject.interfaces]) ?? [];\n"
   "    if (implemented.includes(Symfonic.Stage)) {\n"
   "      for (const name of hooks) {\n"
   "        const hook = Object.getOwnPropertyDescriptor(klass.prototype, name)?.value;\n"
