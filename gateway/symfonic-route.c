@@ -29,6 +29,8 @@ struct _SymfonicRoute
   SymfonicRouteKind  kind;
   SymfonicSource    *source;
   GPtrArray         *stages;
+  /* SymfonicAdmissionPhase of each stage */
+  GArray            *phases;
   guint              max_duration;
   SymfonicStreamCap *cap;
   guint              stall_timeout;
@@ -70,6 +72,7 @@ symfonic_route_finalize (GObject *object)
   g_free (self->release_line);
   g_clear_object (&self->source);
   g_ptr_array_unref (self->stages);
+  g_array_unref (self->phases);
   symfonic_stream_cap_free (self->cap);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
@@ -316,6 +319,7 @@ static void
 symfonic_route_init (SymfonicRoute *self)
 {
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
+  self->phases = g_array_new (FALSE, FALSE, sizeof (SymfonicAdmissionPhase));
   self->cap = symfonic_stream_cap_new ();
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
@@ -376,10 +380,16 @@ void
 symfonic_route_add_stage (SymfonicRoute *self,
                           SymfonicStage *stage)
 {
+  SymfonicAdmissionPhase phase;
+
   g_return_if_fail (SYMFONIC_IS_ROUTE (self));
   g_return_if_fail (SYMFONIC_IS_STAGE (stage));
 
   g_ptr_array_add (self->stages, g_object_ref (stage));
+  /* asked here, on the thread that loads the pipeline: a stage with a main
+   * context of its own (a JavaScript one) cannot answer on a worker */
+  phase = symfonic_stage_get_admission_phase (stage);
+  g_array_append_val (self->phases, phase);
 }
 
 /**
@@ -868,4 +878,16 @@ symfonic_route_get_stage (SymfonicRoute *self,
   g_return_val_if_fail (position < self->stages->len, NULL);
 
   return g_ptr_array_index (self->stages, position);
+}
+
+/* The admission phase of the stage at @position, as it said when it was
+ * added. */
+SymfonicAdmissionPhase
+symfonic_route_get_stage_phase (SymfonicRoute *self,
+                                guint          position)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), SYMFONIC_ADMISSION_PHASE_BODY);
+  g_return_val_if_fail (position < self->phases->len, SYMFONIC_ADMISSION_PHASE_BODY);
+
+  return g_array_index (self->phases, SymfonicAdmissionPhase, position);
 }

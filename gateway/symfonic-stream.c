@@ -293,7 +293,7 @@ symfonic_stream_new (SymfonicRoute      *route,
   for (guint i = 0; i < self->n_stages; i++)
     {
       self->slots[i].stage = symfonic_route_get_stage (route, i);
-      self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
+      self->slots[i].phase = symfonic_route_get_stage_phase (route, i);
       self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
     }
 
