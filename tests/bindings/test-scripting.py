@@ -153,24 +153,16 @@ class Script:
         self.wait()
 
 
-class ScriptTestCase(unittest.TestCase):
+class ServingTestCase(unittest.TestCase):
+    """Talks to the script serving a pipeline file."""
 
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix='symfonic-scripting-')
-        self.addCleanup(shutil.rmtree, self.dir)
-        self.pipeline = self.write_pipeline('X-Tenant-Streams')
-        self.script = Script(self.pipeline)
+    def serve(self, pipeline):
+        self.script = Script(pipeline)
         self.addCleanup(self.script.kill)
         match = self.script.wait_line(r'%s: serving (.*) on http://127\.0\.0\.1:(\d+)/'
                                       % re.escape(os.path.basename(SCRIPT)))
-        self.assertEqual(match.group(1), self.pipeline)
+        self.assertEqual(match.group(1), os.path.abspath(pipeline))
         self.port = int(match.group(2))
-
-    def write_pipeline(self, header, name='tally.pipeline'):
-        path = os.path.join(self.dir, name)
-        with open(path, 'w', encoding='utf-8') as f:
-            f.write(PIPELINE.format(data=DATA_DIR, header=header))
-        return path
 
     def post(self, path, headers):
         connection = http.client.HTTPConnection('127.0.0.1', self.port, timeout=TIMEOUT)
@@ -183,6 +175,38 @@ class ScriptTestCase(unittest.TestCase):
         self.script.process.send_signal(signum)
         self.script.wait_line(r'%s: shutting down' % re.escape(os.path.basename(SCRIPT)))
         return self.script.wait()
+
+
+
+class ExamplePipelineTestCase(ServingTestCase):
+
+    def test_example_pipeline(self):
+        # the pipeline file next to the scripts, as the README runs them
+        self.serve(os.path.join(os.path.dirname(SCRIPT), 'tally.pipeline'))
+        response = self.post('/api/v1/stream/typed', ALICE)
+        frames = parse_sse(response.read().decode())
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.getheader('X-Tenant-Streams'), '1')
+        self.assertEqual(frames[:-1], PLAIN_FRAMES)
+        self.assertEqual(frames[-1][0], 'ResponseCompleteEvent')
+        self.assertEqual(frames[-1][1]['text'], PLAIN_TEXT)
+        self.script.wait_line('tenant-tally: tenant acme, stream 1: 4 deltas, 99 characters')
+        self.assertEqual(self.stop(), 0)
+
+
+class ScriptTestCase(ServingTestCase):
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix='symfonic-scripting-')
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.pipeline = self.write_pipeline('X-Tenant-Streams')
+        self.serve(self.pipeline)
+
+    def write_pipeline(self, header):
+        path = os.path.join(self.dir, 'tally.pipeline')
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(PIPELINE.format(data=DATA_DIR, header=header))
+        return path
 
     def test_typed_stream_runs_the_script_stage_among_c_stages(self):
         # auth (C) admits the tenant the script's stage numbers; the
