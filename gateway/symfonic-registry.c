@@ -220,16 +220,6 @@ owner_name (SymfonicPlugin *plugin)
     : symfonic_plugin_get_name (plugin);
 }
 
-/* gjs marks every class a script defines (GObject.registerClass()) with
- * this type data. The quark exists only once gjs runs in the process. */
-static gboolean
-type_is_javascript (GType type)
-{
-  GQuark mark = g_quark_try_string ("gjs::custom-type");
-
-  return mark != 0 && g_type_get_qdata (type, mark) != NULL;
-}
-
 /**
  * symfonic_registry_register_type:
  * @self: a #SymfonicRegistry
@@ -240,12 +230,6 @@ type_is_javascript (GType type)
  * @error: return location for a #GError
  *
  * Registers @type under @name.
- *
- * A stage type defined in JavaScript with no main context of its own gets
- * the global default main context
- * (symfonic_stage_type_set_main_context()): gjs runs code only on the
- * thread that owns it, so a gjs program serving a pipeline registers its
- * stages as any other type and runs the default main loop.
  *
  * Returns: %TRUE on success; %FALSE with %SYMFONIC_ERROR_PLUGIN if @name is
  *   already registered
@@ -284,11 +268,6 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   entry->type = type;
   entry->plugin = plugin != NULL ? g_object_ref (plugin) : NULL;
   g_hash_table_insert (self->types, g_strdup (name), entry);
-
-  /* called from a worker thread, gjs would refuse to run the hook */
-  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE) && type_is_javascript (type) &&
-      symfonic_stage_type_get_main_context (type) == NULL)
-    symfonic_stage_type_set_main_context (type, g_main_context_default ());
 
   return TRUE;
 }

@@ -40,6 +40,12 @@ const QueryStage = GObject.registerClass({
     }
 });
 
+// The same, told to run on the stream's thread: JavaScript cannot, so it
+// still runs on the default main context.
+const PinnedQueryStage = GObject.registerClass({
+    GTypeName: 'SymfonicTestJsPinnedQueryStage',
+}, class PinnedQueryStage extends QueryStage {});
+
 const PIPELINE = `
 [gateway]
 listen=127.0.0.1:0
@@ -51,6 +57,12 @@ kind=typed
 source=replay
 stages=query
 
+[route:pinned]
+path=/api/v1/stream/pinned
+kind=typed
+source=replay
+stages=pinned
+
 [source:replay]
 type=replay
 transcripts=${GLib.getenv('SYMFONIC_TEST_DATA_DIR')}/transcripts
@@ -59,6 +71,9 @@ time-scale=0
 
 [stage:query]
 type=js-query
+
+[stage:pinned]
+type=js-query-pinned
 `;
 
 let failures = 0;
@@ -70,10 +85,14 @@ function check(what, actual, expected) {
 }
 
 Symfonic.register_stage_type(QueryStage.$gtype, 'js-query');
-// registered as any type, it got the default main context
+Symfonic.register_stage_type(PinnedQueryStage.$gtype, 'js-query-pinned');
+Symfonic.stage_type_set_main_context(PinnedQueryStage.$gtype, null);
+// neither declared a context of its own, and both run on the default one
 GLib.MainContext.default().acquire();
-check('stage type runs on the default main context',
-    Symfonic.stage_type_get_main_context(QueryStage.$gtype)?.is_owner(), true);
+for (const type of [QueryStage, PinnedQueryStage]) {
+    check(`${type.$gtype.name} runs on the default main context`,
+        Symfonic.stage_type_get_main_context(type.$gtype)?.is_owner(), true);
+}
 GLib.MainContext.default().release();
 
 const registry = Symfonic.Registry.get_default();
@@ -85,29 +104,44 @@ server.start();
 
 const loop = new GLib.MainLoop(null, false);
 const session = new Soup.Session({timeout: 20});
-const message = Soup.Message.new('POST', `http://127.0.0.1:${server.get_port()}/api/v1/stream/typed`);
-message.set_request_body_from_bytes('application/json',
-    new GLib.Bytes(new TextEncoder().encode(JSON.stringify({query: QUERY}))));
-let body = null;
-// the stage runs on this thread: the request must not block it
-session.send_and_read_async(message, GLib.PRIORITY_DEFAULT, null, (source, result) => {
-    try {
-        body = new TextDecoder().decode(source.send_and_read_finish(result).toArray());
-    } catch (error) {
-        printerr(`FAIL: request: ${error.message}`);
+
+// POSTs the query to @path; resolves to the message and its body
+function post(path) {
+    const message = Soup.Message.new('POST', `http://127.0.0.1:${server.get_port()}${path}`);
+    message.set_request_body_from_bytes('application/json',
+        new GLib.Bytes(new TextEncoder().encode(JSON.stringify({query: QUERY}))));
+    // the stages run on this thread: the request must not block it
+    return new Promise((resolve, reject) => {
+        session.send_and_read_async(message, GLib.PRIORITY_DEFAULT, null, (source, result) => {
+            try {
+                resolve([message, new TextDecoder().decode(source.send_and_read_finish(result).toArray())]);
+            } catch (error) {
+                reject(error);
+            }
+        });
+    });
+}
+
+async function checkRoute(path) {
+    const [message, body] = await post(path);
+    check(`${path}: status`, message.get_status(), 200);
+    check(`${path}: query the admission hook saw`,
+        message.get_response_headers().get_one('X-Query'), QUERY);
+    const frames = body.split('\n\n').filter(block => block.startsWith('id: '));
+    const deltas = frames.filter(block => block.includes('\nevent: TextDeltaEvent\n'))
+        .map(block => JSON.parse(block.split('\ndata: ')[1]).text);
+    check(`${path}: deltas`, JSON.stringify(deltas), JSON.stringify(['[18]', '[22]', '[26]', '[33]']));
+    check(`${path}: terminal`, frames.at(-1)?.includes('\nevent: ResponseCompleteEvent\n'), true);
+}
+
+checkRoute('/api/v1/stream/typed')
+    .then(() => checkRoute('/api/v1/stream/pinned'))
+    .catch(error => {
+        printerr(`FAIL: ${error.message}`);
         failures++;
-    }
-    loop.quit();
-});
+    })
+    .finally(() => loop.quit());
 loop.run();
 server.stop();
-
-check('status', message.get_status(), 200);
-check('query the admission hook saw', message.get_response_headers().get_one('X-Query'), QUERY);
-const deltas = (body ?? '').split('\n\n')
-    .filter(block => block.startsWith('id: ') && block.includes('\nevent: TextDeltaEvent\n'))
-    .map(block => JSON.parse(block.split('\ndata: ')[1]).text);
-check('deltas', JSON.stringify(deltas), JSON.stringify(['[18]', '[22]', '[26]', '[33]']));
-check('terminal', (body ?? '').includes('\nevent: ResponseCompleteEvent\n'), true);
 
 System.exit(failures === 0 ? 0 : 1);

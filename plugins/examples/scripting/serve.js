@@ -34,8 +34,8 @@ const Tally = GObject.registerClass({
 
 // Numbers each tenant's streams and logs what every stream answered. Its
 // hooks run on the thread of the default main context, the only one gjs
-// runs code on: the library gives a stage type defined in JavaScript that
-// context when it is registered, and the workers hand it their streams.
+// runs code on: the library runs a stage type defined in JavaScript there,
+// and the workers hand it their streams.
 const TenantTally = GObject.registerClass({
     GTypeName: 'ServeTenantTallyJs',
     Implements: [Symfonic.Stage],
