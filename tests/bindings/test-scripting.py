@@ -117,22 +117,27 @@ class Script:
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)
         self.lines = queue.Queue()
+        self.error_lines = queue.Queue()
+        # all of standard error, for the checks at the end
         self.stderr = []
         self.readers = [threading.Thread(target=self._read, args=(self.process.stdout, self.lines.put)),
-                        threading.Thread(target=self._read, args=(self.process.stderr, self.stderr.append))]
+                        threading.Thread(target=self._read, args=(self.process.stderr, self.stderr.append,
+                                                                  self.error_lines.put))]
         for reader in self.readers:
             reader.start()
 
     @staticmethod
-    def _read(stream, put):
+    def _read(stream, *puts):
         for line in stream:
-            put(line.rstrip('\n'))
+            for put in puts:
+                put(line.rstrip('\n'))
 
-    def wait_line(self, pattern):
-        """The first output line matching @pattern from here on."""
+    def wait_line(self, pattern, lines=None):
+        """The first line of standard output (or @lines) matching @pattern
+        from here on."""
         while True:
             try:
-                line = self.lines.get(timeout=TIMEOUT)
+                line = (lines or self.lines).get(timeout=TIMEOUT)
             except queue.Empty:
                 raise AssertionError('no line matching %r; stderr: %s' % (pattern, self.stderr))
             match = re.fullmatch(pattern, line)
@@ -174,7 +179,10 @@ class ServingTestCase(unittest.TestCase):
     def stop(self, signum=signal.SIGTERM):
         self.script.process.send_signal(signum)
         self.script.wait_line(r'%s: shutting down' % re.escape(os.path.basename(SCRIPT)))
-        return self.script.wait()
+        status = self.script.wait()
+        # nothing went wrong on the way: no warning, no refused callback
+        self.assertEqual(self.script.stderr, [])
+        return status
 
 
 
@@ -273,6 +281,7 @@ class ScriptTestCase(ServingTestCase):
         self.assertEqual(frames[-1][1]['text'], PLAIN_TEXT)
         self.script.wait_line('tenant-tally: tenant acme, stream 1: 4 deltas, 99 characters')
         self.assertEqual(self.script.wait(), 0)
+        self.assertEqual(self.script.stderr, [])
 
     def test_sigint_stops(self):
         self.assertEqual(self.stop(signal.SIGINT), 0)
@@ -293,6 +302,23 @@ class ScriptTestCase(ServingTestCase):
         self.assertIsNone(response.getheader('X-Tenant-Streams'))
         self.assertEqual(response.getheader('X-Acme-Streams'), '1')
         self.assertEqual(self.stop(), 0)
+
+
+    def test_sighup_keeps_serving_when_the_file_does_not_load(self):
+        with open(self.pipeline, 'a', encoding='utf-8') as f:
+            f.write('[stage:late]\ntype=no-such-type\n')
+        self.script.process.send_signal(signal.SIGHUP)
+        self.script.wait_line(r'.*reload refused.*', self.script.error_lines)
+        self.assertEqual(self.script.stderr,
+                         ['%s: reload refused, still serving the previous pipeline: %s:48: '
+                          '[stage:late] type: unknown type “no-such-type” (symfonic-inspect lists '
+                          'the registered types)' % (os.path.basename(SCRIPT), self.pipeline)])
+        response = self.post('/api/v1/stream/typed', ALICE)
+        response.read()
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.getheader('X-Tenant-Streams'), '1')
+        self.script.process.send_signal(signal.SIGTERM)
+        self.assertEqual(self.script.wait(), 0)
 
 
 class BadPipelineTestCase(unittest.TestCase):
