@@ -16,9 +16,11 @@ import Symfonic from 'gi://Symfonic?version=1.0';
 import System from 'system';
 
 const QUERY = 'Why is the sky blue?';
+const REFUSED = 'Whose tenant is this?';
 
 // Declares the body phase, which it needs to read the query, and answers
-// in a header with the query it saw and in the deltas with their length.
+// in a header with the query it saw and in the deltas with their length;
+// refuses the query REFUSED as a GLib.Error.
 const QueryStage = GObject.registerClass({
     GTypeName: 'SymfonicTestJsQueryStage',
     Implements: [Symfonic.Stage],
@@ -28,6 +30,8 @@ const QueryStage = GObject.registerClass({
     }
 
     vfunc_admit(stream) {
+        if (stream.get_invocation().get_query() === REFUSED)
+            throw new GLib.Error(Symfonic.error_quark(), Symfonic.Error.FORBIDDEN, 'not yours');
         stream.set_response_header('X-Query', String(stream.get_invocation().get_query()));
         return true;
     }
@@ -105,11 +109,11 @@ server.start();
 const loop = new GLib.MainLoop(null, false);
 const session = new Soup.Session({timeout: 20});
 
-// POSTs the query to @path; resolves to the message and its body
-function post(path) {
+// POSTs @query to @path; resolves to the message and its body
+function post(path, query = QUERY) {
     const message = Soup.Message.new('POST', `http://127.0.0.1:${server.get_port()}${path}`);
     message.set_request_body_from_bytes('application/json',
-        new GLib.Bytes(new TextEncoder().encode(JSON.stringify({query: QUERY}))));
+        new GLib.Bytes(new TextEncoder().encode(JSON.stringify({query}))));
     // the stages run on this thread: the request must not block it
     return new Promise((resolve, reject) => {
         session.send_and_read_async(message, GLib.PRIORITY_DEFAULT, null, (source, result) => {
@@ -134,8 +138,15 @@ async function checkRoute(path) {
     check(`${path}: terminal`, frames.at(-1)?.includes('\nevent: ResponseCompleteEvent\n'), true);
 }
 
+async function checkRefusal(path) {
+    const [message, body] = await post(path, REFUSED);
+    check(`${path}: refusal status`, message.get_status(), 403);
+    check(`${path}: refusal`, body, '{"detail":"not yours","status":403,"code":"forbidden"}');
+}
+
 checkRoute('/api/v1/stream/typed')
     .then(() => checkRoute('/api/v1/stream/pinned'))
+    .then(() => checkRefusal('/api/v1/stream/typed'))
     .catch(error => {
         printerr(`FAIL: ${error.message}`);
         failures++;
