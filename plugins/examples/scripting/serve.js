@@ -18,6 +18,7 @@ import System from 'system';
 
 const PROGRAM = 'serve.js';
 const SIGHUP = 1, SIGINT = 2, SIGTERM = 15;
+const DEFAULT_HEADER = 'X-Tenant-Streams';
 
 // One stream's count, kept in the stream.
 const Tally = GObject.registerClass({
@@ -42,7 +43,7 @@ const TenantTally = GObject.registerClass({
     Properties: {
         'header': GObject.ParamSpec.string('header', 'Header',
             "Response header carrying the number of the tenant's stream",
-            GObject.ParamFlags.READWRITE, 'X-Tenant-Streams'),
+            GObject.ParamFlags.READWRITE, DEFAULT_HEADER),
     },
 }, class TenantTally extends GObject.Object {
     constructor(params = {}) {
@@ -51,7 +52,7 @@ const TenantTally = GObject.registerClass({
     }
 
     get header() {
-        return this._header ?? 'X-Tenant-Streams';
+        return this._header ?? DEFAULT_HEADER;
     }
 
     set header(value) {
