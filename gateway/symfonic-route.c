@@ -374,7 +374,9 @@ symfonic_route_new (const char        *name,
  * @stage: the stage to append
  *
  * Appends @stage to the route's chain. Only while the route is assembled,
- * before it serves.
+ * before it serves. The stage's admission phase
+ * (symfonic_stage_get_admission_phase()) is asked now, on the calling
+ * thread, and holds for every stream of the route.
  */
 void
 symfonic_route_add_stage (SymfonicRoute *self,
