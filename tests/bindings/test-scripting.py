@@ -55,12 +55,12 @@ transcripts={data}/transcripts
 default-transcript=plain
 time-scale=0
 
-# the plain transcript's pauses ten times over: 1.7 s
+# the plain transcript's pauses thirty times over: 5.1 s
 [source:slow]
 type=replay
 transcripts={data}/transcripts
 default-transcript=plain
-time-scale=10
+time-scale=30
 
 [stage:auth]
 type=auth
@@ -282,6 +282,26 @@ class ScriptTestCase(ServingTestCase):
         self.script.wait_line('tenant-tally: tenant acme, stream 1: 4 deltas, 99 characters')
         self.assertEqual(self.script.wait(), 0)
         self.assertEqual(self.script.stderr, [])
+
+    def test_second_signal_ends_the_stream_in_flight(self):
+        response = self.post('/api/v1/stream/slow', ALICE)
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.readline(), b'id: 1\n')
+
+        self.script.process.send_signal(signal.SIGINT)
+        self.script.wait_line(r'%s: shutting down' % re.escape(os.path.basename(SCRIPT)))
+        self.script.process.send_signal(signal.SIGINT)
+        frames = parse_sse('id: 1\n' + response.read().decode())
+        self.assertEqual(frames[0], PLAIN_FRAMES[0])
+        self.assertEqual(frames[-1], ('error', {'detail': 'The gateway is shutting down; retry later',
+                                                'status': 503, 'code': 'shutting_down'}))
+        self.assertEqual([name for name, _ in frames].count('error'), 1)
+        self.assertEqual(self.script.wait(), 0)
+        # the library's one line about the stream it ended
+        self.assertEqual(len(self.script.stderr), 1, self.script.stderr)
+        self.assertRegex(self.script.stderr[0],
+                         r'^Symfonic-Message: [0-9:.]+: Route slow, run [0-9a-f-]+ failed: '
+                         r'The gateway is shutting down$')
 
     def test_sigint_stops(self):
         self.assertEqual(self.stop(signal.SIGINT), 0)
