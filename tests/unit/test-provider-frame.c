@@ -5,77 +5,13 @@
 #include "config.h"
 
 #include <string.h>
-#include <symfonic.h>
 
-#include "../../plugins/providers/symfonic-provider-frame.h"
+#include "provider-frame-agree.h"
 
 /* The scan must give, for every input it takes, what the tree gives: the
  * frames the providers send, the same with every escape, order and spacing
- * JSON allows, and every truncation and byte change of those. */
-
-static JsonNode *
-parse (const char *data,
-       gsize       length)
-{
-  JsonNode *root = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL);
-
-  if (root != NULL && !JSON_NODE_HOLDS_OBJECT (root))
-    g_clear_pointer (&root, json_node_unref);
-
-  return root;
-}
-
-/* Whether the scan took @data; fails when it took what the tree reads
- * otherwise, or refuses. */
-static gboolean
-openai_agrees (const char *data,
-               gsize       length)
-{
-  g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(JsonNode) root = NULL;
-  SymfonicOpenaiChunk fast;
-  SymfonicOpenaiChunk tree;
-
-  if (!symfonic_openai_chunk_scan (data, length, text, &fast))
-    return FALSE;
-
-  root = parse (data, length);
-  if (root == NULL)
-    g_error ("the scan took what the strict reader refuses: %.*s", (int) length, data);
-  g_assert_true (symfonic_openai_chunk_read (json_node_get_object (root), &tree));
-  g_assert_cmpstr (fast.model, ==, tree.model);
-  g_assert_cmpstr (fast.thinking, ==, tree.thinking);
-  g_assert_cmpstr (fast.text, ==, tree.text);
-  g_assert_cmpstr (fast.finish_reason, ==, tree.finish_reason);
-  g_assert_null (fast.usage);
-  g_assert_null (tree.usage);
-  g_assert_null (fast.tool_calls);
-  g_assert_null (tree.tool_calls);
-
-  return TRUE;
-}
-
-static gboolean
-anthropic_agrees (const char *data,
-                  gsize       length)
-{
-  g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(JsonNode) root = NULL;
-  SymfonicAnthropicDelta fast;
-  SymfonicAnthropicDelta tree;
-
-  if (!symfonic_anthropic_delta_scan (data, length, text, &fast))
-    return FALSE;
-
-  root = parse (data, length);
-  if (root == NULL)
-    g_error ("the scan took what the strict reader refuses: %.*s", (int) length, data);
-  g_assert_true (symfonic_anthropic_delta_read (json_node_get_object (root), &tree));
-  g_assert_cmpstr (fast.text, ==, tree.text);
-  g_assert_cmpstr (fast.thinking, ==, tree.thinking);
-
-  return TRUE;
-}
+ * JSON allows, and every truncation and byte change of those. The literal
+ * cases also pin down which shapes the scan takes. */
 
 typedef gboolean (*AgreeFunc) (const char *data,
                                gsize       length);
@@ -202,7 +138,7 @@ test_openai_taken (void)
       g_assert_cmpstr (chunk.thinking, ==, c->thinking);
       g_assert_cmpstr (chunk.text, ==, c->text);
       g_assert_cmpstr (chunk.finish_reason, ==, c->finish_reason);
-      g_assert_true (openai_agrees (c->data, strlen (c->data)));
+      g_assert_true (provider_frame_openai_agrees (c->data, strlen (c->data)));
     }
 }
 
@@ -212,7 +148,7 @@ test_openai_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (openai_refused); i++)
     {
       g_test_message ("case %u", i);
-      g_assert_false (openai_agrees (openai_refused[i], strlen (openai_refused[i])));
+      g_assert_false (provider_frame_openai_agrees (openai_refused[i], strlen (openai_refused[i])));
     }
 }
 
@@ -220,9 +156,9 @@ static void
 test_openai_mutations (void)
 {
   for (guint i = 0; i < G_N_ELEMENTS (openai_taken); i++)
-    check_mutations (openai_agrees, openai_taken[i].data);
+    check_mutations (provider_frame_openai_agrees, openai_taken[i].data);
   for (guint i = 0; i < G_N_ELEMENTS (openai_refused); i++)
-    check_mutations (openai_agrees, openai_refused[i]);
+    check_mutations (provider_frame_openai_agrees, openai_refused[i]);
 }
 
 /* --- Anthropic --------------------------------------------------------- */
@@ -276,7 +212,7 @@ test_anthropic_taken (void)
       g_assert_true (symfonic_anthropic_delta_scan (c->data, strlen (c->data), text, &delta));
       g_assert_cmpstr (delta.text, ==, c->text);
       g_assert_cmpstr (delta.thinking, ==, c->thinking);
-      g_assert_true (anthropic_agrees (c->data, strlen (c->data)));
+      g_assert_true (provider_frame_anthropic_agrees (c->data, strlen (c->data)));
     }
 }
 
@@ -286,7 +222,7 @@ test_anthropic_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (anthropic_refused); i++)
     {
       g_test_message ("case %u", i);
-      g_assert_false (anthropic_agrees (anthropic_refused[i], strlen (anthropic_refused[i])));
+      g_assert_false (provider_frame_anthropic_agrees (anthropic_refused[i], strlen (anthropic_refused[i])));
     }
 }
 
@@ -294,9 +230,9 @@ static void
 test_anthropic_mutations (void)
 {
   for (guint i = 0; i < G_N_ELEMENTS (anthropic_taken); i++)
-    check_mutations (anthropic_agrees, anthropic_taken[i].data);
+    check_mutations (provider_frame_anthropic_agrees, anthropic_taken[i].data);
   for (guint i = 0; i < G_N_ELEMENTS (anthropic_refused); i++)
-    check_mutations (anthropic_agrees, anthropic_refused[i]);
+    check_mutations (provider_frame_anthropic_agrees, anthropic_refused[i]);
 }
 
 int
