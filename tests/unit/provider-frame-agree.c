@@ -6,16 +6,18 @@
 
 #include "provider-frame-agree.h"
 
-static JsonNode *
-parse (const char *data,
-       gsize       length)
+/* The object the scan took @data for, which the strict reader must take
+ * too. */
+static JsonObject *
+parse_taken (const char *data,
+             gsize       length,
+             JsonNode  **root)
 {
-  JsonNode *root = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL);
+  *root = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL);
+  if (*root == NULL || !JSON_NODE_HOLDS_OBJECT (*root))
+    g_error ("the scan took what the strict reader refuses: %.*s", (int) length, data);
 
-  if (root != NULL && !JSON_NODE_HOLDS_OBJECT (root))
-    g_clear_pointer (&root, json_node_unref);
-
-  return root;
+  return json_node_get_object (*root);
 }
 
 gboolean
@@ -30,10 +32,7 @@ provider_frame_openai_agrees (const char *data,
   if (!symfonic_openai_chunk_scan (data, length, text, &fast))
     return FALSE;
 
-  root = parse (data, length);
-  if (root == NULL)
-    g_error ("the scan took what the strict reader refuses: %.*s", (int) length, data);
-  g_assert_true (symfonic_openai_chunk_read (json_node_get_object (root), &tree));
+  g_assert_true (symfonic_openai_chunk_read (parse_taken (data, length, &root), &tree));
   g_assert_cmpstr (fast.model, ==, tree.model);
   g_assert_cmpstr (fast.thinking, ==, tree.thinking);
   g_assert_cmpstr (fast.text, ==, tree.text);
@@ -58,10 +57,7 @@ provider_frame_anthropic_agrees (const char *data,
   if (!symfonic_anthropic_delta_scan (data, length, text, &fast))
     return FALSE;
 
-  root = parse (data, length);
-  if (root == NULL)
-    g_error ("the scan took what the strict reader refuses: %.*s", (int) length, data);
-  g_assert_true (symfonic_anthropic_delta_read (json_node_get_object (root), &tree));
+  g_assert_true (symfonic_anthropic_delta_read (parse_taken (data, length, &root), &tree));
   g_assert_cmpstr (fast.text, ==, tree.text);
   g_assert_cmpstr (fast.thinking, ==, tree.thinking);
 
