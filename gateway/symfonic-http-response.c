@@ -195,6 +195,44 @@ invalid:
   return FALSE;
 }
 
+/* The byte @back places before @data[@i], in @head when it is not in
+ * @data, or 0 before the start. */
+static guchar
+byte_before (GString      *head,
+             const guint8 *data,
+             gsize         i,
+             gsize         back)
+{
+  if (i >= back)
+    return data[i - back];
+  back -= i;
+
+  return head->len >= back ? head->str[head->len - back] : 0;
+}
+
+/* How many of @data's @length bytes belong to the head that @head began:
+ * up to its blank line (CRLF or bare LF), or 0 when it does not end in
+ * them. */
+static gsize
+head_end (GString      *head,
+          const guint8 *data,
+          gsize         length)
+{
+  const guint8 *p = data;
+
+  while ((p = memchr (p, '\n', data + length - p)) != NULL)
+    {
+      gsize i = p - data;
+      guchar prev = byte_before (head, data, i, 1);
+
+      if (prev == '\n' || (prev == '\r' && byte_before (head, data, i, 2) == '\n'))
+        return i + 1;
+      p++;
+    }
+
+  return 0;
+}
+
 /* Takes head bytes from @data until the head ends (interim 1xx heads are
  * skipped). Sets *@used to the bytes taken; head_done is set once the
  * final head is parsed. */
@@ -211,21 +249,10 @@ symfonic_http_response_read_head (SymfonicHttpResponse     *resp,
     {
       gsize before = resp->head->len;
       gsize take = MIN (length - *used, MAX_HEAD_BYTES + 1 - before);
-      gsize end = 0;
+      gsize end = head_end (resp->head, data + *used, take);
 
-      g_string_append_len (resp->head, (const char *) data + *used, take);
-      /* from where a terminator could begin */
-      for (gsize i = before > 2 ? before - 2 : 0; i < resp->head->len; i++)
-        {
-          const char *s = resp->head->str;
-
-          if (s[i] == '\n' && ((i >= 1 && s[i - 1] == '\n') || (i >= 2 && s[i - 1] == '\r' && s[i - 2] == '\n')))
-            {
-              end = i + 1;
-              break;
-            }
-        }
-
+      /* only the head is copied: the body that came with it is not */
+      g_string_append_len (resp->head, (const char *) data + *used, end != 0 ? end : take);
       if (end == 0)
         {
           *used += take;
@@ -237,8 +264,7 @@ symfonic_http_response_read_head (SymfonicHttpResponse     *resp,
           continue;
         }
 
-      *used += end - before;
-      g_string_truncate (resp->head, end);
+      *used += end;
       if (!parse_head (resp, error))
         return FALSE;
 

@@ -309,16 +309,23 @@ read_block_delta (SymfonicProviderRequest *request,
   const char *type = symfonic_provider_json_string (delta, "type");
   const char *text;
 
+  /* text and thinking deltas are read by symfonic_anthropic_delta_read() */
   if (type == NULL)
     return;
-  if (strcmp (type, "text_delta") == 0 && (text = symfonic_provider_json_string (delta, "text")) != NULL)
-    symfonic_provider_request_text (request, text);
-  else if (strcmp (type, "thinking_delta") == 0 && (text = symfonic_provider_json_string (delta, "thinking")) != NULL)
-    symfonic_provider_request_thinking (request, text, NULL);
-  else if (strcmp (type, "signature_delta") == 0 && (text = symfonic_provider_json_string (delta, "signature")) != NULL)
+  if (strcmp (type, "signature_delta") == 0 && (text = symfonic_provider_json_string (delta, "signature")) != NULL)
     symfonic_provider_request_thinking (request, "", text);
   else if (strcmp (type, "input_json_delta") == 0 && (text = symfonic_provider_json_string (delta, "partial_json")) != NULL)
     symfonic_provider_request_tool_arguments (request, get_index (frame), text);
+}
+
+static void
+apply_delta (SymfonicProviderRequest      *request,
+             const SymfonicAnthropicDelta *delta)
+{
+  if (delta->thinking != NULL)
+    symfonic_provider_request_thinking (request, delta->thinking, NULL);
+  if (delta->text != NULL)
+    symfonic_provider_request_text (request, delta->text);
 }
 
 static gboolean
@@ -328,15 +335,28 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
                                         const char               *data,
                                         GError                  **error)
 {
-  g_autoptr(JsonNode) root = symfonic_provider_parse_json (data, error);
+  g_autoptr(JsonNode) root = NULL;
+  SymfonicAnthropicDelta delta;
   JsonObject *frame;
   const char *type;
   JsonObject *message;
   const char *stop_reason;
 
+  if (symfonic_anthropic_delta_scan (data, strlen (data), symfonic_provider_request_get_scratch (request), &delta))
+    {
+      apply_delta (request, &delta);
+      return TRUE;
+    }
+
+  root = symfonic_provider_parse_json (data, error);
   if (root == NULL)
     return FALSE;
   frame = json_node_get_object (root);
+  if (symfonic_anthropic_delta_read (frame, &delta))
+    {
+      apply_delta (request, &delta);
+      return TRUE;
+    }
   type = symfonic_provider_json_string (frame, "type");
   if (type == NULL)
     return TRUE;

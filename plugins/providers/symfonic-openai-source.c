@@ -96,6 +96,23 @@ read_tool_calls (SymfonicProviderRequest *request,
     }
 }
 
+static void
+apply_chunk (SymfonicProviderRequest   *request,
+             const SymfonicOpenaiChunk *chunk)
+{
+  symfonic_provider_request_set_model (request, chunk->model);
+  if (chunk->usage != NULL)
+    symfonic_provider_request_set_usage (request, chunk->usage);
+  if (chunk->thinking != NULL)
+    symfonic_provider_request_thinking (request, chunk->thinking, NULL);
+  if (chunk->text != NULL)
+    symfonic_provider_request_text (request, chunk->text);
+  if (chunk->tool_calls != NULL)
+    read_tool_calls (request, chunk->tool_calls);
+  if (chunk->finish_reason != NULL)
+    symfonic_provider_request_set_finish_reason (request, chunk->finish_reason);
+}
+
 static gboolean
 symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
                                      SymfonicProviderRequest  *request,
@@ -103,54 +120,27 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
                                      const char               *data,
                                      GError                  **error)
 {
-  g_autoptr(JsonNode) root = symfonic_provider_parse_json (data, error);
-  JsonObject *chunk;
-  JsonObject *usage;
-  JsonArray *choices;
-  JsonObject *choice = NULL;
-  JsonObject *delta;
-  const char *text;
-  const char *finish_reason;
+  g_autoptr(JsonNode) root = NULL;
+  SymfonicOpenaiChunk chunk;
 
+  if (symfonic_openai_chunk_scan (data, strlen (data), symfonic_provider_request_get_scratch (request), &chunk))
+    {
+      apply_chunk (request, &chunk);
+      return TRUE;
+    }
+
+  root = symfonic_provider_parse_json (data, error);
   if (root == NULL)
     return FALSE;
-  chunk = json_node_get_object (root);
-
   /* an error after the head: what it says is the provider's business */
-  if (json_object_has_member (chunk, "error"))
+  if (!symfonic_openai_chunk_read (json_node_get_object (root), &chunk))
     {
       g_propagate_error (error, symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM,
                                                                    _("The upstream failed while streaming"),
                                                                    "sent an error frame"));
       return FALSE;
     }
-
-  symfonic_provider_request_set_model (request, symfonic_provider_json_string (chunk, "model"));
-  usage = symfonic_provider_json_object (chunk, "usage");
-  if (usage != NULL)
-    symfonic_provider_request_set_usage (request, usage);
-
-  /* one completion is asked for: its choice is the first */
-  choices = symfonic_provider_json_array (chunk, "choices");
-  if (choices != NULL && json_array_get_length (choices) > 0 &&
-      JSON_NODE_HOLDS_OBJECT (json_array_get_element (choices, 0)))
-    choice = json_array_get_object_element (choices, 0);
-  if (choice == NULL)
-    return TRUE;
-
-  delta = symfonic_provider_json_object (choice, "delta");
-  text = symfonic_provider_json_string (delta, "reasoning_content");
-  if (text != NULL)
-    symfonic_provider_request_thinking (request, text, NULL);
-  text = symfonic_provider_json_string (delta, "content");
-  if (text != NULL)
-    symfonic_provider_request_text (request, text);
-  if (symfonic_provider_json_array (delta, "tool_calls") != NULL)
-    read_tool_calls (request, symfonic_provider_json_array (delta, "tool_calls"));
-
-  finish_reason = symfonic_provider_json_string (choice, "finish_reason");
-  if (finish_reason != NULL)
-    symfonic_provider_request_set_finish_reason (request, finish_reason);
+  apply_chunk (request, &chunk);
 
   return TRUE;
 }

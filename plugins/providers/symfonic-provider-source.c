@@ -100,6 +100,9 @@ struct _SymfonicProviderRequest
   gboolean                 usage_seen;
   /* the usage went to the stream, or its absence to the log */
   gboolean                 usage_settled;
+
+  /* where the frames read without a tree are decoded */
+  GString                 *scratch;
 };
 
 static void
@@ -110,6 +113,7 @@ request_free (SymfonicUpstreamReader *reader)
   g_free (req->tool_id);
   g_free (req->tool_name);
   g_string_free (req->tool_arguments, TRUE);
+  g_string_free (req->scratch, TRUE);
   g_free (req->finish_reason);
   g_free (req->model);
   g_object_unref (req->source);
@@ -156,6 +160,14 @@ symfonic_provider_request_failure (SymfonicProviderRequest *self,
   va_end (args);
 
   return error;
+}
+
+/* Reused by every frame of the request: its strings last until the next
+ * frame is read. */
+GString *
+symfonic_provider_request_get_scratch (SymfonicProviderRequest *self)
+{
+  return self->scratch;
 }
 
 void
@@ -325,55 +337,6 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
   symfonic_upstream_reader_push (&self->reader, terminal);
 }
 
-JsonNode *
-symfonic_provider_parse_json (const char  *data,
-                              GError     **error)
-{
-  g_autoptr(GError) parse_error = NULL;
-  JsonNode *root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, &parse_error);
-
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_clear_pointer (&root, json_node_unref);
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                           _("The provider sent a frame that is not a JSON object"));
-    }
-
-  return root;
-}
-
-/* Members of a provider's JSON, or NULL when missing or of another type:
- * a provider may leave out what it has nothing to say about. */
-const char *
-symfonic_provider_json_string (JsonObject *object,
-                               const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-
-  return json_node_get_string (node);
-}
-
-JsonObject *
-symfonic_provider_json_object (JsonObject *object,
-                               const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
-}
-
-JsonArray *
-symfonic_provider_json_array (JsonObject *object,
-                              const char *name)
-{
-  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
-
-  return node != NULL && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
-}
-
 static gboolean
 read_frame (SymfonicUpstreamReader  *reader,
             const char              *event,
@@ -518,6 +481,7 @@ symfonic_provider_source_start (SymfonicSource *source,
   req = g_new0 (SymfonicProviderRequest, 1);
   req->source = g_object_ref (self);
   req->tool_arguments = g_string_new (NULL);
+  req->scratch = g_string_new (NULL);
   symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
   req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
                                                  "application/json", payload,

@@ -6,6 +6,8 @@
 
 #include <symfonic.h>
 
+#include "symfonic-provider-frame.h"
+
 G_BEGIN_DECLS
 
 /* One streamed completion, from the request to the stream's end. */
@@ -53,6 +55,7 @@ void        symfonic_provider_source_copy_parameters  (SymfonicInvocation     *i
                                                        JsonObject             *body,
                                                        const char             *stop_name);
 
+GString *symfonic_provider_request_get_scratch       (SymfonicProviderRequest *self);
 void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
                                                       const char              *text);
 void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,
@@ -79,14 +82,5 @@ GError  *symfonic_provider_request_failure           (SymfonicProviderRequest *s
                                                       const char              *public_text,
                                                       const char              *format,
                                                       ...) G_GNUC_PRINTF (4, 5);
-
-JsonNode   *symfonic_provider_parse_json    (const char  *data,
-                                            GError     **error);
-const char *symfonic_provider_json_string  (JsonObject  *object,
-                                            const char  *name);
-JsonObject *symfonic_provider_json_object  (JsonObject  *object,
-                                            const char  *name);
-JsonArray  *symfonic_provider_json_array   (JsonObject  *object,
-                                            const char  *name);
 
 G_END_DECLS

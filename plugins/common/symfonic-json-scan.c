@@ -1,0 +1,395 @@
+/* symfonic-json-scan.c: reading a few members of a JSON object without a tree
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "symfonic-json-scan.h"
+
+/* A provider sends hundreds of small frames per answer, nearly all of one
+ * shape; building a json-glib tree for each costs more than everything
+ * else the gateway does with them. A scan reads such a frame in one pass
+ * into a few strings, and accepts only what symfonic_json_parse() accepts
+ * too, giving the same strings it would: whatever it is not sure of (a
+ * nested value it was not told about, an escaped member name, an exponent,
+ * more members than it tracks) makes it give up, and the caller reads the
+ * frame the general way, which also says what is wrong with a bad one. */
+
+/* members per object whose names are compared for repeats */
+#define MAX_MEMBERS 24
+/* digits enough for any gint64 and far from where a double overflows */
+#define MAX_NUMBER_BYTES 64
+
+typedef struct
+{
+  const guchar *data;
+  gsize         length;
+  gsize         pos;
+  GString      *text;
+  gssize        slots[SYMFONIC_JSON_SCAN_SLOTS];
+} Scan;
+
+/* The next byte after whitespace, or 0 at the end. */
+static guchar
+peek (Scan *s)
+{
+  while (s->pos < s->length)
+    {
+      guchar c = s->data[s->pos];
+
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+        return c;
+      s->pos++;
+    }
+
+  return 0;
+}
+
+static gboolean
+skip_char (Scan   *s,
+           guchar  c)
+{
+  if (peek (s) != c)
+    return FALSE;
+  s->pos++;
+  return TRUE;
+}
+
+static gboolean
+read_hex4 (Scan     *s,
+           gunichar *out)
+{
+  gunichar value = 0;
+
+  if (s->length - s->pos < 6 || s->data[s->pos] != '\\' || s->data[s->pos + 1] != 'u')
+    return FALSE;
+  for (guint i = 2; i < 6; i++)
+    {
+      int digit = g_ascii_xdigit_value (s->data[s->pos + i]);
+
+      if (digit < 0)
+        return FALSE;
+      value = value << 4 | digit;
+    }
+  s->pos += 6;
+  *out = value;
+
+  return TRUE;
+}
+
+/* A \u escape, a surrogate pair as one character; NUL and unpaired
+ * surrogates are refused, as the strict reader refuses them. */
+static gboolean
+read_unicode_escape (Scan *s)
+{
+  gunichar c;
+  gunichar low;
+
+  if (!read_hex4 (s, &c) || c == 0 || (c >= 0xDC00 && c <= 0xDFFF))
+    return FALSE;
+  if (c >= 0xD800 && c <= 0xDBFF)
+    {
+      if (!read_hex4 (s, &low) || low < 0xDC00 || low > 0xDFFF)
+        return FALSE;
+      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+    }
+  g_string_append_unichar (s->text, c);
+
+  return TRUE;
+}
+
+static char
+simple_escape (guchar c)
+{
+  switch (c)
+    {
+    case '"': return '"';
+    case '\\': return '\\';
+    case '/': return '/';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    default: return 0;
+    }
+}
+
+/* Appends the string at s->pos (on its quote), decoded, to s->text. */
+static gboolean
+read_string (Scan *s)
+{
+  s->pos++;
+  for (;;)
+    {
+      gsize start = s->pos;
+      guchar c = 0;
+      char escaped;
+
+      /* '"', '\\' and control characters never split a UTF-8 sequence */
+      while (s->pos < s->length)
+        {
+          c = s->data[s->pos];
+          if (c == '"' || c == '\\' || c < 0x20)
+            break;
+          s->pos++;
+        }
+      if (s->pos == s->length || c < 0x20 ||
+          !g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL))
+        return FALSE;
+      g_string_append_len (s->text, (const char *) s->data + start, s->pos - start);
+
+      if (c == '"')
+        {
+          s->pos++;
+          return TRUE;
+        }
+      if (s->pos + 1 < s->length && s->data[s->pos + 1] == 'u')
+        {
+          if (!read_unicode_escape (s))
+            return FALSE;
+          continue;
+        }
+      escaped = s->pos + 1 < s->length ? simple_escape (s->data[s->pos + 1]) : 0;
+      if (escaped == 0)
+        return FALSE;
+      g_string_append_c (s->text, escaped);
+      s->pos += 2;
+    }
+}
+
+static gsize
+skip_digits (Scan *s)
+{
+  gsize start = s->pos;
+
+  while (s->pos < s->length && g_ascii_isdigit (s->data[s->pos]))
+    s->pos++;
+
+  return s->pos - start;
+}
+
+/* RFC 8259 numbers without an exponent and of bounded length: those the
+ * strict reader takes for certain. */
+static gboolean
+skip_number (Scan *s)
+{
+  gsize start = s->pos;
+
+  if (s->data[s->pos] == '-')
+    s->pos++;
+  if (s->pos < s->length && s->data[s->pos] == '0')
+    s->pos++;
+  else if (skip_digits (s) == 0)
+    return FALSE;
+  if (s->pos < s->length && s->data[s->pos] == '.')
+    {
+      s->pos++;
+      if (skip_digits (s) == 0)
+        return FALSE;
+    }
+  /* a digit after a leading zero is refused by the caller, which finds
+   * no comma or bracket there */
+  if (s->pos < s->length && (s->data[s->pos] == 'e' || s->data[s->pos] == 'E'))
+    return FALSE;
+
+  return s->pos - start <= MAX_NUMBER_BYTES;
+}
+
+static gboolean
+skip_literal (Scan       *s,
+              const char *word)
+{
+  gsize length = strlen (word);
+
+  if (s->length - s->pos < length || memcmp (s->data + s->pos, word, length) != 0)
+    return FALSE;
+  s->pos += length;
+
+  return TRUE;
+}
+
+/* A value that is not an array or object, checked and forgotten. */
+static gboolean
+skip_scalar (Scan *s)
+{
+  gsize mark = s->text->len;
+
+  switch (peek (s))
+    {
+    case '"':
+      if (!read_string (s))
+        return FALSE;
+      g_string_truncate (s->text, mark);
+      return TRUE;
+    case 't':
+      return skip_literal (s, "true");
+    case 'f':
+      return skip_literal (s, "false");
+    case 'n':
+      return skip_literal (s, "null");
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+      return skip_number (s);
+    default:
+      return FALSE;
+    }
+}
+
+/* A member name as it is written, which is what it decodes to when it has
+ * no escape: names with one are left to the general reader. */
+static gboolean
+read_name (Scan   *s,
+           gsize  *start,
+           gsize  *length)
+{
+  if (peek (s) != '"')
+    return FALSE;
+  *start = ++s->pos;
+  while (s->pos < s->length && s->data[s->pos] != '"')
+    {
+      if (s->data[s->pos] == '\\' || s->data[s->pos] < 0x20)
+        return FALSE;
+      s->pos++;
+    }
+  if (s->pos == s->length)
+    return FALSE;
+  *length = s->pos - *start;
+  s->pos++;
+
+  return g_utf8_validate_len ((const char *) s->data + *start, *length, NULL);
+}
+
+static const SymfonicJsonScanMember *
+find_member (const SymfonicJsonScanMember *members,
+             const guchar                 *name,
+             gsize                         length)
+{
+  for (; members->name != NULL; members++)
+    {
+      if (strlen (members->name) == length && memcmp (members->name, name, length) == 0)
+        return members;
+    }
+
+  return NULL;
+}
+
+static gboolean read_object (Scan                         *s,
+                             const SymfonicJsonScanMember *members);
+
+static gboolean
+read_first (Scan                         *s,
+            const SymfonicJsonScanMember *members)
+{
+  s->pos++;
+  if (skip_char (s, ']'))
+    return TRUE;
+  if (peek (s) != '{' || !read_object (s, members))
+    return FALSE;
+
+  return skip_char (s, ']');
+}
+
+/* A member's value; a nested value of a member not described as one is
+ * refused by skip_scalar(). */
+static gboolean
+read_member (Scan                         *s,
+             const SymfonicJsonScanMember *member)
+{
+  SymfonicJsonScanKind kind = member != NULL ? member->kind : SYMFONIC_JSON_SCAN_REFUSE;
+  guchar c = peek (s);
+
+  if (kind == SYMFONIC_JSON_SCAN_STRING && c == '"')
+    {
+      s->slots[member->slot] = s->text->len;
+      if (!read_string (s))
+        return FALSE;
+      g_string_append_c (s->text, '\0');
+      return TRUE;
+    }
+  if (kind == SYMFONIC_JSON_SCAN_OBJECT && c == '{')
+    return read_object (s, member->members);
+  if (kind == SYMFONIC_JSON_SCAN_FIRST && c == '[')
+    return read_first (s, member->members);
+
+  return skip_scalar (s);
+}
+
+/* The object at s->pos (on its brace); a repeated name is refused, as the
+ * strict reader refuses it. */
+static gboolean
+read_object (Scan                         *s,
+             const SymfonicJsonScanMember *members)
+{
+  gsize starts[MAX_MEMBERS];
+  gsize lengths[MAX_MEMBERS];
+  guint n = 0;
+
+  s->pos++;
+  if (skip_char (s, '}'))
+    return TRUE;
+
+  for (;;)
+    {
+      const SymfonicJsonScanMember *member;
+
+      if (n == MAX_MEMBERS || !read_name (s, &starts[n], &lengths[n]))
+        return FALSE;
+      for (guint i = 0; i < n; i++)
+        {
+          if (lengths[i] == lengths[n] && memcmp (s->data + starts[i], s->data + starts[n], lengths[n]) == 0)
+            return FALSE;
+        }
+      member = find_member (members, s->data + starts[n], lengths[n]);
+      if (member != NULL && member->kind == SYMFONIC_JSON_SCAN_REFUSE)
+        return FALSE;
+      n++;
+      if (!skip_char (s, ':') || !read_member (s, member))
+        return FALSE;
+      if (skip_char (s, '}'))
+        return TRUE;
+      if (!skip_char (s, ','))
+        return FALSE;
+    }
+}
+
+/**
+ * symfonic_json_scan:
+ * @data: (array length=length): the text
+ * @length: its size in bytes
+ * @members: what the object's members are, the others being scalars
+ * @text: where the kept strings are decoded to; it is emptied first
+ * @slots: (out caller-allocates): each slot's string, pointing into @text,
+ *   or %NULL when its member is absent or not a string
+ *
+ * Reads @data as one JSON object whose members are described by @members.
+ *
+ * Returns: %TRUE when @data is such an object; %FALSE when it must be read
+ *   with symfonic_json_parse(), which may find it valid or not
+ */
+gboolean
+symfonic_json_scan (const char                   *data,
+                    gsize                         length,
+                    const SymfonicJsonScanMember *members,
+                    GString                      *text,
+                    const char                   *slots[SYMFONIC_JSON_SCAN_SLOTS])
+{
+  Scan scan = { (const guchar *) data, length, 0, text, { 0 } };
+
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+  g_return_val_if_fail (members != NULL, FALSE);
+
+  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+    scan.slots[i] = -1;
+  g_string_truncate (text, 0);
+  if (peek (&scan) != '{' || !read_object (&scan, members) || peek (&scan) != 0 || scan.pos != length)
+    return FALSE;
+
+  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+    slots[i] = scan.slots[i] >= 0 ? text->str + scan.slots[i] : NULL;
+
+  return TRUE;
+}

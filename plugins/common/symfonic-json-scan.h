@@ -1,0 +1,45 @@
+/* symfonic-json-scan.h: reading a few members of a JSON object without a tree
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* What a member named in a scan is; a member not named may hold only a
+ * string, number, boolean or null, which is stepped over. */
+typedef enum
+{
+  /* a string is kept in the member's slot; any other scalar is as if absent */
+  SYMFONIC_JSON_SCAN_STRING,
+  /* an object is read with the member's own list; a scalar is as if absent */
+  SYMFONIC_JSON_SCAN_OBJECT,
+  /* an array of no element or of one object, read with the member's own
+   * list; a scalar is as if absent */
+  SYMFONIC_JSON_SCAN_FIRST,
+  /* present at all: the scan gives up */
+  SYMFONIC_JSON_SCAN_REFUSE,
+} SymfonicJsonScanKind;
+
+typedef struct _SymfonicJsonScanMember SymfonicJsonScanMember;
+
+/* Lists end with a member whose name is NULL. */
+struct _SymfonicJsonScanMember
+{
+  const char                   *name;
+  SymfonicJsonScanKind          kind;
+  guint                         slot;
+  const SymfonicJsonScanMember *members;
+};
+
+#define SYMFONIC_JSON_SCAN_SLOTS 4
+
+gboolean symfonic_json_scan (const char                   *data,
+                             gsize                         length,
+                             const SymfonicJsonScanMember *members,
+                             GString                      *text,
+                             const char                   *slots[SYMFONIC_JSON_SCAN_SLOTS]);
+
+G_END_DECLS
