@@ -14,19 +14,19 @@
  * 64 clients at once each read a number of streams of a fixed answer of N
  * text deltas, one route at a time; rounds alternate the routes, so that
  * drift hits all of them alike. Printed, by the median round: the gateway
- * process's CPU time (user + system, from /proc) per upstream event, the
+ * process's CPU time (all its threads, from /proc) per upstream event, the
  * difference to /c, which is what the script stage costs, and streams/s.
  * The mixed case runs /c and a script route at once, half the clients
  * each; the CPU that /c's events took is what is left of the process's
  * once the script route's events are charged at their own figure, and
  * must match /c alone within noise: C stages do not pay for a script
- * stage on another route.
+ * stage on another route. Its streams/s are /c's streams over the time its
+ * own clients took.
  *
  * Every stream must be a 200 ending with a terminal that carries the same
  * text as a first stream of /c (citation removed the answer's tags), or
  * the round is not a figure and the benchmark fails.
  */
-#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -53,6 +53,7 @@ typedef struct
   guint          n_streams;
   gsize          text_length;
   guint          complete;
+  gint64         end_us;
   GError        *error;
 } Client;
 
@@ -118,32 +119,42 @@ client_thread (gpointer data)
         client->complete++;
     }
   bench_response_clear (&response);
+  client->end_us = g_get_monotonic_time ();
 
   return NULL;
 }
 
-/* CPU time (user + system) of process @pid, all its threads. */
+/* CPU time of process @pid, all its threads, in seconds: the sum of their
+ * schedstat run times, which are nanoseconds where /proc's stat counts
+ * ticks of 10 ms. */
 static double
 process_cpu_seconds (GPid pid)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *stat = NULL;
-  g_auto(GStrv) fields = NULL;
-  const char *close;
+  g_autofree char *tasks_path = g_strdup_printf ("/proc/%d/task", (int) pid);
+  g_autoptr(GDir) tasks = g_dir_open (tasks_path, 0, NULL);
+  const char *tid;
+  double ns = 0;
 
-  if (!g_file_get_contents (path, &stat, NULL, NULL) || (close = strrchr (stat, ')')) == NULL)
-    g_error ("Cannot read %s", path);
-  fields = g_strsplit (close + 2, " ", 0);
-  if (g_strv_length (fields) < 13)
-    g_error ("Cannot parse %s", path);
+  if (tasks == NULL)
+    g_error ("Cannot read %s", tasks_path);
+  while ((tid = g_dir_read_name (tasks)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (tasks_path, tid, "schedstat", NULL);
+      g_autofree char *schedstat = NULL;
 
-  return (g_ascii_strtod (fields[11], NULL) + g_ascii_strtod (fields[12], NULL)) / sysconf (_SC_CLK_TCK);
+      if (g_file_get_contents (path, &schedstat, NULL, NULL))
+        ns += g_ascii_strtod (schedstat, NULL);
+    }
+
+  return ns / 1e9;
 }
 
+/* What a round cost the gateway, and of each route the streams and the
+ * seconds until its last client was done. */
 typedef struct
 {
   double  cpu;
-  double  seconds;
+  double  seconds[2];
   guint   streams[2];
 } RoundResult;
 
@@ -180,8 +191,8 @@ run_round (GPid         pid,
         g_error ("%s: %u of %u streams did not end with the whole answer (%zu B)",
                  clients[i].path, streams_per_client - clients[i].complete, streams_per_client, text_length);
       result.streams[i % n_paths] += clients[i].complete;
+      result.seconds[i % n_paths] = MAX (result.seconds[i % n_paths], (clients[i].end_us - start) / 1e6);
     }
-  result.seconds = (g_get_monotonic_time () - start) / 1e6;
   result.cpu = process_cpu_seconds (pid) - cpu_start;
 
   return result;
@@ -412,12 +423,12 @@ run_language (Language    *language,
     return;
 
   cost = per_event_us (alone.cpu, alone.streams[0], settings->events);
-  case_add (&language->alone, cost, alone.streams[0] / alone.seconds);
+  case_add (&language->alone, cost, alone.streams[0] / alone.seconds[0]);
   /* the script route's events are charged at the figure it just had
    * alone; what is left is /c's */
   c_cpu = together.cpu - cost / 1e6 * together.streams[1] * settings->events;
   case_add (&language->beside, per_event_us (c_cpu, together.streams[0], settings->events),
-            together.streams[0] / together.seconds);
+            together.streams[0] / together.seconds[0]);
 }
 
 int
@@ -496,7 +507,7 @@ main (int    argc,
 
       if (round > 0)
         case_add (&c, per_event_us (alone.cpu, alone.streams[0], settings.events),
-                  alone.streams[0] / alone.seconds);
+                  alone.streams[0] / alone.seconds[0]);
       for (guint i = 0; i < G_N_ELEMENTS (languages); i++)
         {
           if (languages[i].built)
