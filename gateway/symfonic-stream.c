@@ -30,9 +30,9 @@
  * (symfonic_stage_type_set_main_context()) gets its batch there: the
  * stream is "out" until the answer comes back to the stream's thread, and
  * meanwhile its source fills the next batch, up to a bound, then is told
- * to wait, and its other hooks queue up. The
- * stage's thread borrows the batch arrays, which the stream leaves alone
- * while it is out, and a hop holds a reference on the stream.
+ * to wait, and its other hooks queue up. The stage's thread borrows the
+ * batch arrays, which the stream leaves alone while it is out, and a hop
+ * holds a reference on the stream.
  */
 
 typedef enum {
@@ -688,7 +688,7 @@ takes_more (SymfonicStream *self)
 }
 
 /* A source told to wait hears that it may read on (the sink is below its
- * bound and no batch is out), or that the stream ended (and it should end
+ * bound and the next batch has room), or that the stream ended (and it should end
  * too), once the sink's own I/O has returned. */
 static void
 wake_source (SymfonicStream *self)
