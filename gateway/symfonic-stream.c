@@ -29,9 +29,10 @@
  * A stage whose type has a main context of its own
  * (symfonic_stage_type_set_main_context()) gets its batch there: the
  * stream is "out" until the answer comes back to the stream's thread, and
- * meanwhile its source is told to wait and its other hooks queue up. The
- * stage's thread borrows the batch arrays, which the stream leaves alone
- * while it is out, and a hop holds a reference on the stream.
+ * meanwhile its source fills the next batch, up to a bound, then is told
+ * to wait, and its other hooks queue up. The stage's thread borrows the
+ * batch arrays, which the stream leaves alone while it is out, and a hop
+ * holds a reference on the stream.
  */
 
 typedef enum {
@@ -62,6 +63,10 @@ typedef enum {
   STEP_PROCESS,
   STEP_FINISH,
 } StreamStep;
+
+/* The events a source may push while a batch is out: they make the next
+ * batch. Bounds what a stream holds for a stage on another thread. */
+#define PENDING_MAX 64
 
 typedef enum {
   HOP_ADMIT,
@@ -669,15 +674,28 @@ symfonic_stream_emit (SymfonicStream *self,
   g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
 }
 
+/* Whether the source may push on: the sink is below its bound, and no
+ * batch is out or the next one still has room. Letting the source fill the
+ * next batch while one is out is what gives a stage on another thread many
+ * events per hop instead of one. */
+static inline gboolean
+takes_more (SymfonicStream *self)
+{
+  if (self->sink_busy)
+    return FALSE;
+
+  return !self->out || self->pending == NULL || self->pending->len < PENDING_MAX;
+}
+
 /* A source told to wait hears that it may read on (the sink is below its
- * bound and no batch is out), or that the stream ended (and it should end
+ * bound and the next batch has room), or that the stream ended (and it should end
  * too), once the sink's own I/O has returned. */
 static void
 wake_source (SymfonicStream *self)
 {
   if (!self->source_waits)
     return;
-  if (self->state == STREAM_RUNNING && (self->sink_busy || self->out))
+  if (self->state == STREAM_RUNNING && !takes_more (self))
     return;
 
   self->source_waits = FALSE;
@@ -861,6 +879,8 @@ resume (SymfonicStream *self)
               self->pending = self->batch;
               self->batch = queued;
               ok = run_stages (self, 0, &error);
+              /* the source fills the next batch while this one is out */
+              wake_source (self);
             }
           else if (self->end_pending)
             {
@@ -1060,22 +1080,21 @@ symfonic_stream_push (SymfonicStream *self,
 
   if (G_UNLIKELY (self->out))
     {
-      /* taken, as promised, and carried on with the next batch */
+      /* carried on with the next batch */
       if (self->pending == NULL)
-        self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+        self->pending = g_ptr_array_new_full (PENDING_MAX, (GDestroyNotify) symfonic_event_unref);
       g_ptr_array_add (self->pending, symfonic_event_ref (event));
-      self->source_waits = TRUE;
-      return SYMFONIC_FLOW_WAIT;
+    }
+  else
+    {
+      g_ptr_array_add (self->batch, symfonic_event_ref (event));
+      if (!run_stages (self, 0, &error))
+        stream_end (self, error);
+      if (self->state != STREAM_RUNNING)
+        return SYMFONIC_FLOW_OVER;
     }
 
-  g_ptr_array_add (self->batch, symfonic_event_ref (event));
-  if (!run_stages (self, 0, &error))
-    stream_end (self, error);
-
-  if (self->state != STREAM_RUNNING)
-    return SYMFONIC_FLOW_OVER;
-
-  if (self->sink_busy || self->out)
+  if (!takes_more (self))
     {
       self->source_waits = TRUE;
       return SYMFONIC_FLOW_WAIT;

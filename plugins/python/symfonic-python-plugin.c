@@ -15,7 +15,8 @@
 
 /* Every Python stage runs on the interpreter's thread: two threads taking
  * turns at the GIL cost far more than the hop. The thread holds the GIL
- * only while it runs Python; the interpreter starts with the first
+ * except while it waits for work, so that the events of a batch do not
+ * take and drop it one by one; the interpreter starts with the first
  * script. */
 typedef struct
 {
@@ -85,8 +86,23 @@ start_python (void)
   Py_INCREF (interpreter.load);
   Py_DECREF (globals);
 
-  PyEval_SaveThread ();
   return NULL;
+}
+
+/* The interpreter's thread lets go of the GIL only while it waits, for
+ * the threads that drop the last reference to a Python object. */
+static gint
+poll_without_gil (GPollFD *fds,
+                  guint    n_fds,
+                  gint     timeout)
+{
+  gint ready;
+
+  Py_BEGIN_ALLOW_THREADS
+  ready = g_poll (fds, n_fds, timeout);
+  Py_END_ALLOW_THREADS
+
+  return ready;
 }
 
 static gpointer
@@ -105,7 +121,10 @@ run_interpreter (gpointer data)
   g_mutex_unlock (&interpreter.lock);
 
   if (error == NULL)
-    g_main_loop_run (loop);
+    {
+      g_main_context_set_poll_func (interpreter.context, poll_without_gil);
+      g_main_loop_run (loop);
+    }
 
   return NULL;
 }

@@ -378,16 +378,35 @@ scan_terminal (BenchResponse *self,
     }
 }
 
+/* Whether the frame's head has the line @line: a frame may start with its
+ * `id:` line before its `event:`. */
+static gboolean
+head_has_line (const char *head,
+               const char *line)
+{
+  gsize length = strlen (line);
+  const char *found = head;
+
+  while ((found = strstr (found, line)) != NULL)
+    {
+      if ((found == head || found[-1] == '\n') && found[length] == '\n')
+        return TRUE;
+      found += length;
+    }
+
+  return FALSE;
+}
+
 static void
 begin_frame_body (BenchResponse *self)
 {
   const char *head = self->head->str;
 
-  if (g_str_has_prefix (head, "event: TextDeltaEvent\n"))
+  if (head_has_line (head, "event: TextDeltaEvent"))
     self->kind = FRAME_DELTA;
-  else if (g_str_has_prefix (head, "event: ResponseCompleteEvent\n"))
+  else if (head_has_line (head, "event: ResponseCompleteEvent"))
     self->kind = FRAME_TERMINAL;
-  else if (g_str_has_prefix (head, "event: error\n"))
+  else if (head_has_line (head, "event: error"))
     self->kind = FRAME_ERROR;
   else
     self->kind = FRAME_OTHER;
@@ -411,6 +430,14 @@ end_frame (BenchResponse *self)
 
   g_string_truncate (self->head, 0);
   self->in_body = FALSE;
+}
+
+static gboolean
+last_line_is_id (GString *head)
+{
+  const char *newline = g_strrstr_len (head->str, head->len - 1, "\n");
+
+  return g_str_has_prefix (newline != NULL ? newline + 1 : head->str, "id:");
 }
 
 /* The gateway writes frames with LF line ends and JSON data on one line, so
@@ -441,7 +468,8 @@ feed_body (BenchResponse *self,
           /* a blank line between frames dispatches nothing */
           if (self->head->len == 1)
             g_string_truncate (self->head, 0);
-          else
+          /* the frame's `event:` line follows its `id:` */
+          else if (!last_line_is_id (self->head))
             {
               begin_frame_body (self);
               self->previous = '\n';

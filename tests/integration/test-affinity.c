@@ -171,6 +171,31 @@ assert_affine_deltas (SymfonicTestStream *stream)
   g_assert_cmpuint (n_deltas, ==, N_WORDS + 2);
 }
 
+/* A stream of /affine whose first event the stage holds. */
+static SymfonicTestStream *
+post_held (SoupSession    *session,
+           SymfonicServer *server,
+           SymfonicStage  *affine)
+{
+  SymfonicTestStream *stream;
+
+  g_object_set (affine, "hold", TRUE, NULL);
+  stream = post (session, server, "/affine");
+  wait_property (affine, "waiting", 1);
+
+  return stream;
+}
+
+/* The stage lets go, and the held stream completes in order. */
+static void
+let_go (SymfonicStage      *affine,
+        SymfonicTestStream *stream)
+{
+  g_object_set (affine, "hold", FALSE, NULL);
+  symfonic_test_stream_wait_done (stream);
+  assert_affine_deltas (stream);
+}
+
 static void
 test_affinity_order_across_streams (void)
 {
@@ -223,8 +248,8 @@ test_affinity_slow_stage_spares_other_routes (void)
   g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
 }
 
-/* While the stage holds a batch the source pushes nothing more, then the
- * stream completes in order once it lets go. */
+/* While the stage holds a batch no stage before it sees more events, then
+ * the stream completes in order once it lets go. */
 static void
 test_affinity_source_waits_for_batch (void)
 {
@@ -234,17 +259,35 @@ test_affinity_source_waits_for_batch (void)
   SymfonicStage *count = get_stage (server, "count");
   g_autoptr(SymfonicTestStream) stream = NULL;
 
-  g_object_set (affine, "hold", TRUE, NULL);
-  stream = post (session, server, "/affine");
-  wait_property (affine, "waiting", 1);
+  stream = post_held (session, server, affine);
   /* the upstream would have pushed all 50 deltas in this time */
   pause_ms (300);
   g_assert_cmpuint (get_uint (count, "seen"), ==, 1);
 
-  g_object_set (affine, "hold", FALSE, NULL);
-  symfonic_test_stream_wait_done (stream);
-  assert_affine_deltas (stream);
+  let_go (affine, stream);
   g_assert_cmpuint (get_uint (count, "seen"), ==, N_WORDS);
+  wait_property (affine, "closed", 1);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+}
+
+/* While the stage holds a batch the source fills the next one, and that
+ * one crosses in a single hop: a stage on another thread gets many events
+ * per hop, not one. The answer's 49 remaining deltas are under the bound
+ * of a batch. */
+static void
+test_affinity_next_batch_fills_while_out (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  g_autoptr(SymfonicTestStream) stream = NULL;
+
+  stream = post_held (session, server, affine);
+  /* the upstream pushes its 49 other deltas in this time */
+  pause_ms (300);
+
+  let_go (affine, stream);
+  g_assert_cmpuint (get_uint (affine, "largest-batch"), ==, N_WORDS - 1);
   wait_property (affine, "closed", 1);
   g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
 }
@@ -263,9 +306,7 @@ test_affinity_disconnect_while_out (void)
   g_autoptr(SymfonicTestStream) stream = NULL;
   gint64 start = g_get_monotonic_time ();
 
-  g_object_set (affine, "hold", TRUE, NULL);
-  stream = post (session, server, "/affine");
-  wait_property (affine, "waiting", 1);
+  stream = post_held (session, server, affine);
   symfonic_test_stream_close (stream);
   soup_session_abort (session);
 
@@ -315,6 +356,7 @@ main (int   argc,
   g_test_add_func ("/affinity/order-across-streams", test_affinity_order_across_streams);
   g_test_add_func ("/affinity/slow-stage-spares-other-routes", test_affinity_slow_stage_spares_other_routes);
   g_test_add_func ("/affinity/source-waits-for-batch", test_affinity_source_waits_for_batch);
+  g_test_add_func ("/affinity/next-batch-fills-while-out", test_affinity_next_batch_fills_while_out);
   g_test_add_func ("/affinity/disconnect-while-out", test_affinity_disconnect_while_out);
   g_test_add_func ("/affinity/admission-refused", test_affinity_admission_refused);
 

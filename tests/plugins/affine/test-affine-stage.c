@@ -20,6 +20,11 @@ struct _TestAffineStage
   guint    processed;
   guint    closed;
   guint    off_thread;
+  /* the dispatch of the stage's context that ran the last event, how many
+   * events it ran, and the most one ran */
+  guint    batch_source;
+  guint    batch_size;
+  guint    largest_batch;
 };
 
 static void test_affine_stage_stage_init (SymfonicStageInterface *iface);
@@ -36,6 +41,7 @@ enum {
   PROP_PROCESSED,
   PROP_CLOSED,
   PROP_OFF_THREAD,
+  PROP_LARGEST_BATCH,
   N_PROPS
 };
 
@@ -94,6 +100,25 @@ test_affine_stage_begin (SymfonicStage   *stage,
   return TRUE;
 }
 
+/* A batch is the events one hop hands over: they run in one dispatch of
+ * the stage's context. */
+static void
+count_batch (TestAffineStage *self)
+{
+  GSource *source = g_main_current_source ();
+  guint id = source != NULL ? g_source_get_id (source) : 0;
+
+  if (id != 0 && id == self->batch_source)
+    self->batch_size++;
+  else
+    {
+      self->batch_source = id;
+      self->batch_size = 1;
+    }
+  if (self->batch_size > (guint) g_atomic_int_get (&self->largest_batch))
+    g_atomic_int_set (&self->largest_batch, self->batch_size);
+}
+
 static gboolean
 test_affine_stage_process (SymfonicStage   *stage,
                            SymfonicStream  *stream,
@@ -115,6 +140,7 @@ test_affine_stage_process (SymfonicStage   *stage,
 
   if (delay_ms > 0)
     g_usleep (delay_ms * 1000);
+  count_batch (self);
   g_atomic_int_inc (&self->processed);
   symfonic_stream_emit (stream, event);
 
@@ -195,6 +221,10 @@ test_affine_stage_get_property (GObject    *object,
     case PROP_OFF_THREAD:
       g_value_set_uint (value, g_atomic_int_get (&self->off_thread));
       break;
+
+    case PROP_LARGEST_BATCH:
+      g_value_set_uint (value, g_atomic_int_get (&self->largest_batch));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -257,6 +287,9 @@ test_affine_stage_class_init (TestAffineStageClass *klass)
                        0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_OFF_THREAD] =
     g_param_spec_uint ("off-thread", "Off thread", "Hooks that ran on another thread than the stage's",
+                       0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LARGEST_BATCH] =
+    g_param_spec_uint ("largest-batch", "Largest batch", "The most events one hop handed over",
                        0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
