@@ -10,5 +10,12 @@ G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
 gboolean symfonic_stage_admits_inline (SymfonicStage *self);
+G_GNUC_INTERNAL
+gboolean symfonic_stage_passes_events (SymfonicStage *self);
+G_GNUC_INTERNAL
+gboolean symfonic_stage_run_process   (SymfonicStage   *self,
+                                       SymfonicStream  *stream,
+                                       SymfonicEvent   *event,
+                                       GError         **error);
 
 G_END_DECLS

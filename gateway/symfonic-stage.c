@@ -299,17 +299,37 @@ symfonic_stage_process (SymfonicStage   *self,
                         SymfonicEvent   *event,
                         GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->process (self, stream, event, &local_error);
+  return symfonic_stage_run_process (self, stream, event, error);
+}
+
+/* symfonic_stage_process() without the argument checks, for the executor,
+ * which checked its stages once when the stream was made: it runs once
+ * per event and stage. */
+gboolean
+symfonic_stage_run_process (SymfonicStage   *self,
+                            SymfonicStream  *stream,
+                            SymfonicEvent   *event,
+                            GError         **error)
+{
+  GError *local_error = NULL;
+  gboolean ok = SYMFONIC_STAGE_GET_IFACE (self)->process (self, stream, event, &local_error);
 
   return check_hook (self, "process", ok, local_error, error);
+}
+
+/* Whether the stage keeps the default process hook, which hands every
+ * event on unchanged: the executor then leaves it out of the event path. */
+gboolean
+symfonic_stage_passes_events (SymfonicStage *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+
+  return SYMFONIC_STAGE_GET_IFACE (self)->process == symfonic_stage_real_process;
 }
 
 /**

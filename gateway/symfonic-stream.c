@@ -54,6 +54,8 @@ typedef struct
   GMainContext           *context;
   /* its admission succeeded: it is closed once at the end */
   gboolean                admitted;
+  /* it keeps the default process hook: events go past it untouched */
+  gboolean                passes;
 } StageSlot;
 
 /* What the executor does when no batch is out. */
@@ -295,6 +297,7 @@ symfonic_stream_new (SymfonicRoute      *route,
       self->slots[i].stage = symfonic_route_get_stage (route, i);
       self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
       self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
+      self->slots[i].passes = symfonic_stage_passes_events (self->slots[i].stage);
     }
 
   return self;
@@ -718,7 +721,7 @@ process_batch (SymfonicStream  *self,
   self->emit_target = self->spare;
   for (guint j = 0; j < in->len; j++)
     {
-      if (!symfonic_stage_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
+      if (!symfonic_stage_run_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
         {
           self->emit_target = NULL;
           g_ptr_array_set_size (self->spare, 0);
@@ -761,6 +764,8 @@ run_stages (SymfonicStream  *self,
 {
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
     {
+      if (self->slots[i].passes)
+        continue;
       if (runs_elsewhere (self, i))
         {
           hop_send (self, HOP_PROCESS, i);
