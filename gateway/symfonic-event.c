@@ -10,6 +10,7 @@
 #include "symfonic-event.h"
 #include "symfonic-json-private.h"
 #include "symfonic-scratch-private.h"
+#include "symfonic-string-private.h"
 
 /**
  * SymfonicEvent:
@@ -647,7 +648,7 @@ symfonic_event_write_json (SymfonicEvent *self,
       return;
     }
 
-  g_string_append (out, "{\"text\":");
+  symfonic_string_append_len (out, "{\"text\":", strlen ("{\"text\":"));
   symfonic_json_append_string (out, self->text, -1);
   if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
