@@ -244,6 +244,12 @@ release_before (Text    *text,
 {
   gsize from = text->block_start;
 
+  /* plain text between releases leaves nothing withheld: the usual case */
+  if (end == from)
+    {
+      text->depth = text->base;
+      return;
+    }
   emit (text, text->withheld->str + from, end - from, out);
   g_string_erase (text->withheld, from, end - from);
   text->depth = text->base;
@@ -461,6 +467,21 @@ start_block_tag (SymfonicCitationFilter *self,
     complete_block_tag (self, text);
 }
 
+/* How many bytes of @s come before a `[` or @block_start, which may start
+ * something to remove; a space before either is counted in. */
+static inline gsize
+plain_run (const char *s,
+           gsize       len,
+           char        block_start)
+{
+  gsize run = 0;
+
+  while (run < len && s[run] != '[' && s[run] != block_start)
+    run++;
+
+  return run;
+}
+
 static void
 process (SymfonicCitationFilter *self,
          Text                   *text,
@@ -501,16 +522,18 @@ process (SymfonicCitationFilter *self,
       /* s[i] is plain text, and so is what was withheld before it: the
        * levels can no longer become tags, or the space precedes none */
       release_withheld (text, out);
-      for (run = i; run < len && s[run] != '[' && s[run] != ' ' && s[run] != sought (self, text)->text[0]; run++)
-        ;
-      emit (text, s + i, run - i, out);
-      if (run < len && s[run] == ' ')
+      run = plain_run (s + i, len - i, sought (self, text)->text[0]);
+      if (run > 0 && s[i + run - 1] == ' ' && (i + run == len || s[i + run] == '['))
         {
           /* only the last of a run of spaces may precede a tag */
+          emit (text, s + i, run - 1, out);
           g_string_append_c (text->withheld, ' ');
-          run++;
         }
-      i = run;
+      else
+        {
+          emit (text, s + i, run, out);
+        }
+      i += run;
     }
 }
 
