@@ -46,16 +46,17 @@ typedef enum {
 
 typedef struct
 {
-  SymfonicStage          *stage;
-  gpointer                data;
-  GDestroyNotify          destroy;
-  SymfonicAdmissionPhase  phase;
+  SymfonicStage            *stage;
+  gpointer                  data;
+  GDestroyNotify            destroy;
+  SymfonicAdmissionPhase    phase;
   /* the stage's own context, or NULL when its hooks run inline */
-  GMainContext           *context;
+  GMainContext             *context;
   /* its admission succeeded: it is closed once at the end */
-  gboolean                admitted;
-  /* it keeps the default process hook: events go past it untouched */
-  gboolean                passes;
+  gboolean                  admitted;
+  /* its process hook, or NULL when it keeps the default one and events
+   * go past it untouched */
+  SymfonicStageProcessFunc  process;
 } StageSlot;
 
 /* What the executor does when no batch is out. */
@@ -297,7 +298,7 @@ symfonic_stream_new (SymfonicRoute      *route,
       self->slots[i].stage = symfonic_route_get_stage (route, i);
       self->slots[i].phase = symfonic_stage_get_admission_phase (self->slots[i].stage);
       self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
-      self->slots[i].passes = symfonic_stage_passes_events (self->slots[i].stage);
+      self->slots[i].process = symfonic_stage_get_process_func (self->slots[i].stage);
     }
 
   return self;
@@ -717,11 +718,12 @@ process_batch (SymfonicStream  *self,
                GError         **error)
 {
   GPtrArray *in = self->batch;
+  StageSlot *slot = &self->slots[i];
 
   self->emit_target = self->spare;
   for (guint j = 0; j < in->len; j++)
     {
-      if (!symfonic_stage_run_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
+      if (!symfonic_stage_run_process (slot->stage, slot->process, self, g_ptr_array_index (in, j), error))
         {
           self->emit_target = NULL;
           g_ptr_array_set_size (self->spare, 0);
@@ -764,7 +766,7 @@ run_stages (SymfonicStream  *self,
 {
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
     {
-      if (self->slots[i].passes)
+      if (self->slots[i].process == NULL)
         continue;
       if (runs_elsewhere (self, i))
         {
