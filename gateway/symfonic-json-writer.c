@@ -19,6 +19,17 @@ static const guint8 escape_extra[256] = {
   ['\\'] = 1,
 };
 
+/* The letter after the backslash of a short escape. */
+static const char short_escape[256] = {
+  ['"'] = '"',
+  ['\\'] = '\\',
+  ['\b'] = 'b',
+  ['\f'] = 'f',
+  ['\n'] = 'n',
+  ['\r'] = 'r',
+  ['\t'] = 't',
+};
+
 /* The length of @str as a JSON string, quotes included. */
 gsize
 symfonic_json_string_length (const char *str,
@@ -56,22 +67,23 @@ symfonic_json_write_string (char       *dest,
         {
           guchar c = (guchar) str[i];
 
-          switch (escape_extra[c] == 0 ? 0 : c)
+          if (escape_extra[c] == 0)
             {
-            case 0: *dest++ = (char) c; break;
-            case '"': *dest++ = '\\'; *dest++ = '"'; break;
-            case '\\': *dest++ = '\\'; *dest++ = '\\'; break;
-            case '\n': *dest++ = '\\'; *dest++ = 'n'; break;
-            case '\r': *dest++ = '\\'; *dest++ = 'r'; break;
-            case '\t': *dest++ = '\\'; *dest++ = 't'; break;
-            case '\b': *dest++ = '\\'; *dest++ = 'b'; break;
-            case '\f': *dest++ = '\\'; *dest++ = 'f'; break;
-            default:
-              memcpy (dest, "\\u00", 4);
-              dest[4] = hex[c >> 4];
-              dest[5] = hex[c & 0xf];
-              dest += 6;
-              break;
+              *dest++ = (char) c;
+              continue;
+            }
+
+          *dest++ = '\\';
+          if (short_escape[c] != '\0')
+            {
+              *dest++ = short_escape[c];
+            }
+          else
+            {
+              memcpy (dest, "u00", 3);
+              dest[3] = hex[c >> 4];
+              dest[4] = hex[c & 0xf];
+              dest += 5;
             }
         }
     }
