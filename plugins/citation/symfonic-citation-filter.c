@@ -562,6 +562,21 @@ symfonic_citation_filter_filter (SymfonicTextFilter  *filter,
   process (self, get_text (self, channel), s, len, out);
 }
 
+/* Nothing withheld, nothing in the piece that may start a tag or a block,
+ * and no space at its end that a tag in the next piece would take. */
+static gboolean
+symfonic_citation_filter_passes (SymfonicTextFilter  *filter,
+                                 SymfonicTextChannel  channel,
+                                 const char          *s,
+                                 gsize                len)
+{
+  SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
+  Text *text = self->texts[channel];
+
+  return (text == NULL || (text->withheld->len == 0 && text->depth == 0 && !text->inside)) &&
+         s[len - 1] != ' ' && plain_run (s, len, self->open.text[0]) == len;
+}
+
 /* The text is over: what was withheld is not followed by a tag, so it is
  * released, and a block never closed is dropped. */
 static void
@@ -595,6 +610,7 @@ symfonic_citation_filter_class_init (SymfonicCitationFilterClass *klass)
   object_class->finalize = symfonic_citation_filter_finalize;
   filter_class->filter = symfonic_citation_filter_filter;
   filter_class->flush = symfonic_citation_filter_flush_text;
+  filter_class->passes = symfonic_citation_filter_passes;
 }
 
 static void
