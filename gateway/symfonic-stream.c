@@ -112,6 +112,9 @@ struct _SymfonicStream
   GPtrArray                *batch;
   GPtrArray                *spare;
   GPtrArray                *emit_target;
+  /* the batch's slot of the event the running process hook was given:
+   * emitting that event hands the batch's reference on */
+  gpointer                 *handed;
   /* the next begin or finish hook to run, in @step */
   StreamStep                step;
   guint                     step_next;
@@ -256,13 +259,21 @@ symfonic_stream_class_init (SymfonicStreamClass *klass)
   object_class->finalize = symfonic_stream_finalize;
 }
 
+/* A batch's slot is empty once its event was handed on. */
+static void
+release_event (gpointer event)
+{
+  if (event != NULL)
+    symfonic_event_unref (event);
+}
+
 static void
 symfonic_stream_init (SymfonicStream *self)
 {
   self->cancellable = g_cancellable_new ();
   self->start_time = g_get_monotonic_time ();
-  self->batch = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
-  self->spare = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+  self->batch = g_ptr_array_new_with_free_func (release_event);
+  self->spare = g_ptr_array_new_with_free_func (release_event);
   self->response_headers = symfonic_header_list_new ();
 }
 
@@ -670,6 +681,16 @@ symfonic_stream_emit (SymfonicStream *self,
   g_return_if_fail (event != NULL);
   g_return_if_fail (self->emit_target != NULL);
 
+  /* a stage that passes on the event it was given, as most do with most
+   * events, passes the reference on too rather than taking one more */
+  if (self->handed != NULL && *self->handed == event)
+    {
+      *self->handed = NULL;
+      self->handed = NULL;
+      g_ptr_array_add (self->emit_target, event);
+      return;
+    }
+
   g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
 }
 
@@ -723,13 +744,18 @@ process_batch (SymfonicStream  *self,
   self->emit_target = self->spare;
   for (guint j = 0; j < in->len; j++)
     {
-      if (!symfonic_stage_run_process (slot->stage, slot->process, self, g_ptr_array_index (in, j), error))
+      SymfonicEvent *event = g_ptr_array_index (in, j);
+
+      self->handed = &in->pdata[j];
+      if (!symfonic_stage_run_process (slot->stage, slot->process, self, event, error))
         {
+          self->handed = NULL;
           self->emit_target = NULL;
           g_ptr_array_set_size (self->spare, 0);
           return FALSE;
         }
     }
+  self->handed = NULL;
   self->emit_target = NULL;
   g_ptr_array_set_size (in, 0);
   self->batch = self->spare;
