@@ -135,6 +135,9 @@ guint64            symfonic_encoder_get_seq      (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_final_text   (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
+void               symfonic_encoder_keep_text    (SymfonicEncoder    *self,
+                                                  SymfonicEvent      *delta);
+G_GNUC_INTERNAL
 void               symfonic_encoder_keep_fallback (SymfonicEncoder   *self,
                                                   SymfonicEvent      *terminal);
 G_GNUC_INTERNAL

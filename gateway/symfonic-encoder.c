@@ -271,6 +271,17 @@ symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
   self->n_tool_calls++;
 }
 
+/* Adds a text delta's text to the text sent, which the success terminal
+ * carries. */
+void
+symfonic_encoder_keep_text (SymfonicEncoder *self,
+                            SymfonicEvent   *delta)
+{
+  const char *text = symfonic_event_get_text (delta);
+
+  symfonic_string_append_len (self->text, text, strlen (text));
+}
+
 /* Sorts @event for a provider's format, which has text, thinking and tool
  * calls and nothing else; it keeps the text sent and the terminal's text
  * on the way. @call is filled for a tool call. */
@@ -282,7 +293,7 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      g_string_append (self->text, symfonic_event_get_text (event));
+      symfonic_encoder_keep_text (self, event);
       return SYMFONIC_PROVIDER_PART_TEXT;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:

@@ -122,12 +122,13 @@ event_alloc_valid (SymfonicEventKind  kind,
                    const char        *text,
                    gsize              len)
 {
-  SymfonicEvent *self = g_malloc0 (sizeof *self + len + 1);
+  SymfonicEvent *self = g_malloc (sizeof *self + len + 1);
 
+  /* only the struct is cleared, not the text's room behind it */
+  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1) };
   g_atomic_ref_count_init (&self->ref_count);
-  self->kind = kind;
-  self->text = (char *) (self + 1);
   memcpy (self->text, text, len);
+  self->text[len] = '\0';
 
   return self;
 }

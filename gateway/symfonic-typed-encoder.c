@@ -134,7 +134,7 @@ typed_event (SymfonicEncoder *encoder,
       return SYMFONIC_FRAME_NONE;
 
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
+      symfonic_encoder_keep_text (encoder, event);
       append_frame (encoder, out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
