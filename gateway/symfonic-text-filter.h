@@ -73,7 +73,8 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TE
  * @passes: optional: whether @filter would pass the next piece of
  *   @channel's text on whole and unchanged, which it checks without
  *   copying it (most pieces hold nothing to filter). Without it, every
- *   piece goes through @filter.
+ *   piece goes through @filter. A subclass that overrides @filter sets
+ *   its own @passes, or %NULL.
  *
  * What a subclass implements. The base class withholds an unfinished
  * UTF-8 character at the end of a piece and keeps the two channels apart,
