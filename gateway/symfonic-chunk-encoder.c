@@ -17,7 +17,7 @@ append_chunk (SymfonicEncoder *self,
               const char      *event_type,
               JsonNode        *data)
 {
-  symfonic_encoder_append_id (self, out);
+  symfonic_encoder_begin_frame (self, out, NULL);
   g_string_append (out, "data: {\"event_type\":");
   symfonic_json_append_string (out, event_type, -1);
   g_string_append (out, ",\"data\":");

@@ -127,12 +127,16 @@ void               symfonic_encoder_error        (SymfonicEncoder    *self,
                                                   SymfonicErrorFrame *frame,
                                                   GString            *out);
 G_GNUC_INTERNAL
-void               symfonic_encoder_append_id    (SymfonicEncoder    *self,
-                                                  GString            *out);
+void               symfonic_encoder_begin_frame  (SymfonicEncoder    *self,
+                                                  GString            *out,
+                                                  const char         *name);
 G_GNUC_INTERNAL
 guint64            symfonic_encoder_get_seq      (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_final_text   (SymfonicEncoder    *self);
+G_GNUC_INTERNAL
+void               symfonic_encoder_keep_text    (SymfonicEncoder    *self,
+                                                  SymfonicEvent      *delta);
 G_GNUC_INTERNAL
 void               symfonic_encoder_keep_fallback (SymfonicEncoder   *self,
                                                   SymfonicEvent      *terminal);

@@ -4,7 +4,11 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "symfonic-encoder-private.h"
+#include "symfonic-json-private.h"
+#include "symfonic-string-private.h"
 
 /* A provider route answers in one of two shapes, as its client asked. */
 static const SymfonicEncoderVTable *
@@ -163,22 +167,41 @@ symfonic_encoder_error (SymfonicEncoder    *self,
       return;
     }
 
-  symfonic_encoder_append_id (self, out);
-  g_string_append (out, "event: error\ndata: ");
+  symfonic_encoder_begin_frame (self, out, "error");
   symfonic_encoder_error_body (self->kind, frame, out);
   g_string_append (out, "\n\n");
 }
 
-/* Starts a frame with the next id of the run (DESIGN 7a): a client that
- * reconnects names the last one it got in Last-Event-ID. */
-void
-symfonic_encoder_append_id (SymfonicEncoder *self,
-                            GString         *out)
-{
-  char line[32];
-  int n = g_snprintf (line, sizeof line, "id: %" G_GUINT64_FORMAT "\n", ++self->seq);
+#define ID_FIELD "id: "
+#define EVENT_FIELD "event: "
+#define DATA_FIELD "\ndata: "
 
-  g_string_append_len (out, line, n);
+/* Starts a frame with the next id of the run (DESIGN 7a: a client that
+ * reconnects names the last one it got in Last-Event-ID), then, unless
+ * @name is %NULL, the `event:` line and the `data: ` its payload follows:
+ * one resize at most, and no printf. */
+void
+symfonic_encoder_begin_frame (SymfonicEncoder *self,
+                              GString         *out,
+                              const char      *name)
+{
+  gsize name_len = name != NULL ? strlen (name) : 0;
+  char *p = symfonic_string_reserve (out, strlen (ID_FIELD) + SYMFONIC_JSON_UINT_MAX + 1 +
+                                          strlen (EVENT_FIELD) + name_len + strlen (DATA_FIELD));
+
+  memcpy (p, ID_FIELD, strlen (ID_FIELD));
+  p = symfonic_json_write_uint (p + strlen (ID_FIELD), ++self->seq);
+  *p++ = '\n';
+  if (name != NULL)
+    {
+      memcpy (p, EVENT_FIELD, strlen (EVENT_FIELD));
+      p += strlen (EVENT_FIELD);
+      memcpy (p, name, name_len);
+      p += name_len;
+      memcpy (p, DATA_FIELD, strlen (DATA_FIELD));
+      p += strlen (DATA_FIELD);
+    }
+  symfonic_string_commit (out, p);
 }
 
 guint64
@@ -248,6 +271,17 @@ symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
   self->n_tool_calls++;
 }
 
+/* Adds a text delta's text to the text sent, which the success terminal
+ * carries. */
+void
+symfonic_encoder_keep_text (SymfonicEncoder *self,
+                            SymfonicEvent   *delta)
+{
+  const char *text = symfonic_event_get_text (delta);
+
+  symfonic_string_append_len (self->text, text, strlen (text));
+}
+
 /* Sorts @event for a provider's format, which has text, thinking and tool
  * calls and nothing else; it keeps the text sent and the terminal's text
  * on the way. @call is filled for a tool call. */
@@ -259,7 +293,7 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      g_string_append (self->text, symfonic_event_get_text (event));
+      symfonic_encoder_keep_text (self, event);
       return SYMFONIC_PROVIDER_PART_TEXT;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:

@@ -10,6 +10,7 @@
 #include "symfonic-event.h"
 #include "symfonic-json-private.h"
 #include "symfonic-scratch-private.h"
+#include "symfonic-string-private.h"
 
 /**
  * SymfonicEvent:
@@ -121,12 +122,13 @@ event_alloc_valid (SymfonicEventKind  kind,
                    const char        *text,
                    gsize              len)
 {
-  SymfonicEvent *self = g_malloc0 (sizeof *self + len + 1);
+  SymfonicEvent *self = g_malloc (sizeof *self + len + 1);
 
+  /* only the struct is cleared, not the text's room behind it */
+  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1) };
   g_atomic_ref_count_init (&self->ref_count);
-  self->kind = kind;
-  self->text = (char *) (self + 1);
   memcpy (self->text, text, len);
+  self->text[len] = '\0';
 
   return self;
 }
@@ -647,7 +649,7 @@ symfonic_event_write_json (SymfonicEvent *self,
       return;
     }
 
-  g_string_append (out, "{\"text\":");
+  symfonic_string_append_len (out, "{\"text\":", strlen ("{\"text\":"));
   symfonic_json_append_string (out, self->text, -1);
   if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);

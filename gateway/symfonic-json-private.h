@@ -8,6 +8,20 @@
 
 G_BEGIN_DECLS
 
+/* the longest decimal guint64 */
+#define SYMFONIC_JSON_UINT_MAX 20
+
+G_GNUC_INTERNAL
+gsize symfonic_json_string_length (const char *str,
+                                   gsize       len);
+G_GNUC_INTERNAL
+char *symfonic_json_write_string  (char       *dest,
+                                   const char *str,
+                                   gsize       len,
+                                   gsize       length);
+G_GNUC_INTERNAL
+char *symfonic_json_write_uint    (char       *dest,
+                                   guint64     value);
 G_GNUC_INTERNAL
 void symfonic_json_append_string (GString    *out,
                                   const char *str,

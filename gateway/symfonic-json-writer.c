@@ -7,62 +7,129 @@
 #include <string.h>
 
 #include "symfonic-json-private.h"
+#include "symfonic-string-private.h"
+
+/* What a byte costs in a JSON string beyond itself: a short escape one
+ * more byte, \u00XX five more, and the rest (all of UTF-8 past ASCII too)
+ * nothing. */
+static const guint8 escape_extra[256] = {
+  5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 5, 1, 1, 5, 5,
+  5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+  ['"'] = 1,
+  ['\\'] = 1,
+};
+
+/* The letter after the backslash of a short escape. */
+static const char short_escape[256] = {
+  ['"'] = '"',
+  ['\\'] = '\\',
+  ['\b'] = 'b',
+  ['\f'] = 'f',
+  ['\n'] = 'n',
+  ['\r'] = 'r',
+  ['\t'] = 't',
+};
+
+/* The length of @str as a JSON string, quotes included. */
+gsize
+symfonic_json_string_length (const char *str,
+                             gsize       len)
+{
+  gsize n = len + 2;
+
+  for (gsize i = 0; i < len; i++)
+    n += escape_extra[(guchar) str[i]];
+
+  return n;
+}
+
+/* Writes @str as a JSON string at @dest, which has room for @length, its
+ * symfonic_json_string_length(): quoted, with `"`, `\` and the control
+ * characters escaped; text that needs no escape is copied at once.
+ * Returns @dest + @length. */
+char *
+symfonic_json_write_string (char       *dest,
+                            const char *str,
+                            gsize       len,
+                            gsize       length)
+{
+  static const char hex[] = "0123456789abcdef";
+
+  *dest++ = '"';
+  if (length == len + 2)
+    {
+      memcpy (dest, str, len);
+      dest += len;
+    }
+  else
+    {
+      for (gsize i = 0; i < len; i++)
+        {
+          guchar c = (guchar) str[i];
+
+          if (escape_extra[c] == 0)
+            {
+              *dest++ = (char) c;
+              continue;
+            }
+
+          *dest++ = '\\';
+          if (short_escape[c] != '\0')
+            {
+              *dest++ = short_escape[c];
+            }
+          else
+            {
+              memcpy (dest, "u00", 3);
+              dest[3] = hex[c >> 4];
+              dest[4] = hex[c & 0xf];
+              dest += 5;
+            }
+        }
+    }
+  *dest++ = '"';
+
+  return dest;
+}
 
 /* Text deltas are the bulk of every stream; writing them through a
- * JsonGenerator would build a node tree per event just to throw it away. */
+ * JsonGenerator would build a node tree per event just to throw it away.
+ * The string goes in with one resize and, mostly, one copy. */
 void
 symfonic_json_append_string (GString    *out,
                              const char *str,
                              gssize      len)
 {
-  static const char hex[] = "0123456789abcdef";
-  const char *p;
-  const char *end;
-  const char *run;
+  gsize length;
 
   if (len < 0)
     len = strlen (str);
 
-  end = str + len;
-  g_string_append_c (out, '"');
-  for (p = run = str; p < end; p++)
+  length = symfonic_json_string_length (str, len);
+  symfonic_string_commit (out, symfonic_json_write_string (symfonic_string_reserve (out, length),
+                                                           str, len, length));
+}
+
+/* Writes @value in decimal at @dest, which has room for
+ * SYMFONIC_JSON_UINT_MAX bytes, without printf's format parsing: frame ids
+ * go out once per frame. Returns the end of what was written. */
+char *
+symfonic_json_write_uint (char    *dest,
+                          guint64  value)
+{
+  char digits[SYMFONIC_JSON_UINT_MAX];
+  guint n = 0;
+
+  do
     {
-      guchar c = (guchar) *p;
-      const char *escape = NULL;
-
-      if (c >= 0x20 && c != '"' && c != '\\')
-        continue;
-
-      if (p > run)
-        g_string_append_len (out, run, p - run);
-      run = p + 1;
-
-      switch (c)
-        {
-        case '"': escape = "\\\""; break;
-        case '\\': escape = "\\\\"; break;
-        case '\n': escape = "\\n"; break;
-        case '\r': escape = "\\r"; break;
-        case '\t': escape = "\\t"; break;
-        case '\b': escape = "\\b"; break;
-        case '\f': escape = "\\f"; break;
-        default:
-          break;
-        }
-
-      if (escape != NULL)
-        {
-          g_string_append (out, escape);
-        }
-      else
-        {
-          char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf] };
-          g_string_append_len (out, u, sizeof u);
-        }
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
     }
-  if (p > run)
-    g_string_append_len (out, run, p - run);
-  g_string_append_c (out, '"');
+  while (value > 0);
+  while (n > 0)
+    *dest++ = digits[--n];
+
+  return dest;
 }
 
 /* The shortest text that reads back as the same double: json-glib writes

@@ -10,5 +10,18 @@ G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
 gboolean symfonic_stage_admits_inline (SymfonicStage *self);
+typedef gboolean (*SymfonicStageProcessFunc) (SymfonicStage   *self,
+                                              SymfonicStream  *stream,
+                                              SymfonicEvent   *event,
+                                              GError         **error);
+
+G_GNUC_INTERNAL
+SymfonicStageProcessFunc symfonic_stage_get_process_func (SymfonicStage *self);
+G_GNUC_INTERNAL
+gboolean                 symfonic_stage_run_process      (SymfonicStage             *self,
+                                                          SymfonicStageProcessFunc   process,
+                                                          SymfonicStream            *stream,
+                                                          SymfonicEvent             *event,
+                                                          GError                   **error);
 
 G_END_DECLS

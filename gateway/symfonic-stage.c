@@ -302,15 +302,40 @@ symfonic_stage_process (SymfonicStage   *self,
                         SymfonicEvent   *event,
                         GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->process (self, stream, event, &local_error);
+  return symfonic_stage_run_process (self, SYMFONIC_STAGE_GET_IFACE (self)->process, stream, event, error);
+}
+
+/* The stage's process hook, or %NULL when it keeps the default one, which
+ * hands every event on unchanged and so can be left out of the event path.
+ * The executor looks it up once per stream rather than per event. */
+SymfonicStageProcessFunc
+symfonic_stage_get_process_func (SymfonicStage *self)
+{
+  SymfonicStageProcessFunc process;
+
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), NULL);
+
+  process = SYMFONIC_STAGE_GET_IFACE (self)->process;
+
+  return process != symfonic_stage_real_process ? process : NULL;
+}
+
+/* symfonic_stage_process() through the hook symfonic_stage_get_process_func()
+ * returned, without the argument checks the executor made once. */
+gboolean
+symfonic_stage_run_process (SymfonicStage             *self,
+                            SymfonicStageProcessFunc   process,
+                            SymfonicStream            *stream,
+                            SymfonicEvent             *event,
+                            GError                   **error)
+{
+  GError *local_error = NULL;
+  gboolean ok = process (self, stream, event, &local_error);
 
   return check_hook (self, "process", ok, local_error, error);
 }

@@ -47,14 +47,17 @@ typedef enum {
 
 typedef struct
 {
-  SymfonicStage          *stage;
-  gpointer                data;
-  GDestroyNotify          destroy;
-  SymfonicAdmissionPhase  phase;
+  SymfonicStage            *stage;
+  gpointer                  data;
+  GDestroyNotify            destroy;
+  SymfonicAdmissionPhase    phase;
   /* the stage's own context, or NULL when its hooks run inline */
-  GMainContext           *context;
+  GMainContext             *context;
   /* its admission succeeded: it is closed once at the end */
-  gboolean                admitted;
+  gboolean                  admitted;
+  /* its process hook, or NULL when it keeps the default one and events
+   * go past it untouched */
+  SymfonicStageProcessFunc  process;
 } StageSlot;
 
 /* What the executor does when no batch is out. */
@@ -114,6 +117,9 @@ struct _SymfonicStream
   GPtrArray                *batch;
   GPtrArray                *spare;
   GPtrArray                *emit_target;
+  /* the batch's slot of the event the running process hook was given:
+   * emitting that event hands the batch's reference on */
+  gpointer                 *handed;
   /* the next begin or finish hook to run, in @step */
   StreamStep                step;
   guint                     step_next;
@@ -258,13 +264,21 @@ symfonic_stream_class_init (SymfonicStreamClass *klass)
   object_class->finalize = symfonic_stream_finalize;
 }
 
+/* A batch's slot is empty once its event was handed on. */
+static void
+release_event (gpointer event)
+{
+  if (event != NULL)
+    symfonic_event_unref (event);
+}
+
 static void
 symfonic_stream_init (SymfonicStream *self)
 {
   self->cancellable = g_cancellable_new ();
   self->start_time = g_get_monotonic_time ();
-  self->batch = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
-  self->spare = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+  self->batch = g_ptr_array_new_with_free_func (release_event);
+  self->spare = g_ptr_array_new_with_free_func (release_event);
   self->response_headers = symfonic_header_list_new ();
 }
 
@@ -300,6 +314,7 @@ symfonic_stream_new (SymfonicRoute      *route,
       self->slots[i].stage = symfonic_route_get_stage (route, i);
       self->slots[i].phase = symfonic_route_get_stage_phase (route, i);
       self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
+      self->slots[i].process = symfonic_stage_get_process_func (self->slots[i].stage);
     }
 
   return self;
@@ -671,6 +686,16 @@ symfonic_stream_emit (SymfonicStream *self,
   g_return_if_fail (event != NULL);
   g_return_if_fail (self->emit_target != NULL);
 
+  /* a stage that passes on the event it was given, as most do with most
+   * events, passes the reference on too rather than taking one more */
+  if (self->handed != NULL && *self->handed == event)
+    {
+      *self->handed = NULL;
+      self->handed = NULL;
+      g_ptr_array_add (self->emit_target, event);
+      return;
+    }
+
   g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
 }
 
@@ -732,17 +757,23 @@ process_batch (SymfonicStream  *self,
                GError         **error)
 {
   GPtrArray *in = self->batch;
+  StageSlot *slot = &self->slots[i];
 
   self->emit_target = self->spare;
   for (guint j = 0; j < in->len; j++)
     {
-      if (!symfonic_stage_process (self->slots[i].stage, self, g_ptr_array_index (in, j), error))
+      SymfonicEvent *event = g_ptr_array_index (in, j);
+
+      self->handed = &in->pdata[j];
+      if (!symfonic_stage_run_process (slot->stage, slot->process, self, event, error))
         {
+          self->handed = NULL;
           self->emit_target = NULL;
           g_ptr_array_set_size (self->spare, 0);
           return FALSE;
         }
     }
+  self->handed = NULL;
   self->emit_target = NULL;
   g_ptr_array_set_size (in, 0);
   self->batch = self->spare;
@@ -779,6 +810,8 @@ run_stages (SymfonicStream  *self,
 {
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
     {
+      if (self->slots[i].process == NULL)
+        continue;
       if (runs_elsewhere (self, i))
         {
           hop_send (self, HOP_PROCESS, i);

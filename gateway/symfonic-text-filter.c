@@ -146,6 +146,22 @@ symfonic_text_filter_flush (SymfonicTextFilter  *self,
   SYMFONIC_TEXT_FILTER_GET_CLASS (self)->flush (self, channel, out);
 }
 
+/* The common delta: nothing is under way in its channel, and the filter
+ * would release it whole and unchanged, so it goes on as it is. */
+static gboolean
+passes_whole (SymfonicTextFilter  *self,
+              SymfonicTextChannel  channel,
+              const char          *text,
+              gsize                length)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
+  SymfonicTextFilterClass *klass = SYMFONIC_TEXT_FILTER_GET_CLASS (self);
+
+  return klass->passes != NULL && length > 0 && priv->n_pending[channel] == 0 &&
+         symfonic_utf8_unfinished_suffix (text, length) == 0 &&
+         klass->passes (self, channel, text, length);
+}
+
 static SymfonicEvent *
 new_delta (SymfonicTextChannel  channel,
            const char          *text)
@@ -200,6 +216,12 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
 
   text = symfonic_event_get_text (event);
   length = strlen (text);
+  if (passes_whole (self, channel, text, length))
+    {
+      symfonic_stream_emit (stream, event);
+      return TRUE;
+    }
+
   clean = symfonic_scratch_get (&scratch);
   feed_channel (self, channel, text, length, clean);
   if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (event) == NULL))

@@ -44,6 +44,21 @@ typedef enum {
  * Filters the next piece of @channel's text.
  */
 
+/**
+ * SymfonicTextFilterClass::passes:
+ * @self: a #SymfonicTextFilter
+ * @channel: the text @text belongs to
+ * @text: (array length=length) (element-type guint8): the next piece of
+ *   that text, whole characters, not NUL-terminated
+ * @length: its length in bytes, never 0
+ *
+ * Whether @filter would append all of @text to its output unchanged and
+ * withhold nothing, so that the piece can go on as it is, uncopied.
+ *
+ * Returns: %TRUE only if feeding @text would append exactly @text and
+ *   leave the filter as it was
+ */
+
 G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TEXT_FILTER, GObject)
 
 /**
@@ -55,6 +70,11 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TE
  *   still be the beginning of a tag.
  * @flush: @channel's text is over: appends to @out whatever was withheld.
  *   The filter may be fed again afterwards. The default appends nothing.
+ * @passes: optional: whether @filter would pass the next piece of
+ *   @channel's text on whole and unchanged, which it checks without
+ *   copying it (most pieces hold nothing to filter). Without it, every
+ *   piece goes through @filter. A subclass that overrides @filter sets
+ *   its own @passes, or %NULL.
  *
  * What a subclass implements. The base class withholds an unfinished
  * UTF-8 character at the end of a piece and keeps the two channels apart,
@@ -73,9 +93,13 @@ struct _SymfonicTextFilterClass
   void (*flush)  (SymfonicTextFilter  *self,
                   SymfonicTextChannel  channel,
                   GString             *out);
+  gboolean (*passes) (SymfonicTextFilter  *self,
+                      SymfonicTextChannel  channel,
+                      const char          *text,
+                      gsize                length);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 void           symfonic_text_filter_feed            (SymfonicTextFilter  *self,

@@ -6,6 +6,7 @@
 
 #include "symfonic-encoder-private.h"
 #include "symfonic-json-private.h"
+#include "symfonic-string-private.h"
 
 /* The typed stream keeps its published order (seed 001): activations
  * first; thinking, text and tools; at most one MemoryExtractedEvent after
@@ -82,27 +83,15 @@ advance (TypedEncoder      *self,
   return TRUE;
 }
 
-/* A frame up to its data, which the caller writes, then "\n\n". */
-static void
-begin_frame (SymfonicEncoder *encoder,
-             GString         *out,
-             const char      *name)
-{
-  symfonic_encoder_append_id (encoder, out);
-  g_string_append (out, "event: ");
-  g_string_append (out, name);
-  g_string_append (out, "\ndata: ");
-}
-
 static void
 append_frame (SymfonicEncoder *encoder,
               GString         *out,
               const char      *name,
               SymfonicEvent   *event)
 {
-  begin_frame (encoder, out, name);
+  symfonic_encoder_begin_frame (encoder, out, name);
   symfonic_event_write_json (event, out);
-  g_string_append (out, "\n\n");
+  symfonic_string_append_len (out, "\n\n", 2);
 }
 
 /* The frozen payload only: a provider source's index and arguments are
@@ -115,7 +104,7 @@ append_tool_call (SymfonicEncoder *encoder,
   SymfonicToolCall call;
 
   symfonic_encoder_read_tool_call (encoder, event, &call);
-  begin_frame (encoder, out, "ToolCallStartEvent");
+  symfonic_encoder_begin_frame (encoder, out, "ToolCallStartEvent");
   g_string_append (out, "{\"tool_name\":");
   symfonic_json_append_string (out, call.name, -1);
   g_string_append (out, ",\"tool_call_id\":");
@@ -145,7 +134,7 @@ typed_event (SymfonicEncoder *encoder,
       return SYMFONIC_FRAME_NONE;
 
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
+      symfonic_encoder_keep_text (encoder, event);
       append_frame (encoder, out, "TextDeltaEvent", event);
       return SYMFONIC_FRAME_DROPPABLE;
 
@@ -154,7 +143,7 @@ typed_event (SymfonicEncoder *encoder,
        * comes on an empty delta, is for the anthropic route */
       if (*symfonic_event_get_text (event) == '\0')
         return SYMFONIC_FRAME_NONE;
-      begin_frame (encoder, out, "ThinkingDeltaEvent");
+      symfonic_encoder_begin_frame (encoder, out, "ThinkingDeltaEvent");
       g_string_append (out, "{\"text\":");
       symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
       g_string_append (out, "}\n\n");
@@ -191,7 +180,7 @@ typed_success (SymfonicEncoder *encoder,
    * the fields have the upstream's JSON types, an object and a count */
   if (!self->consolidated)
     {
-      begin_frame (encoder, out, "ConsolidationScheduledEvent");
+      symfonic_encoder_begin_frame (encoder, out, "ConsolidationScheduledEvent");
       g_string_append (out, "{\"report\":{},\"graph_mutations\":0}\n\n");
     }
 

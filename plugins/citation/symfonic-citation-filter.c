@@ -244,6 +244,12 @@ release_before (Text    *text,
 {
   gsize from = text->block_start;
 
+  /* plain text between releases leaves nothing withheld: the usual case */
+  if (end == from)
+    {
+      text->depth = text->base;
+      return;
+    }
   emit (text, text->withheld->str + from, end - from, out);
   g_string_erase (text->withheld, from, end - from);
   text->depth = text->base;
@@ -461,6 +467,21 @@ start_block_tag (SymfonicCitationFilter *self,
     complete_block_tag (self, text);
 }
 
+/* How many bytes of @s come before a `[` or @block_start, which may start
+ * something to remove; a space before either is counted in. */
+static inline gsize
+plain_run (const char *s,
+           gsize       len,
+           char        block_start)
+{
+  gsize run = 0;
+
+  while (run < len && s[run] != '[' && s[run] != block_start)
+    run++;
+
+  return run;
+}
+
 static void
 process (SymfonicCitationFilter *self,
          Text                   *text,
@@ -501,16 +522,18 @@ process (SymfonicCitationFilter *self,
       /* s[i] is plain text, and so is what was withheld before it: the
        * levels can no longer become tags, or the space precedes none */
       release_withheld (text, out);
-      for (run = i; run < len && s[run] != '[' && s[run] != ' ' && s[run] != sought (self, text)->text[0]; run++)
-        ;
-      emit (text, s + i, run - i, out);
-      if (run < len && s[run] == ' ')
+      run = plain_run (s + i, len - i, sought (self, text)->text[0]);
+      if (run > 0 && s[i + run - 1] == ' ' && (i + run == len || s[i + run] == '['))
         {
           /* only the last of a run of spaces may precede a tag */
+          emit (text, s + i, run - 1, out);
           g_string_append_c (text->withheld, ' ');
-          run++;
         }
-      i = run;
+      else
+        {
+          emit (text, s + i, run, out);
+        }
+      i += run;
     }
 }
 
@@ -537,6 +560,21 @@ symfonic_citation_filter_filter (SymfonicTextFilter  *filter,
   SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
 
   process (self, get_text (self, channel), s, len, out);
+}
+
+/* Nothing withheld, nothing in the piece that may start a tag or a block,
+ * and no space at its end that a tag in the next piece would take. */
+static gboolean
+symfonic_citation_filter_passes (SymfonicTextFilter  *filter,
+                                 SymfonicTextChannel  channel,
+                                 const char          *s,
+                                 gsize                len)
+{
+  SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
+  Text *text = self->texts[channel];
+
+  return (text == NULL || (text->withheld->len == 0 && text->depth == 0 && !text->inside)) &&
+         s[len - 1] != ' ' && plain_run (s, len, self->open.text[0]) == len;
 }
 
 /* The text is over: what was withheld is not followed by a tag, so it is
@@ -572,6 +610,7 @@ symfonic_citation_filter_class_init (SymfonicCitationFilterClass *klass)
   object_class->finalize = symfonic_citation_filter_finalize;
   filter_class->filter = symfonic_citation_filter_filter;
   filter_class->flush = symfonic_citation_filter_flush_text;
+  filter_class->passes = symfonic_citation_filter_passes;
 }
 
 static void

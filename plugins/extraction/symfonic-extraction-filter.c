@@ -334,6 +334,20 @@ symfonic_extraction_filter_filter (SymfonicTextFilter  *filter,
     }
 }
 
+/* Prose with nothing withheld before it and no byte that may start the
+ * open tag. */
+static gboolean
+symfonic_extraction_filter_passes (SymfonicTextFilter  *filter,
+                                   SymfonicTextChannel  channel,
+                                   const char          *s,
+                                   gsize                len)
+{
+  SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
+  Text *text = &self->texts[channel];
+
+  return text->mode == OUTSIDE && text->withheld->len == 0 && run_before (s, len, self->open.text[0]) == len;
+}
+
 /* The text is over: releases the withheld prose and drops a block that was
  * never closed. */
 static void
@@ -360,6 +374,7 @@ symfonic_extraction_filter_class_init (SymfonicExtractionFilterClass *klass)
   object_class->finalize = symfonic_extraction_filter_finalize;
   filter_class->filter = symfonic_extraction_filter_filter;
   filter_class->flush = symfonic_extraction_filter_flush_text;
+  filter_class->passes = symfonic_extraction_filter_passes;
 }
 
 static void

@@ -69,6 +69,9 @@ typedef struct
    * would otherwise allocate for every byte */
   GString                  *clean;
   GString                  *out;
+  /* what each filter was fed so far */
+  GString                  *fed_extraction;
+  GString                  *fed_citation;
 } Run;
 
 /* The citation filter's block tags: the case's, unless the extraction
@@ -103,6 +106,8 @@ run_init (Run        *run,
   run->output = g_string_new (NULL);
   run->clean = g_string_new (NULL);
   run->out = g_string_new (NULL);
+  run->fed_extraction = g_string_new (NULL);
+  run->fed_citation = g_string_new (NULL);
 }
 
 static void
@@ -113,6 +118,29 @@ run_clear (Run *run)
   g_string_free (run->output, TRUE);
   g_string_free (run->clean, TRUE);
   g_string_free (run->out, TRUE);
+  g_string_free (run->fed_extraction, TRUE);
+  g_string_free (run->fed_citation, TRUE);
+}
+
+/* A filter that says it passes a piece, which a stage then hands on
+ * uncopied, must release exactly that piece. It is asked only what a
+ * stage asks: about whole characters, after text that ended whole. */
+static void
+feed_checked (SymfonicTextFilter *filter,
+              GString            *fed,
+              const char         *text,
+              gsize               len,
+              GString            *out)
+{
+  gsize before = out->len;
+  gboolean passes = len > 0 && symfonic_utf8_unfinished_suffix (fed->str, fed->len) == 0 &&
+                    symfonic_utf8_unfinished_suffix (text, len) == 0 &&
+                    SYMFONIC_TEXT_FILTER_GET_CLASS (filter)->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, text, len);
+
+  g_string_append_len (fed, text, len);
+  symfonic_text_filter_feed (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, text, len, out);
+  if (passes)
+    g_assert_cmpmem (out->str + before, out->len - before, text, len);
 }
 
 /* What a stage would emit as one delta. */
@@ -136,7 +164,7 @@ run_citation (Run        *run,
               gsize       len)
 {
   g_string_truncate (run->out, 0);
-  symfonic_citation_filter_feed (run->citation, text, len, run->out);
+  feed_checked (SYMFONIC_TEXT_FILTER (run->citation), run->fed_citation, text, len, run->out);
   run_release (run, run->out);
 }
 
@@ -154,7 +182,7 @@ run_feed (Run        *run,
     }
 
   g_string_truncate (clean, 0);
-  symfonic_extraction_filter_feed (run->extraction, text, len, clean);
+  feed_checked (SYMFONIC_TEXT_FILTER (run->extraction), run->fed_extraction, text, len, clean);
   if (run->citation == NULL)
     run_release (run, clean);
   else if (clean->len > 0)
@@ -996,6 +1024,46 @@ test_random (gconstpointer data)
     }
 }
 
+/* The pieces the stages hand on uncopied: nothing withheld before them,
+ * nothing in them that may start a tag, no space a tag may take at their
+ * end. */
+static void
+test_citation_passes (void)
+{
+  g_autoptr(SymfonicCitationFilter) citation = symfonic_citation_filter_new (default_kinds, "<memory_ops>", "</memory_ops>");
+  SymfonicTextFilter *filter = SYMFONIC_TEXT_FILTER (citation);
+  SymfonicTextFilterClass *klass = SYMFONIC_TEXT_FILTER_GET_CLASS (filter);
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, " sky looks blue", 15));
+  g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_THINKING, "a]b:c", 5));
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, " sky ", 5));
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, "a[b", 3));
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, "a<b", 3));
+
+  symfonic_citation_filter_feed (citation, "blue [sem", 9, out);
+  g_assert_cmpstr (out->str, ==, "blue");
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, "antic", 5));
+  g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_THINKING, "antic", 5));
+}
+
+static void
+test_extraction_passes (void)
+{
+  g_autoptr(SymfonicExtractionFilter) extraction = symfonic_extraction_filter_new ("<memory_ops>", "</memory_ops>", 0);
+  SymfonicTextFilter *filter = SYMFONIC_TEXT_FILTER (extraction);
+  SymfonicTextFilterClass *klass = SYMFONIC_TEXT_FILTER_GET_CLASS (filter);
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, " blue [semantic] ", 17));
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, "a<b", 3));
+
+  symfonic_extraction_filter_feed (extraction, "blue <mem", 9, out);
+  g_assert_cmpstr (out->str, ==, "blue ");
+  g_assert_false (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_ANSWER, "x", 1));
+  g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_THINKING, "x", 1));
+}
+
 static void
 add_cases (const char *prefix,
            FilterKind  kind,
@@ -1027,6 +1095,8 @@ main (int   argc,
   g_test_add_func ("/filters/citation/withholds-least", test_citation_withholds_least);
   g_test_add_func ("/filters/reusable-after-flush", test_filters_reusable_after_flush);
   g_test_add_func ("/filters/nesting-is-bounded", test_nesting_is_bounded);
+  g_test_add_func ("/filters/citation/passes", test_citation_passes);
+  g_test_add_func ("/filters/extraction/passes", test_extraction_passes);
   g_test_add_data_func ("/filters/citation/random", &generators[0], test_random);
   g_test_add_data_func ("/filters/citation/random-prefix-kinds", &generators[1], test_random);
   g_test_add_data_func ("/filters/extraction/random", &generators[2], test_random);

@@ -1,0 +1,54 @@
+/* symfonic-string-private.h: appending to a GString on the per-event path
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <string.h>
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* GLib before 2.76 appends only through an out-of-line insert that
+ * re-checks its arguments; a frame is a handful of short pieces, so the
+ * hot path writes into the string's room itself. */
+
+/* Room for @n more bytes at the end of @out, grown only when short, to be
+ * written and then closed with symfonic_string_commit(). */
+static inline char *
+symfonic_string_reserve (GString *out,
+                         gsize    n)
+{
+  if (G_UNLIKELY (out->len + n >= out->allocated_len))
+    {
+      gsize len = out->len;
+
+      g_string_set_size (out, len + n);
+      g_string_truncate (out, len);
+    }
+
+  return out->str + out->len;
+}
+
+/* Ends @out at @end, within the room symfonic_string_reserve() gave. */
+static inline void
+symfonic_string_commit (GString *out,
+                        char    *end)
+{
+  out->len = end - out->str;
+  *end = '\0';
+}
+
+static inline void
+symfonic_string_append_len (GString    *out,
+                            const char *s,
+                            gsize       len)
+{
+  char *end = symfonic_string_reserve (out, len);
+
+  memcpy (end, s, len);
+  symfonic_string_commit (out, end + len);
+}
+
+G_END_DECLS
