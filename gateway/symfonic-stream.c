@@ -1254,7 +1254,22 @@ admit_cb (GObject      *object,
 static void
 admit_next (SymfonicStream *self)
 {
-  if (next_in_phase (self) == self->n_stages)
+  /* a stage that decides at once does so here: going through its default
+   * asynchronous hook would cost the request a main-loop turn */
+  while (next_in_phase (self) < self->n_stages && !runs_elsewhere (self, self->admit_next) &&
+         symfonic_stage_admits_inline (self->slots[self->admit_next].stage))
+    {
+      GError *error = NULL;
+
+      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, &error))
+        {
+          admission_decided (self, error);
+          return;
+        }
+      self->slots[self->admit_next++].admitted = TRUE;
+    }
+
+  if (self->admit_next == self->n_stages)
     {
       g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
       GError *error = NULL;
