@@ -5,8 +5,9 @@
  * Every turn of a worker's main loop between the request and its upstream
  * is time to first delta. A stage whose admission is asynchronous costs the
  * turn its answer takes; a stage that decides at once must cost none, even
- * behind an asynchronous one. The ledger stage below decides at once and
- * notes on which turn of its worker's loop it did.
+ * behind an asynchronous one, and so must the metering stages on their
+ * store in the process. The ledger stage below decides at once and notes
+ * on which turn of its worker's loop it did.
  */
 #include <string.h>
 
@@ -32,6 +33,19 @@ static GSourceFuncs turn_counter_funcs = {
   .prepare = count_turn,
 };
 
+/* From the first admission on, the worker's turns are counted. */
+static void
+count_turns (void)
+{
+  g_autoptr(GSource) counter = NULL;
+
+  if (counting)
+    return;
+  counting = TRUE;
+  counter = g_source_new (&turn_counter_funcs, sizeof (GSource));
+  g_source_attach (counter, g_main_context_get_thread_default ());
+}
+
 #define TEST_TYPE_ASYNC_STAGE (test_async_stage_get_type ())
 G_DECLARE_FINAL_TYPE (TestAsyncStage, test_async_stage, TEST, ASYNC_STAGE, GObject)
 
@@ -50,13 +64,7 @@ test_async_stage_admit_async (SymfonicStage       *stage,
 {
   g_autoptr(GTask) task = g_task_new (stage, cancellable, callback, user_data);
 
-  if (!counting)
-    {
-      g_autoptr(GSource) counter = g_source_new (&turn_counter_funcs, sizeof (GSource));
-
-      counting = TRUE;
-      g_source_attach (counter, g_main_context_get_thread_default ());
-    }
+  count_turns ();
   g_task_return_boolean (task, TRUE);
 }
 
@@ -101,6 +109,7 @@ test_ledger_stage_admit (SymfonicStage   *stage,
                          SymfonicStream  *stream,
                          GError         **error)
 {
+  count_turns ();
   g_mutex_lock (&lock);
   g_array_append_val (admitted_on, turns);
   g_mutex_unlock (&lock);
@@ -127,32 +136,54 @@ test_ledger_stage_init (TestLedgerStage *self)
 {
 }
 
+static SymfonicServer *server;
 static SoupSession *session;
-static char *url;
+
+/* Streams one request to @path: every ledger stage on its route decided
+ * on the same turn of the worker's loop. */
+static void
+assert_admitted_on_one_turn (const char *path,
+                             guint       n_ledgers)
+{
+  g_autofree char *url = symfonic_test_server_dup_url (server, path);
+  g_autoptr(SymfonicTestResponse) response = NULL;
+
+  g_mutex_lock (&lock);
+  g_array_set_size (admitted_on, 0);
+  g_mutex_unlock (&lock);
+
+  response = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"hello\"}",
+                                    "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+  g_assert_cmpuint (response->status, ==, 200);
+  g_assert_nonnull (strstr (symfonic_test_response_get_text (response), "event: ResponseCompleteEvent"));
+
+  g_mutex_lock (&lock);
+  g_assert_cmpuint (admitted_on->len, ==, n_ledgers);
+  for (guint i = 1; i < n_ledgers; i++)
+    g_assert_cmpuint (g_array_index (admitted_on, guint, i), ==, g_array_index (admitted_on, guint, 0));
+  g_mutex_unlock (&lock);
+}
 
 /* Three stages that decide at once, behind one that answers on the next
  * turn: the three decide on that same turn, one after the other. */
 static void
 test_inline_behind_async (void)
 {
-  g_autoptr(SymfonicTestResponse) response =
-    symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"hello\"}", NULL);
+  assert_admitted_on_one_turn (SYMFONIC_TEST_TYPED_PATH, 3);
+}
 
-  g_assert_cmpuint (response->status, ==, 200);
-  g_assert_nonnull (strstr (symfonic_test_response_get_text (response), "event: ResponseCompleteEvent"));
-
-  g_mutex_lock (&lock);
-  g_assert_cmpuint (admitted_on->len, ==, 3);
-  g_assert_cmpuint (g_array_index (admitted_on, guint, 1), ==, g_array_index (admitted_on, guint, 0));
-  g_assert_cmpuint (g_array_index (admitted_on, guint, 2), ==, g_array_index (admitted_on, guint, 0));
-  g_mutex_unlock (&lock);
+/* The rate limit and the budget on the memory store decide at once: the
+ * ledgers before and after them decide on the same turn. */
+static void
+test_metering_at_once (void)
+{
+  assert_admitted_on_one_turn ("/metered", 2);
 }
 
 int
 main (int   argc,
       char *argv[])
 {
-  g_autoptr(SymfonicServer) server = NULL;
   g_autofree char *base_dir = NULL;
   g_autofree char *base = NULL;
   g_autoptr(GString) text = NULL;
@@ -175,18 +206,23 @@ main (int   argc,
                    "[stage:async]\ntype=test-async\n\n"
                    "[stage:a]\ntype=test-ledger\n\n"
                    "[stage:b]\ntype=test-ledger\n\n"
-                   "[stage:c]\ntype=test-ledger\n");
+                   "[stage:c]\ntype=test-ledger\n\n"
+                   "[route:metered]\npath=/metered\nkind=typed\nsource=fixtures\n"
+                   "stages=auth;a;rate;budget;c\n\n"
+                   "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
+                   "[stage:rate]\ntype=rate-limit\nrate=1000\nburst=1000\n\n"
+                   "[stage:budget]\ntype=budget\ntokens-per-window=1000000\nwindow-seconds=60\n");
   server = symfonic_test_server_new (text->str, base_dir, 1);
-  url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
   session = symfonic_test_session_new ();
 
   g_test_add_func ("/admission-turns/inline-behind-async", test_inline_behind_async);
+  g_test_add_func ("/admission-turns/metering-at-once", test_metering_at_once);
 
   ret = g_test_run ();
 
   g_clear_object (&session);
   symfonic_server_stop (server);
-  g_free (url);
+  g_clear_object (&server);
   g_array_unref (admitted_on);
 
   return ret;
