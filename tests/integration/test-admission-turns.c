@@ -8,6 +8,10 @@
  * behind an asynchronous one, and so must the metering stages on their
  * store in the process. The ledger stage below decides at once and notes
  * on which turn of its worker's loop it did.
+ *
+ * An admitted stream asks its upstream before its event stream's head is
+ * written; a stream that a begin hook fails still answers with that head
+ * and its one error frame.
  */
 #include <string.h>
 
@@ -136,6 +140,42 @@ test_ledger_stage_init (TestLedgerStage *self)
 {
 }
 
+#define TEST_TYPE_FAILING_STAGE (test_failing_stage_get_type ())
+G_DECLARE_FINAL_TYPE (TestFailingStage, test_failing_stage, TEST, FAILING_STAGE, GObject)
+
+struct _TestFailingStage
+{
+  GObject parent_instance;
+};
+
+static gboolean
+test_failing_stage_begin (SymfonicStage   *stage,
+                          SymfonicStream  *stream,
+                          GError         **error)
+{
+  g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM, "The stage cannot begin");
+  return FALSE;
+}
+
+static void
+test_failing_stage_stage_init (SymfonicStageInterface *iface)
+{
+  iface->begin = test_failing_stage_begin;
+}
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestFailingStage, test_failing_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, test_failing_stage_stage_init))
+
+static void
+test_failing_stage_class_init (TestFailingStageClass *klass)
+{
+}
+
+static void
+test_failing_stage_init (TestFailingStage *self)
+{
+}
+
 static SymfonicServer *server;
 static SoupSession *session;
 
@@ -180,6 +220,22 @@ test_metering_at_once (void)
   assert_admitted_on_one_turn ("/metered", 2);
 }
 
+/* A begin hook fails while the stream starts: the client still gets the
+ * event stream, with its one error frame, not a JSON refusal. */
+static void
+test_begin_fails (void)
+{
+  g_autofree char *url = symfonic_test_server_dup_url (server, "/failing");
+  g_autoptr(SymfonicTestResponse) response =
+    symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"hello\"}", NULL);
+
+  g_assert_cmpuint (response->status, ==, 200);
+  g_assert_cmpstr (soup_message_headers_get_content_type (response->headers, NULL), ==, "text/event-stream");
+  g_assert_cmpstr (symfonic_test_response_get_text (response), ==,
+                   "id: 1\nevent: error\n"
+                   "data: {\"detail\":\"Internal server error\",\"status\":502,\"code\":\"upstream_error\"}\n\n");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -196,6 +252,8 @@ main (int   argc,
   g_assert_no_error (error);
   g_assert_true (symfonic_register_stage_type (TEST_TYPE_LEDGER_STAGE, "test-ledger", &error));
   g_assert_no_error (error);
+  g_assert_true (symfonic_register_stage_type (TEST_TYPE_FAILING_STAGE, "test-failing", &error));
+  g_assert_no_error (error);
   admitted_on = g_array_new (FALSE, FALSE, sizeof (guint));
 
   base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
@@ -211,12 +269,15 @@ main (int   argc,
                    "stages=auth;a;rate;budget;c\n\n"
                    "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
                    "[stage:rate]\ntype=rate-limit\nrate=1000\nburst=1000\n\n"
-                   "[stage:budget]\ntype=budget\ntokens-per-window=1000000\nwindow-seconds=60\n");
+                   "[stage:budget]\ntype=budget\ntokens-per-window=1000000\nwindow-seconds=60\n\n"
+                   "[route:failing]\npath=/failing\nkind=typed\nsource=fixtures\nstages=failing\n\n"
+                   "[stage:failing]\ntype=test-failing\n");
   server = symfonic_test_server_new (text->str, base_dir, 1);
   session = symfonic_test_session_new ();
 
   g_test_add_func ("/admission-turns/inline-behind-async", test_inline_behind_async);
   g_test_add_func ("/admission-turns/metering-at-once", test_metering_at_once);
+  g_test_add_func ("/admission-turns/begin-fails", test_begin_fails);
 
   ret = g_test_run ();
 
