@@ -169,6 +169,8 @@ typedef struct
   /* what a provider route's client asked of the answer's shape */
   SymfonicEncoderFlags encoder_flags;
   SymfonicSseWriter *writer;
+  /* the stream starts before its event stream opens (begin_stream) */
+  gboolean           starting;
   /* the client's socket while an answer is prepared (a streaming answer's
    * writer watches it itself) */
   SymfonicWatch     *hangup;
@@ -478,9 +480,10 @@ sink_end (gpointer      data,
     }
 
   /* a held head that no event released: a success still streams, a
-   * failure is a plain JSON answer (and no frame of the run) */
+   * failure is a plain JSON answer (and no frame of the run); a head that
+   * was not held goes out whatever the end */
   held = self->writer == NULL && self->message != NULL;
-  if (held && frame == NULL && symfonic_encoder_is_streaming (self->encoder))
+  if (held && (self->starting || (frame == NULL && symfonic_encoder_is_streaming (self->encoder))))
     {
       open_event_stream (self);
       held = FALSE;
@@ -747,11 +750,21 @@ begin_stream (Exchange *self)
 
   /* a held head waits for the first event (sink_event) or the end */
   if (!symfonic_encoder_is_streaming (self->encoder) || symfonic_stream_get_holds_head (self->stream))
-    watch_hangup (self);
-  else
-    open_event_stream (self);
+    {
+      watch_hangup (self);
+      symfonic_stream_start (self->stream);
+      return;
+    }
 
+  /* The upstream is asked first: taking the connection from libsoup and
+   * building the head would only delay it, and the head goes out at the
+   * end of this iteration either way. What the begin hooks emit, or an
+   * end they cause, opens the event stream on the way. */
+  self->starting = TRUE;
   symfonic_stream_start (self->stream);
+  self->starting = FALSE;
+  if (self->writer == NULL && self->message != NULL)
+    open_event_stream (self);
 }
 
 /* A request body the client is still to send, or is sending. */

@@ -63,7 +63,9 @@ struct _SymfonicPoller
   GSource         *source;
   gpointer         tag;
   guint            n_watches;
-  gboolean         dispatching;
+  /* dispatches under way: more than one only if a callback iterates the
+   * context (the source may recurse) */
+  guint            dispatching;
   /* watches removed while a dispatch may still hold them */
   GPtrArray       *graveyard;
   GPtrArray       *heap;
@@ -210,8 +212,6 @@ dispatch_io (SymfonicPoller *self)
       if (!watch->removed)
         watch->func (watch->data, from_epoll (events[i].events));
     }
-
-  g_ptr_array_set_size (self->graveyard, 0);
 }
 
 static void
@@ -247,7 +247,8 @@ dispatch_deferred (SymfonicPoller *self)
    * the next iteration */
   guint n = self->deferred.length;
 
-  while (n-- > 0)
+  /* a dispatch that recursed may have run some of it already */
+  while (n-- > 0 && self->deferred.length > 0)
     {
       GList *link = g_queue_pop_head_link (&self->deferred);
       SymfonicDeferred *deferred = link->data;
@@ -284,12 +285,14 @@ poller_source_dispatch (GSource     *source,
   SymfonicPoller *self = ((PollerSource *) source)->poller;
   g_autoptr(SymfonicPoller) keep = symfonic_poller_ref (self);
 
-  self->dispatching = TRUE;
+  self->dispatching++;
   if (g_source_query_unix_fd (source, self->tag) & G_IO_IN)
     dispatch_io (self);
   dispatch_timers (self);
   dispatch_deferred (self);
-  self->dispatching = FALSE;
+  /* an outer dispatch may still hold a removed watch */
+  if (--self->dispatching == 0)
+    g_ptr_array_set_size (self->graveyard, 0);
 
   return G_SOURCE_CONTINUE;
 }
@@ -325,6 +328,12 @@ symfonic_poller_new (GMainContext *context)
   ((PollerSource *) self->source)->poller = self;
   self->tag = g_source_add_unix_fd (self->source, self->epoll_fd, G_IO_IN);
   g_source_set_static_name (self->source, "[symfonic] poller");
+  /* GLib blocks a source that may not recurse while it dispatches, and
+   * unblocking it adds its descriptor back to the context, which signals
+   * the context's wake-up eventfd: one write, then a poll and a read, for
+   * nothing, on every wake-up of the worker. A recursing dispatch is safe
+   * here (see dispatching). */
+  g_source_set_can_recurse (self->source, TRUE);
   g_source_attach (self->source, context);
 
   return self;

@@ -87,6 +87,12 @@ symfonic_stage_real_admit_finish (SymfonicStage  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+static gboolean
+symfonic_stage_real_admits_inline (SymfonicStage *self)
+{
+  return SYMFONIC_STAGE_GET_IFACE (self)->admit_async == symfonic_stage_real_admit_async;
+}
+
 static SymfonicAdmissionPhase
 symfonic_stage_real_get_admission_phase (SymfonicStage *self)
 {
@@ -136,6 +142,7 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
   iface->close = symfonic_stage_real_close;
+  iface->admits_inline = symfonic_stage_real_admits_inline;
 }
 
 /**
@@ -189,14 +196,14 @@ symfonic_stage_admit_async (SymfonicStage       *self,
   SYMFONIC_STAGE_GET_IFACE (self)->admit_async (self, stream, cancellable, callback, user_data);
 }
 
-/* Whether the stage's admission never waits: it keeps the default
- * asynchronous hook, which runs the synchronous one inline. */
+/* Whether the stage's admission never waits, so that its synchronous
+ * hook may run in place of the asynchronous one. */
 gboolean
 symfonic_stage_admits_inline (SymfonicStage *self)
 {
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->admit_async == symfonic_stage_real_admit_async;
+  return SYMFONIC_STAGE_GET_IFACE (self)->admits_inline (self);
 }
 
 /**

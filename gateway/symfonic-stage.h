@@ -43,6 +43,11 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
  * @admit_async: asynchronous admission, for stages that need I/O (a shared
  *   rate-limit store). The default runs @admit inline.
  * @admit_finish: completes @admit_async.
+ * @admits_inline: whether @admit decides at once, without waiting for I/O
+ *   (a store in the process), so that the gateway calls it in place of
+ *   @admit_async and spares the request the main-loop turn an asynchronous
+ *   answer takes. Asked once per stream. The default: whether the stage
+ *   keeps the default @admit_async.
  * @get_admission_phase: when the admission hooks run; a constant of the
  *   stage, read once, when it is added to a route. The default is
  *   %SYMFONIC_ADMISSION_PHASE_BODY.
@@ -87,6 +92,7 @@ struct _SymfonicStageInterface
                             GError              **error);
   void     (*close)        (SymfonicStage        *self,
                             SymfonicStream       *stream);
+  gboolean (*admits_inline) (SymfonicStage       *self);
 };
 
 gboolean symfonic_stage_admit        (SymfonicStage        *self,

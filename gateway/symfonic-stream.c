@@ -1272,6 +1272,24 @@ admission_passed (SymfonicStream  *self,
 
 static void admit_next (SymfonicStream *self);
 
+/* Runs the stages of the phase that decide at once, from admit_next up to
+ * the first that waits (or the end): going through a stage's default
+ * asynchronous hook would cost the request a main-loop turn. */
+static gboolean
+admit_at_once (SymfonicStream  *self,
+               GError         **error)
+{
+  while (next_in_phase (self) < self->n_stages && !runs_elsewhere (self, self->admit_next) &&
+         symfonic_stage_admits_inline (self->slots[self->admit_next].stage))
+    {
+      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, error))
+        return FALSE;
+      self->slots[self->admit_next++].admitted = TRUE;
+    }
+
+  return TRUE;
+}
+
 /* The stage at admit_next decided: the next one's turn, or the refusal
  * (@error, taken). */
 static void
@@ -1306,10 +1324,17 @@ admit_cb (GObject      *object,
 static void
 admit_next (SymfonicStream *self)
 {
-  if (next_in_phase (self) == self->n_stages)
+  GError *error = NULL;
+
+  if (!admit_at_once (self, &error))
+    {
+      admission_decided (self, error);
+      return;
+    }
+
+  if (self->admit_next == self->n_stages)
     {
       g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-      GError *error = NULL;
 
       if (admission_passed (self, &error))
         g_task_return_boolean (task, TRUE);
@@ -1364,14 +1389,10 @@ symfonic_stream_admit (SymfonicStream          *self,
   g_return_val_if_fail (symfonic_stream_admits_inline (self, phase), FALSE);
 
   admission_begins (self, phase);
-  for (; next_in_phase (self) < self->n_stages; self->admit_next++)
+  if (!admit_at_once (self, error))
     {
-      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, error))
-        {
-          admission_refused (self);
-          return FALSE;
-        }
-      self->slots[self->admit_next].admitted = TRUE;
+      admission_refused (self);
+      return FALSE;
     }
 
   return admission_passed (self, error);

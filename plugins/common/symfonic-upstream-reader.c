@@ -181,6 +181,12 @@ on_head (SymfonicUpstreamRequest *upstream,
   self->vtable->head (self, status);
 }
 
+/* A read is parsed a slice at a time, each slice's events handed on before
+ * the next is parsed, so the first events of a large read (a whole answer
+ * at once) leave without waiting for the parsing of the rest. Once the
+ * stream waits, the rest is parsed whole and its events kept. */
+#define PARSE_SLICE 1024
+
 static void
 on_body (SymfonicUpstreamRequest *upstream,
          const guint8            *data,
@@ -189,6 +195,17 @@ on_body (SymfonicUpstreamRequest *upstream,
 {
   SymfonicUpstreamReader *self = user_data;
   GError *error = NULL;
+
+  while (length > PARSE_SLICE && !self->waiting)
+    {
+      if (!symfonic_sse_parser_feed (self->parser, data, PARSE_SLICE, &error) || !drain (self, &error))
+        {
+          symfonic_upstream_reader_finish (self, error);
+          return;
+        }
+      data += PARSE_SLICE;
+      length -= PARSE_SLICE;
+    }
 
   if (!symfonic_sse_parser_feed (self->parser, data, length, &error))
     {

@@ -160,37 +160,28 @@ admission_free (Admission *admission)
   g_free (admission);
 }
 
-static void
-reserve_cb (GObject      *object,
-            GAsyncResult *result,
-            gpointer      user_data)
+/* The store's answer on @admission: %TRUE with the reservation kept on
+ * the stream, or %FALSE with the refusal in @error. */
+static gboolean
+apply_verdict (SymfonicBudgetStage  *self,
+               Admission            *admission,
+               gboolean              reserved,
+               gint64                retry_after_us,
+               guint64               allowance,
+               GError              **error)
 {
-  g_autoptr(GTask) task = user_data;
-  SymfonicBudgetStage *self = g_task_get_source_object (task);
-  Admission *admission = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
   Reservation *reservation;
-  gint64 retry_after_us = 0;
-  guint64 allowance = 0;
-  gboolean reserved = FALSE;
-
-  if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved,
-                                            &retry_after_us, &allowance, &error))
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
 
   if (!reserved)
     {
       /* the header first: the refusal's response is built from the stream */
       symfonic_meter_set_retry_after (admission->stream, retry_after_us);
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-                               _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
-                                 "retry after %" G_GUINT64_FORMAT " s"),
-                               self->tokens_per_window, self->window_seconds,
-                               symfonic_meter_retry_after_seconds (retry_after_us));
-      return;
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
+                   _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
+                     "retry after %" G_GUINT64_FORMAT " s"),
+                   self->tokens_per_window, self->window_seconds,
+                   symfonic_meter_retry_after_seconds (retry_after_us));
+      return FALSE;
     }
 
   reservation = g_new0 (Reservation, 1);
@@ -202,8 +193,70 @@ reserve_cb (GObject      *object,
     symfonic_meter_saturating_mul (reservation->allowance - admission->query_tokens, 4);
   symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
                                   (GDestroyNotify) reservation_free);
+  return TRUE;
+}
+
+static void
+reserve_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  SymfonicBudgetStage *self = g_task_get_source_object (task);
+  Admission *admission = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  gint64 retry_after_us = 0;
+  guint64 allowance = 0;
+  gboolean reserved = FALSE;
+
+  if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved,
+                                            &retry_after_us, &allowance, &error) ||
+      !apply_verdict (self, admission, reserved, retry_after_us, allowance, &error))
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+
   g_task_return_boolean (task, TRUE);
 }
+
+/* What @stream asks the store for, or %NULL with the refusal in @error:
+ * a query no wait would ever let in is refused before the store is asked,
+ * rather than advised to retry. */
+static Admission *
+admission_new (SymfonicBudgetStage  *self,
+               SymfonicStream       *stream,
+               GError              **error)
+{
+  guint64 query_tokens = query_estimate (stream);
+  Admission *admission;
+
+  if (self->store == NULL)
+    {
+      /* a programming error: the pipeline loader always initializes */
+      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The budget is not initialized"));
+      return NULL;
+    }
+  if (query_tokens > self->tokens_per_window)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
+                   _("The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
+                     "token budget of %" G_GUINT64_FORMAT " tokens per %u s"),
+                   query_tokens, self->tokens_per_window, self->window_seconds);
+      return NULL;
+    }
+
+  admission = g_new0 (Admission, 1);
+  admission->stream = g_object_ref (stream);
+  admission->key = symfonic_budget_stage_dup_key (self, stream);
+  admission->amount = MAX (self->reserve_tokens, query_tokens);
+  admission->query_tokens = query_tokens;
+
+  return admission;
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Admission, admission_free)
 
 static void
 symfonic_budget_stage_admit_async (SymfonicStage       *stage,
@@ -214,7 +267,7 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
 {
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
-  guint64 query_tokens = query_estimate (stream);
+  GError *error = NULL;
   Admission *admission;
 
   g_task_set_source_tag (task, symfonic_budget_stage_admit_async);
@@ -222,36 +275,51 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
    * stage as admitted even if its client left meanwhile: only then is the
    * close hook called to give the reservation back */
   g_task_set_check_cancellable (task, FALSE);
-  if (self->store == NULL)
+  admission = admission_new (self, stream, &error);
+  if (admission == NULL)
     {
-      /* a programming error: the pipeline loader always initializes */
-      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                               _("The budget is not initialized"));
+      g_task_return_error (task, error);
       return;
     }
-
-  /* no wait would ever let it in: say so rather than advise a retry */
-  if (query_tokens > self->tokens_per_window)
-    {
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                               _("The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
-                                 "token budget of %" G_GUINT64_FORMAT " tokens per %u s"),
-                               query_tokens, self->tokens_per_window, self->window_seconds);
-      return;
-    }
-
-  admission = g_new0 (Admission, 1);
-  admission->stream = g_object_ref (stream);
-  admission->key = symfonic_budget_stage_dup_key (self, stream);
-  admission->amount = MAX (self->reserve_tokens, query_tokens);
-  admission->query_tokens = query_tokens;
   g_task_set_task_data (task, admission, (GDestroyNotify) admission_free);
 
   symfonic_meter_store_reserve_async (self->store, admission->key, admission->amount,
                                       self->tokens_per_window, window_us (self),
                                       symfonic_meter_store_get_time (self->store), cancellable,
                                       reserve_cb, g_steal_pointer (&task));
+}
+
+/* The memory store decides at once: the stream need not wait a turn for
+ * it (see symfonic_budget_stage_admits_inline()). */
+static gboolean
+symfonic_budget_stage_admit (SymfonicStage   *stage,
+                             SymfonicStream  *stream,
+                             GError         **error)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
+  g_autoptr(Admission) admission = NULL;
+  gint64 retry_after_us = 0;
+  guint64 allowance = 0;
+  gboolean reserved;
+
+  if (!SYMFONIC_IS_MEMORY_METER_STORE (self->store))
+    return symfonic_meter_admit_sync (stage, stream, error);
+
+  admission = admission_new (self, stream, error);
+  if (admission == NULL)
+    return FALSE;
+  reserved = symfonic_memory_meter_store_reserve (SYMFONIC_MEMORY_METER_STORE (self->store), admission->key,
+                                                  admission->amount, self->tokens_per_window, window_us (self),
+                                                  symfonic_meter_store_get_time (self->store),
+                                                  &retry_after_us, &allowance);
+
+  return apply_verdict (self, admission, reserved, retry_after_us, allowance, error);
+}
+
+static gboolean
+symfonic_budget_stage_admits_inline (SymfonicStage *stage)
+{
+  return SYMFONIC_IS_MEMORY_METER_STORE (SYMFONIC_BUDGET_STAGE (stage)->store);
 }
 
 static gboolean
@@ -395,9 +463,10 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
 static void
 symfonic_budget_stage_stage_init (SymfonicStageInterface *iface)
 {
-  iface->admit = symfonic_meter_admit_sync;
+  iface->admit = symfonic_budget_stage_admit;
   iface->admit_async = symfonic_budget_stage_admit_async;
   iface->admit_finish = symfonic_budget_stage_admit_finish;
+  iface->admits_inline = symfonic_budget_stage_admits_inline;
   iface->begin = symfonic_budget_stage_begin;
   iface->process = symfonic_budget_stage_process;
   iface->close = symfonic_budget_stage_close;

@@ -157,17 +157,13 @@ propagate_verdict (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-static void
-symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
-                                        const char          *key,
-                                        gint64               emission_interval_us,
-                                        gint64               burst_tolerance_us,
-                                        gint64               now_us,
-                                        GCancellable        *cancellable,
-                                        GAsyncReadyCallback  callback,
-                                        gpointer             user_data)
+static Verdict
+take (SymfonicMemoryMeterStore *self,
+      const char               *key,
+      gint64                    emission_interval_us,
+      gint64                    burst_tolerance_us,
+      gint64                    now_us)
 {
-  SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
   Verdict verdict = { FALSE, 0, 0 };
   gint64 *tat;
   gint64 start;
@@ -195,6 +191,54 @@ symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
 
   g_mutex_unlock (&self->mutex);
 
+  return verdict;
+}
+
+/**
+ * symfonic_memory_meter_store_take:
+ * @self: a #SymfonicMemoryMeterStore
+ * @key: the key counted
+ * @emission_interval_us: the time one admission takes of the budget
+ * @burst_tolerance_us: how far ahead of its schedule the key may run
+ * @now_us: the store's time
+ * @retry_after_us: (out): when refused, how long until an admission fits
+ *
+ * The take of symfonic_meter_store_take_async(), decided at once: the
+ * state is in this process.
+ *
+ * Returns: whether the admission is allowed
+ */
+gboolean
+symfonic_memory_meter_store_take (SymfonicMemoryMeterStore *self,
+                                  const char               *key,
+                                  gint64                    emission_interval_us,
+                                  gint64                    burst_tolerance_us,
+                                  gint64                    now_us,
+                                  gint64                   *retry_after_us)
+{
+  Verdict verdict;
+
+  g_return_val_if_fail (SYMFONIC_IS_MEMORY_METER_STORE (self), FALSE);
+
+  verdict = take (self, key, emission_interval_us, burst_tolerance_us, now_us);
+  *retry_after_us = verdict.retry_after_us;
+
+  return verdict.granted;
+}
+
+static void
+symfonic_memory_meter_store_take_async (SymfonicMeterStore  *store,
+                                        const char          *key,
+                                        gint64               emission_interval_us,
+                                        gint64               burst_tolerance_us,
+                                        gint64               now_us,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
+  Verdict verdict = take (self, key, emission_interval_us, burst_tolerance_us, now_us);
+
   return_verdict (self, symfonic_memory_meter_store_take_async, cancellable, callback, user_data, &verdict);
 }
 
@@ -215,18 +259,14 @@ symfonic_memory_meter_store_take_finish (SymfonicMeterStore  *store,
   return TRUE;
 }
 
-static void
-symfonic_memory_meter_store_reserve_async (SymfonicMeterStore  *store,
-                                           const char          *key,
-                                           guint64              amount,
-                                           guint64              limit,
-                                           gint64               window_us,
-                                           gint64               now_us,
-                                           GCancellable        *cancellable,
-                                           GAsyncReadyCallback  callback,
-                                           gpointer             user_data)
+static Verdict
+reserve (SymfonicMemoryMeterStore *self,
+         const char               *key,
+         guint64                   amount,
+         guint64                   limit,
+         gint64                    window_us,
+         gint64                    now_us)
 {
-  SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
   Verdict verdict = { FALSE, 0, 0 };
   Budget *budget;
 
@@ -269,6 +309,60 @@ symfonic_memory_meter_store_reserve_async (SymfonicMeterStore  *store,
     }
 
   g_mutex_unlock (&self->mutex);
+
+  return verdict;
+}
+
+/**
+ * symfonic_memory_meter_store_reserve:
+ * @self: a #SymfonicMemoryMeterStore
+ * @key: the budget's key
+ * @amount: the tokens to reserve
+ * @limit: the tokens of a window
+ * @window_us: the window's length
+ * @now_us: the store's time
+ * @retry_after_us: (out): when refused, how long until the amount fits
+ * @allowance: (out): when reserved, what the window had left for it
+ *
+ * The reservation of symfonic_meter_store_reserve_async(), decided at
+ * once: the state is in this process.
+ *
+ * Returns: whether @amount is reserved
+ */
+gboolean
+symfonic_memory_meter_store_reserve (SymfonicMemoryMeterStore *self,
+                                     const char               *key,
+                                     guint64                   amount,
+                                     guint64                   limit,
+                                     gint64                    window_us,
+                                     gint64                    now_us,
+                                     gint64                   *retry_after_us,
+                                     guint64                  *allowance)
+{
+  Verdict verdict;
+
+  g_return_val_if_fail (SYMFONIC_IS_MEMORY_METER_STORE (self), FALSE);
+
+  verdict = reserve (self, key, amount, limit, window_us, now_us);
+  *retry_after_us = verdict.retry_after_us;
+  *allowance = verdict.allowance;
+
+  return verdict.granted;
+}
+
+static void
+symfonic_memory_meter_store_reserve_async (SymfonicMeterStore  *store,
+                                           const char          *key,
+                                           guint64              amount,
+                                           guint64              limit,
+                                           gint64               window_us,
+                                           gint64               now_us,
+                                           GCancellable        *cancellable,
+                                           GAsyncReadyCallback  callback,
+                                           gpointer             user_data)
+{
+  SymfonicMemoryMeterStore *self = SYMFONIC_MEMORY_METER_STORE (store);
+  Verdict verdict = reserve (self, key, amount, limit, window_us, now_us);
 
   return_verdict (self, symfonic_memory_meter_store_reserve_async, cancellable, callback, user_data, &verdict);
 }

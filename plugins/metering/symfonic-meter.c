@@ -120,7 +120,8 @@ keep_result (GObject      *object,
  * The synchronous admission hook of the metering stages, for callers that
  * cannot wait asynchronously: runs the asynchronous hook to completion on
  * a private main context, as GIO's synchronous wrappers do, so a networked
- * store blocks only this caller. The gateway itself admits asynchronously.
+ * store blocks only this caller. The gateway admits asynchronously through
+ * any store but the memory store, on which the stages decide at once.
  *
  * Returns: %TRUE if @stage admits @stream
  */

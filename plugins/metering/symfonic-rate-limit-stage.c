@@ -98,6 +98,31 @@ symfonic_rate_limit_stage_dup_key (SymfonicRateLimitStage *self,
     }
 }
 
+/* The store's verdict on @stream: %TRUE if it is allowed, otherwise
+ * %FALSE with the refusal in @error. */
+static gboolean
+apply_verdict (SymfonicRateLimitStage  *self,
+               SymfonicStream          *stream,
+               gboolean                 allowed,
+               gint64                   retry_after_us,
+               GError                 **error)
+{
+  char rate[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (allowed)
+    return TRUE;
+
+  /* the header first: the refusal's response is built from the stream */
+  symfonic_meter_set_retry_after (stream, retry_after_us);
+  g_ascii_formatd (rate, sizeof rate, "%g", self->rate);
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
+               _("Too many requests: the limit is %s per second with bursts of %u; "
+                 "retry after %" G_GUINT64_FORMAT " s"),
+               rate, self->burst, symfonic_meter_retry_after_seconds (retry_after_us));
+
+  return FALSE;
+}
+
 static void
 take_cb (GObject      *object,
          GAsyncResult *result,
@@ -107,30 +132,47 @@ take_cb (GObject      *object,
   SymfonicRateLimitStage *self = g_task_get_source_object (task);
   SymfonicStream *stream = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  char rate[G_ASCII_DTOSTR_BUF_SIZE];
   gint64 retry_after_us = 0;
   gboolean allowed = FALSE;
 
   if (!symfonic_meter_store_take_finish (SYMFONIC_METER_STORE (object), result, &allowed,
-                                         &retry_after_us, &error))
+                                         &retry_after_us, &error) ||
+      !apply_verdict (self, stream, allowed, retry_after_us, &error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
     }
 
-  if (allowed)
-    {
-      g_task_return_boolean (task, TRUE);
-      return;
-    }
+  g_task_return_boolean (task, TRUE);
+}
 
-  /* the header first: the refusal's response is built from the stream */
-  symfonic_meter_set_retry_after (stream, retry_after_us);
-  g_ascii_formatd (rate, sizeof rate, "%g", self->rate);
-  g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
-                           _("Too many requests: the limit is %s per second with bursts of %u; "
-                             "retry after %" G_GUINT64_FORMAT " s"),
-                           rate, self->burst, symfonic_meter_retry_after_seconds (retry_after_us));
+/* The memory store decides at once: the stream need not wait a turn for
+ * it (see symfonic_rate_limit_stage_admits_inline()). */
+static gboolean
+symfonic_rate_limit_stage_admit (SymfonicStage   *stage,
+                                 SymfonicStream  *stream,
+                                 GError         **error)
+{
+  SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (stage);
+  g_autofree char *key = NULL;
+  gint64 retry_after_us = 0;
+  gboolean allowed;
+
+  if (!SYMFONIC_IS_MEMORY_METER_STORE (self->store))
+    return symfonic_meter_admit_sync (stage, stream, error);
+
+  key = symfonic_rate_limit_stage_dup_key (self, stream);
+  allowed = symfonic_memory_meter_store_take (SYMFONIC_MEMORY_METER_STORE (self->store), key,
+                                              self->emission_interval_us, self->burst_tolerance_us,
+                                              symfonic_meter_store_get_time (self->store), &retry_after_us);
+
+  return apply_verdict (self, stream, allowed, retry_after_us, error);
+}
+
+static gboolean
+symfonic_rate_limit_stage_admits_inline (SymfonicStage *stage)
+{
+  return SYMFONIC_IS_MEMORY_METER_STORE (SYMFONIC_RATE_LIMIT_STAGE (stage)->store);
 }
 
 static void
@@ -174,9 +216,10 @@ symfonic_rate_limit_stage_admit_finish (SymfonicStage  *stage,
 static void
 symfonic_rate_limit_stage_stage_init (SymfonicStageInterface *iface)
 {
-  iface->admit = symfonic_meter_admit_sync;
+  iface->admit = symfonic_rate_limit_stage_admit;
   iface->admit_async = symfonic_rate_limit_stage_admit_async;
   iface->admit_finish = symfonic_rate_limit_stage_admit_finish;
+  iface->admits_inline = symfonic_rate_limit_stage_admits_inline;
 }
 
 static gboolean

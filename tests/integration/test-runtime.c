@@ -480,6 +480,40 @@ test_runtime_failure (gconstpointer data)
   symfonic_server_stop (server);
 }
 
+/* Whole events before one that is too large reach the client whether or
+ * not they came in the same read as it: here all of it comes at once. */
+static void
+test_runtime_too_large_after_events (void)
+{
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GBytes) body = NULL;
+  g_autofree char *url = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+
+  for (guint i = 0; i < 40; i++)
+    g_string_append (text, ONE_DELTA);
+  g_string_append (text, "event: TextDeltaEvent\ndata: {\"text\":\"");
+  for (guint i = 0; i < 200; i++)
+    g_string_append (text, SECRET);
+  g_string_append (text, "\"}\n\n" TERMINAL);
+  body = g_bytes_new (text->str, text->len);
+  url = fake_runtime_add (fake, "/too-large", 200, "text/event-stream", body, SYMFONIC_TEST_SPLIT_WHOLE, 0,
+                          SYMFONIC_TEST_AFTER_CLOSE);
+  server = gateway_new (url, "max-event-bytes=2048");
+  stream = post_typed (server, session);
+
+  symfonic_test_stream_wait_done (stream);
+  assert_one_error_frame (stream, "upstream_error");
+  g_assert_cmpuint (stream->frames->len, ==, 41);
+  for (guint i = 0; i < 40; i++)
+    g_assert_cmpstr (frame_at (stream, i)->event, ==, "TextDeltaEvent");
+
+  symfonic_server_stop (server);
+}
+
 static void
 test_runtime_connection_refused (void)
 {
@@ -870,6 +904,7 @@ main (int   argc,
   g_test_add_func ("/runtime/resume", test_runtime_resume);
   g_test_add_func ("/runtime/failure/connection-refused", test_runtime_connection_refused);
   g_test_add_func ("/runtime/failure/no-answer", test_runtime_no_answer);
+  g_test_add_func ("/runtime/failure/too-large-after-events", test_runtime_too_large_after_events);
   for (guint i = 0; i < G_N_ELEMENTS (failures); i++)
     {
       g_autofree char *path = g_strdup_printf ("/runtime/failure/%s", failures[i].name);

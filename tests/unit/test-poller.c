@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -452,6 +453,123 @@ test_deferred (Fixture       *f,
     }
 }
 
+/* Every eventfd of the process (GLib's wake-up descriptors) with the
+ * counter the kernel shows for it. */
+static GHashTable *
+eventfd_counters (void)
+{
+  GHashTable *counters = g_hash_table_new (NULL, NULL);
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const char *name;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *link = g_strdup_printf ("/proc/self/fd/%s", name);
+      g_autofree char *info_path = g_strdup_printf ("/proc/self/fdinfo/%s", name);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      g_autofree char *info = NULL;
+      const char *count;
+
+      if (target == NULL || !g_str_equal (target, "anon_inode:[eventfd]") ||
+          !g_file_get_contents (info_path, &info, NULL, NULL))
+        continue;
+      count = strstr (info, "eventfd-count:");
+      g_assert_nonnull (count);
+      g_hash_table_insert (counters, GINT_TO_POINTER (atoi (name)),
+                           GSIZE_TO_POINTER (g_ascii_strtoull (count + strlen ("eventfd-count:"), NULL, 16)));
+    }
+
+  return counters;
+}
+
+/* A dispatch of the poller wakes nobody: the worker's thread is the one
+ * running it, so a write to the context's wake-up eventfd would only cost
+ * that thread a poll and a read on its next iteration. */
+static void
+test_dispatch_wakes_nobody (Fixture       *f,
+                            gconstpointer  data)
+{
+  int fds[2];
+  gboolean done = FALSE;
+  Watcher w = { f, "a", 0, NULL, NULL, 0, 0, &done };
+  g_autoptr(GHashTable) before = NULL;
+  g_autoptr(GHashTable) after = NULL;
+  GHashTableIter iter;
+  gpointer fd, count;
+
+  socket_pair (fds);
+  w.fd = fds[0];
+  w.watch = symfonic_poller_watch (f->poller, fds[0], G_IO_IN, on_ready, &w);
+  /* whatever woke the context before is read */
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpint (write (fds[1], "x", 1), ==, 1);
+
+  before = eventfd_counters ();
+  g_assert_true (g_main_context_iteration (f->context, TRUE));
+  g_assert_cmpuint (w.calls, ==, 1);
+  after = eventfd_counters ();
+
+  g_assert_cmpuint (g_hash_table_size (after), >, 0);
+  g_hash_table_iter_init (&iter, after);
+  while (g_hash_table_iter_next (&iter, &fd, &count))
+    g_assert_cmpuint (GPOINTER_TO_SIZE (count), <=, GPOINTER_TO_SIZE (g_hash_table_lookup (before, fd)));
+
+  symfonic_watch_remove (w.watch);
+  close (fds[0]);
+  close (fds[1]);
+}
+
+/* A callback that iterates the context dispatches the poller again from
+ * inside its dispatch: a watch removed there is not called by the outer
+ * dispatch, nor freed under it. */
+static void
+on_ready_iterate (gpointer     data,
+                  GIOCondition condition)
+{
+  Watcher *w = data;
+
+  on_ready (data, condition);
+  if (w->calls == 1)
+    while (g_main_context_iteration (w->f->context, FALSE))
+      ;
+}
+
+static void
+test_recursion (Fixture       *f,
+                gconstpointer  data)
+{
+  int a[2], b[2];
+  Watcher wb = { f, "b", 0 };
+  Watcher wa = { f, "a", 0, NULL, &wb.watch };
+
+  socket_pair (a);
+  socket_pair (b);
+  wa.fd = a[0];
+  wb.fd = b[0];
+  wa.watch = symfonic_poller_watch (f->poller, a[0], G_IO_IN, on_ready_iterate, &wa);
+  wb.watch = symfonic_poller_watch (f->poller, b[0], G_IO_IN, on_ready_iterate, &wb);
+  g_assert_cmpint (write (a[1], "x", 1), ==, 1);
+  g_assert_cmpint (write (b[1], "x", 1), ==, 1);
+
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+
+  /* whichever ran first read its byte and went on: the other ran inside
+   * it, or was removed by it */
+  g_assert_cmpuint (wa.calls + wb.calls, >=, 1);
+  if (wb.watch != NULL)
+    symfonic_watch_remove (wb.watch);
+  symfonic_watch_remove (wa.watch);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 0);
+  for (guint i = 0; i < 2; i++)
+    {
+      close (a[i]);
+      close (b[i]);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -464,6 +582,9 @@ main (int   argc,
   g_test_add ("/poller/timers-order", Fixture, NULL, fixture_set_up, test_timers_order, fixture_tear_down);
   g_test_add ("/poller/timers-random", Fixture, NULL, fixture_set_up, test_timers_random, fixture_tear_down);
   g_test_add ("/poller/deferred", Fixture, NULL, fixture_set_up, test_deferred, fixture_tear_down);
+  g_test_add ("/poller/dispatch-wakes-nobody", Fixture, NULL, fixture_set_up, test_dispatch_wakes_nobody,
+              fixture_tear_down);
+  g_test_add ("/poller/recursion", Fixture, NULL, fixture_set_up, test_recursion, fixture_tear_down);
 
   return g_test_run ();
 }
