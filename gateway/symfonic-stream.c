@@ -1115,7 +1115,7 @@ symfonic_stream_push (SymfonicStream *self,
     {
       /* carried on with the next batch */
       if (self->pending == NULL)
-        self->pending = g_ptr_array_new_full (PENDING_MAX, (GDestroyNotify) symfonic_event_unref);
+        self->pending = g_ptr_array_new_full (PENDING_MAX, release_event);
       g_ptr_array_add (self->pending, symfonic_event_ref (event));
     }
   else
