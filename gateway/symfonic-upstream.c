@@ -456,42 +456,29 @@ errno_error (int         saved_errno,
 static void on_conn_ready (gpointer     data,
                            GIOCondition condition);
 
-/* Whether the connection's response is not to be read for now. */
-static gboolean
-read_paused (Conn *conn)
-{
-  SymfonicUpstreamRequest *req = conn->request;
-
-  return conn->handshake == NULL && !conn->connecting && req != NULL && req->state != STATE_WRITE &&
-         req->paused && !req->lingering;
-}
-
 static void
 conn_update_watch (Conn *conn)
 {
   SymfonicUpstreamRequest *req = conn->request;
   GIOCondition events;
+  gboolean watched = TRUE;
 
   if (conn->handshake != NULL)
+    watched = FALSE;
+  else if (conn->connecting || (req != NULL && req->state == STATE_WRITE))
+    events = G_IO_OUT;
+  else if (req != NULL && req->paused && !req->lingering)
+    watched = FALSE;
+  else
+    events = G_IO_IN;
+
+  /* a paused request is not watched at all: a peer's reset would report
+   * G_IO_HUP on every iteration until it is read */
+  if (!watched)
     {
       g_clear_pointer (&conn->watch, symfonic_watch_remove);
       return;
     }
-  /* A paused request keeps its watch until it fires (on_conn_ready): a
-   * pause usually ends within the iteration that began it (the client's
-   * writer drains), and taking the watch out and back would cost two
-   * epoll_ctl calls per response. */
-  if (read_paused (conn))
-    {
-      if (conn->watch != NULL && symfonic_watch_get_events (conn->watch) != G_IO_IN)
-        g_clear_pointer (&conn->watch, symfonic_watch_remove);
-      return;
-    }
-
-  if (conn->connecting || (req != NULL && req->state == STATE_WRITE))
-    events = G_IO_OUT;
-  else
-    events = G_IO_IN;
   if (conn->watch == NULL)
     conn->watch = symfonic_poller_watch (conn->pool->worker->poller, conn->fd, events, on_conn_ready, conn);
   else
@@ -859,14 +846,6 @@ on_conn_ready (gpointer     data,
     {
       /* idle: the peer closed it, or sent what nobody asked for */
       conn_close (conn);
-      return;
-    }
-
-  /* a paused request is not watched at all: a peer's reset would report
-   * G_IO_HUP on every iteration until it is read */
-  if (read_paused (conn))
-    {
-      g_clear_pointer (&conn->watch, symfonic_watch_remove);
       return;
     }
 
