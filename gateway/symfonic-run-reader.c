@@ -235,11 +235,15 @@ read_on (SymfonicRunReader *self)
           symfonic_sse_writer_close (self->writer);
           return;
         }
-      if (self->pending->len == 0 && !self->ended)
-        {
-          wait_for_more (self);
-          return;
-        }
+      if (self->pending->len > 0)
+        continue;
+      /* the run appends its terminal, then ends: a read between the two
+       * queued the terminal as a frame like the others */
+      if (self->ended)
+        symfonic_sse_writer_close (self->writer);
+      else
+        wait_for_more (self);
+      return;
     }
 }
 

@@ -160,6 +160,153 @@ test_run_ids_differ (void)
   g_assert_cmpstr (run_id_of (a), !=, run_id_of (b));
 }
 
+/* --- a store whose runs end late ----------------------------------------- */
+
+/* A memory store that holds back each run's end until the test lets it
+ * go: a reader then reads the terminal frame of a run that has not ended,
+ * as it can whenever the end lands a moment after the last frame. */
+#define TEST_TYPE_LATE_CLOSE_STORE (test_late_close_store_get_type ())
+
+G_DECLARE_FINAL_TYPE (TestLateCloseStore, test_late_close_store, TEST, LATE_CLOSE_STORE, GObject)
+
+struct _TestLateCloseStore
+{
+  GObject           parent_instance;
+
+  SymfonicRunStore *inner;
+  /* run ids whose end is held, as workers called close_run() */
+  GMutex            lock;
+  GPtrArray        *held;
+  guint             keep_seconds;
+};
+
+static void test_late_close_store_run_store_init (SymfonicRunStoreInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestLateCloseStore, test_late_close_store, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_RUN_STORE,
+                                                      test_late_close_store_run_store_init))
+
+static void
+test_late_close_store_finalize (GObject *object)
+{
+  TestLateCloseStore *self = TEST_LATE_CLOSE_STORE (object);
+
+  g_object_unref (self->inner);
+  g_ptr_array_unref (self->held);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (test_late_close_store_parent_class)->finalize (object);
+}
+
+static void
+test_late_close_store_class_init (TestLateCloseStoreClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = test_late_close_store_finalize;
+}
+
+static void
+test_late_close_store_init (TestLateCloseStore *self)
+{
+  self->inner = SYMFONIC_RUN_STORE (g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, NULL));
+  self->held = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_init (&self->lock);
+}
+
+static gboolean
+late_open_run (SymfonicRunStore  *store,
+               const char        *run_id,
+               const char        *principal_id,
+               const char        *tenant_id,
+               guint              max_frames,
+               GError           **error)
+{
+  return symfonic_run_store_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
+                                      max_frames, error);
+}
+
+static void
+late_append (SymfonicRunStore *store,
+             const char       *run_id,
+             guint64           seq,
+             GBytes           *frame)
+{
+  symfonic_run_store_append (TEST_LATE_CLOSE_STORE (store)->inner, run_id, seq, frame);
+}
+
+static void
+late_close_run (SymfonicRunStore *store,
+                const char       *run_id,
+                guint             keep_seconds)
+{
+  TestLateCloseStore *self = TEST_LATE_CLOSE_STORE (store);
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->held, g_strdup (run_id));
+  self->keep_seconds = keep_seconds;
+  g_mutex_unlock (&self->lock);
+}
+
+static GPtrArray *
+late_read (SymfonicRunStore  *store,
+           const char        *run_id,
+           const char        *principal_id,
+           const char        *tenant_id,
+           guint64            after,
+           gboolean          *ended,
+           GError           **error)
+{
+  return symfonic_run_store_read (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+                                  ended, error);
+}
+
+static void
+late_wait_async (SymfonicRunStore    *store,
+                 const char          *run_id,
+                 guint64              after,
+                 GCancellable        *cancellable,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data)
+{
+  symfonic_run_store_wait_async (TEST_LATE_CLOSE_STORE (store)->inner, run_id, after, cancellable, callback,
+                                 user_data);
+}
+
+static gboolean
+late_wait_finish (SymfonicRunStore  *store,
+                  GAsyncResult      *result,
+                  GError           **error)
+{
+  return symfonic_run_store_wait_finish (TEST_LATE_CLOSE_STORE (store)->inner, result, error);
+}
+
+static void
+test_late_close_store_run_store_init (SymfonicRunStoreInterface *iface)
+{
+  iface->open_run = late_open_run;
+  iface->append = late_append;
+  iface->close_run = late_close_run;
+  iface->read = late_read;
+  iface->wait_async = late_wait_async;
+  iface->wait_finish = late_wait_finish;
+}
+
+/* Ends the runs whose end was held; returns how many. */
+static guint
+test_late_close_store_release (TestLateCloseStore *self)
+{
+  g_autoptr(GPtrArray) held = NULL;
+
+  g_mutex_lock (&self->lock);
+  held = g_steal_pointer (&self->held);
+  self->held = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_unlock (&self->lock);
+
+  for (guint i = 0; i < held->len; i++)
+    symfonic_run_store_close_run (self->inner, g_ptr_array_index (held, i), self->keep_seconds);
+
+  return held->len;
+}
+
 /* --- resumable runs ------------------------------------------------------ */
 
 static char *
@@ -732,6 +879,46 @@ test_resume_detached_settles_budget (void)
   }
 }
 
+/* A reader that read the terminal before the run ended still ends the
+ * stream when the run does: the terminal, then the end of the body. */
+static void
+test_resume_terminal_before_end (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(TestLateCloseStore) store = g_object_new (TEST_TYPE_LATE_CLOSE_STORE, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(Client) run = NULL;
+  g_autoptr(Client) reader = NULL;
+  g_autofree char *run_id = NULL;
+  g_autofree char *before_last = NULL;
+  SymfonicTestFrame *terminal;
+
+  symfonic_server_stop (server);
+  symfonic_server_set_run_store (server, SYMFONIC_RUN_STORE (store));
+  g_assert_true (symfonic_server_start (server, &error));
+  g_assert_no_error (error);
+
+  run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  run_id = client_run_id (run);
+  client_read_to_end (run);
+  g_assert_cmpuint (run->frames->len, >=, 2);
+  terminal = frame_at (run->frames, run->frames->len - 1);
+  g_assert_cmpstr (terminal->event, ==, "ResponseCompleteEvent");
+  before_last = g_strdup_printf ("%u", run->frames->len - 1);
+
+  reader = client_get (server, run_id, ALICE, before_last);
+  client_read_frames (reader, 1);
+  g_assert_cmpuint (reader->status, ==, 200);
+  g_assert_false (reader->ended);
+  g_assert_cmpuint (reader->frames->len, ==, 1);
+  g_assert_cmpstr (frame_at (reader->frames, 0)->event, ==, "ResponseCompleteEvent");
+  g_assert_cmpstr (frame_at (reader->frames, 0)->data, ==, terminal->data);
+
+  g_assert_cmpuint (test_late_close_store_release (store), ==, 1);
+  client_read_to_end (reader);
+  g_assert_cmpuint (reader->frames->len, ==, 1);
+}
+
 /* A store at its bound refuses new resumable runs before the handshake. */
 static void
 test_resume_store_bound (void)
@@ -774,6 +961,7 @@ main (int    argc,
   g_test_add_func ("/resume/detached-cancelled", test_resume_detached_cancelled);
   g_test_add_func ("/resume/detached-settles-budget", test_resume_detached_settles_budget);
   g_test_add_func ("/resume/store-bound", test_resume_store_bound);
+  g_test_add_func ("/resume/terminal-before-end", test_resume_terminal_before_end);
 
   return g_test_run ();
 }
