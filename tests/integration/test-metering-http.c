@@ -225,7 +225,8 @@ wait_admitted (SoupSession *session,
 
 /* A hundred requests at once against a budget with room for exactly
  * seven reservations: seven streams, ninety-three 429s. The admitted
- * streams play for 5 s, so none settles while the others arrive. */
+ * streams play for 20 s, so none settles while the others arrive, even on
+ * a loaded machine under the sanitizers. */
 #define N_REQUESTS 100
 #define N_FIT 7
 
@@ -234,7 +235,7 @@ test_budget_concurrent (void)
 {
   g_autofree char *group = g_strdup_printf ("type=budget\ntokens-per-window=%u\nreserve-tokens=100\n"
                                             "window-seconds=3600\n", N_FIT * 100);
-  g_autoptr(SymfonicServer) server = server_new ("long", 1, group);
+  g_autoptr(SymfonicServer) server = server_new ("long", 4, group);
   g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autoptr(SoupSession) later = symfonic_test_session_new ();
@@ -270,7 +271,7 @@ test_budget_concurrent (void)
     }
   g_test_message ("%u requests answered in %" G_GINT64_FORMAT " ms: %u admitted, %u refused",
                   N_REQUESTS, answered / 1000, ok, refused);
-  g_assert_cmpint (answered, <, 4 * G_USEC_PER_SEC);
+  g_assert_cmpint (answered, <, 15 * G_USEC_PER_SEC);
   g_assert_cmpuint (ok, ==, N_FIT);
   g_assert_cmpuint (refused, ==, N_REQUESTS - N_FIT);
 
