@@ -45,8 +45,9 @@ struct _SymfonicSseParser
   gboolean  started;
   gboolean  ended;
 
-  /* the event being read */
-  GString  *data;
+  /* the event being read: its data lines are joined where the frame's
+   * data will lie, at the end of frame_bytes from data_start on */
+  gsize     data_start;
   GString  *event;
   gboolean  has_event;
   gboolean  has_data;
@@ -70,7 +71,6 @@ symfonic_sse_parser_finalize (GObject *object)
   SymfonicSseParser *self = (SymfonicSseParser *) object;
 
   g_string_free (self->line, TRUE);
-  g_string_free (self->data, TRUE);
   g_string_free (self->event, TRUE);
   g_free (self->last_event_id);
   g_array_unref (self->frames);
@@ -89,7 +89,6 @@ static void
 symfonic_sse_parser_init (SymfonicSseParser *self)
 {
   self->line = g_string_new (NULL);
-  self->data = g_string_new (NULL);
   self->event = g_string_new (NULL);
   self->retry = -1;
   self->frames = g_array_new (FALSE, FALSE, sizeof (Frame));
@@ -134,18 +133,32 @@ shrink (GString **text)
   *text = g_string_new (NULL);
 }
 
+static gsize
+data_length (SymfonicSseParser *self)
+{
+  return self->has_data ? self->frame_bytes->len - self->data_start : 0;
+}
+
 /* Once every event was taken, the strings handed out last are no longer
- * needed: the buffers start over. */
+ * needed: the buffers start over, with the data of the event being read
+ * moved to the front. */
 static void
 forget_taken (SymfonicSseParser *self)
 {
+  gsize partial;
+
   if (self->taken == 0 || self->taken < self->frames->len)
     return;
 
   g_array_set_size (self->frames, 0);
   self->taken = 0;
-  g_string_truncate (self->frame_bytes, 0);
-  shrink (&self->frame_bytes);
+  partial = data_length (self);
+  if (partial > 0)
+    memmove (self->frame_bytes->str, self->frame_bytes->str + self->data_start, partial);
+  g_string_truncate (self->frame_bytes, partial);
+  self->data_start = 0;
+  if (partial == 0)
+    shrink (&self->frame_bytes);
 }
 
 static void
@@ -159,16 +172,15 @@ dispatch (SymfonicSseParser *self)
       return;
     }
 
+  frame.data = self->data_start;
+  g_string_append_c (self->frame_bytes, '\0');
   frame.event = self->has_event ? keep_string (self, self->event->str, self->event->len)
                                 : keep_string (self, "message", strlen ("message"));
-  frame.data = keep_string (self, self->data->str, self->data->len);
   frame.id = self->last_event_id != NULL
              ? (gssize) keep_string (self, self->last_event_id, strlen (self->last_event_id))
              : -1;
   g_array_append_val (self->frames, frame);
 
-  g_string_truncate (self->data, 0);
-  shrink (&self->data);
   g_string_truncate (self->event, 0);
   shrink (&self->event);
   self->has_event = FALSE;
@@ -206,8 +218,10 @@ process_line (SymfonicSseParser *self,
   if (name_len == 4 && memcmp (line, "data", 4) == 0)
     {
       if (self->has_data)
-        g_string_append_c (self->data, '\n');
-      g_string_append_len (self->data, value, value_len);
+        g_string_append_c (self->frame_bytes, '\n');
+      else
+        self->data_start = self->frame_bytes->len;
+      g_string_append_len (self->frame_bytes, value, value_len);
       self->has_data = TRUE;
     }
   else if (name_len == 5 && memcmp (line, "event", 5) == 0)
@@ -234,6 +248,19 @@ process_line (SymfonicSseParser *self,
         self->retry = retry;
     }
   /* any other field is ignored, as the standard says */
+}
+
+/* Where the line from @p ends: its LF or CR, or @end. Lines end in LF
+ * far more often than in CR, and both searches run over whole words. */
+static const char *
+find_line_end (const char *p,
+               const char *end)
+{
+  const char *lf = memchr (p, '\n', end - p);
+  const char *limit = lf != NULL ? lf : end;
+  const char *cr = memchr (p, '\r', limit - p);
+
+  return cr != NULL ? cr : limit;
 }
 
 /**
@@ -282,7 +309,7 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
 
   while (p < end)
     {
-      const char *stop = p;
+      const char *stop;
 
       if (self->after_cr)
         {
@@ -294,11 +321,9 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
             }
         }
 
-      while (stop < end && *stop != '\n' && *stop != '\r')
-        stop++;
-
+      stop = find_line_end (p, end);
       if (self->max_event_bytes > 0 &&
-          self->line->len + (gsize) (stop - p) + self->data->len > self->max_event_bytes)
+          self->line->len + (gsize) (stop - p) + data_length (self) > self->max_event_bytes)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
                        _("An upstream event is larger than %" G_GSIZE_FORMAT " bytes"), self->max_event_bytes);
