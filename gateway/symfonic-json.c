@@ -135,6 +135,22 @@ read_unicode_escape (Reader *r)
 }
 
 /* Appends the string that starts at r->pos (on its quote) to r->text. */
+/* What a byte means inside a string: a run of plain bytes stops at a
+ * quote, a backslash or a control character, and bytes past ASCII call for
+ * the run's UTF-8 to be checked. */
+enum {
+  BYTE_PLAIN,
+  BYTE_STOP,
+  BYTE_HIGH,
+};
+
+static const guint8 string_bytes[256] = {
+  [0x00 ... 0x1F] = BYTE_STOP,
+  ['"'] = BYTE_STOP,
+  ['\\'] = BYTE_STOP,
+  [0x80 ... 0xFF] = BYTE_HIGH,
+};
+
 static gboolean
 read_string (Reader *r)
 {
@@ -143,18 +159,25 @@ read_string (Reader *r)
     {
       gsize start = r->pos;
       const char *invalid;
+      guint8 seen = BYTE_PLAIN;
       guchar c = 0;
 
       /* '"', '\\' and control characters are ASCII, so they never split a
-       * multi-byte character and each run validates on its own */
+       * multi-byte character and each run validates on its own; a run of
+       * ASCII only, the usual one, needs no validation */
       while (r->pos < r->length)
         {
+          guint8 kind;
+
           c = r->data[r->pos];
-          if (c == '"' || c == '\\' || c < 0x20)
+          kind = string_bytes[c];
+          if (kind == BYTE_STOP)
             break;
+          seen |= kind;
           r->pos++;
         }
-      if (!g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
+      if (seen == BYTE_HIGH &&
+          !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
         return fail_at (r, invalid - (const char *) r->data, _("invalid UTF-8"));
       g_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
 
@@ -407,8 +430,14 @@ symfonic_json_read_string_object (const char *data,
   gsize member_length = strlen (member);
 
   g_string_truncate (text, 0);
-  if (!skip_char (r, '{') || peek (r) != '"' || !read_string (r) ||
-      text->len != member_length || memcmp (text->str, member, member_length) != 0)
+  if (!skip_char (r, '{') || peek (r) != '"')
+    return FALSE;
+  /* the member's name as upstreams write it, without escapes, is
+   * compared where it lies */
+  if (r->length - r->pos > member_length + 1 && memcmp (r->data + r->pos + 1, member, member_length) == 0 &&
+      r->data[r->pos + 1 + member_length] == '"')
+    r->pos += member_length + 2;
+  else if (!read_string (r) || text->len != member_length || memcmp (text->str, member, member_length) != 0)
     return FALSE;
 
   g_string_truncate (text, 0);
