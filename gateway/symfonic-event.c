@@ -133,16 +133,42 @@ event_alloc_valid (SymfonicEventKind  kind,
   return self;
 }
 
+/* Most text is ASCII, which is valid UTF-8 and is told eight bytes at a
+ * time: a terminal carries the whole answer, and is made more than once. */
+static gboolean
+is_ascii (const char *text,
+          gsize       length)
+{
+  guint64 bits = 0;
+  gsize i = 0;
+
+  for (; i + sizeof bits <= length; i += sizeof bits)
+    {
+      guint64 word;
+
+      memcpy (&word, text + i, sizeof word);
+      bits |= word;
+    }
+  for (; i < length; i++)
+    bits |= (guchar) text[i];
+
+  return (bits & G_GUINT64_CONSTANT (0x8080808080808080)) == 0;
+}
+
 static SymfonicEvent *
 event_alloc (SymfonicEventKind  kind,
              const char        *text)
 {
   g_autofree char *valid = NULL;
+  gsize length = strlen (text);
 
-  if (!g_utf8_validate (text, -1, NULL))
-    text = valid = g_utf8_make_valid (text, -1);
+  if (!is_ascii (text, length) && !g_utf8_validate_len (text, length, NULL))
+    {
+      text = valid = g_utf8_make_valid (text, length);
+      length = strlen (text);
+    }
 
-  return event_alloc_valid (kind, text, strlen (text));
+  return event_alloc_valid (kind, text, length);
 }
 
 /**
