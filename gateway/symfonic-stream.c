@@ -88,6 +88,49 @@ typedef struct
   GError         *error;
 } Hop;
 
+/* The events of one batch. The executor empties a batch once per stage
+ * and event, so this is a bare vector rather than a GPtrArray, whose
+ * generic removal costs more than the stage that ran. A slot is NULL once
+ * its event was handed on. */
+typedef struct
+{
+  SymfonicEvent **events;
+  guint           len;
+  guint           size;
+} EventList;
+
+/* Takes @event's reference. */
+static inline void
+event_list_add (EventList     *list,
+                SymfonicEvent *event)
+{
+  if (G_UNLIKELY (list->len == list->size))
+    {
+      list->size = MAX (8, list->size * 2);
+      list->events = g_renew (SymfonicEvent *, list->events, list->size);
+    }
+  list->events[list->len++] = event;
+}
+
+static inline void
+event_list_clear (EventList *list)
+{
+  for (guint i = 0; i < list->len; i++)
+    {
+      if (list->events[i] != NULL)
+        symfonic_event_unref (list->events[i]);
+    }
+  list->len = 0;
+}
+
+static void
+event_list_free (EventList *list)
+{
+  event_list_clear (list);
+  g_free (list->events);
+  g_free (list);
+}
+
 struct _SymfonicStream
 {
   GObject                   parent_instance;
@@ -114,12 +157,12 @@ struct _SymfonicStream
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
-  GPtrArray                *batch;
-  GPtrArray                *spare;
-  GPtrArray                *emit_target;
+  EventList                *batch;
+  EventList                *spare;
+  EventList                *emit_target;
   /* the batch's slot of the event the running process hook was given:
    * emitting that event hands the batch's reference on */
-  gpointer                 *handed;
+  SymfonicEvent           **handed;
   /* the next begin or finish hook to run, in @step */
   StreamStep                step;
   guint                     step_next;
@@ -127,7 +170,7 @@ struct _SymfonicStream
   /* a stage's thread has the batch arrays; what is pushed meanwhile waits
    * in @pending, and an end of the upstream in @end_pending */
   gboolean                  out;
-  GPtrArray                *pending;
+  EventList                *pending;
   gboolean                  end_pending;
   /* where the answers of a stage's thread come back to */
   GMainContext             *home;
@@ -243,9 +286,9 @@ symfonic_stream_finalize (GObject *object)
     self->ready_destroy (self->ready_data);
   g_free (self->release_line);
   g_ptr_array_unref (self->response_headers);
-  g_ptr_array_unref (self->batch);
-  g_ptr_array_unref (self->spare);
-  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  event_list_free (self->batch);
+  event_list_free (self->spare);
+  g_clear_pointer (&self->pending, event_list_free);
   g_clear_pointer (&self->home, g_main_context_unref);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->invocation);
@@ -264,21 +307,13 @@ symfonic_stream_class_init (SymfonicStreamClass *klass)
   object_class->finalize = symfonic_stream_finalize;
 }
 
-/* A batch's slot is empty once its event was handed on. */
-static void
-release_event (gpointer event)
-{
-  if (event != NULL)
-    symfonic_event_unref (event);
-}
-
 static void
 symfonic_stream_init (SymfonicStream *self)
 {
   self->cancellable = g_cancellable_new ();
   self->start_time = g_get_monotonic_time ();
-  self->batch = g_ptr_array_new_with_free_func (release_event);
-  self->spare = g_ptr_array_new_with_free_func (release_event);
+  self->batch = g_new0 (EventList, 1);
+  self->spare = g_new0 (EventList, 1);
   self->response_headers = symfonic_header_list_new ();
 }
 
@@ -692,11 +727,11 @@ symfonic_stream_emit (SymfonicStream *self,
     {
       *self->handed = NULL;
       self->handed = NULL;
-      g_ptr_array_add (self->emit_target, event);
+      event_list_add (self->emit_target, event);
       return;
     }
 
-  g_ptr_array_add (self->emit_target, symfonic_event_ref (event));
+  event_list_add (self->emit_target, symfonic_event_ref (event));
 }
 
 /* Whether the source may push on: the sink is below its bound, and no
@@ -738,9 +773,9 @@ stream_end (SymfonicStream *self,
   clear_deadline (self);
   /* a batch that is out is the stage thread's until it answers */
   if (!self->out)
-    g_ptr_array_set_size (self->batch, 0);
+    event_list_clear (self->batch);
   if (self->pending != NULL)
-    g_ptr_array_set_size (self->pending, 0);
+    event_list_clear (self->pending);
   /* stop the upstream if a stage failed while it was still producing */
   g_cancellable_cancel (self->cancellable);
   wake_source (self);
@@ -756,26 +791,26 @@ process_batch (SymfonicStream  *self,
                guint            i,
                GError         **error)
 {
-  GPtrArray *in = self->batch;
+  EventList *in = self->batch;
   StageSlot *slot = &self->slots[i];
 
   self->emit_target = self->spare;
   for (guint j = 0; j < in->len; j++)
     {
-      SymfonicEvent *event = g_ptr_array_index (in, j);
+      SymfonicEvent *event = in->events[j];
 
-      self->handed = &in->pdata[j];
+      self->handed = &in->events[j];
       if (!symfonic_stage_run_process (slot->stage, slot->process, self, event, error))
         {
           self->handed = NULL;
           self->emit_target = NULL;
-          g_ptr_array_set_size (self->spare, 0);
+          event_list_clear (self->spare);
           return FALSE;
         }
     }
   self->handed = NULL;
   self->emit_target = NULL;
-  g_ptr_array_set_size (in, 0);
+  event_list_clear (in);
   self->batch = self->spare;
   self->spare = in;
 
@@ -823,10 +858,10 @@ run_stages (SymfonicStream  *self,
 
   for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
     {
-      if (self->sink->event (self->sink_data, g_ptr_array_index (self->batch, j)))
+      if (self->sink->event (self->sink_data, self->batch->events[j]))
         self->sink_busy = TRUE;
     }
-  g_ptr_array_set_size (self->batch, 0);
+  event_list_clear (self->batch);
 
   return TRUE;
 }
@@ -907,7 +942,7 @@ resume (SymfonicStream *self)
         case STEP_PROCESS:
           if (self->pending != NULL && self->pending->len > 0)
             {
-              GPtrArray *queued = self->pending;
+              EventList *queued = self->pending;
 
               self->pending = self->batch;
               self->batch = queued;
@@ -981,8 +1016,8 @@ hop_answered (gpointer data)
       self->out = FALSE;
       if (self->state == STREAM_OVER)
         {
-          g_ptr_array_set_size (self->batch, 0);
-          g_ptr_array_set_size (self->spare, 0);
+          event_list_clear (self->batch);
+          event_list_clear (self->spare);
           break;
         }
       if (hop->error != NULL || !run_stages (self, hop->index + 1, &hop->error))
@@ -1115,12 +1150,12 @@ symfonic_stream_push (SymfonicStream *self,
     {
       /* carried on with the next batch */
       if (self->pending == NULL)
-        self->pending = g_ptr_array_new_full (PENDING_MAX, release_event);
-      g_ptr_array_add (self->pending, symfonic_event_ref (event));
+        self->pending = g_new0 (EventList, 1);
+      event_list_add (self->pending, symfonic_event_ref (event));
     }
   else
     {
-      g_ptr_array_add (self->batch, symfonic_event_ref (event));
+      event_list_add (self->batch, symfonic_event_ref (event));
       if (!run_stages (self, 0, &error))
         stream_end (self, error);
       if (self->state != STREAM_RUNNING)
@@ -1466,9 +1501,9 @@ symfonic_stream_cancel (SymfonicStream *self)
   self->sink = NULL;
   clear_deadline (self);
   if (!self->out)
-    g_ptr_array_set_size (self->batch, 0);
+    event_list_clear (self->batch);
   if (self->pending != NULL)
-    g_ptr_array_set_size (self->pending, 0);
+    event_list_clear (self->pending);
   g_cancellable_cancel (self->cancellable);
   wake_source (self);
   close_admitted_stages (self);
