@@ -209,14 +209,21 @@ compact (SymfonicSseWriter *self)
 
   self->consumed += self->head;
   self->queued_end -= self->head;
-  if (self->head == self->out->len && self->out->allocated_len > KEEP_IDLE)
+  g_string_erase (self->out, 0, self->head);
+  self->head = 0;
+}
+
+/* At the end of an iteration, not after the sends within one (the first
+ * delta, a full batch): the frames still to come in the iteration would
+ * grow a new buffer again. */
+static void
+give_back_buffer (SymfonicSseWriter *self)
+{
+  if (self->out->len == 0 && self->out->allocated_len > KEEP_IDLE)
     {
       g_string_free (self->out, TRUE);
       self->out = g_string_new (NULL);
     }
-  else
-    g_string_erase (self->out, 0, self->head);
-  self->head = 0;
 }
 
 /* Wraps the frames of this iteration into one chunk. */
@@ -321,6 +328,7 @@ flush (gpointer data)
       finish (self, FALSE);
       return;
     }
+  give_back_buffer (self);
 
   if (self->state == WRITER_CLOSING && held_bytes (self) == 0)
     {
