@@ -345,7 +345,8 @@ keep_extra_members (SymfonicEvent  *self,
  * Creates an event from its payload, checking that every field of the
  * kind's schema is present (text fields must be strings, `ops` a list,
  * `graph_mutations` a count or a list, which is replaced by its length).
- * The payload is copied, so the caller keeps @payload.
+ * A sealed @payload (json_object_seal()) is shared, since it cannot change;
+ * any other is copied, so the caller keeps @payload.
  *
  * Returns: (transfer full): a new event, or %NULL with @error set
  */
@@ -422,12 +423,22 @@ symfonic_event_new (SymfonicEventKind   kind,
   self = g_new0 (SymfonicEvent, 1);
   g_atomic_ref_count_init (&self->ref_count);
   self->kind = kind;
-  /* A deep copy, sealed: the caller's object may change after this. */
-  wrapper = json_node_new (JSON_NODE_OBJECT);
-  json_node_set_object (wrapper, payload);
-  self->data = symfonic_json_node_deep_copy (wrapper);
-  if (n_mutations >= 0)
-    json_object_set_int_member (json_node_get_object (self->data), "graph_mutations", n_mutations);
+  if (json_object_is_immutable (payload) && n_mutations < 0)
+    {
+      /* nobody can change a sealed object: it is shared, as sources that
+       * parse an upstream's events seal them to avoid the copy */
+      self->data = json_node_new (JSON_NODE_OBJECT);
+      json_node_set_object (self->data, payload);
+    }
+  else
+    {
+      /* a deep copy, sealed: the caller's object may change after this */
+      wrapper = json_node_new (JSON_NODE_OBJECT);
+      json_node_set_object (wrapper, payload);
+      self->data = symfonic_json_node_deep_copy (wrapper);
+      if (n_mutations >= 0)
+        json_object_set_int_member (json_node_get_object (self->data), "graph_mutations", n_mutations);
+    }
   json_node_seal (self->data);
   self->payload = json_node_dup_object (self->data);
 

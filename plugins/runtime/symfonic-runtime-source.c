@@ -306,6 +306,8 @@ handle_frame (Request     *req,
       if (root == NULL)
         return FALSE;
 
+      /* sealed, the tree becomes the event's own instead of a copy */
+      json_node_seal (root);
       parsed = symfonic_event_new_from_json (event, root, error);
       if (parsed == NULL)
         return FALSE;
