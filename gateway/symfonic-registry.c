@@ -448,7 +448,10 @@ list_files (const char  *directory,
  * after the modules of every folder are loaded, each file ending in
  * @suffix is given to @load. A script is listed as a plugin named after
  * its file, and its stage types get @context as their main context
- * (symfonic_stage_type_set_main_context()).
+ * (symfonic_stage_type_set_main_context()). The folder of the library's
+ * own typelib, the build's or the installed one, goes first on the
+ * introspection search path, so that scripts find `Symfonic` without
+ * `GI_TYPELIB_PATH`.
  */
 void
 symfonic_registry_add_script_loader (SymfonicRegistry       *self,
@@ -464,6 +467,8 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   g_return_if_fail (suffix != NULL && *suffix != '\0');
   g_return_if_fail (language != NULL);
   g_return_if_fail (load != NULL);
+
+  symfonic_paths_prepend_typelib_dir ();
 
   loader = g_new0 (ScriptLoader, 1);
   loader->suffix = g_strdup (suffix);

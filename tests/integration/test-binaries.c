@@ -1303,6 +1303,26 @@ static const MixedRoute three_languages = {
   "PrefixStage.vfunc_process: TypeError: the test stage was told to fail", "prefix.js:19:",
 };
 
+/* A whole stream of @route: its deltas, then its terminal. */
+static void
+assert_route_answer (SymfonicTestStream *stream,
+                     const MixedRoute   *route)
+{
+  SymfonicTestFrame *last;
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_assert_cmpuint (stream->frames->len, >=, G_N_ELEMENTS (route->expected) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (route->expected); i++)
+    {
+      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[i]);
+
+      assert_delta (g_ptr_array_index (stream->frames, i), delta);
+    }
+  last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+}
+
 /* The binary serves a route mixing a C stage and script stages, with the
  * example folder's scripts loaded beside them; a stream whose script stage
  * throws ends with one opaque error frame (and, for a JavaScript one, the
@@ -1354,16 +1374,7 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_cmpstr (last->event, ==, "error");
   g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
 
-  g_assert_cmpuint (good->status, ==, 200);
-  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (route->expected) + 1);
-  for (guint i = 0; i < G_N_ELEMENTS (route->expected); i++)
-    {
-      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[i]);
-
-      assert_delta (g_ptr_array_index (good->frames, i), delta);
-    }
-  last = g_ptr_array_index (good->frames, good->frames->len - 1);
-  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  assert_route_answer (good, route);
 
   if (route->thrown != NULL)
     {
@@ -1384,6 +1395,40 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_cmpuint (reloaded->frames->len, >=, 1);
   first = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[0]);
   assert_delta (g_ptr_array_index (reloaded->frames, 0), first);
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* The binary run from the build folder finds the typelib its scripts
+ * import by itself: a Python and a JavaScript stage serve with neither
+ * GI_TYPELIB_PATH nor LD_LIBRARY_PATH set (meson test sets both for the
+ * bindings), as after `ninja -C build`. */
+static void
+test_scripts_need_no_typelib_path (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_stages_pipeline (NULL, three_languages.stages, three_languages.groups);
+  g_subprocess_launcher_unsetenv (launcher, "GI_TYPELIB_PATH");
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  stream = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  symfonic_test_stream_wait_done (stream);
+  assert_route_answer (stream, &three_languages);
 
   stop_gateway (process, SIGTERM);
 }
@@ -1441,6 +1486,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-import-error", js_import_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-source-refused", js_source, test_script_load_error);
+  g_test_add_func ("/binaries/scripts-need-no-typelib-path", test_scripts_need_no_typelib_path);
 
   return g_test_run ();
 }
