@@ -1399,6 +1399,79 @@ test_serves_mixed_route (gconstpointer data)
   stop_gateway (process, SIGTERM);
 }
 
+/* How many plugins of @name symfonic-inspect's list of plugins in @out
+ * has. */
+static guint
+count_plugins_named (const char *out,
+                     const char *name)
+{
+  const char *types = strstr (out, "\nTypes:");
+  g_autofree char *plugins = g_strndup (out, types != NULL ? (gsize) (types - out) : strlen (out));
+  g_autofree char *escaped = g_regex_escape_string (name, -1);
+  g_autofree char *pattern = g_strdup_printf ("^  %s ", escaped);
+  g_autoptr(GRegex) regex = g_regex_new (pattern, G_REGEX_MULTILINE, 0, NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+  guint n = 0;
+
+  for (g_regex_match (regex, plugins, 0, &match); g_match_info_matches (match); g_match_info_next (match, NULL))
+    n++;
+
+  return n;
+}
+
+/* A pipeline of the three e-mail redactors, C, Python and JavaScript, one
+ * route each; @plugin_path is the [gateway] key's value. */
+static char *
+write_redactors_pipeline (const char *plugin_path)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+  static const char *const types[] = { "email-redactor", "email-redactor-py", "email-redactor-js" };
+
+  g_string_append_printf (text, "[gateway]\nplugin-path=%s\nlisten=127.0.0.1:8080\n", plugin_path);
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    g_string_append_printf (text,
+                            "\n[route:%s]\npath=/%s\nkind=typed\nsource=fixtures\nstages=%s\n"
+                            "\n[stage:%s]\ntype=%s\n",
+                            types[i], types[i], types[i], types[i], types[i]);
+  g_string_append_printf (text, "\n[source:fixtures]\ntype=replay\ntranscripts=%s\ndefault-transcript=paced\n",
+                          transcripts);
+
+  return write_pipeline ("redactors.pipeline", text->str);
+}
+
+/* The e-mail redactor examples are three plugins of three names: listed
+ * once each, whichever folder comes first, and a pipeline loads the
+ * source folder's scripts and the build's module side by side. */
+static void
+test_example_plugin_names (void)
+{
+  static const char *const names[] = { "email-redactor", "email-redactor-py", "email-redactor-js" };
+  g_autofree char *env_path = NULL;
+  g_autofree char *key_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  env_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, EMAIL_REDACTOR_C_DIR, EMAIL_REDACTOR_SCRIPT_DIR, NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", env_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_assert_null (strstr (err, "Not loading"));
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    g_assert_cmpuint (count_plugins_named (out, names[i]), ==, 1);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  key_path = g_strjoin (";", EMAIL_REDACTOR_SCRIPT_DIR, EMAIL_REDACTOR_C_DIR, NULL);
+  pipeline = write_redactors_pipeline (key_path);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "redactors.pipeline: OK, 3 routes\n"));
+}
+
 /* The binary run from the build folder finds the typelib its scripts
  * import by itself: a Python and a JavaScript stage serve with neither
  * GI_TYPELIB_PATH nor LD_LIBRARY_PATH set (meson test sets both for the
@@ -1487,6 +1560,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/js-import-error", js_import_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-source-refused", js_source, test_script_load_error);
   g_test_add_func ("/binaries/scripts-need-no-typelib-path", test_scripts_need_no_typelib_path);
+  g_test_add_func ("/binaries/example-plugin-names", test_example_plugin_names);
 
   return g_test_run ();
 }
