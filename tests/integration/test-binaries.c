@@ -1472,6 +1472,55 @@ test_example_plugin_names (void)
   g_assert_true (g_str_has_suffix (out, "redactors.pipeline: OK, 3 routes\n"));
 }
 
+/* A script named like a C plugin is that plugin's twin, as a second C
+ * module would be: `plugin-path` refuses it, naming both files, before
+ * the script runs; a scan notes it and leaves it alone. */
+static void
+test_script_named_like_module (void)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "prefix.js", NULL);
+  g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "twin", NULL);
+  g_autofree char *twin = g_build_filename (folder, "email-redactor.js", NULL);
+  g_autofree char *module = g_build_filename (EMAIL_REDACTOR_C_DIR, "libexample-email-redactor." G_MODULE_SUFFIX,
+                                              NULL);
+  g_autofree char *key_path = NULL;
+  g_autofree char *env_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!gjs_loader_built ())
+    return;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
+  g_assert_true (g_file_set_contents (twin, contents, -1, &error));
+  g_assert_no_error (error);
+
+  key_path = g_strjoin (";", EMAIL_REDACTOR_C_DIR, folder, SYMFONIC_TEST_PLUGIN_DIR, NULL);
+  pipeline = write_stages_pipeline (key_path, "upper", "");
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
+  message = g_strdup_printf ("Plugin “email-redactor” of %s is already loaded from %s\n", twin, module);
+  g_test_message ("stderr: %s", err);
+  g_assert_true (g_str_has_suffix (err, message));
+  g_clear_pointer (&message, g_free);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  env_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, EMAIL_REDACTOR_C_DIR, folder, NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", env_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  message = g_strdup_printf ("Not loading %s: plugin “email-redactor” is already loaded from %s\n", twin, module);
+  g_assert_nonnull (strstr (err, message));
+  g_assert_cmpuint (count_plugins_named (out, "email-redactor"), ==, 1);
+  /* the script never ran */
+  g_assert_null (strstr (out, "js-prefix"));
+}
+
 /* The binary run from the build folder finds the typelib its scripts
  * import by itself: a Python and a JavaScript stage serve with neither
  * GI_TYPELIB_PATH nor LD_LIBRARY_PATH set (meson test sets both for the
@@ -1561,6 +1610,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/js-source-refused", js_source, test_script_load_error);
   g_test_add_func ("/binaries/scripts-need-no-typelib-path", test_scripts_need_no_typelib_path);
   g_test_add_func ("/binaries/example-plugin-names", test_example_plugin_names);
+  g_test_add_func ("/binaries/script-named-like-module", test_script_named_like_module);
 
   return g_test_run ();
 }
