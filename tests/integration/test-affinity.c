@@ -9,8 +9,9 @@
  * order holds across many streams, that a slow stage on its thread does
  * not slow a route without it, that the source waits while a batch is
  * out, that a source with a long answer at hand is told to wait once the
- * next batch is full and loses nothing, and that a client leaving while a
- * batch is out is safe.
+ * next batch is full and loses nothing, that a stage without affinity
+ * runs inside the source's push with no hop, and that a client leaving
+ * while a batch is out is safe.
  */
 #include <string.h>
 
@@ -121,6 +122,12 @@ affine_server (guint workers,
                                    "kind=typed\n"
                                    "source=burst\n"
                                    "stages=count;affine\n"
+                                   "\n"
+                                   "[route:burst-inline]\n"
+                                   "path=/burst-inline\n"
+                                   "kind=typed\n"
+                                   "source=burst\n"
+                                   "stages=count\n"
                                    "\n"
                                    "[source:burst]\n"
                                    "type=test-burst\n"
@@ -382,6 +389,24 @@ test_affinity_source_told_to_wait (void)
   g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
 }
 
+/* A C stage without affinity runs on the worker, inside the source's
+ * push: every event reached it there, on the thread that pushed it, none
+ * by a hop. */
+static void
+test_affinity_inline_stage_does_not_hop (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (2, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *count = get_stage (server, "count");
+  g_autoptr(SymfonicTestStream) stream = post (session, server, "/burst-inline");
+
+  symfonic_test_stream_wait_done (stream);
+  assert_burst_deltas (stream, FALSE);
+
+  g_assert_cmpuint (get_uint (count, "seen"), ==, N_BURST);
+  g_assert_cmpuint (get_uint (count, "in-push"), ==, N_BURST);
+}
+
 /* The client leaves while the stage holds a batch: the stream is
  * cancelled at once, the batch's answer is dropped when it comes, and the
  * stage closes the stream on its own thread. */
@@ -448,6 +473,7 @@ main (int   argc,
   g_test_add_func ("/affinity/source-waits-for-batch", test_affinity_source_waits_for_batch);
   g_test_add_func ("/affinity/next-batch-fills-while-out", test_affinity_next_batch_fills_while_out);
   g_test_add_func ("/affinity/source-told-to-wait", test_affinity_source_told_to_wait);
+  g_test_add_func ("/affinity/inline-stage-does-not-hop", test_affinity_inline_stage_does_not_hop);
   g_test_add_func ("/affinity/disconnect-while-out", test_affinity_disconnect_while_out);
   g_test_add_func ("/affinity/admission-refused", test_affinity_admission_refused);
 

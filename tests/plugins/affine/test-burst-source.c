@@ -34,6 +34,16 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* Set on a thread while its burst is inside symfonic_stream_push(), so
+ * that a stage can tell it ran right there, with no hop. */
+static GPrivate pushing;
+
+gboolean
+test_burst_source_is_pushing (void)
+{
+  return g_private_get (&pushing) != NULL;
+}
+
 typedef struct
 {
   TestBurstSource *source;
@@ -64,7 +74,9 @@ burst_run (Burst *burst)
       SymfonicFlowReturn flow;
 
       burst->next++;
+      g_private_set (&pushing, GINT_TO_POINTER (TRUE));
       flow = symfonic_stream_push (burst->stream, event);
+      g_private_set (&pushing, NULL);
 
       if (flow == SYMFONIC_FLOW_OVER)
         break;

@@ -12,4 +12,6 @@ G_BEGIN_DECLS
 
 G_DECLARE_FINAL_TYPE (TestBurstSource, test_burst_source, TEST, BURST_SOURCE, GObject)
 
+gboolean test_burst_source_is_pushing (void);
+
 G_END_DECLS
