@@ -9,10 +9,12 @@
 G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
-gboolean    symfonic_paths_is_uninstalled (void);
+gboolean    symfonic_paths_is_uninstalled       (void);
 G_GNUC_INTERNAL
-const char *symfonic_paths_plugin_dir     (void);
+const char *symfonic_paths_plugin_dir           (void);
 G_GNUC_INTERNAL
-const char *symfonic_paths_data_dir       (void);
+const char *symfonic_paths_data_dir             (void);
+G_GNUC_INTERNAL
+void        symfonic_paths_prepend_typelib_dir  (void);
 
 G_END_DECLS

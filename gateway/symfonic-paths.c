@@ -7,6 +7,10 @@
 
 #include <dlfcn.h>
 
+#ifdef HAVE_INTROSPECTION
+#include <girepository.h>
+#endif
+
 #include "symfonic-paths-private.h"
 
 /* The library itself knows whether it was loaded from the build tree, so
@@ -45,4 +49,27 @@ const char *
 symfonic_paths_data_dir (void)
 {
   return symfonic_paths_is_uninstalled () ? SYMFONIC_SOURCE_DATA_DIR : SYMFONIC_DATA_DIR;
+}
+
+/* Script plugins import the Symfonic typelib, which introspection looks
+ * for only in $GI_TYPELIB_PATH and its own default folder (/usr/lib/...):
+ * neither holds the build's, nor that of an install under another prefix
+ * (/usr/local by default). The folder of the typelib that belongs to this
+ * very library goes first, as its plugin folder does, so that a script in
+ * a plugin folder loads with no variable set, and gets this library's
+ * typelib even when $GI_TYPELIB_PATH names another copy's. Done once,
+ * before any interpreter starts: the search path has no lock. */
+void
+symfonic_paths_prepend_typelib_dir (void)
+{
+#ifdef HAVE_INTROSPECTION
+  static gsize prepended = 0;
+
+  if (g_once_init_enter (&prepended))
+    {
+      g_irepository_prepend_search_path (symfonic_paths_is_uninstalled () ? SYMFONIC_BUILD_TYPELIB_DIR
+                                                                          : SYMFONIC_TYPELIB_DIR);
+      g_once_init_leave (&prepended, 1);
+    }
+#endif
 }

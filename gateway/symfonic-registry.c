@@ -272,6 +272,37 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   return TRUE;
 }
 
+/* Whether @name, the name of the plugin in @filename, is free. A plugin is
+ * known by its name in symfonic-inspect, logs and errors, whatever its
+ * language, so a C module and a script may not share one either; when one
+ * has it already, it is returned in @earlier. */
+static gboolean
+claim_plugin_name (SymfonicRegistry  *self,
+                   const char        *name,
+                   const char        *filename,
+                   SymfonicPlugin   **earlier,
+                   GError           **error)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  for (guint i = 0; i < self->plugins->len; i++)
+    {
+      SymfonicPlugin *other = g_ptr_array_index (self->plugins, i);
+
+      if (g_strcmp0 (symfonic_plugin_get_name (other), name) == 0)
+        {
+          if (earlier != NULL)
+            *earlier = other;
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                       _("Plugin “%s” of %s is already loaded from %s"),
+                       name, filename, owner_name (other));
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
 /* As symfonic_registry_load_plugin(); when a plugin of the same name is
  * loaded already, also returns it in @earlier. */
 static SymfonicPlugin *
@@ -340,24 +371,11 @@ load_plugin (SymfonicRegistry  *self,
       return NULL;
     }
 
-  g_mutex_lock (&self->lock);
-  for (guint i = 0; i < self->plugins->len; i++)
+  if (!claim_plugin_name (self, info->name, canonical, earlier, error))
     {
-      SymfonicPlugin *other = g_ptr_array_index (self->plugins, i);
-
-      if (g_strcmp0 (symfonic_plugin_get_name (other), info->name) == 0)
-        {
-          if (earlier != NULL)
-            *earlier = other;
-          g_mutex_unlock (&self->lock);
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
-                       _("Plugin “%s” of %s is already loaded from %s"),
-                       info->name, canonical, owner_name (other));
-          g_module_close (module);
-          return NULL;
-        }
+      g_module_close (module);
+      return NULL;
     }
-  g_mutex_unlock (&self->lock);
 
   /* Types a module registers can never be unregistered. */
   g_module_make_resident (module);
@@ -448,7 +466,10 @@ list_files (const char  *directory,
  * after the modules of every folder are loaded, each file ending in
  * @suffix is given to @load. A script is listed as a plugin named after
  * its file, and its stage types get @context as their main context
- * (symfonic_stage_type_set_main_context()).
+ * (symfonic_stage_type_set_main_context()). The folder of the library's
+ * own typelib, the build's or the installed one, goes first on the
+ * introspection search path, so that scripts find `Symfonic` without
+ * `GI_TYPELIB_PATH`.
  */
 void
 symfonic_registry_add_script_loader (SymfonicRegistry       *self,
@@ -465,6 +486,8 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   g_return_if_fail (language != NULL);
   g_return_if_fail (load != NULL);
 
+  symfonic_paths_prepend_typelib_dir ();
+
   loader = g_new0 (ScriptLoader, 1);
   loader->suffix = g_strdup (suffix);
   loader->language = g_strdup (language);
@@ -477,10 +500,13 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   g_mutex_unlock (&self->lock);
 }
 
+/* As load_plugin(), for a script: its name, which is its file's, is
+ * checked before it runs, since what it registers cannot be taken back. */
 static gboolean
 load_script (SymfonicRegistry  *self,
              ScriptLoader      *loader,
              const char        *filename,
+             SymfonicPlugin   **earlier,
              GError           **error)
 {
   g_autofree char *canonical = resolve_path (filename);
@@ -501,6 +527,8 @@ load_script (SymfonicRegistry  *self,
     return TRUE;
 
   basename[strlen (basename) - strlen (loader->suffix)] = '\0';
+  if (!claim_plugin_name (self, basename, canonical, earlier, error))
+    return FALSE;
   info.name = basename;
   plugin = symfonic_plugin_new (self, &info, canonical);
 
@@ -524,12 +552,25 @@ load_script (SymfonicRegistry  *self,
   return TRUE;
 }
 
+/* A scan meets a plugin of a name already loaded: a development copy
+ * before the installed one, say. The first one serves. */
+static void
+note_twin (const char     *filename,
+           SymfonicPlugin *earlier)
+{
+  g_message (_("Not loading %s: plugin “%s” is already loaded from %s"),
+             filename, symfonic_plugin_get_name (earlier), owner_name (earlier));
+}
+
 /* The script plugins of @directory, each with the loader of its suffix. A
  * script that fails to load is an error: unlike a stray module, it is
- * nothing but a plugin, and its author wants to hear where it broke. */
+ * nothing but a plugin, and its author wants to hear where it broke. In a
+ * scan, a script named like a plugin loaded before it is a twin, noted
+ * and left alone as a module would be. */
 static gboolean
 load_scripts (SymfonicRegistry  *self,
               const char        *directory,
+              gboolean           scanning,
               GError           **error)
 {
   for (guint i = 0; i < self->script_loaders->len; i++)
@@ -541,8 +582,19 @@ load_scripts (SymfonicRegistry  *self,
         return FALSE;
       for (guint j = 0; j < paths->len; j++)
         {
-          if (!load_script (self, loader, g_ptr_array_index (paths, j), error))
-            return FALSE;
+          const char *path = g_ptr_array_index (paths, j);
+          g_autoptr(GError) local_error = NULL;
+          SymfonicPlugin *earlier = NULL;
+
+          if (load_script (self, loader, path, &earlier, &local_error))
+            continue;
+          if (scanning && earlier != NULL)
+            {
+              note_twin (path, earlier);
+              continue;
+            }
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
         }
     }
 
@@ -583,7 +635,7 @@ symfonic_registry_load_directory (SymfonicRegistry  *self,
         return FALSE;
     }
 
-  return load_scripts (self, directory, error);
+  return load_scripts (self, directory, FALSE, error);
 }
 
 /* Plugin folders hold whatever was put there: as GStreamer does, a module
@@ -610,8 +662,7 @@ scan_directory (SymfonicRegistry  *self,
         continue;
 
       if (earlier != NULL)
-        g_message (_("Not loading %s: plugin “%s” from %s comes first on the plugin path"),
-                   path, symfonic_plugin_get_name (earlier), owner_name (earlier));
+        note_twin (path, earlier);
       else
         g_warning (_("Skipping plugin %s: %s"), path, local_error->message);
     }
@@ -628,9 +679,11 @@ scan_directory (SymfonicRegistry  *self,
  * separated list), then those of the build's or installation's plugin
  * directory. A directory listed twice is read once. A module that cannot
  * be loaded is skipped with a warning; of two plugins of one name, the
- * first on the path is loaded and the other skipped with a message. The
- * script plugins of every directory load last, so that every language
- * loader is there; a script that fails to load fails the scan.
+ * first loaded serves and the other is skipped with a message. The script
+ * plugins of every directory load last, so that every language loader is
+ * there: of two modules, or of two scripts, of one name the first on the
+ * path serves, and a module wins over a script wherever they are. A
+ * script that fails to load fails the scan.
  *
  * Returns: %TRUE on success, %FALSE if a directory could not be read or
  *   a script failed
@@ -673,7 +726,7 @@ symfonic_registry_scan (SymfonicRegistry  *self,
 
   for (guint i = 0; i < dirs->len; i++)
     {
-      if (!load_scripts (self, g_ptr_array_index (dirs, i), error))
+      if (!load_scripts (self, g_ptr_array_index (dirs, i), TRUE, error))
         return FALSE;
     }
 

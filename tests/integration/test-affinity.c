@@ -8,7 +8,10 @@
  * counts every hook that ran on another thread; these tests check that
  * order holds across many streams, that a slow stage on its thread does
  * not slow a route without it, that the source waits while a batch is
- * out, and that a client leaving while a batch is out is safe.
+ * out, that a source with a long answer at hand is told to wait once the
+ * next batch is full and loses nothing, that a stage without affinity
+ * runs inside the source's push with no hop, and that a client leaving
+ * while a batch is out is safe.
  */
 #include <string.h>
 
@@ -16,6 +19,11 @@
 
 #define N_WORDS 50
 #define N_STREAMS 64
+/* the burst source's answer: several times what the stream holds for a
+ * stage on another thread while a batch is out (64 events, PENDING_MAX in
+ * symfonic-stream.c) */
+#define N_BURST 500
+#define PENDING_MAX 64
 
 typedef struct
 {
@@ -109,6 +117,22 @@ affine_server (guint workers,
                                    "kind=typed\n"
                                    "source=fixtures\n"
                                    "\n"
+                                   "[route:burst]\n"
+                                   "path=/burst\n"
+                                   "kind=typed\n"
+                                   "source=burst\n"
+                                   "stages=count;affine\n"
+                                   "\n"
+                                   "[route:burst-inline]\n"
+                                   "path=/burst-inline\n"
+                                   "kind=typed\n"
+                                   "source=burst\n"
+                                   "stages=count\n"
+                                   "\n"
+                                   "[source:burst]\n"
+                                   "type=test-burst\n"
+                                   "events=%u\n"
+                                   "\n"
                                    "[source:fixtures]\n"
                                    "type=replay\n"
                                    "transcripts=transcripts\n"
@@ -121,7 +145,7 @@ affine_server (guint workers,
                                    "[stage:affine]\n"
                                    "type=test-affine\n"
                                    "delay-ms=%u\n",
-                                   workers, delay_ms);
+                                   workers, N_BURST, delay_ms);
 
   return symfonic_test_server_new (pipeline_text, base_dir, workers);
 }
@@ -169,6 +193,51 @@ assert_affine_deltas (SymfonicTestStream *stream)
       n_deltas++;
     }
   g_assert_cmpuint (n_deltas, ==, N_WORDS + 2);
+}
+
+/* The burst source's answer, each delta its own frame, once and in order,
+ * between the affine stage's "<" and ">" when @bracketed; then the
+ * terminal, whose text is all of them. */
+static void
+assert_burst_deltas (SymfonicTestStream *stream,
+                     gboolean            bracketed)
+{
+  g_autoptr(GPtrArray) expected = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(JsonNode) terminal = NULL;
+  SymfonicTestFrame *last;
+  guint n_deltas = 0;
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  if (bracketed)
+    g_ptr_array_add (expected, g_strdup ("<"));
+  for (guint i = 1; i <= N_BURST; i++)
+    g_ptr_array_add (expected, g_strdup_printf ("b%u ", i));
+  if (bracketed)
+    g_ptr_array_add (expected, g_strdup (">"));
+
+  for (guint i = 0; i < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+      g_autoptr(JsonNode) data = NULL;
+      const char *delta;
+
+      if (g_strcmp0 (frame->event, "TextDeltaEvent") != 0)
+        continue;
+      g_assert_cmpuint (n_deltas, <, expected->len);
+      data = symfonic_test_json_parse (frame->data);
+      delta = json_object_get_string_member (json_node_get_object (data), "text");
+      g_assert_cmpstr (delta, ==, g_ptr_array_index (expected, n_deltas));
+      g_string_append (text, delta);
+      n_deltas++;
+    }
+  g_assert_cmpuint (n_deltas, ==, expected->len);
+
+  last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  terminal = symfonic_test_json_parse (last->data);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (terminal), "text"), ==, text->str);
 }
 
 /* A stream of /affine whose first event the stage holds. */
@@ -292,6 +361,52 @@ test_affinity_next_batch_fills_while_out (void)
   g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
 }
 
+/* A source with a long answer at hand, before a stage on another thread
+ * that takes a millisecond an event: while a batch is out the source
+ * fills the next one, is told to wait once it holds PENDING_MAX events,
+ * and goes on when the batch comes back; every delta arrives once and in
+ * order, and the terminal carries them all. */
+static void
+test_affinity_source_told_to_wait (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 1);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *affine = get_stage (server, "affine");
+  SymfonicStage *count = get_stage (server, "count");
+  SymfonicSource *burst = symfonic_pipeline_get_source (symfonic_server_get_pipeline (server), "burst");
+  g_autoptr(SymfonicTestStream) stream = post (session, server, "/burst");
+
+  symfonic_test_stream_wait_done (stream);
+  assert_burst_deltas (stream, TRUE);
+  g_test_message ("the source was told to wait %u times", get_uint (burst, "waits"));
+
+  g_assert_cmpuint (get_uint (burst, "waits"), >=, N_BURST / (PENDING_MAX + 1));
+  /* the next batch was held to its bound, and filled it */
+  g_assert_cmpuint (get_uint (affine, "largest-batch"), ==, PENDING_MAX);
+  g_assert_cmpuint (get_uint (count, "seen"), ==, N_BURST);
+  g_assert_cmpuint (get_uint (affine, "processed"), ==, N_BURST);
+  wait_property (affine, "closed", 1);
+  g_assert_cmpuint (get_uint (affine, "off-thread"), ==, 0);
+}
+
+/* A C stage without affinity runs on the worker, inside the source's
+ * push: every event reached it there, on the thread that pushed it, none
+ * by a hop. */
+static void
+test_affinity_inline_stage_does_not_hop (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (2, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicStage *count = get_stage (server, "count");
+  g_autoptr(SymfonicTestStream) stream = post (session, server, "/burst-inline");
+
+  symfonic_test_stream_wait_done (stream);
+  assert_burst_deltas (stream, FALSE);
+
+  g_assert_cmpuint (get_uint (count, "seen"), ==, N_BURST);
+  g_assert_cmpuint (get_uint (count, "in-push"), ==, N_BURST);
+}
+
 /* The client leaves while the stage holds a batch: the stream is
  * cancelled at once, the batch's answer is dropped when it comes, and the
  * stage closes the stream on its own thread. */
@@ -357,6 +472,8 @@ main (int   argc,
   g_test_add_func ("/affinity/slow-stage-spares-other-routes", test_affinity_slow_stage_spares_other_routes);
   g_test_add_func ("/affinity/source-waits-for-batch", test_affinity_source_waits_for_batch);
   g_test_add_func ("/affinity/next-batch-fills-while-out", test_affinity_next_batch_fills_while_out);
+  g_test_add_func ("/affinity/source-told-to-wait", test_affinity_source_told_to_wait);
+  g_test_add_func ("/affinity/inline-stage-does-not-hop", test_affinity_inline_stage_does_not_hop);
   g_test_add_func ("/affinity/disconnect-while-out", test_affinity_disconnect_while_out);
   g_test_add_func ("/affinity/admission-refused", test_affinity_admission_refused);
 

@@ -1303,6 +1303,26 @@ static const MixedRoute three_languages = {
   "PrefixStage.vfunc_process: TypeError: the test stage was told to fail", "prefix.js:19:",
 };
 
+/* A whole stream of @route: its deltas, then its terminal. */
+static void
+assert_route_answer (SymfonicTestStream *stream,
+                     const MixedRoute   *route)
+{
+  SymfonicTestFrame *last;
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_assert_cmpuint (stream->frames->len, >=, G_N_ELEMENTS (route->expected) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (route->expected); i++)
+    {
+      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[i]);
+
+      assert_delta (g_ptr_array_index (stream->frames, i), delta);
+    }
+  last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+}
+
 /* The binary serves a route mixing a C stage and script stages, with the
  * example folder's scripts loaded beside them; a stream whose script stage
  * throws ends with one opaque error frame (and, for a JavaScript one, the
@@ -1354,16 +1374,7 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_cmpstr (last->event, ==, "error");
   g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
 
-  g_assert_cmpuint (good->status, ==, 200);
-  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (route->expected) + 1);
-  for (guint i = 0; i < G_N_ELEMENTS (route->expected); i++)
-    {
-      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[i]);
-
-      assert_delta (g_ptr_array_index (good->frames, i), delta);
-    }
-  last = g_ptr_array_index (good->frames, good->frames->len - 1);
-  g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+  assert_route_answer (good, route);
 
   if (route->thrown != NULL)
     {
@@ -1384,6 +1395,162 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_cmpuint (reloaded->frames->len, >=, 1);
   first = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[0]);
   assert_delta (g_ptr_array_index (reloaded->frames, 0), first);
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* How many plugins of @name symfonic-inspect's list of plugins in @out
+ * has. */
+static guint
+count_plugins_named (const char *out,
+                     const char *name)
+{
+  const char *types = strstr (out, "\nTypes:");
+  g_autofree char *plugins = g_strndup (out, types != NULL ? (gsize) (types - out) : strlen (out));
+  g_autofree char *escaped = g_regex_escape_string (name, -1);
+  g_autofree char *pattern = g_strdup_printf ("^  %s ", escaped);
+  g_autoptr(GRegex) regex = g_regex_new (pattern, G_REGEX_MULTILINE, 0, NULL);
+  g_autoptr(GMatchInfo) match = NULL;
+  guint n = 0;
+
+  for (g_regex_match (regex, plugins, 0, &match); g_match_info_matches (match); g_match_info_next (match, NULL))
+    n++;
+
+  return n;
+}
+
+/* A pipeline of the three e-mail redactors, C, Python and JavaScript, one
+ * route each; @plugin_path is the [gateway] key's value. */
+static char *
+write_redactors_pipeline (const char *plugin_path)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+  static const char *const types[] = { "email-redactor", "email-redactor-py", "email-redactor-js" };
+
+  g_string_append_printf (text, "[gateway]\nplugin-path=%s\nlisten=127.0.0.1:8080\n", plugin_path);
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    g_string_append_printf (text,
+                            "\n[route:%s]\npath=/%s\nkind=typed\nsource=fixtures\nstages=%s\n"
+                            "\n[stage:%s]\ntype=%s\n",
+                            types[i], types[i], types[i], types[i], types[i]);
+  g_string_append_printf (text, "\n[source:fixtures]\ntype=replay\ntranscripts=%s\ndefault-transcript=paced\n",
+                          transcripts);
+
+  return write_pipeline ("redactors.pipeline", text->str);
+}
+
+/* The e-mail redactor examples are three plugins of three names: listed
+ * once each, whichever folder comes first, and a pipeline loads the
+ * source folder's scripts and the build's module side by side. */
+static void
+test_example_plugin_names (void)
+{
+  static const char *const names[] = { "email-redactor", "email-redactor-py", "email-redactor-js" };
+  g_autofree char *env_path = NULL;
+  g_autofree char *key_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  env_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, EMAIL_REDACTOR_C_DIR, EMAIL_REDACTOR_SCRIPT_DIR, NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", env_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  g_assert_null (strstr (err, "Not loading"));
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    g_assert_cmpuint (count_plugins_named (out, names[i]), ==, 1);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  key_path = g_strjoin (";", EMAIL_REDACTOR_SCRIPT_DIR, EMAIL_REDACTOR_C_DIR, NULL);
+  pipeline = write_redactors_pipeline (key_path);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "redactors.pipeline: OK, 3 routes\n"));
+}
+
+/* A script named like a C plugin is that plugin's twin, as a second C
+ * module would be: `plugin-path` refuses it, naming both files, before
+ * the script runs; a scan notes it and leaves it alone. */
+static void
+test_script_named_like_module (void)
+{
+  g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "prefix.js", NULL);
+  g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "twin", NULL);
+  g_autofree char *twin = g_build_filename (folder, "email-redactor.js", NULL);
+  g_autofree char *module = g_build_filename (EMAIL_REDACTOR_C_DIR, "libexample-email-redactor." G_MODULE_SUFFIX,
+                                              NULL);
+  g_autofree char *key_path = NULL;
+  g_autofree char *env_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!gjs_loader_built ())
+    return;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
+  g_assert_true (g_file_set_contents (twin, contents, -1, &error));
+  g_assert_no_error (error);
+
+  key_path = g_strjoin (";", EMAIL_REDACTOR_C_DIR, folder, SYMFONIC_TEST_PLUGIN_DIR, NULL);
+  pipeline = write_stages_pipeline (key_path, "upper", "");
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
+  message = g_strdup_printf ("Plugin “email-redactor” of %s is already loaded from %s\n", twin, module);
+  g_test_message ("stderr: %s", err);
+  g_assert_true (g_str_has_suffix (err, message));
+  g_clear_pointer (&message, g_free);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  env_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, EMAIL_REDACTOR_C_DIR, folder, NULL);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", env_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+  message = g_strdup_printf ("Not loading %s: plugin “email-redactor” is already loaded from %s\n", twin, module);
+  g_assert_nonnull (strstr (err, message));
+  g_assert_cmpuint (count_plugins_named (out, "email-redactor"), ==, 1);
+  /* the script never ran */
+  g_assert_null (strstr (out, "js-prefix"));
+}
+
+/* The binary run from the build folder finds the typelib its scripts
+ * import by itself: a Python and a JavaScript stage serve with neither
+ * GI_TYPELIB_PATH nor LD_LIBRARY_PATH set (meson test sets both for the
+ * bindings), as after `ninja -C build`. */
+static void
+test_scripts_need_no_typelib_path (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  plugin_path = script_plugin_path ("scripts");
+  pipeline = write_stages_pipeline (NULL, three_languages.stages, three_languages.groups);
+  g_subprocess_launcher_unsetenv (launcher, "GI_TYPELIB_PATH");
+  g_subprocess_launcher_unsetenv (launcher, "LD_LIBRARY_PATH");
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  stream = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  symfonic_test_stream_wait_done (stream);
+  assert_route_answer (stream, &three_languages);
 
   stop_gateway (process, SIGTERM);
 }
@@ -1441,6 +1608,9 @@ main (int   argc,
   g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-import-error", js_import_error, test_script_load_error);
   g_test_add_data_func ("/binaries/js-source-refused", js_source, test_script_load_error);
+  g_test_add_func ("/binaries/scripts-need-no-typelib-path", test_scripts_need_no_typelib_path);
+  g_test_add_func ("/binaries/example-plugin-names", test_example_plugin_names);
+  g_test_add_func ("/binaries/script-named-like-module", test_script_named_like_module);
 
   return g_test_run ();
 }

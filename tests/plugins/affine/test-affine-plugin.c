@@ -1,11 +1,13 @@
-/* test-affine-plugin.c: a stage bound to a thread of its own, and an
- * inline stage that counts what reaches it, for the affinity tests
+/* test-affine-plugin.c: a stage bound to a thread of its own, an inline
+ * stage that counts what reaches it, and a source that pushes as fast as
+ * it may, for the affinity tests
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
 #include "test-affine-stage.h"
+#include "test-burst-source.h"
 #include "test-count-stage.h"
 
 static gpointer
@@ -34,7 +36,8 @@ test_affine_plugin_init (SymfonicPlugin  *plugin,
   symfonic_stage_type_set_main_context (TEST_TYPE_AFFINE_STAGE, context);
 
   return symfonic_plugin_register_type (plugin, TEST_TYPE_AFFINE_STAGE, "test-affine", error) &&
-         symfonic_plugin_register_type (plugin, TEST_TYPE_COUNT_STAGE, "test-count", error);
+         symfonic_plugin_register_type (plugin, TEST_TYPE_COUNT_STAGE, "test-count", error) &&
+         symfonic_plugin_register_type (plugin, TEST_TYPE_BURST_SOURCE, "test-burst", error);
 }
 
 SYMFONIC_PLUGIN_DEFINE ("test-affine", "1.0", "LGPL-2.1-or-later", "A stage that runs on a thread of its own", test_affine_plugin_init);

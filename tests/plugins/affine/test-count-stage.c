@@ -1,10 +1,12 @@
 /* test-count-stage.c: an inline stage that counts the events reaching it,
- * so a test sees how far a source ran ahead
+ * so a test sees how far a source ran ahead, and those that reached it
+ * inside a burst source's push, so a test sees it ran with no hop
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
+#include "test-burst-source.h"
 #include "test-count-stage.h"
 
 struct _TestCountStage
@@ -12,6 +14,7 @@ struct _TestCountStage
   GObject parent_instance;
 
   guint   seen;
+  guint   in_push;
 };
 
 static void test_count_stage_stage_init (SymfonicStageInterface *iface);
@@ -22,6 +25,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (TestCountStage, test_count_stage, G_TYPE_OBJECT,
 enum {
   PROP_0,
   PROP_SEEN,
+  PROP_IN_PUSH,
   N_PROPS
 };
 
@@ -36,6 +40,8 @@ test_count_stage_process (SymfonicStage   *stage,
   TestCountStage *self = TEST_COUNT_STAGE (stage);
 
   g_atomic_int_inc (&self->seen);
+  if (test_burst_source_is_pushing ())
+    g_atomic_int_inc (&self->in_push);
   symfonic_stream_emit (stream, event);
 
   return TRUE;
@@ -60,6 +66,9 @@ test_count_stage_get_property (GObject    *object,
     case PROP_SEEN:
       g_value_set_uint (value, g_atomic_int_get (&self->seen));
       break;
+    case PROP_IN_PUSH:
+      g_value_set_uint (value, g_atomic_int_get (&self->in_push));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -74,6 +83,10 @@ test_count_stage_class_init (TestCountStageClass *klass)
 
   properties[PROP_SEEN] =
     g_param_spec_uint ("seen", "Seen", "How many events reached the stage",
+                       0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_IN_PUSH] =
+    g_param_spec_uint ("in-push", "In push",
+                       "How many events reached the stage inside a burst source's push, on the source's thread",
                        0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);

@@ -1,10 +1,12 @@
-# email_redactor.py: replaces e-mail addresses in the answer, whatever way
+# email-redactor-py.py: replaces e-mail addresses in the answer, whatever way
 # the upstream splits it into deltas
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # A script plugin: put this file in a plugin folder and use
-# `type=email-redactor-py` in a pipeline.
+# `type=email-redactor-py` in a pipeline. The plugin is named after the
+# file, so the name says the type it registers and differs from the C
+# example's plugin (`email-redactor`), which a plugin path may hold too.
 
 import re
 

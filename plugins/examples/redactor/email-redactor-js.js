@@ -1,4 +1,4 @@
-// email-redactor.js: replaces e-mail addresses in the answer, whatever way
+// email-redactor-js.js: replaces e-mail addresses in the answer, whatever way
 // the upstream splits it into deltas
 //
 // SPDX-License-Identifier: LGPL-2.1-or-later
@@ -6,7 +6,9 @@
 // A script plugin: put this file in a plugin folder and use
 // `type=email-redactor-js` in a pipeline. It is an ES module, run once by
 // the gateway's gjs loader on the gateway's main thread, where every hook
-// of its stages then runs.
+// of its stages then runs. The plugin is named after the file, so the name
+// says the type it registers and differs from the C example's plugin
+// (`email-redactor`), which a plugin path may hold too.
 
 import GLib from 'gi://GLib';
 import GObject from 'gi://GObject';
