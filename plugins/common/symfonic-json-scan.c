@@ -82,7 +82,8 @@ read_hex4 (Scan     *s,
 /* A \u escape, a surrogate pair as one character; NUL and unpaired
  * surrogates are refused, as the strict reader refuses them. */
 static gboolean
-read_unicode_escape (Scan *s)
+read_unicode_escape (Scan    *s,
+                     GString *out)
 {
   gunichar c;
   gunichar low;
@@ -95,7 +96,8 @@ read_unicode_escape (Scan *s)
         return FALSE;
       c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
     }
-  g_string_append_unichar (s->text, c);
+  if (out != NULL)
+    g_string_append_unichar (out, c);
 
   return TRUE;
 }
@@ -117,29 +119,64 @@ simple_escape (guchar c)
     }
 }
 
-/* Appends the string at s->pos (on its quote), decoded, to s->text. */
+/* What a byte means inside a string: a run of plain bytes stops at a
+ * quote, a backslash or a control character, and only a run with bytes
+ * past ASCII needs its UTF-8 checked. */
+enum {
+  BYTE_PLAIN,
+  BYTE_STOP,
+  BYTE_HIGH,
+};
+
+static const guint8 string_bytes[256] = {
+  [0x00 ... 0x1F] = BYTE_STOP,
+  ['"'] = BYTE_STOP,
+  ['\\'] = BYTE_STOP,
+  [0x80 ... 0xFF] = BYTE_HIGH,
+};
+
+/* Steps over a run of plain bytes from s->pos; FALSE if it is not valid
+ * UTF-8. */
 static gboolean
-read_string (Scan *s)
+skip_run (Scan *s)
+{
+  gsize start = s->pos;
+  guint8 seen = BYTE_PLAIN;
+
+  while (s->pos < s->length)
+    {
+      guint8 kind = string_bytes[s->data[s->pos]];
+
+      if (kind == BYTE_STOP)
+        break;
+      seen |= kind;
+      s->pos++;
+    }
+
+  return seen != BYTE_HIGH || g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL);
+}
+
+/* Reads the string at s->pos (on its quote), appending it decoded to
+ * @out, or only checking it when @out is NULL. */
+static gboolean
+read_string (Scan    *s,
+             GString *out)
 {
   s->pos++;
   for (;;)
     {
       gsize start = s->pos;
-      guchar c = 0;
+      guchar c;
       char escaped;
 
       /* '"', '\\' and control characters never split a UTF-8 sequence */
-      while (s->pos < s->length)
-        {
-          c = s->data[s->pos];
-          if (c == '"' || c == '\\' || c < 0x20)
-            break;
-          s->pos++;
-        }
-      if (s->pos == s->length || c < 0x20 ||
-          !g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL))
+      if (!skip_run (s) || s->pos == s->length)
         return FALSE;
-      g_string_append_len (s->text, (const char *) s->data + start, s->pos - start);
+      c = s->data[s->pos];
+      if (c < 0x20)
+        return FALSE;
+      if (out != NULL)
+        g_string_append_len (out, (const char *) s->data + start, s->pos - start);
 
       if (c == '"')
         {
@@ -148,14 +185,15 @@ read_string (Scan *s)
         }
       if (s->pos + 1 < s->length && s->data[s->pos + 1] == 'u')
         {
-          if (!read_unicode_escape (s))
+          if (!read_unicode_escape (s, out))
             return FALSE;
           continue;
         }
       escaped = s->pos + 1 < s->length ? simple_escape (s->data[s->pos + 1]) : 0;
       if (escaped == 0)
         return FALSE;
-      g_string_append_c (s->text, escaped);
+      if (out != NULL)
+        g_string_append_c (out, escaped);
       s->pos += 2;
     }
 }
@@ -215,15 +253,10 @@ skip_literal (Scan       *s,
 static gboolean
 skip_scalar (Scan *s)
 {
-  gsize mark = s->text->len;
-
   switch (peek (s))
     {
     case '"':
-      if (!read_string (s))
-        return FALSE;
-      g_string_truncate (s->text, mark);
-      return TRUE;
+      return read_string (s, NULL);
     case 't':
       return skip_literal (s, "true");
     case 'f':
@@ -249,18 +282,12 @@ read_name (Scan   *s,
   if (peek (s) != '"')
     return FALSE;
   *start = ++s->pos;
-  while (s->pos < s->length && s->data[s->pos] != '"')
-    {
-      if (s->data[s->pos] == '\\' || s->data[s->pos] < 0x20)
-        return FALSE;
-      s->pos++;
-    }
-  if (s->pos == s->length)
+  if (!skip_run (s) || s->pos == s->length || s->data[s->pos] != '"')
     return FALSE;
   *length = s->pos - *start;
   s->pos++;
 
-  return g_utf8_validate_len ((const char *) s->data + *start, *length, NULL);
+  return TRUE;
 }
 
 static const SymfonicJsonScanMember *
@@ -305,7 +332,7 @@ read_member (Scan                         *s,
   if (kind == SYMFONIC_JSON_SCAN_STRING && c == '"')
     {
       s->slots[member->slot] = s->text->len;
-      if (!read_string (s))
+      if (!read_string (s, s->text))
         return FALSE;
       g_string_append_c (s->text, '\0');
       return TRUE;
