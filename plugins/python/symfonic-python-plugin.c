@@ -1,4 +1,4 @@
-/* symfonic-python-plugin.c: runs `.py` script plugins in one embedded
+/* symfonic-python-plugin.c: runs `.py` script plugins in one Python
  * interpreter, on a thread of its own
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -17,7 +17,17 @@
  * turns at the GIL cost far more than the hop. The thread holds the GIL
  * except while it waits for work, so that the events of a batch do not
  * take and drop it one by one; the interpreter starts with the first
- * script. */
+ * script.
+ *
+ * In a Python program (a PyGObject host such as serve.py) the interpreter
+ * is the program's: the thread joins it with a thread state of its own
+ * rather than starting another, and it is never finalized here. Script
+ * stages still run on this thread and not on the program's: the program's
+ * main thread may be running anything (asyncio, a GLib loop on another
+ * context, plain Python code), while this one is known to iterate the
+ * context the stages declare, and a stage behaves alike under the gateway
+ * and under a Python host. PyGObject lets go of the GIL around every call
+ * into C, so the program's threads and this one take turns at it. */
 typedef struct
 {
   GMainContext *context;
@@ -52,36 +62,61 @@ static const char helper_source[] =
   "                line = frame.lineno\n"
   "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n";
 
+/* Starts an interpreter, or joins the one of the Python program that
+ * loads the pipelines, and runs the helper. The thread then holds the
+ * GIL; when this fails, it lets go of it and runs no Python again. */
 static char *
 start_python (void)
 {
-  PyConfig config;
-  PyStatus status;
+  gboolean joined = Py_IsInitialized ();
+  PyGILState_STATE gil = PyGILState_UNLOCKED;
   PyObject *globals;
+  PyObject *result;
 
-  /* a plugin is opened with local symbols, which the extension modules
-   * that `import gi` loads cannot see */
-  if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
-    return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
+  /* in a Python program the plugin's calls reach the program's
+   * interpreter, even one linked into the executable (Debian's python3):
+   * the symbols the executable exports come first */
+  if (joined)
+    {
+      /* a state of this thread's own, for the thread's life: the
+       * program's threads keep theirs */
+      gil = PyGILState_Ensure ();
+    }
+  else
+    {
+      PyConfig config;
+      PyStatus status;
 
-  PyConfig_InitPythonConfig (&config);
-  /* the gateway owns SIGINT and SIGTERM */
-  config.install_signal_handlers = 0;
-  config.parse_argv = 0;
-  status = Py_InitializeFromConfig (&config);
-  PyConfig_Clear (&config);
-  if (PyStatus_Exception (status))
-    return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+      /* a plugin is opened with local symbols, which the extension
+       * modules that `import gi` loads cannot see; a program's own
+       * interpreter loaded them already */
+      if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
+        return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
+
+      PyConfig_InitPythonConfig (&config);
+      /* the gateway owns SIGINT and SIGTERM */
+      config.install_signal_handlers = 0;
+      config.parse_argv = 0;
+      status = Py_InitializeFromConfig (&config);
+      PyConfig_Clear (&config);
+      if (PyStatus_Exception (status))
+        return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+    }
 
   globals = PyDict_New ();
   PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
-  if (PyRun_String (helper_source, Py_file_input, globals, globals) == NULL)
+  result = PyRun_String (helper_source, Py_file_input, globals, globals);
+  if (result == NULL)
     {
       PyErr_Print ();
       Py_DECREF (globals);
-      PyEval_SaveThread ();
+      if (joined)
+        PyGILState_Release (gil);
+      else
+        PyEval_SaveThread ();
       return g_strdup (_("Cannot import PyGObject and the Symfonic typelib (the traceback is above)"));
     }
+  Py_DECREF (result);
   interpreter.load = PyDict_GetItemString (globals, "load");
   Py_INCREF (interpreter.load);
   Py_DECREF (globals);
@@ -129,6 +164,26 @@ run_interpreter (gpointer data)
   return NULL;
 }
 
+/* Waits until the interpreter's thread sets @done. A caller holding the
+ * GIL (a program embedding Python that calls in without letting go of it)
+ * lets go meanwhile, or that thread could never run. */
+static void
+wait_for_interpreter (const gboolean *done)
+{
+  PyThreadState *state = NULL;
+
+  if (Py_IsInitialized () && PyGILState_Check ())
+    state = PyEval_SaveThread ();
+
+  g_mutex_lock (&interpreter.lock);
+  while (!*done)
+    g_cond_wait (&interpreter.cond, &interpreter.lock);
+  g_mutex_unlock (&interpreter.lock);
+
+  if (state != NULL)
+    PyEval_RestoreThread (state);
+}
+
 static gboolean
 ensure_interpreter (GError **error)
 {
@@ -137,10 +192,7 @@ ensure_interpreter (GError **error)
   if (g_once_init_enter (&thread))
     g_once_init_leave (&thread, (gsize) g_thread_new ("symfonic-python", run_interpreter, NULL));
 
-  g_mutex_lock (&interpreter.lock);
-  while (!interpreter.started)
-    g_cond_wait (&interpreter.cond, &interpreter.lock);
-  g_mutex_unlock (&interpreter.lock);
+  wait_for_interpreter (&interpreter.started);
 
   if (interpreter.start_error != NULL)
     {
@@ -202,10 +254,7 @@ load_script (const char  *filename,
   g_source_set_callback (source, load_on_interpreter, &load, NULL);
   g_source_attach (source, interpreter.context);
 
-  g_mutex_lock (&interpreter.lock);
-  while (!load.done)
-    g_cond_wait (&interpreter.cond, &interpreter.lock);
-  g_mutex_unlock (&interpreter.lock);
+  wait_for_interpreter (&load.done);
 
   if (load.failure != NULL)
     {
