@@ -40,15 +40,99 @@ typedef struct
 
 static Interpreter interpreter;
 
+/* The helper's `_hook_failed (type_name, hook, traceback)`: logs what a
+ * hook raised and words the error the stream fails with, which must not
+ * repeat the exception: a 5xx frame never echoes its cause, and the
+ * client does not need the script's insides. */
+static PyObject *
+hook_failed (PyObject *module,
+             PyObject *args)
+{
+  const char *type_name;
+  const char *hook;
+  const char *traceback;
+  g_autofree char *message = NULL;
+
+  if (!PyArg_ParseTuple (args, "sss", &type_name, &hook, &traceback))
+    return NULL;
+
+  g_warning ("%s: the %s hook raised an exception:\n%s", type_name, hook, traceback);
+  message = g_strdup_printf (_("%s failed in %s (the traceback is in the log)"), type_name, hook);
+
+  return PyUnicode_FromString (message);
+}
+
+static PyMethodDef hook_failed_def = {
+  "_hook_failed", hook_failed, METH_VARARGS, NULL
+};
+
 /* Runs one script as a module of its own; on failure, says where in the
- * script it broke and logs the traceback. */
+ * script it broke and logs the traceback.
+ *
+ * While a script runs, the hooks of every stage or source class it
+ * defines are wrapped as the class is made, before PyGObject hooks them
+ * up: an exception that is not a GLib.Error (a bug rather than a refusal
+ * or a failure the stage meant) would otherwise reach C as a failure
+ * without an error, and its traceback would be printed on its own. Such
+ * an exception is logged with its traceback and the type's name, and the
+ * hook fails with an opaque error. A source's start has no error to
+ * return: it ends the stream with the error instead, which would
+ * otherwise never end. A stage's close has nothing left to fail. The
+ * wrapper takes the hook's arguments as they are and, through `try`, costs
+ * next to nothing while no exception is raised. */
 static const char helper_source[] =
   "import runpy, traceback\n"
   "import gi\n"
   "gi.require_version('Symfonic', '1.0')\n"
-  "from gi.repository import Symfonic\n"
+  "from gi.repository import GLib, Symfonic\n"
   "_scripts = []\n"
+  "_loading = False\n"
+  "def _log(self, name, e):\n"
+  "    text = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip()\n"
+  "    return _hook_failed(type(self).__gtype__.name, name[len('do_'):], text)\n"
+  "def _failure(self, name, e):\n"
+  "    return GLib.Error.new_literal(Symfonic.error_quark(), _log(self, name, e), Symfonic.Error.FAILED)\n"
+  "def _throwing(name, hook):\n"
+  "    def wrapper(self, *args):\n"
+  "        try:\n"
+  "            return hook(self, *args)\n"
+  "        except GLib.Error:\n"
+  "            raise\n"
+  "        except BaseException as e:\n"
+  "            raise _failure(self, name, e) from None\n"
+  "    return wrapper\n"
+  "def _closing(name, hook):\n"
+  "    def wrapper(self, *args):\n"
+  "        try:\n"
+  "            hook(self, *args)\n"
+  "        except BaseException as e:\n"
+  "            _log(self, name, e)\n"
+  "    return wrapper\n"
+  "def _starting(name, hook):\n"
+  "    def wrapper(self, stream, cancellable):\n"
+  "        try:\n"
+  "            hook(self, stream, cancellable)\n"
+  "        except GLib.Error as e:\n"
+  "            stream.push_end(e)\n"
+  "        except BaseException as e:\n"
+  "            stream.push_end(_failure(self, name, e))\n"
+  "    return wrapper\n"
+  "def _wrap_hooks(interface, wrappers):\n"
+  "    def init_subclass(cls, **kwargs):\n"
+  "        super(interface, cls).__init_subclass__(**kwargs)\n"
+  "        if not _loading:\n"
+  "            return\n"
+  "        for name, wrap in wrappers.items():\n"
+  "            hook = cls.__dict__.get(name)\n"
+  "            if callable(hook):\n"
+  "                setattr(cls, name, wrap(name, hook))\n"
+  "    interface.__init_subclass__ = classmethod(init_subclass)\n"
+  "_wrap_hooks(Symfonic.Stage, {'do_admit': _throwing, 'do_admit_finish': _throwing, 'do_begin': _throwing,\n"
+  "                             'do_process': _throwing, 'do_finish': _throwing, 'do_close': _closing})\n"
+  "_wrap_hooks(Symfonic.Source, {'do_admit': _throwing, 'do_start': _starting})\n"
   "def load(path):\n"
+  "    global _loading\n"
+  "    _loading = True\n"
   "    try:\n"
   "        _scripts.append(runpy.run_path(path, run_name='__symfonic_plugin__'))\n"
   "        return None\n"
@@ -60,7 +144,9 @@ static const char helper_source[] =
   "        for frame in traceback.extract_tb(e.__traceback__):\n"
   "            if frame.filename == path:\n"
   "                line = frame.lineno\n"
-  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n";
+  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n"
+  "    finally:\n"
+  "        _loading = False\n";
 
 /* Starts an interpreter, or joins the one of the Python program that
  * loads the pipelines, and runs the helper. The thread then holds the
@@ -71,6 +157,7 @@ start_python (void)
   gboolean joined = Py_IsInitialized ();
   PyGILState_STATE gil = PyGILState_UNLOCKED;
   PyObject *globals;
+  PyObject *function;
   PyObject *result;
 
   /* in a Python program the plugin's calls reach the program's
@@ -105,6 +192,9 @@ start_python (void)
 
   globals = PyDict_New ();
   PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
+  function = PyCFunction_New (&hook_failed_def, NULL);
+  PyDict_SetItemString (globals, "_hook_failed", function);
+  Py_DECREF (function);
   result = PyRun_String (helper_source, Py_file_input, globals, globals);
   if (result == NULL)
     {
