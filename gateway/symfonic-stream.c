@@ -1202,6 +1202,10 @@ symfonic_stream_sink_ready (SymfonicStream *self)
  * Ends the upstream; sources call this exactly once. On success every stage
  * finishes in order, and what a stage releases passes through the stages
  * after it before they finish (so withheld text is still cleaned).
+ *
+ * From Python, `stream.push_end()` ends a stream that completed:
+ * PyGObject before 3.47 refuses an explicit `None` for a #GError, nullable
+ * or not (the loader of `.py` plugins lets its scripts pass it).
  */
 void
 symfonic_stream_push_end (SymfonicStream *self,

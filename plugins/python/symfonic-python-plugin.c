@@ -17,7 +17,9 @@
  * turns at the GIL cost far more than the hop. The thread holds the GIL
  * except while it waits for work, so that the events of a batch do not
  * take and drop it one by one; the interpreter starts with the first
- * script.
+ * script. A source's hooks are not hopped: they run on the stream's
+ * worker, where the source must push its events, and PyGObject takes the
+ * GIL there for each call, which this thread lets go of while it waits.
  *
  * In a Python program (a PyGObject host such as serve.py) the interpreter
  * is the program's: the thread joins it with a thread state of its own
@@ -79,7 +81,11 @@ static PyMethodDef hook_failed_def = {
  * return: it ends the stream with the error instead, which would
  * otherwise never end. A stage's close has nothing left to fail. The
  * wrapper takes the hook's arguments as they are and, through `try`, costs
- * next to nothing while no exception is raised. */
+ * next to nothing while no exception is raised.
+ *
+ * PyGObject before 3.47 refuses None for a GError argument, nullable or
+ * not, while leaving the argument out passes NULL: push_end(None), the
+ * way a source ends a stream that completed, is made to do that. */
 static const char helper_source[] =
   "import runpy, traceback\n"
   "import gi\n"
@@ -130,6 +136,14 @@ static const char helper_source[] =
   "_wrap_hooks(Symfonic.Stage, {'do_admit': _throwing, 'do_admit_finish': _throwing, 'do_begin': _throwing,\n"
   "                             'do_process': _throwing, 'do_finish': _throwing, 'do_close': _closing})\n"
   "_wrap_hooks(Symfonic.Source, {'do_admit': _throwing, 'do_start': _starting})\n"
+  "if gi.version_info < (3, 47):\n"
+  "    _push_end = Symfonic.Stream.push_end\n"
+  "    def push_end(self, error=None):\n"
+  "        if error is None:\n"
+  "            _push_end(self)\n"
+  "        else:\n"
+  "            _push_end(self, error)\n"
+  "    Symfonic.Stream.push_end = push_end\n"
   "def load(path):\n"
   "    global _loading\n"
   "    _loading = True\n"

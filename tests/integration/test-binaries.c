@@ -1436,6 +1436,164 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_null (strstr (rest, "CRITICAL"));
 }
 
+/* The body of the response to an HTTP/1.0 request posting @body to @path
+ * of the gateway at @base_url, on a new connection: the response ends
+ * when the connection does. */
+static char *
+post_body (const char *base_url,
+           const char *path,
+           const char *body)
+{
+  g_autofree char *request = g_strdup_printf ("POST %s HTTP/1.0\r\n"
+                                              "Host: gateway\r\n"
+                                              "Content-Type: application/json\r\n"
+                                              "Content-Length: %zu\r\n"
+                                              "\r\n"
+                                              "%s",
+                                              path, strlen (body), body);
+  g_autoptr(GString) received = g_string_new (NULL);
+  g_autoptr(GSocketConnection) connection =
+    symfonic_test_raw_request (port_of (base_url), request, "\r\n\r\n", received);
+  GInputStream *input = g_io_stream_get_input_stream (G_IO_STREAM (connection));
+  g_autoptr(GError) error = NULL;
+  char buffer[4096];
+  gssize n;
+
+  while ((n = g_input_stream_read (input, buffer, sizeof buffer, NULL, &error)) > 0)
+    g_string_append_len (received, buffer, n);
+  g_assert_no_error (error);
+  g_test_message ("response: %s", received->str);
+  g_assert_true (g_str_has_prefix (received->str, "HTTP/1.0 200 OK\r\n"));
+  g_assert_nonnull (strstr (received->str, "\r\nContent-Type: text/event-stream\r\n"));
+
+  return g_strdup (strstr (received->str, "\r\n\r\n") + strlen ("\r\n\r\n"));
+}
+
+/* A source written in Python, on the workers: `--check` and
+ * symfonic-inspect see it; the gateway streams its words through a C
+ * stage and a Python stage, and the source ends the stream, also when
+ * the Python stage's hop made it wait for the stream to take more; a
+ * start that raises ends its stream with one opaque error frame, and its
+ * traceback goes to the log. */
+static void
+test_python_source (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *source_folder = g_test_build_filename (G_TEST_DIST, "integration", "python-source", NULL);
+  g_autofree char *scripts = script_plugin_path ("scripts");
+  g_autofree char *plugin_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, source_folder, scripts, NULL);
+  g_autofree char *script = g_build_filename (source_folder, "words.py", NULL);
+  g_autoptr(GString) words = g_string_new (NULL);
+  g_autoptr(GString) expected = g_string_new (NULL);
+  g_autoptr(GString) answer = g_string_new (NULL);
+  g_autofree char *text = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *listed = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *body = NULL;
+  g_autofree char *frame = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!python_loader_built ())
+    return;
+
+  /* more words than a stream holds while a batch is out on the Python
+   * stage's thread */
+  for (guint i = 1; i <= 100; i++)
+    {
+      g_string_append_printf (words, "%sw%u", i > 1 ? " " : "", i);
+      g_string_append_printf (expected, "id: %u\nevent: TextDeltaEvent\ndata: {\"text\":\"%sW%u!\"}\n\n",
+                              i, i > 1 ? " " : "", i);
+      g_string_append_printf (answer, "%sW%u!", i > 1 ? " " : "", i);
+    }
+  g_string_append (expected, "id: 101\nevent: ConsolidationScheduledEvent\n"
+                             "data: {\"report\":{},\"graph_mutations\":0}\n\n"
+                             "id: 102\nevent: ResponseCompleteEvent\ndata: {\"text\":\"");
+  g_string_append (expected, answer->str);
+  g_string_append (expected, "\",\"duration_ms\":");
+
+  text = g_strdup_printf ("[gateway]\n"
+                          "listen=127.0.0.1:8080\n"
+                          "\n"
+                          "[route:typed]\n"
+                          "path=/api/v1/stream/typed\n"
+                          "kind=typed\n"
+                          "source=words\n"
+                          "stages=upper;suffix\n"
+                          "\n"
+                          "[route:long]\n"
+                          "path=/api/v1/stream/long\n"
+                          "kind=typed\n"
+                          "source=long\n"
+                          "stages=upper;suffix\n"
+                          "\n"
+                          "[source:words]\n"
+                          "type=py-words\n"
+                          "text=Hello from Python.\n"
+                          "\n"
+                          "[source:long]\n"
+                          "type=py-words\n"
+                          "text=%s\n"
+                          "\n"
+                          "[stage:upper]\n"
+                          "type=test-upper\n"
+                          SUFFIX_GROUP,
+                          words->str);
+  pipeline = write_pipeline ("python-source.pipeline", text);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "python-source.pipeline: OK, 2 routes\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  listed = g_strdup_printf ("  words                       Python stages\n    %s\n", script);
+  g_assert_nonnull (strstr (out, listed));
+  g_assert_nonnull (strstr (out, "  py-words         source  TestPyWordsSource            words\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "py-words", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "py-words (source TestPyWordsSource)\n"));
+  g_assert_nonnull (strstr (out, "  text                 What the source answers, one word a delta\n"
+                                 "                       type: gchararray\n"
+                                 "                       default: \"Hello from Python.\"\n"));
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+
+  body = post_body (base_url, "/api/v1/stream/typed", "{\"query\":\"hi\"}");
+  /* the gateway times the response itself */
+  g_assert_true (g_regex_match_simple ("^id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"HELLO!\"}\n\n"
+                                       "id: 2\nevent: TextDeltaEvent\ndata: {\"text\":\" FROM!\"}\n\n"
+                                       "id: 3\nevent: TextDeltaEvent\ndata: {\"text\":\" PYTHON\\.!\"}\n\n"
+                                       "id: 4\nevent: ConsolidationScheduledEvent\n"
+                                       "data: {\"report\":{},\"graph_mutations\":0}\n\n"
+                                       "id: 5\nevent: ResponseCompleteEvent\n"
+                                       "data: {\"text\":\"HELLO! FROM! PYTHON\\.!\",\"duration_ms\":[0-9]+}\n\n$",
+                                       body, 0, 0));
+  g_clear_pointer (&body, g_free);
+
+  body = post_body (base_url, "/api/v1/stream/long", "{\"query\":\"hi\"}");
+  g_assert_true (g_str_has_prefix (body, expected->str));
+  g_assert_true (g_regex_match_simple ("^[0-9]+}\n\n$", body + expected->len, 0, 0));
+  g_clear_pointer (&body, g_free);
+
+  body = post_body (base_url, "/api/v1/stream/typed", "{\"query\":\"fail\"}");
+  g_assert_cmpstr (body, ==, "id: 1\nevent: error\ndata: {\"detail\":\"Internal server error\",\"status\":500}\n\n");
+  g_free (wait_line_matching (process, "stderr",
+                              "^\\(symfonic-gateway:[0-9]+\\): symfonic-python-WARNING \\*\\*: [0-9:.]+: "
+                              "TestPyWordsSource: the start hook raised an exception:$"));
+  frame = g_regex_escape_string (script, -1);
+  g_free (wait_line_matching (process, "stderr", frame));
+
+  stop_gateway (process, SIGTERM);
+}
+
 /* the folder, the script, where and why its load fails, and what the log
  * says before, if the test looks */
 static const char *const syntax_error[] = { "syntax", "syntax.py", "4: SyntaxError: invalid syntax", NULL };
@@ -1484,6 +1642,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_script_load_error);
   g_test_add_func ("/binaries/python-plugin-path-key", test_python_plugin_path_key);
   g_test_add_data_func ("/binaries/python-import-error", import_error, test_script_load_error);
+  g_test_add_func ("/binaries/python-source", test_python_source);
   g_test_add_data_func ("/binaries/js-check-and-inspect", &js_plugin, test_script_check_and_inspect);
   g_test_add_data_func ("/binaries/three-languages-serve", &three_languages, test_serves_mixed_route);
   g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
