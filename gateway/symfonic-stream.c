@@ -184,6 +184,8 @@ struct _SymfonicStream
   SymfonicStreamReadyFunc   ready_func;
   gpointer                  ready_data;
   GDestroyNotify            ready_destroy;
+  /* counts symfonic_stream_set_ready_func() calls */
+  guint                     ready_generation;
   /* the ready function runs from here, outside the writer's own I/O, and
    * the deadline fires from here */
   SymfonicPoller           *poller;
@@ -198,9 +200,25 @@ static void
 run_ready_func (gpointer data)
 {
   SymfonicStream *self = data;
+  g_autoptr(SymfonicStream) alive = NULL;
+  gpointer user_data = self->ready_data;
+  GDestroyNotify destroy = self->ready_destroy;
+  guint generation = self->ready_generation;
 
-  if (self->ready_func != NULL)
-    self->ready_func (self, self->ready_data);
+  if (self->ready_func == NULL)
+    return;
+
+  /* the function may drop or replace itself, as a source written in
+   * Python does once it ended the stream: its data, a binding's closure,
+   * is freed once it returned, not while it runs; and ending the stream
+   * may let go of the stream's last other reference */
+  alive = g_object_ref (self);
+  self->ready_destroy = NULL;
+  self->ready_func (self, user_data);
+  if (self->ready_generation == generation)
+    self->ready_destroy = destroy;
+  else if (destroy != NULL)
+    destroy (user_data);
 }
 
 /* Whether the hooks of slot @i must hop to a context another thread
@@ -1174,14 +1192,17 @@ symfonic_stream_push (SymfonicStream *self,
 /**
  * symfonic_stream_set_ready_func:
  * @self: a #SymfonicStream
- * @func: (scope notified) (closure user_data) (destroy destroy): called
- *   when the stream can take events again
+ * @func: (nullable) (scope notified) (closure user_data) (destroy destroy):
+ *   called when the stream can take events again, or %NULL to drop the
+ *   one set
  * @user_data: data for @func
- * @destroy: (nullable): frees @user_data with the stream
+ * @destroy: (nullable): frees @user_data with the stream, or when
+ *   replaced
  *
  * Sets what the stream calls after symfonic_stream_push() returned
  * %SYMFONIC_FLOW_WAIT, once the client caught up, or once the stream
- * ended while the source waited. A source sets it when it starts.
+ * ended while the source waited. A source sets it when it starts, and
+ * drops it once it ended the stream, letting go of @user_data.
  */
 void
 symfonic_stream_set_ready_func (SymfonicStream          *self,
@@ -1196,6 +1217,7 @@ symfonic_stream_set_ready_func (SymfonicStream          *self,
   self->ready_func = func;
   self->ready_data = user_data;
   self->ready_destroy = destroy;
+  self->ready_generation++;
 }
 
 /* The sink drained below its bound. */
@@ -1215,6 +1237,10 @@ symfonic_stream_sink_ready (SymfonicStream *self)
  * Ends the upstream; sources call this exactly once. On success every stage
  * finishes in order, and what a stage releases passes through the stages
  * after it before they finish (so withheld text is still cleaned).
+ *
+ * From Python, `stream.push_end()` ends a stream that completed:
+ * PyGObject before 3.47 refuses an explicit `None` for a #GError, nullable
+ * or not (the loader of `.py` plugins lets its scripts pass it).
  */
 void
 symfonic_stream_push_end (SymfonicStream *self,

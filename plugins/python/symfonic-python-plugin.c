@@ -1,4 +1,4 @@
-/* symfonic-python-plugin.c: runs `.py` script plugins in one embedded
+/* symfonic-python-plugin.c: runs `.py` script plugins in one Python
  * interpreter, on a thread of its own
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -17,7 +17,19 @@
  * turns at the GIL cost far more than the hop. The thread holds the GIL
  * except while it waits for work, so that the events of a batch do not
  * take and drop it one by one; the interpreter starts with the first
- * script. */
+ * script. A source's hooks are not hopped: they run on the stream's
+ * worker, where the source must push its events, and PyGObject takes the
+ * GIL there for each call, which this thread lets go of while it waits.
+ *
+ * In a Python program (a PyGObject host such as serve.py) the interpreter
+ * is the program's: the thread joins it with a thread state of its own
+ * rather than starting another, and it is never finalized here. Script
+ * stages still run on this thread and not on the program's: the program's
+ * main thread may be running anything (asyncio, a GLib loop on another
+ * context, plain Python code), while this one is known to iterate the
+ * context the stages declare, and a stage behaves alike under the gateway
+ * and under a Python host. PyGObject lets go of the GIL around every call
+ * into C, so the program's threads and this one take turns at it. */
 typedef struct
 {
   GMainContext *context;
@@ -30,15 +42,111 @@ typedef struct
 
 static Interpreter interpreter;
 
+/* The helper's `_hook_failed (type_name, hook, traceback)`: logs what a
+ * hook raised and words the error the stream fails with, which must not
+ * repeat the exception: a 5xx frame never echoes its cause, and the
+ * client does not need the script's insides. */
+static PyObject *
+hook_failed (PyObject *module,
+             PyObject *args)
+{
+  const char *type_name;
+  const char *hook;
+  const char *traceback;
+  g_autofree char *message = NULL;
+
+  if (!PyArg_ParseTuple (args, "sss", &type_name, &hook, &traceback))
+    return NULL;
+
+  g_warning ("%s: the %s hook raised an exception:\n%s", type_name, hook, traceback);
+  message = g_strdup_printf (_("%s failed in %s (the traceback is in the log)"), type_name, hook);
+
+  return PyUnicode_FromString (message);
+}
+
+static PyMethodDef hook_failed_def = {
+  "_hook_failed", hook_failed, METH_VARARGS, NULL
+};
+
 /* Runs one script as a module of its own; on failure, says where in the
- * script it broke and logs the traceback. */
+ * script it broke and logs the traceback.
+ *
+ * While a script runs, the hooks of every stage or source class it
+ * defines are wrapped as the class is made, before PyGObject hooks them
+ * up: an exception that is not a GLib.Error (a bug rather than a refusal
+ * or a failure the stage meant) would otherwise reach C as a failure
+ * without an error, and its traceback would be printed on its own. Such
+ * an exception is logged with its traceback and the type's name, and the
+ * hook fails with an opaque error. A source's start has no error to
+ * return: it ends the stream with the error instead, which would
+ * otherwise never end. A stage's close has nothing left to fail. The
+ * wrapper takes the hook's arguments as they are and, through `try`, costs
+ * next to nothing while no exception is raised.
+ *
+ * PyGObject before 3.47 refuses None for a GError argument, nullable or
+ * not, while leaving the argument out passes NULL: push_end(None), the
+ * way a source ends a stream that completed, is made to do that. */
 static const char helper_source[] =
   "import runpy, traceback\n"
   "import gi\n"
   "gi.require_version('Symfonic', '1.0')\n"
-  "from gi.repository import Symfonic\n"
+  "from gi.repository import GLib, Symfonic\n"
   "_scripts = []\n"
+  "_loading = False\n"
+  "def _log(self, name, e):\n"
+  "    text = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip()\n"
+  "    return _hook_failed(type(self).__gtype__.name, name[len('do_'):], text)\n"
+  "def _failure(self, name, e):\n"
+  "    return GLib.Error.new_literal(Symfonic.error_quark(), _log(self, name, e), Symfonic.Error.FAILED)\n"
+  "def _throwing(name, hook):\n"
+  "    def wrapper(self, *args):\n"
+  "        try:\n"
+  "            return hook(self, *args)\n"
+  "        except GLib.Error:\n"
+  "            raise\n"
+  "        except BaseException as e:\n"
+  "            raise _failure(self, name, e) from None\n"
+  "    return wrapper\n"
+  "def _closing(name, hook):\n"
+  "    def wrapper(self, *args):\n"
+  "        try:\n"
+  "            hook(self, *args)\n"
+  "        except BaseException as e:\n"
+  "            _log(self, name, e)\n"
+  "    return wrapper\n"
+  "def _starting(name, hook):\n"
+  "    def wrapper(self, stream, cancellable):\n"
+  "        try:\n"
+  "            hook(self, stream, cancellable)\n"
+  "        except GLib.Error as e:\n"
+  "            stream.push_end(e)\n"
+  "        except BaseException as e:\n"
+  "            stream.push_end(_failure(self, name, e))\n"
+  "    return wrapper\n"
+  "def _wrap_hooks(interface, wrappers):\n"
+  "    def init_subclass(cls, **kwargs):\n"
+  "        super(interface, cls).__init_subclass__(**kwargs)\n"
+  "        if not _loading:\n"
+  "            return\n"
+  "        for name, wrap in wrappers.items():\n"
+  "            hook = cls.__dict__.get(name)\n"
+  "            if callable(hook):\n"
+  "                setattr(cls, name, wrap(name, hook))\n"
+  "    interface.__init_subclass__ = classmethod(init_subclass)\n"
+  "_wrap_hooks(Symfonic.Stage, {'do_admit': _throwing, 'do_admit_finish': _throwing, 'do_begin': _throwing,\n"
+  "                             'do_process': _throwing, 'do_finish': _throwing, 'do_close': _closing})\n"
+  "_wrap_hooks(Symfonic.Source, {'do_admit': _throwing, 'do_start': _starting})\n"
+  "if gi.version_info < (3, 47):\n"
+  "    _push_end = Symfonic.Stream.push_end\n"
+  "    def push_end(self, error=None):\n"
+  "        if error is None:\n"
+  "            _push_end(self)\n"
+  "        else:\n"
+  "            _push_end(self, error)\n"
+  "    Symfonic.Stream.push_end = push_end\n"
   "def load(path):\n"
+  "    global _loading\n"
+  "    _loading = True\n"
   "    try:\n"
   "        _scripts.append(runpy.run_path(path, run_name='__symfonic_plugin__'))\n"
   "        return None\n"
@@ -50,38 +158,69 @@ static const char helper_source[] =
   "        for frame in traceback.extract_tb(e.__traceback__):\n"
   "            if frame.filename == path:\n"
   "                line = frame.lineno\n"
-  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n";
+  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n"
+  "    finally:\n"
+  "        _loading = False\n";
 
+/* Starts an interpreter, or joins the one of the Python program that
+ * loads the pipelines, and runs the helper. The thread then holds the
+ * GIL; when this fails, it lets go of it and runs no Python again. */
 static char *
 start_python (void)
 {
-  PyConfig config;
-  PyStatus status;
+  gboolean joined = Py_IsInitialized ();
+  PyGILState_STATE gil = PyGILState_UNLOCKED;
   PyObject *globals;
+  PyObject *function;
+  PyObject *result;
 
-  /* a plugin is opened with local symbols, which the extension modules
-   * that `import gi` loads cannot see */
-  if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
-    return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
+  /* in a Python program the plugin's calls reach the program's
+   * interpreter, even one linked into the executable (Debian's python3):
+   * the symbols the executable exports come first */
+  if (joined)
+    {
+      /* a state of this thread's own, for the thread's life: the
+       * program's threads keep theirs */
+      gil = PyGILState_Ensure ();
+    }
+  else
+    {
+      PyConfig config;
+      PyStatus status;
 
-  PyConfig_InitPythonConfig (&config);
-  /* the gateway owns SIGINT and SIGTERM */
-  config.install_signal_handlers = 0;
-  config.parse_argv = 0;
-  status = Py_InitializeFromConfig (&config);
-  PyConfig_Clear (&config);
-  if (PyStatus_Exception (status))
-    return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+      /* a plugin is opened with local symbols, which the extension
+       * modules that `import gi` loads cannot see; a program's own
+       * interpreter loaded them already */
+      if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
+        return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
+
+      PyConfig_InitPythonConfig (&config);
+      /* the gateway owns SIGINT and SIGTERM */
+      config.install_signal_handlers = 0;
+      config.parse_argv = 0;
+      status = Py_InitializeFromConfig (&config);
+      PyConfig_Clear (&config);
+      if (PyStatus_Exception (status))
+        return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+    }
 
   globals = PyDict_New ();
   PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
-  if (PyRun_String (helper_source, Py_file_input, globals, globals) == NULL)
+  function = PyCFunction_New (&hook_failed_def, NULL);
+  PyDict_SetItemString (globals, "_hook_failed", function);
+  Py_DECREF (function);
+  result = PyRun_String (helper_source, Py_file_input, globals, globals);
+  if (result == NULL)
     {
       PyErr_Print ();
       Py_DECREF (globals);
-      PyEval_SaveThread ();
+      if (joined)
+        PyGILState_Release (gil);
+      else
+        PyEval_SaveThread ();
       return g_strdup (_("Cannot import PyGObject and the Symfonic typelib (the traceback is above)"));
     }
+  Py_DECREF (result);
   interpreter.load = PyDict_GetItemString (globals, "load");
   Py_INCREF (interpreter.load);
   Py_DECREF (globals);
@@ -129,6 +268,26 @@ run_interpreter (gpointer data)
   return NULL;
 }
 
+/* Waits until the interpreter's thread sets @done. A caller holding the
+ * GIL (a program embedding Python that calls in without letting go of it)
+ * lets go meanwhile, or that thread could never run. */
+static void
+wait_for_interpreter (const gboolean *done)
+{
+  PyThreadState *state = NULL;
+
+  if (Py_IsInitialized () && PyGILState_Check ())
+    state = PyEval_SaveThread ();
+
+  g_mutex_lock (&interpreter.lock);
+  while (!*done)
+    g_cond_wait (&interpreter.cond, &interpreter.lock);
+  g_mutex_unlock (&interpreter.lock);
+
+  if (state != NULL)
+    PyEval_RestoreThread (state);
+}
+
 static gboolean
 ensure_interpreter (GError **error)
 {
@@ -137,10 +296,7 @@ ensure_interpreter (GError **error)
   if (g_once_init_enter (&thread))
     g_once_init_leave (&thread, (gsize) g_thread_new ("symfonic-python", run_interpreter, NULL));
 
-  g_mutex_lock (&interpreter.lock);
-  while (!interpreter.started)
-    g_cond_wait (&interpreter.cond, &interpreter.lock);
-  g_mutex_unlock (&interpreter.lock);
+  wait_for_interpreter (&interpreter.started);
 
   if (interpreter.start_error != NULL)
     {
@@ -202,10 +358,7 @@ load_script (const char  *filename,
   g_source_set_callback (source, load_on_interpreter, &load, NULL);
   g_source_attach (source, interpreter.context);
 
-  g_mutex_lock (&interpreter.lock);
-  while (!load.done)
-    g_cond_wait (&interpreter.cond, &interpreter.lock);
-  g_mutex_unlock (&interpreter.lock);
+  wait_for_interpreter (&load.done);
 
   if (load.failure != NULL)
     {

@@ -3,14 +3,17 @@
 #
 # The scripting examples (plugins/examples/scripting/): each script runs as
 # a real process serving a real pipeline file on a free port, and its own
-# `tenant-tally` stage works next to the built-in C stages of a route, as
-# real HTTP requests show; signals drain, reload and stop it.
+# `tenant-tally` stage works next to the built-in C stages of a route, and
+# next to a `.py` plugin's stage, as real HTTP requests show; signals
+# drain, reload and stop it.
 #
 #   test-scripting.py SCRIPT
 #
 # Needs GI_TYPELIB_PATH and LD_LIBRARY_PATH on the build's gateway folder
 # and SYMFONIC_TEST_DATA_DIR on the source's data folder (tests/meson.build
-# sets all three). A gjs script is skipped where gjs is not installed.
+# sets all three; tests/bindings/meson.build sets SYMFONIC_TEST_SCRIPT_PLUGIN
+# on the `.py` plugin defining `py-suffix` where the Python loader is
+# built). A gjs script is skipped where gjs is not installed.
 
 import http.client
 import json
@@ -26,6 +29,7 @@ import threading
 import unittest
 
 SCRIPT = None
+SCRIPT_PLUGIN = os.environ.get('SYMFONIC_TEST_SCRIPT_PLUGIN')
 DATA_DIR = os.environ.get('SYMFONIC_TEST_DATA_DIR')
 # every wait is bounded, generously: the machine may be loaded
 TIMEOUT = 30
@@ -92,6 +96,53 @@ PLAIN_FRAMES = [
 ]
 PLAIN_TEXT = 'The sky looks blue because air molecules scatter short wavelengths of sunlight more than long ones.'
 
+# the plain transcript through the plugin's py-suffix stage
+SUFFIXED_FRAMES = [
+    ('TextDeltaEvent', {'text': 'The sky looks blue!'}),
+    ('TextDeltaEvent', {'text': ' because air molecules!'}),
+    ('TextDeltaEvent', {'text': ' scatter short wavelengths!'}),
+    ('TextDeltaEvent', {'text': ' of sunlight more than long ones.!'}),
+    ('ConsolidationScheduledEvent', {'report': {'scheduled': True, 'queue': 'inline'},
+                                     'graph_mutations': 0}),
+]
+SUFFIXED_TEXT = ('The sky looks blue! because air molecules! scatter short wavelengths! '
+                 'of sunlight more than long ones.!')
+
+# the script's stage, then the plugin's
+SCRIPT_PLUGIN_PIPELINE = '''\
+[gateway]
+listen=127.0.0.1:8080
+workers=2
+{plugin_path}
+
+[route:typed]
+path=/api/v1/stream/typed
+kind=typed
+source=demo
+stages=auth;tally;suffix;errors
+
+[source:demo]
+type=replay
+transcripts={data}/transcripts
+default-transcript=plain
+time-scale=0
+
+[stage:auth]
+type=auth
+tokens-file={data}/demo-tokens.ini
+
+[stage:tally]
+type=tenant-tally
+
+[stage:suffix]
+type=py-suffix
+suffix=!
+
+[stage:errors]
+type=error-map
+table={data}/error-map.ini
+'''
+
 
 def parse_sse(body):
     """(event, data) pairs of an SSE body, `data` decoded from JSON."""
@@ -112,10 +163,10 @@ def parse_sse(body):
 class Script:
     """The script, serving @pipeline; its output lines are read as they come."""
 
-    def __init__(self, pipeline, listen='127.0.0.1:0'):
+    def __init__(self, pipeline, listen='127.0.0.1:0', env=None):
         args = [SCRIPT, pipeline] + (['--listen', listen] if listen else [])
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
+                                        text=True, env=env)
         self.lines = queue.Queue()
         self.error_lines = queue.Queue()
         # all of standard error, for the checks at the end
@@ -161,8 +212,8 @@ class Script:
 class ServingTestCase(unittest.TestCase):
     """Talks to the script serving a pipeline file."""
 
-    def serve(self, pipeline):
-        self.script = Script(pipeline)
+    def serve(self, pipeline, env=None):
+        self.script = Script(pipeline, env=env)
         self.addCleanup(self.script.kill)
         match = self.script.wait_line(r'%s: serving (.*) on http://127\.0\.0\.1:(\d+)/'
                                       % re.escape(os.path.basename(SCRIPT)))
@@ -339,6 +390,45 @@ class ScriptTestCase(ServingTestCase):
         self.assertEqual(response.getheader('X-Tenant-Streams'), '1')
         self.script.process.send_signal(signal.SIGTERM)
         self.assertEqual(self.script.wait(), 0)
+
+
+class ScriptPluginTestCase(ServingTestCase):
+    """The program loads a `.py` plugin beside its own stage: under Python,
+    the plugin's interpreter is the program's."""
+
+    def setUp(self):
+        if SCRIPT_PLUGIN is None:
+            self.skipTest('the Python loader is not built')
+        self.dir = tempfile.mkdtemp(prefix='symfonic-scripting-')
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.plugins = os.path.join(self.dir, 'plugins')
+        os.mkdir(self.plugins)
+        shutil.copy(SCRIPT_PLUGIN, self.plugins)
+
+    def serve_plugin(self, plugin_path_key, env):
+        pipeline = os.path.join(self.dir, 'suffixed.pipeline')
+        with open(pipeline, 'w', encoding='utf-8') as f:
+            f.write(SCRIPT_PLUGIN_PIPELINE.format(data=DATA_DIR, plugin_path=plugin_path_key))
+        self.serve(pipeline, env)
+
+        for number in ('1', '2'):
+            response = self.post('/api/v1/stream/typed', ALICE)
+            body = response.read().decode()
+            self.assertEqual(response.status, 200, body)
+            self.assertEqual(response.getheader('X-Tenant-Streams'), number)
+            frames = parse_sse(body)
+            self.assertEqual(frames[:-1], SUFFIXED_FRAMES)
+            self.assertEqual(frames[-1][0], 'ResponseCompleteEvent')
+            self.assertEqual(frames[-1][1]['text'], SUFFIXED_TEXT)
+            # the program's stage ran before the plugin's
+            self.script.wait_line('tenant-tally: tenant acme, stream %s: 4 deltas, 99 characters' % number)
+        self.assertEqual(self.stop(), 0)
+
+    def test_plugin_from_the_environment(self):
+        self.serve_plugin('', dict(os.environ, SYMFONIC_PLUGIN_PATH=self.plugins))
+
+    def test_plugin_from_the_pipeline(self):
+        self.serve_plugin('plugin-path=plugins', None)
 
 
 class BadPipelineTestCase(unittest.TestCase):

@@ -316,12 +316,10 @@ start_gateway (GSubprocessLauncher  *launcher,
   return g_steal_pointer (&process);
 }
 
-/* Reads the gateway's output (its "stdout" or "stderr", piped) up to a
- * line that starts with @prefix, and returns that line. */
-static char *
-wait_line (GSubprocess *process,
-           const char  *stream,
-           const char  *prefix)
+/* The gateway's output @stream, "stdout" or "stderr", piped. */
+static GDataInputStream *
+output (GSubprocess *process,
+        const char  *stream)
 {
   GDataInputStream *input = g_object_get_data (G_OBJECT (process), stream);
 
@@ -331,15 +329,63 @@ wait_line (GSubprocess *process,
       g_object_set_data_full (G_OBJECT (process), stream, input, g_object_unref);
     }
 
+  return input;
+}
+
+/* Reads the gateway's output @stream up to a line that matches the
+ * regular expression @pattern, and returns that line. */
+static char *
+wait_line_matching (GSubprocess *process,
+                    const char  *stream,
+                    const char  *pattern)
+{
+  GDataInputStream *input = output (process, stream);
+
   for (;;)
     {
       char *line = read_line (input);
 
       g_test_message ("%s: %s", stream, line);
-      if (line[0] != '\0' && g_str_has_prefix (line, prefix))
+      if (g_regex_match_simple (pattern, line, 0, 0))
         return line;
       g_free (line);
     }
+}
+
+/* Reads the gateway's output @stream up to a line, not an empty one, that
+ * starts with @prefix, and returns that line. */
+static char *
+wait_line (GSubprocess *process,
+           const char  *stream,
+           const char  *prefix)
+{
+  g_autofree char *escaped = g_regex_escape_string (prefix, -1);
+  g_autofree char *pattern = g_strconcat ("^(?=.)", escaped, NULL);
+
+  return wait_line_matching (process, stream, pattern);
+}
+
+/* What is left of the output @stream of the gateway, which exited. */
+static char *
+read_rest (GSubprocess *process,
+           const char  *stream)
+{
+  GInputStream *input = G_INPUT_STREAM (output (process, stream));
+  g_autoptr(GString) rest = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  char buffer[4096];
+  gsize n;
+
+  do
+    {
+      g_input_stream_read_all (input, buffer, sizeof buffer, &n, NULL, &error);
+      g_assert_no_error (error);
+      g_string_append_len (rest, buffer, n);
+    }
+  while (n == sizeof buffer);
+  g_test_message ("%s: %s", stream, rest->str);
+
+  return g_string_free (g_steal_pointer (&rest), FALSE);
 }
 
 /* The gateway exits 0 on its own. */
@@ -1284,9 +1330,9 @@ typedef struct
   /* the deltas of a whole stream, and the first of one that fails */
   const char *expected[7];
   const char *fine;
-  /* what a script stage that throws logs: a line starting with
-   * `thrown`, then its stack's innermost frame, `frame` in the script
-   * folder; NULL when the test does not read the log */
+  /* what the script stage that throws logs: a line matching the regular
+   * expression `thrown`, then, a few lines on, the innermost frame of its
+   * stack, `frame` in the script folder */
   const char *thrown;
   const char *frame;
 } MixedRoute;
@@ -1294,13 +1340,15 @@ typedef struct
 static const MixedRoute c_and_python = {
   "upper;suffix", SUFFIX_GROUP,
   { "ONE !", "TWO !", "THREE !", "FOUR !", "FIVE !", "SIX !", "SEVEN!" }, "FINE !",
-  NULL, NULL,
+  "^\\(symfonic-gateway:[0-9]+\\): symfonic-python-WARNING \\*\\*: [0-9:.]+: "
+  "TestPySuffixStage: the process hook raised an exception:$",
+  "suffix.py\", line 16, in do_process",
 };
 
 static const MixedRoute three_languages = {
   "upper;prefix;suffix", PREFIX_GROUP SUFFIX_GROUP,
   { ">ONE !", ">TWO !", ">THREE !", ">FOUR !", ">FIVE !", ">SIX !", ">SEVEN!" }, ">FINE !",
-  "PrefixStage.vfunc_process: TypeError: the test stage was told to fail", "prefix.js:19:",
+  "^PrefixStage\\.vfunc_process: TypeError: the test stage was told to fail$", "prefix.js:19:",
 };
 
 /* A whole stream of @route: its deltas, then its terminal. */
@@ -1325,8 +1373,8 @@ assert_route_answer (SymfonicTestStream *stream,
 
 /* The binary serves a route mixing a C stage and script stages, with the
  * example folder's scripts loaded beside them; a stream whose script stage
- * throws ends with one opaque error frame (and, for a JavaScript one, the
- * exception's stack in the log) while a stream of the same route beside it
+ * throws ends with one opaque error frame, the exception's stack in the
+ * log and no critical, while a stream of the same route beside it
  * completes; after a reload the route serves as before. */
 static void
 test_serves_mixed_route (gconstpointer data)
@@ -1347,6 +1395,9 @@ test_serves_mixed_route (gconstpointer data)
   g_autofree char *url = NULL;
   g_autofree char *fine = NULL;
   g_autofree char *first = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *frame = NULL;
+  g_autofree char *rest = NULL;
   SymfonicTestFrame *last;
 
   if (!python_loader_built () || (strstr (route->stages, "prefix") != NULL && !gjs_loader_built ()))
@@ -1376,16 +1427,10 @@ test_serves_mixed_route (gconstpointer data)
 
   assert_route_answer (good, route);
 
-  if (route->thrown != NULL)
-    {
-      g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", route->frame, NULL);
-      g_autofree char *frame = g_strdup_printf ("@file://%s", script);
-      g_autofree char *innermost = NULL;
-
-      g_free (wait_line (process, "stderr", route->thrown));
-      innermost = wait_line (process, "stderr", "");
-      g_assert_nonnull (strstr (innermost, frame));
-    }
+  script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", route->frame, NULL);
+  frame = g_regex_escape_string (script, -1);
+  g_free (wait_line_matching (process, "stderr", route->thrown));
+  g_free (wait_line_matching (process, "stderr", frame));
 
   g_subprocess_send_signal (process, SIGHUP);
   g_free (wait_line (process, "stdout", "symfonic-gateway: reloaded "));
@@ -1395,6 +1440,167 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_cmpuint (reloaded->frames->len, >=, 1);
   first = g_strdup_printf ("{\"text\":\"%s\"}", route->expected[0]);
   assert_delta (g_ptr_array_index (reloaded->frames, 0), first);
+
+  stop_gateway (process, SIGTERM);
+  /* the loader made the exception a failure with an error */
+  rest = read_rest (process, "stderr");
+  g_assert_null (strstr (rest, "CRITICAL"));
+}
+
+/* The body of the response to an HTTP/1.0 request posting @body to @path
+ * of the gateway at @base_url, on a new connection: the response ends
+ * when the connection does. */
+static char *
+post_body (const char *base_url,
+           const char *path,
+           const char *body)
+{
+  g_autofree char *request = g_strdup_printf ("POST %s HTTP/1.0\r\n"
+                                              "Host: gateway\r\n"
+                                              "Content-Type: application/json\r\n"
+                                              "Content-Length: %zu\r\n"
+                                              "\r\n"
+                                              "%s",
+                                              path, strlen (body), body);
+  g_autoptr(GString) received = g_string_new (NULL);
+  g_autoptr(GSocketConnection) connection =
+    symfonic_test_raw_request (port_of (base_url), request, "\r\n\r\n", received);
+  GInputStream *input = g_io_stream_get_input_stream (G_IO_STREAM (connection));
+  g_autoptr(GError) error = NULL;
+  char buffer[4096];
+  gssize n;
+
+  while ((n = g_input_stream_read (input, buffer, sizeof buffer, NULL, &error)) > 0)
+    g_string_append_len (received, buffer, n);
+  g_assert_no_error (error);
+  g_test_message ("response: %s", received->str);
+  g_assert_true (g_str_has_prefix (received->str, "HTTP/1.0 200 OK\r\n"));
+  g_assert_nonnull (strstr (received->str, "\r\nContent-Type: text/event-stream\r\n"));
+
+  return g_strdup (strstr (received->str, "\r\n\r\n") + strlen ("\r\n\r\n"));
+}
+
+/* A source written in Python, on the workers: `--check` and
+ * symfonic-inspect see it; the gateway streams its words through a C
+ * stage and a Python stage, and the source ends the stream, also when
+ * the Python stage's hop made it wait for the stream to take more; a
+ * start that raises ends its stream with one opaque error frame, and its
+ * traceback goes to the log. */
+static void
+test_python_source (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *source_folder = g_test_build_filename (G_TEST_DIST, "integration", "python-source", NULL);
+  g_autofree char *scripts = script_plugin_path ("scripts");
+  g_autofree char *plugin_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, source_folder, scripts, NULL);
+  g_autofree char *script = g_build_filename (source_folder, "words.py", NULL);
+  g_autoptr(GString) words = g_string_new (NULL);
+  g_autoptr(GString) expected = g_string_new (NULL);
+  g_autoptr(GString) answer = g_string_new (NULL);
+  g_autofree char *text = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *listed = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *body = NULL;
+  g_autofree char *frame = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  if (!python_loader_built ())
+    return;
+
+  /* more words than a stream holds while a batch is out on the Python
+   * stage's thread */
+  for (guint i = 1; i <= 100; i++)
+    {
+      g_string_append_printf (words, "%sw%u", i > 1 ? " " : "", i);
+      g_string_append_printf (expected, "id: %u\nevent: TextDeltaEvent\ndata: {\"text\":\"%sW%u!\"}\n\n",
+                              i, i > 1 ? " " : "", i);
+      g_string_append_printf (answer, "%sW%u!", i > 1 ? " " : "", i);
+    }
+  g_string_append (expected, "id: 101\nevent: ConsolidationScheduledEvent\n"
+                             "data: {\"report\":{},\"graph_mutations\":0}\n\n"
+                             "id: 102\nevent: ResponseCompleteEvent\ndata: {\"text\":\"");
+  g_string_append (expected, answer->str);
+  g_string_append (expected, "\",\"duration_ms\":");
+
+  text = g_strdup_printf ("[gateway]\n"
+                          "listen=127.0.0.1:8080\n"
+                          "\n"
+                          "[route:typed]\n"
+                          "path=/api/v1/stream/typed\n"
+                          "kind=typed\n"
+                          "source=words\n"
+                          "stages=upper;suffix\n"
+                          "\n"
+                          "[route:long]\n"
+                          "path=/api/v1/stream/long\n"
+                          "kind=typed\n"
+                          "source=long\n"
+                          "stages=upper;suffix\n"
+                          "\n"
+                          "[source:words]\n"
+                          "type=py-words\n"
+                          "text=Hello from Python.\n"
+                          "\n"
+                          "[source:long]\n"
+                          "type=py-words\n"
+                          "text=%s\n"
+                          "\n"
+                          "[stage:upper]\n"
+                          "type=test-upper\n"
+                          SUFFIX_GROUP,
+                          words->str);
+  pipeline = write_pipeline ("python-source.pipeline", text);
+  g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
+  g_assert_true (g_str_has_suffix (out, "python-source.pipeline: OK, 2 routes\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  listed = g_strdup_printf ("  words                       Python stages\n    %s\n", script);
+  g_assert_nonnull (strstr (out, listed));
+  g_assert_nonnull (strstr (out, "  py-words         source  TestPyWordsSource            words\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "py-words", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "py-words (source TestPyWordsSource)\n"));
+  g_assert_nonnull (strstr (out, "  text                 What the source answers, one word a delta\n"
+                                 "                       type: gchararray\n"
+                                 "                       default: \"Hello from Python.\"\n"));
+  g_unsetenv ("SYMFONIC_PLUGIN_PATH");
+
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+
+  body = post_body (base_url, "/api/v1/stream/typed", "{\"query\":\"hi\"}");
+  /* the gateway times the response itself */
+  g_assert_true (g_regex_match_simple ("^id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"HELLO!\"}\n\n"
+                                       "id: 2\nevent: TextDeltaEvent\ndata: {\"text\":\" FROM!\"}\n\n"
+                                       "id: 3\nevent: TextDeltaEvent\ndata: {\"text\":\" PYTHON\\.!\"}\n\n"
+                                       "id: 4\nevent: ConsolidationScheduledEvent\n"
+                                       "data: {\"report\":{},\"graph_mutations\":0}\n\n"
+                                       "id: 5\nevent: ResponseCompleteEvent\n"
+                                       "data: {\"text\":\"HELLO! FROM! PYTHON\\.!\",\"duration_ms\":[0-9]+}\n\n$",
+                                       body, 0, 0));
+  g_clear_pointer (&body, g_free);
+
+  body = post_body (base_url, "/api/v1/stream/long", "{\"query\":\"hi\"}");
+  g_assert_true (g_str_has_prefix (body, expected->str));
+  g_assert_true (g_regex_match_simple ("^[0-9]+}\n\n$", body + expected->len, 0, 0));
+  g_clear_pointer (&body, g_free);
+
+  body = post_body (base_url, "/api/v1/stream/typed", "{\"query\":\"fail\"}");
+  g_assert_cmpstr (body, ==, "id: 1\nevent: error\ndata: {\"detail\":\"Internal server error\",\"status\":500}\n\n");
+  g_free (wait_line_matching (process, "stderr",
+                              "^\\(symfonic-gateway:[0-9]+\\): symfonic-python-WARNING \\*\\*: [0-9:.]+: "
+                              "TestPyWordsSource: the start hook raised an exception:$"));
+  frame = g_regex_escape_string (script, -1);
+  g_free (wait_line_matching (process, "stderr", frame));
 
   stop_gateway (process, SIGTERM);
 }
@@ -1603,6 +1809,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/python-syntax-error", syntax_error, test_script_load_error);
   g_test_add_func ("/binaries/python-plugin-path-key", test_python_plugin_path_key);
   g_test_add_data_func ("/binaries/python-import-error", import_error, test_script_load_error);
+  g_test_add_func ("/binaries/python-source", test_python_source);
   g_test_add_data_func ("/binaries/js-check-and-inspect", &js_plugin, test_script_check_and_inspect);
   g_test_add_data_func ("/binaries/three-languages-serve", &three_languages, test_serves_mixed_route);
   g_test_add_data_func ("/binaries/js-syntax-error", js_syntax_error, test_script_load_error);
