@@ -5,8 +5,8 @@
  * The gateway binary serves the default stages (auth, rate-limit, budget,
  * release-line, extraction, citation, error-map; the limits set so that
  * they never refuse) on several typed routes of one replay source: /c with
- * those stages only, /py with a no-op Python stage added (scripts/noop.py)
- * and /js with a no-op JavaScript stage (scripts/noop.js) when the
+ * those stages only, /py with a no-op Python stage added (scripts/noop-py.py)
+ * and /js with a no-op JavaScript stage (scripts/noop-js.js) when the
  * JavaScript loader is built. A no-op stage passes every event on as it
  * came, so what it adds is the price of running a script stage at all: the
  * hop to the interpreter's thread and back, and the call into the script.
