@@ -567,31 +567,13 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
 /* Whether the frames held for the client passed the high-water mark;
  * once they did, the drained callback runs when they are back below the
  * low-water mark. */
-static gboolean
-over_high_water (SymfonicSseWriter *self)
-{
-  return self->queued_frames + self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
-         held_bytes (self) >= SYMFONIC_SSE_HIGH_WATER_BYTES;
-}
-
 gboolean
 symfonic_sse_writer_is_full (SymfonicSseWriter *self)
 {
-  if (self->full || !over_high_water (self))
-    return self->full;
-
-  /* Frames of this iteration that the socket was not offered yet do not
-   * mean the client is behind: they are offered first, and only what the
-   * socket does not take holds the source back. Without this, every
-   * answer past the high-water mark that arrives in one read would cost
-   * a pause of its upstream and a main-loop turn for a client that keeps
-   * up. A failed send is left to the deferred flush, as in end_frame(). */
-  if (self->state == WRITER_OPEN && self->pending_frames > 0)
-    {
-      seal_chunk (self);
-      send_queued (self);
-    }
-  self->full = over_high_water (self);
+  if (!self->full &&
+      (self->queued_frames + self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
+       held_bytes (self) >= SYMFONIC_SSE_HIGH_WATER_BYTES))
+    self->full = TRUE;
 
   return self->full;
 }
