@@ -11,6 +11,7 @@
 #include "symfonic-error.h"
 #include "symfonic-json.h"
 #include "symfonic-json-private.h"
+#include "symfonic-json-string-private.h"
 
 /* json-glib 1.6 has no strict mode and recurses once per nesting level, so
  * JSON from outside is read here in one pass, without recursion, straight
@@ -135,22 +136,6 @@ read_unicode_escape (Reader *r)
 }
 
 /* Appends the string that starts at r->pos (on its quote) to r->text. */
-/* What a byte means inside a string: a run of plain bytes stops at a
- * quote, a backslash or a control character, and bytes past ASCII call for
- * the run's UTF-8 to be checked. */
-enum {
-  BYTE_PLAIN,
-  BYTE_STOP,
-  BYTE_HIGH,
-};
-
-static const guint8 string_bytes[256] = {
-  [0x00 ... 0x1F] = BYTE_STOP,
-  ['"'] = BYTE_STOP,
-  ['\\'] = BYTE_STOP,
-  [0x80 ... 0xFF] = BYTE_HIGH,
-};
-
 static gboolean
 read_string (Reader *r)
 {
@@ -159,25 +144,13 @@ read_string (Reader *r)
     {
       gsize start = r->pos;
       const char *invalid;
-      guint8 seen = BYTE_PLAIN;
+      gboolean ascii;
       guchar c = 0;
 
-      /* '"', '\\' and control characters are ASCII, so they never split a
-       * multi-byte character and each run validates on its own; a run of
-       * ASCII only, the usual one, needs no validation */
-      while (r->pos < r->length)
-        {
-          guint8 kind;
-
-          c = r->data[r->pos];
-          kind = string_bytes[c];
-          if (kind == BYTE_STOP)
-            break;
-          seen |= kind;
-          r->pos++;
-        }
-      if (seen == BYTE_HIGH &&
-          !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
+      r->pos = symfonic_json_string_run (r->data, r->pos, r->length, &ascii);
+      if (r->pos < r->length)
+        c = r->data[r->pos];
+      if (!ascii && !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
         return fail_at (r, invalid - (const char *) r->data, _("invalid UTF-8"));
       g_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symfonic-json-scan.h"
+#include "symfonic-json-string-private.h"
 
 /* A provider sends hundreds of small frames per answer, nearly all of one
  * shape; building a json-glib tree for each costs more than everything
@@ -119,41 +120,17 @@ simple_escape (guchar c)
     }
 }
 
-/* What a byte means inside a string: a run of plain bytes stops at a
- * quote, a backslash or a control character, and only a run with bytes
- * past ASCII needs its UTF-8 checked. */
-enum {
-  BYTE_PLAIN,
-  BYTE_STOP,
-  BYTE_HIGH,
-};
-
-static const guint8 string_bytes[256] = {
-  [0x00 ... 0x1F] = BYTE_STOP,
-  ['"'] = BYTE_STOP,
-  ['\\'] = BYTE_STOP,
-  [0x80 ... 0xFF] = BYTE_HIGH,
-};
-
 /* Steps over a run of plain bytes from s->pos; FALSE if it is not valid
  * UTF-8. */
 static gboolean
 skip_run (Scan *s)
 {
   gsize start = s->pos;
-  guint8 seen = BYTE_PLAIN;
+  gboolean ascii;
 
-  while (s->pos < s->length)
-    {
-      guint8 kind = string_bytes[s->data[s->pos]];
+  s->pos = symfonic_json_string_run (s->data, s->pos, s->length, &ascii);
 
-      if (kind == BYTE_STOP)
-        break;
-      seen |= kind;
-      s->pos++;
-    }
-
-  return seen != BYTE_HIGH || g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL);
+  return ascii || g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL);
 }
 
 /* Reads the string at s->pos (on its quote), appending it decoded to
