@@ -183,6 +183,12 @@ connection_thread (gpointer data)
 
           if (i > 0)
             g_usleep (PIECE_GAP_US);
+          /* a kept connection is idle once its client can have the whole
+           * answer: marked only when this thread came round again, it could
+           * miss a test that closes the idle connections right after its
+           * stream ended */
+          if (i + 1 == pieces->len && !close_after)
+            set_idle (self, fd, TRUE);
           ok = write_all (self, fd, piece, length);
         }
 
