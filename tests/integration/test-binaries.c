@@ -1209,6 +1209,26 @@ test_script_load_error (gconstpointer data)
     g_assert_nonnull (strstr (err, expected[3]));
 }
 
+/* Copies the file @source into @folder, made if need be, as @name; returns
+ * the copy's path. */
+static char *
+copy_into_folder (const char *source,
+                  const char *folder,
+                  const char *name)
+{
+  g_autofree char *copy = g_build_filename (folder, name, NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_get_contents (source, &contents, &length, &error));
+  g_assert_true (g_file_set_contents (copy, contents, length, &error));
+  g_assert_no_error (error);
+
+  return g_steal_pointer (&copy);
+}
+
 /* `[gateway] plugin-path` loads the folders it lists, a relative one from
  * the pipeline's own folder; a folder that is not there is an error at its
  * line. */
@@ -1217,22 +1237,17 @@ test_python_plugin_path_key (void)
 {
   g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "suffix.py", NULL);
   g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "script-plugins", NULL);
-  g_autofree char *copy = g_build_filename (folder, "suffix.py", NULL);
+  g_autofree char *copy = NULL;
   g_autofree char *plugin_path = g_strjoin (";", "script-plugins", SYMFONIC_TEST_PLUGIN_DIR, NULL);
-  g_autofree char *contents = NULL;
   g_autofree char *pipeline = NULL;
   g_autofree char *message = NULL;
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
 
   if (!python_loader_built ())
     return;
 
-  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
-  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
-  g_assert_true (g_file_set_contents (copy, contents, -1, &error));
-  g_assert_no_error (error);
+  copy = copy_into_folder (script, folder, "suffix.py");
 
   pipeline = write_mixed_pipeline (plugin_path);
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
@@ -1686,25 +1701,20 @@ test_script_named_like_module (void)
 {
   g_autofree char *script = g_test_build_filename (G_TEST_DIST, "integration", "scripts", "prefix.js", NULL);
   g_autofree char *folder = g_build_filename (g_get_user_cache_dir (), "twin", NULL);
-  g_autofree char *twin = g_build_filename (folder, "email-redactor.js", NULL);
+  g_autofree char *twin = NULL;
   g_autofree char *module = g_build_filename (EMAIL_REDACTOR_C_DIR, "libexample-email-redactor." G_MODULE_SUFFIX,
                                               NULL);
   g_autofree char *key_path = NULL;
   g_autofree char *env_path = NULL;
   g_autofree char *pipeline = NULL;
-  g_autofree char *contents = NULL;
   g_autofree char *message = NULL;
   g_autofree char *out = NULL;
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
 
   if (!gjs_loader_built ())
     return;
 
-  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
-  g_assert_true (g_file_get_contents (script, &contents, NULL, &error));
-  g_assert_true (g_file_set_contents (twin, contents, -1, &error));
-  g_assert_no_error (error);
+  twin = copy_into_folder (script, folder, "email-redactor.js");
 
   key_path = g_strjoin (";", EMAIL_REDACTOR_C_DIR, folder, SYMFONIC_TEST_PLUGIN_DIR, NULL);
   pipeline = write_stages_pipeline (key_path, "upper", "");
