@@ -12,6 +12,7 @@
 #include "symfonic-json.h"
 #include "symfonic-json-private.h"
 #include "symfonic-json-string-private.h"
+#include "symfonic-string-private.h"
 
 /* json-glib 1.6 has no strict mode and recurses once per nesting level, so
  * JSON from outside is read here in one pass, without recursion, straight
@@ -152,7 +153,7 @@ read_string (Reader *r)
         c = r->data[r->pos];
       if (!ascii && !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
         return fail_at (r, invalid - (const char *) r->data, _("invalid UTF-8"));
-      g_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
+      symfonic_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
 
       if (r->pos == r->length)
         return fail (r, _("the input ends inside a string"));

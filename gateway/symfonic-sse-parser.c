@@ -9,6 +9,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-sse-parser.h"
+#include "symfonic-string-private.h"
 
 /**
  * SymfonicSseParser:
@@ -117,8 +118,7 @@ keep_string (SymfonicSseParser *self,
 {
   gsize start = self->frame_bytes->len;
 
-  g_string_append_len (self->frame_bytes, text, length);
-  g_string_append_c (self->frame_bytes, '\0');
+  symfonic_string_append_len (self->frame_bytes, text, length + 1);
 
   return start;
 }
@@ -221,13 +221,13 @@ process_line (SymfonicSseParser *self,
         g_string_append_c (self->frame_bytes, '\n');
       else
         self->data_start = self->frame_bytes->len;
-      g_string_append_len (self->frame_bytes, value, value_len);
+      symfonic_string_append_len (self->frame_bytes, value, value_len);
       self->has_data = TRUE;
     }
   else if (name_len == 5 && memcmp (line, "event", 5) == 0)
     {
       g_string_truncate (self->event, 0);
-      g_string_append_len (self->event, value, value_len);
+      symfonic_string_append_len (self->event, value, value_len);
       self->has_event = TRUE;
     }
   else if (name_len == 2 && memcmp (line, "id", 2) == 0)
