@@ -11,6 +11,7 @@
 #include "symfonic-connection-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-sse-writer-private.h"
+#include "symfonic-string-private.h"
 
 /* A streaming response is written here, head and body, on the client's
  * connection, which is taken from libsoup once the stream is admitted:
@@ -415,10 +416,16 @@ append_head (GString           *out,
                           soup_server_message_get_http_version (message) == SOUP_HTTP_1_0 ? '0' : '1',
                           soup_server_message_get_status (message),
                           soup_server_message_get_reason_phrase (message));
+  /* a handful of headers on every stream: appended, not formatted */
   soup_message_headers_iter_init (&iter, soup_server_message_get_response_headers (message));
   while (soup_message_headers_iter_next (&iter, &name, &value))
-    g_string_append_printf (out, "%s: %s\r\n", name, value);
-  g_string_append (out, "\r\n");
+    {
+      symfonic_string_append_len (out, name, strlen (name));
+      symfonic_string_append_len (out, ": ", 2);
+      symfonic_string_append_len (out, value, strlen (value));
+      symfonic_string_append_len (out, "\r\n", 2);
+    }
+  symfonic_string_append_len (out, "\r\n", 2);
 }
 
 /* An HTTP/1.1 connection is kept unless either side says close (HTTP/1.0

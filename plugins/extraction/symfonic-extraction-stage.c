@@ -161,6 +161,8 @@ close_answer (SymfonicExtractionStage  *self,
 
   payload = json_object_new ();
   json_object_set_array_member (payload, "ops", g_steal_pointer (&ops));
+  /* sealed, it becomes the event's own instead of being copied */
+  json_object_seal (payload);
   extracted = symfonic_event_new (SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, payload, error);
   if (extracted == NULL)
     return FALSE;
