@@ -153,14 +153,34 @@ append_double (GString *out,
     g_string_append (out, ".0");
 }
 
-/* Members in the order they were written: JsonObjectIter walks a hash. */
+static void
+append_literal (GString    *out,
+                const char *literal)
+{
+  symfonic_string_append_len (out, literal, strlen (literal));
+}
+
+static void
+append_int (GString *out,
+            gint64   value)
+{
+  char *p = symfonic_string_reserve (out, SYMFONIC_JSON_UINT_MAX + 1);
+
+  if (value < 0)
+    *p++ = '-';
+  /* the magnitude of G_MININT64 does not fit in a gint64 */
+  symfonic_string_commit (out, symfonic_json_write_uint (p, value < 0 ? -(guint64) value : (guint64) value));
+}
+
+/* Members in the order they were written, walked without copying the
+ * list of their names. */
 void
 symfonic_json_append_node (GString  *out,
                            JsonNode *node)
 {
   if (node == NULL)
     {
-      g_string_append (out, "null");
+      append_literal (out, "null");
       return;
     }
 
@@ -168,17 +188,21 @@ symfonic_json_append_node (GString  *out,
     {
     case JSON_NODE_OBJECT:
       {
-        JsonObject *object = json_node_get_object (node);
-        g_autoptr(GList) members = json_object_get_members (object);
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+        gboolean first = TRUE;
 
         g_string_append_c (out, '{');
-        for (GList *l = members; l != NULL; l = l->next)
+        json_object_iter_init_ordered (&iter, json_node_get_object (node));
+        while (json_object_iter_next_ordered (&iter, &name, &member))
           {
-            if (l != members)
+            if (!first)
               g_string_append_c (out, ',');
-            symfonic_json_append_string (out, l->data, -1);
+            first = FALSE;
+            symfonic_json_append_string (out, name, -1);
             g_string_append_c (out, ':');
-            symfonic_json_append_node (out, json_object_get_member (object, l->data));
+            symfonic_json_append_node (out, member);
           }
         g_string_append_c (out, '}');
       }
@@ -201,7 +225,7 @@ symfonic_json_append_node (GString  *out,
       break;
 
     case JSON_NODE_NULL:
-      g_string_append (out, "null");
+      append_literal (out, "null");
       break;
 
     case JSON_NODE_VALUE:
@@ -212,14 +236,14 @@ symfonic_json_append_node (GString  *out,
           symfonic_json_append_string (out, json_node_get_string (node), -1);
           break;
         case G_TYPE_BOOLEAN:
-          g_string_append (out, json_node_get_boolean (node) ? "true" : "false");
+          append_literal (out, json_node_get_boolean (node) ? "true" : "false");
           break;
         case G_TYPE_DOUBLE:
           append_double (out, json_node_get_double (node));
           break;
         case G_TYPE_INT64:
         default:
-          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          append_int (out, json_node_get_int (node));
           break;
         }
       break;

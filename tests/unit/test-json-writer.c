@@ -75,6 +75,40 @@ test_json_writer_uint (void)
   assert_uint (G_MAXUINT64, "18446744073709551615");
 }
 
+/* A tree built in code, so the expectation does not come from a reader:
+ * members in the order they were set (not the hash's), integers at both
+ * ends of their range, and containers nested in each other. */
+static void
+test_json_writer_node (void)
+{
+  g_autoptr(JsonObject) object = json_object_new ();
+  g_autoptr(JsonArray) array = json_array_new ();
+  g_autoptr(JsonNode) root = json_node_new (JSON_NODE_OBJECT);
+  g_autoptr(GString) out = g_string_new ("x:");
+  const char * const names[] = { "zeta", "alpha", "mid", "b", "a", "yy", "c", "q", "k" };
+
+  json_array_add_int_element (array, G_MININT64);
+  json_array_add_int_element (array, -1);
+  json_array_add_int_element (array, 0);
+  json_array_add_int_element (array, G_MAXINT64);
+  json_array_add_null_element (array);
+  json_array_add_boolean_element (array, TRUE);
+  json_array_add_boolean_element (array, FALSE);
+  json_array_add_object_element (array, json_object_new ());
+  json_array_add_array_element (array, json_array_new ());
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    json_object_set_int_member (object, names[i], i);
+  json_object_set_array_member (object, "list", g_steal_pointer (&array));
+  json_object_set_string_member (object, "s", "t\"u");
+  json_node_set_object (root, object);
+
+  symfonic_json_append_node (out, root);
+  g_assert_cmpstr (out->str, ==,
+                   "x:{\"zeta\":0,\"alpha\":1,\"mid\":2,\"b\":3,\"a\":4,\"yy\":5,\"c\":6,\"q\":7,\"k\":8,"
+                   "\"list\":[-9223372036854775808,-1,0,9223372036854775807,null,true,false,{},[]],"
+                   "\"s\":\"t\\\"u\"}");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -84,6 +118,7 @@ main (int   argc,
   g_test_add_func ("/json-writer/string", test_json_writer_string);
   g_test_add_func ("/json-writer/string-grows", test_json_writer_string_grows);
   g_test_add_func ("/json-writer/uint", test_json_writer_uint);
+  g_test_add_func ("/json-writer/node", test_json_writer_node);
 
   return g_test_run ();
 }
