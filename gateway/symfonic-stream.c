@@ -163,6 +163,9 @@ struct _SymfonicStream
   /* the batch's slot of the event the running process hook was given:
    * emitting that event hands the batch's reference on */
   SymfonicEvent           **handed;
+  /* the slot whose process hook runs: the stage's own data is looked up
+   * once per event, and found here without a search */
+  StageSlot                *running;
   /* the next begin or finish hook to run, in @step */
   StreamStep                step;
   guint                     step_next;
@@ -624,6 +627,9 @@ static StageSlot *
 find_slot (SymfonicStream *self,
            SymfonicStage  *stage)
 {
+  if (self->running != NULL && self->running->stage == stage)
+    return self->running;
+
   for (guint i = 0; i < self->n_stages; i++)
     {
       if (self->slots[i].stage == stage)
@@ -813,6 +819,7 @@ process_batch (SymfonicStream  *self,
   StageSlot *slot = &self->slots[i];
 
   self->emit_target = self->spare;
+  self->running = slot;
   for (guint j = 0; j < in->len; j++)
     {
       SymfonicEvent *event = in->events[j];
@@ -822,12 +829,14 @@ process_batch (SymfonicStream  *self,
         {
           self->handed = NULL;
           self->emit_target = NULL;
+          self->running = NULL;
           event_list_clear (self->spare);
           return FALSE;
         }
     }
   self->handed = NULL;
   self->emit_target = NULL;
+  self->running = NULL;
   event_list_clear (in);
   self->batch = self->spare;
   self->spare = in;
