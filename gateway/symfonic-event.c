@@ -497,8 +497,9 @@ static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
  *   the upstream sent it
  * @length: the size of @data in bytes
  *
- * Decodes the commonest events of a stream, text and thinking deltas whose
- * data is `{"text":"..."}`, without building a JSON tree. For anything
+ * Decodes the commonest events of a stream without building a JSON tree:
+ * text and thinking deltas whose data is `{"text":"..."}`, and the
+ * terminal whose data is `{"text":"...","duration_ms":N}`. For anything
  * else this returns %NULL, and the caller reads @data with
  * symfonic_json_parse() and symfonic_event_new_from_json(), which give the
  * same event for every input this function accepts, and say what is wrong
@@ -518,16 +519,34 @@ symfonic_event_try_new_from_data (const char *name,
   g_return_val_if_fail (name != NULL, NULL);
   g_return_val_if_fail (data != NULL || length == 0, NULL);
 
-  if (!symfonic_event_kind_from_name (name, &kind) ||
-      (kind != SYMFONIC_EVENT_KIND_TEXT_DELTA && kind != SYMFONIC_EVENT_KIND_THINKING_DELTA))
+  if (!symfonic_event_kind_from_name (name, &kind))
     return NULL;
 
   text = symfonic_scratch_get (&scratch);
-  if (!symfonic_json_read_string_object (data, length, "text", text))
-    return NULL;
+  switch (kind)
+    {
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+      if (!symfonic_json_read_string_object (data, length, "text", text))
+        return NULL;
+      /* the reader refused invalid UTF-8 and NUL characters */
+      return event_alloc_valid (kind, text->str, text->len);
 
-  /* the reader refused invalid UTF-8 and NUL characters */
-  return event_alloc_valid (kind, text->str, text->len);
+    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
+      {
+        SymfonicEvent *self;
+        gint64 duration_ms;
+
+        if (!symfonic_json_read_string_int_object (data, length, "text", "duration_ms", text, &duration_ms))
+          return NULL;
+        self = event_alloc_valid (kind, text->str, text->len);
+        self->duration_ms = MAX (duration_ms, 0);
+        return self;
+      }
+
+    default:
+      return NULL;
+    }
 }
 
 /**

@@ -38,5 +38,12 @@ gboolean  symfonic_json_read_string_object (const char *data,
                                             gsize       length,
                                             const char *member,
                                             GString    *text);
+G_GNUC_INTERNAL
+gboolean  symfonic_json_read_string_int_object (const char *data,
+                                                gsize       length,
+                                                const char *string_member,
+                                                const char *int_member,
+                                                GString    *text,
+                                                gint64     *value);
 
 G_END_DECLS

@@ -422,6 +422,101 @@ symfonic_json_read_string_object (const char *data,
   return r->pos == r->length;
 }
 
+/* An integer as the strict reader reads one, of at most 18 digits so
+ * that it cannot overflow; FALSE for anything else, fractions and
+ * exponents included, which are left to the general way. */
+static gboolean
+read_small_int (Reader *r,
+                gint64 *value)
+{
+  gboolean negative = FALSE;
+  gsize start;
+  gint64 v = 0;
+
+  if (peek (r) == '-')
+    {
+      negative = TRUE;
+      r->pos++;
+    }
+  start = r->pos;
+  while (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]) && r->pos - start < 18)
+    v = v * 10 + (r->data[r->pos++] - '0');
+  if (r->pos == start || (r->data[start] == '0' && r->pos - start > 1))
+    return FALSE;
+  if (r->pos < r->length && (g_ascii_isdigit (r->data[r->pos]) || r->data[r->pos] == '.' ||
+                             r->data[r->pos] == 'e' || r->data[r->pos] == 'E'))
+    return FALSE;
+
+  *value = negative ? -v : v;
+  return TRUE;
+}
+
+/* Steps over the member name @name if it stands next, unescaped, as
+ * upstreams write it. */
+static gboolean
+skip_name (Reader     *r,
+           const char *name)
+{
+  gsize length = strlen (name);
+
+  if (peek (r) != '"' || r->length - r->pos < length + 2 ||
+      memcmp (r->data + r->pos + 1, name, length) != 0 || r->data[r->pos + 1 + length] != '"')
+    return FALSE;
+  r->pos += length + 2;
+  return skip_char (r, ':');
+}
+
+/* The shape of a terminal's data, `{"text":"...","duration_ms":N}` in
+ * either order, read like symfonic_json_read_string_object(): TRUE when
+ * @data is exactly one object with the string member @string_member and
+ * the integer member @int_member, their names unescaped, and nothing
+ * else. The string is left decoded in @text. A terminal carries the whole
+ * answer: as a tree it would be copied once more and hashed whole when
+ * sealed. */
+gboolean
+symfonic_json_read_string_int_object (const char *data,
+                                      gsize       length,
+                                      const char *string_member,
+                                      const char *int_member,
+                                      GString    *text,
+                                      gint64     *value)
+{
+  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader *r = &reader;
+  gboolean have_string = FALSE;
+  gboolean have_int = FALSE;
+
+  g_string_truncate (text, 0);
+  if (!skip_char (r, '{'))
+    return FALSE;
+  for (guint i = 0; i < 2; i++)
+    {
+      if (i > 0 && !skip_char (r, ','))
+        return FALSE;
+      if (!have_string && skip_name (r, string_member))
+        {
+          if (peek (r) != '"' || !read_string (r))
+            return FALSE;
+          have_string = TRUE;
+        }
+      else if (!have_int && skip_name (r, int_member))
+        {
+          if (!read_small_int (r, value))
+            return FALSE;
+          have_int = TRUE;
+        }
+      else
+        {
+          return FALSE;
+        }
+    }
+  if (!skip_char (r, '}'))
+    return FALSE;
+  skip_space (r);
+
+  return r->pos == r->length;
+}
+
 /**
  * symfonic_json_parse:
  * @data: (array length=length) (element-type guint8): the text

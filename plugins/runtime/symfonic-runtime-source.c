@@ -201,7 +201,8 @@ get_usage_member (JsonNode *data)
 {
   JsonNode *usage;
 
-  if (!JSON_NODE_HOLDS_OBJECT (data))
+  /* NULL for an event read without a tree, which has no usage member */
+  if (data == NULL || !JSON_NODE_HOLDS_OBJECT (data))
     return NULL;
   usage = json_object_get_member (json_node_get_object (data), "usage");
 

@@ -16,7 +16,7 @@
 
 /* The runtime parses every frame's data (errors and usage reports too) and
  * decodes the frames that name a typed event. The fast path for deltas
- * must give exactly what the general way gives, or nothing. */
+ * and terminals must give exactly what the general way gives, or nothing. */
 static void
 decode (const char *name,
         const char *data)
@@ -30,7 +30,7 @@ decode (const char *name,
   if (root == NULL || !symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       if (fast != NULL)
-        g_error ("The fast path took a delta the general way refuses");
+        g_error ("The fast path took an event the general way refuses");
       return;
     }
 
@@ -38,13 +38,15 @@ decode (const char *name,
   if (event == NULL)
     {
       if (fast != NULL)
-        g_error ("The fast path took a delta the general way refuses");
+        g_error ("The fast path took an event the general way refuses");
       return;
     }
   if (fast != NULL &&
       (symfonic_event_get_kind (fast) != kind ||
-       g_strcmp0 (symfonic_event_get_text (fast), symfonic_event_get_text (event)) != 0))
-    g_error ("The fast path decoded a delta differently");
+       g_strcmp0 (symfonic_event_get_text (fast), symfonic_event_get_text (event)) != 0 ||
+       symfonic_event_get_duration_ms (fast) != symfonic_event_get_duration_ms (event) ||
+       (symfonic_event_get_payload (fast) == NULL) != (symfonic_event_get_payload (event) == NULL)))
+    g_error ("The fast path decoded an event differently");
 
   out = g_string_new (NULL);
   symfonic_event_write_json (event, out);

@@ -495,7 +495,9 @@ assert_fast_agrees (const char *name,
   general = decode_general (name, data, length);
   if (general == NULL ||
       symfonic_event_get_kind (fast) != symfonic_event_get_kind (general) ||
-      strcmp (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0)
+      strcmp (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0 ||
+      symfonic_event_get_duration_ms (fast) != symfonic_event_get_duration_ms (general) ||
+      (symfonic_event_get_payload (fast) == NULL) != (symfonic_event_get_payload (general) == NULL))
     {
       g_autofree char *escaped = g_strescape (data, NULL);
 
@@ -521,12 +523,36 @@ test_event_fast_path (void)
     { "TextDeltaEvent", "{\"text\":\"\"}", "" },
     /* the member's name is a JSON string like any other */
     { "TextDeltaEvent", "{\"te\\u0078t\":\"x\"}", "x" },
+    /* the terminal, its members in either order */
+    { "ResponseCompleteEvent", "{\"text\":\"Hello <b>\\\"w\\\"\",\"duration_ms\":1234}", "Hello <b>\"w\"" },
+    { "ResponseCompleteEvent", " {\"duration_ms\" : 0 , \"text\" : \"\"}\n", "" },
+    { "ResponseCompleteEvent", "{\"duration_ms\":-5,\"text\":\"caf\\u00e9\"}", "caf\u00e9" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":999999999999999999}", "x" },
+  };
+  static const struct {
+    const char *data;
+    gint64      duration_ms;
+  } durations[] = {
+    { "{\"text\":\"Hello <b>\\\"w\\\"\",\"duration_ms\":1234}", 1234 },
+    /* a negative duration is no duration */
+    { "{\"duration_ms\":-5,\"text\":\"caf\\u00e9\"}", 0 },
+    { "{\"text\":\"x\",\"duration_ms\":999999999999999999}", G_GINT64_CONSTANT (999999999999999999) },
   };
   static const WireCase refused[] = {
     /* not the common shape: the general way decides */
     { "TextDeltaEvent", "{\"text\":\"x\",\"ignored\":1}" },
     { "TextDeltaEvent", "{\"text\":1}" },
     { "ResponseCompleteEvent", "{\"text\":\"x\"}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":1.5}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":1e3}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":1234567890123456789}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":012}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":\"5\"}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":5,\"usage\":{}}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"text\":\"y\"}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":5,\"duration_ms\":6}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":-}" },
+    { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":5} 1" },
     { "ActivationEvent", "{\"text\":\"x\"}" },
     { "Bogus", "{\"text\":\"x\"}" },
     /* not JSON, or not what json-glib can hold */
@@ -553,6 +579,16 @@ test_event_fast_path (void)
       g_assert_true (assert_fast_agrees (taken[i].name, taken[i].data, strlen (taken[i].data)));
     }
 
+  for (guint i = 0; i < G_N_ELEMENTS (durations); i++)
+    {
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data ("ResponseCompleteEvent", durations[i].data,
+                                                                          strlen (durations[i].data));
+
+      g_assert_nonnull (event);
+      g_assert_cmpint (symfonic_event_get_duration_ms (event), ==, durations[i].duration_ms);
+      g_assert_null (symfonic_event_get_payload (event));
+    }
+
   for (guint i = 0; i < G_N_ELEMENTS (refused); i++)
     {
       g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (refused[i].name, refused[i].data,
@@ -577,19 +613,25 @@ test_event_fast_path_differential (void)
     "{\"text\":\"caf\\u00e9 \\ud83d\\ude00 caf\xc3\xa9 \xf0\x9f\x98\x80\"}",
     " {\"text\" :\"x\"}\r\n",
     "{\"text\":\"<memory_ops>[{\\\"op\\\":\\\"add\\\"}]</memory_ops>\"}",
+    "{\"text\":\"Hello\",\"duration_ms\":120}",
+    "{\"duration_ms\":-0,\"text\":\"x \\u00e9\"}",
   };
-  static const char alphabet[] = "{}[]\":,\\ u0aAdDfF9\t\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf0\x9f";
+  static const char alphabet[] = "{}[]\":,\\ u0aAdDfF9\t\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf0\x9f-.e";
   g_autoptr(GRand) rand = g_rand_new_with_seed (8);
   g_autoptr(GString) data = g_string_new (NULL);
   guint taken = 0;
+  guint taken_terminals = 0;
   guint n = g_test_thorough () ? 1000000 : 100000;
 
   for (guint i = 0; i < n; i++)
     {
-      const char *name = g_rand_boolean (rand) ? "TextDeltaEvent" : "ThinkingDeltaEvent";
+      guint seed = g_rand_int_range (rand, 0, G_N_ELEMENTS (seeds));
+      /* the terminal's seeds are read as terminals, the deltas' as deltas */
+      const char *name = strstr (seeds[seed], "duration_ms") != NULL ? "ResponseCompleteEvent"
+                         : g_rand_boolean (rand) ? "TextDeltaEvent" : "ThinkingDeltaEvent";
       guint n_edits = g_rand_int_range (rand, 0, 4);
 
-      g_string_assign (data, seeds[g_rand_int_range (rand, 0, G_N_ELEMENTS (seeds))]);
+      g_string_assign (data, seeds[seed]);
       for (guint e = 0; e < n_edits; e++)
         {
           guint at = g_rand_int_range (rand, 0, data->len + 1);
@@ -610,12 +652,17 @@ test_event_fast_path_differential (void)
               break;
             }
         }
-      taken += assert_fast_agrees (name, data->str, data->len);
+      if (assert_fast_agrees (name, data->str, data->len))
+        {
+          taken++;
+          taken_terminals += name[0] == 'R';
+        }
     }
 
   /* the sweep is only worth something if both ways were taken often */
-  g_test_message ("fast path took %u of %u inputs", taken, n);
+  g_test_message ("fast path took %u of %u inputs, %u of them terminals", taken, n, taken_terminals);
   g_assert_cmpuint (taken, >, n / 10);
+  g_assert_cmpuint (taken_terminals, >, n / 100);
   g_assert_cmpuint (taken, <, n - n / 10);
 }
 
