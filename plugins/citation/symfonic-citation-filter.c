@@ -467,8 +467,14 @@ start_block_tag (SymfonicCitationFilter *self,
     complete_block_tag (self, text);
 }
 
+/* Looked for a window at a time: memchr() over the whole rest for each
+ * byte would make a text full of one of them and none of the other cost
+ * its length squared. */
+#define PLAIN_RUN_WINDOW 256
+
 /* How many bytes of @s come before a `[` or @block_start, which may start
- * something to remove; a space before either is counted in. */
+ * something to remove; a space before either is counted in. A terminal
+ * carries the whole answer, and most of it is such a run. */
 static inline gsize
 plain_run (const char *s,
            gsize       len,
@@ -476,8 +482,21 @@ plain_run (const char *s,
 {
   gsize run = 0;
 
-  while (run < len && s[run] != '[' && s[run] != block_start)
-    run++;
+  while (run < len)
+    {
+      gsize window = MIN (len - run, PLAIN_RUN_WINDOW);
+      const char *bracket = memchr (s + run, '[', window);
+      const char *block;
+
+      if (bracket != NULL)
+        window = bracket - (s + run);
+      block = memchr (s + run, block_start, window);
+      if (block != NULL)
+        return block - s;
+      if (bracket != NULL)
+        return bracket - s;
+      run += window;
+    }
 
   return run;
 }
