@@ -403,7 +403,7 @@ symfonic_json_read_string_object (const char *data,
   Reader *r = &reader;
   gsize member_length = strlen (member);
 
-  g_string_truncate (text, 0);
+  symfonic_string_clear (text);
   if (!skip_char (r, '{') || peek (r) != '"')
     return FALSE;
   /* the member's name as upstreams write it, without escapes, is
@@ -414,7 +414,7 @@ symfonic_json_read_string_object (const char *data,
   else if (!read_string (r) || text->len != member_length || memcmp (text->str, member, member_length) != 0)
     return FALSE;
 
-  g_string_truncate (text, 0);
+  symfonic_string_clear (text);
   if (!skip_char (r, ':') || peek (r) != '"' || !read_string (r) || !skip_char (r, '}'))
     return FALSE;
   skip_space (r);
@@ -486,7 +486,7 @@ symfonic_json_read_string_int_object (const char *data,
   gboolean have_string = FALSE;
   gboolean have_int = FALSE;
 
-  g_string_truncate (text, 0);
+  symfonic_string_clear (text);
   if (!skip_char (r, '{'))
     return FALSE;
   for (guint i = 0; i < 2; i++)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-scratch-private.h"
+#include "symfonic-string-private.h"
 
 /* one rare large event does not leave its size behind for the thread's life */
 #define KEPT_BYTES (64 * 1024)
@@ -27,7 +28,7 @@ symfonic_scratch_get (GPrivate *key)
       text = g_string_sized_new (256);
       g_private_replace (key, text);
     }
-  g_string_truncate (text, 0);
+  symfonic_string_clear (text);
 
   return text;
 }

@@ -181,7 +181,7 @@ dispatch (SymfonicSseParser *self)
              : -1;
   g_array_append_val (self->frames, frame);
 
-  g_string_truncate (self->event, 0);
+  symfonic_string_clear (self->event);
   shrink (&self->event);
   self->has_event = FALSE;
   self->has_data = FALSE;
@@ -226,7 +226,7 @@ process_line (SymfonicSseParser *self,
     }
   else if (name_len == 5 && memcmp (line, "event", 5) == 0)
     {
-      g_string_truncate (self->event, 0);
+      symfonic_string_clear (self->event);
       symfonic_string_append_len (self->event, value, value_len);
       self->has_event = TRUE;
     }

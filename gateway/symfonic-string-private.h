@@ -40,6 +40,14 @@ symfonic_string_commit (GString *out,
   *end = '\0';
 }
 
+/* g_string_truncate (out, 0), without its call and checks. */
+static inline void
+symfonic_string_clear (GString *out)
+{
+  out->len = 0;
+  out->str[0] = '\0';
+}
+
 static inline void
 symfonic_string_append_len (GString    *out,
                             const char *s,
