@@ -562,8 +562,15 @@ get_text (SymfonicCitationFilter *self,
 {
   if (self->texts[channel] == NULL)
     {
-      self->texts[channel] = g_new0 (Text, 1);
-      self->texts[channel]->withheld = g_string_new (NULL);
+      /* the levels are written when pushed: only the rest starts cleared */
+      Text *text = g_new (Text, 1);
+
+      text->withheld = g_string_new (NULL);
+      text->depth = 0;
+      text->inside = FALSE;
+      text->block_start = 0;
+      text->base = 0;
+      self->texts[channel] = text;
     }
 
   return self->texts[channel];
