@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "symfonic-event-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-string-private.h"
@@ -277,9 +278,7 @@ void
 symfonic_encoder_keep_text (SymfonicEncoder *self,
                             SymfonicEvent   *delta)
 {
-  const char *text = symfonic_event_get_text (delta);
-
-  symfonic_string_append_len (self->text, text, strlen (text));
+  symfonic_string_append_len (self->text, symfonic_event_get_text (delta), symfonic_event_get_text_length (delta));
 }
 
 /* Sorts @event for a provider's format, which has text, thinking and tool

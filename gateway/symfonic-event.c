@@ -8,6 +8,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-event.h"
+#include "symfonic-event-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-string-private.h"
@@ -29,6 +30,7 @@ struct _SymfonicEvent
   SymfonicEventKind  kind;
   gint64             duration_ms;
   char              *text;
+  gsize              text_len;
   JsonObject        *payload;
   JsonNode          *data;
 };
@@ -127,7 +129,7 @@ event_alloc_valid (SymfonicEventKind  kind,
   SymfonicEvent *self = g_malloc (sizeof *self + len + 1);
 
   /* only the struct is cleared, not the text's room behind it */
-  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1) };
+  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1), .text_len = len };
   g_atomic_ref_count_init (&self->ref_count);
   memcpy (self->text, text, len);
   self->text[len] = '\0';
@@ -635,6 +637,16 @@ symfonic_event_get_text (SymfonicEvent *self)
   return kind_has_text (self->kind) ? self->text : NULL;
 }
 
+/* The length of symfonic_event_get_text(), kept since the event was made:
+ * the text is measured by every stage and encoder it passes. */
+gsize
+symfonic_event_get_text_length (SymfonicEvent *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return kind_has_text (self->kind) ? self->text_len : 0;
+}
+
 /**
  * symfonic_event_get_duration_ms:
  * @self: a #SymfonicEvent
@@ -708,7 +720,7 @@ symfonic_event_write_json (SymfonicEvent *self,
     }
 
   symfonic_string_append_len (out, "{\"text\":", strlen ("{\"text\":"));
-  symfonic_json_append_string (out, self->text, -1);
+  symfonic_json_append_string (out, self->text, self->text_len);
   if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
   if (self->payload != NULL)

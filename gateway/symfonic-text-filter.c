@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symfonic-text-filter.h"
+#include "symfonic-event-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-stream.h"
 #include "symfonic-utf8.h"
@@ -215,7 +216,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
     }
 
   text = symfonic_event_get_text (event);
-  length = strlen (text);
+  length = symfonic_event_get_text_length (event);
   if (passes_whole (self, channel, text, length))
     {
       symfonic_stream_emit (stream, event);

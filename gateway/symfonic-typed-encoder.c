@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "symfonic-event-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-string-private.h"
@@ -145,7 +146,7 @@ typed_event (SymfonicEncoder *encoder,
         return SYMFONIC_FRAME_NONE;
       symfonic_encoder_begin_frame (encoder, out, "ThinkingDeltaEvent");
       g_string_append (out, "{\"text\":");
-      symfonic_json_append_string (out, symfonic_event_get_text (event), -1);
+      symfonic_json_append_string (out, symfonic_event_get_text (event), symfonic_event_get_text_length (event));
       g_string_append (out, "}\n\n");
       return SYMFONIC_FRAME_DROPPABLE;
 
