@@ -9,6 +9,7 @@
 #include "symfonic-error.h"
 #include "symfonic-event.h"
 #include "symfonic-event-private.h"
+#include "symfonic-json.h"
 #include "symfonic-json-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-string-private.h"
@@ -33,6 +34,10 @@ struct _SymfonicEvent
   gsize              text_len;
   JsonObject        *payload;
   JsonNode          *data;
+  /* a structured event read from the wire without a tree: @text holds
+   * its payload as compact JSON, which is what the encoders write, and
+   * @data is made from it once, by whoever asks first, on any thread */
+  gboolean           raw;
 };
 
 G_DEFINE_BOXED_TYPE (SymfonicEvent, symfonic_event, symfonic_event_ref, symfonic_event_unref)
@@ -500,8 +505,10 @@ static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
  * @length: the size of @data in bytes
  *
  * Decodes the commonest events of a stream without building a JSON tree:
- * text and thinking deltas whose data is `{"text":"..."}`, and the
- * terminal whose data is `{"text":"...","duration_ms":N}`. For anything
+ * text and thinking deltas whose data is `{"text":"..."}`, the terminal
+ * whose data is `{"text":"...","duration_ms":N}`, and structured events
+ * whose payload has only strings, numbers, booleans and nulls (an
+ * activation), whose tree is then made when first asked for. For anything
  * else this returns %NULL, and the caller reads @data with
  * symfonic_json_parse() and symfonic_event_new_from_json(), which give the
  * same event for every input this function accepts, and say what is wrong
@@ -543,6 +550,23 @@ symfonic_event_try_new_from_data (const char *name,
           return NULL;
         self = event_alloc_valid (kind, text->str, text->len);
         self->duration_ms = MAX (duration_ms, 0);
+        return self;
+      }
+
+    /* the kinds whose fields may all be scalars; a consolidation's count
+     * and the extracted ops are read the general way */
+    case SYMFONIC_EVENT_KIND_ACTIVATION:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
+    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
+    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
+      {
+        SymfonicEvent *self;
+
+        if (!symfonic_json_write_flat_object (data, length, kinds[kind].fields, text))
+          return NULL;
+        self = event_alloc_valid (kind, text->str, text->len);
+        self->raw = TRUE;
         return self;
       }
 
@@ -661,6 +685,24 @@ symfonic_event_get_duration_ms (SymfonicEvent *self)
   return self->duration_ms;
 }
 
+/* The payload node, made from the compact text on the first demand when
+ * the event was read without a tree. The text is the writer's own output
+ * of what the strict reader took, so reading it back cannot fail. */
+static JsonNode *
+ensure_data (SymfonicEvent *self)
+{
+  if (self->raw && g_once_init_enter (&self->data))
+    {
+      JsonNode *data = symfonic_json_parse (self->text, self->text_len, SYMFONIC_JSON_MAX_DEPTH, NULL);
+
+      g_assert (data != NULL);
+      json_node_seal (data);
+      g_once_init_leave (&self->data, data);
+    }
+
+  return self->data;
+}
+
 /**
  * symfonic_event_get_payload:
  * @self: a #SymfonicEvent
@@ -679,6 +721,9 @@ symfonic_event_get_payload (SymfonicEvent *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
+  if (self->raw)
+    return json_node_get_object (ensure_data (self));
+
   return self->payload;
 }
 
@@ -695,7 +740,7 @@ symfonic_event_get_data (SymfonicEvent *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  return self->data;
+  return ensure_data (self);
 }
 
 /**
@@ -713,6 +758,11 @@ symfonic_event_write_json (SymfonicEvent *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (out != NULL);
 
+  if (self->raw)
+    {
+      symfonic_string_append_len (out, self->text, self->text_len);
+      return;
+    }
   if (!kind_has_text (self->kind))
     {
       symfonic_json_append_node (out, self->data);
@@ -775,7 +825,7 @@ symfonic_event_to_json_node (SymfonicEvent *self)
   g_return_val_if_fail (self != NULL, NULL);
 
   if (!kind_has_text (self->kind))
-    return symfonic_json_node_deep_copy (self->data);
+    return symfonic_json_node_deep_copy (ensure_data (self));
 
   text = symfonic_event_to_json (self);
   return json_from_string (text, NULL);

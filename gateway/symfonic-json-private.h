@@ -29,6 +29,12 @@ void symfonic_json_append_string (GString    *out,
 G_GNUC_INTERNAL
 void symfonic_json_append_node   (GString    *out,
                                   JsonNode   *node);
+G_GNUC_INTERNAL
+void symfonic_json_append_int    (GString    *out,
+                                  gint64      value);
+G_GNUC_INTERNAL
+void symfonic_json_append_double (GString    *out,
+                                  double      value);
 
 G_GNUC_INTERNAL
 JsonNode *symfonic_json_node_deep_copy (JsonNode *node);
@@ -45,5 +51,11 @@ gboolean  symfonic_json_read_string_int_object (const char *data,
                                                 const char *int_member,
                                                 GString    *text,
                                                 gint64     *value);
+
+G_GNUC_INTERNAL
+gboolean  symfonic_json_write_flat_object (const char         *data,
+                                           gsize               length,
+                                           const char * const *required,
+                                           GString            *out);
 
 G_END_DECLS

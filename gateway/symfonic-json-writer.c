@@ -134,9 +134,9 @@ symfonic_json_write_uint (char    *dest,
 
 /* The shortest text that reads back as the same double: json-glib writes
  * %.17g, which turns a transcript's 0.91 into 0.91000000000000003. */
-static void
-append_double (GString *out,
-               double   value)
+void
+symfonic_json_append_double (GString *out,
+                             double   value)
 {
   static const char * const formats[] = { "%.15g", "%.16g", "%.17g" };
   char buffer[G_ASCII_DTOSTR_BUF_SIZE];
@@ -160,9 +160,9 @@ append_literal (GString    *out,
   symfonic_string_append_len (out, literal, strlen (literal));
 }
 
-static void
-append_int (GString *out,
-            gint64   value)
+void
+symfonic_json_append_int (GString *out,
+                          gint64   value)
 {
   char *p = symfonic_string_reserve (out, SYMFONIC_JSON_UINT_MAX + 1);
 
@@ -239,11 +239,11 @@ symfonic_json_append_node (GString  *out,
           append_literal (out, json_node_get_boolean (node) ? "true" : "false");
           break;
         case G_TYPE_DOUBLE:
-          append_double (out, json_node_get_double (node));
+          symfonic_json_append_double (out, json_node_get_double (node));
           break;
         case G_TYPE_INT64:
         default:
-          append_int (out, json_node_get_int (node));
+          symfonic_json_append_int (out, json_node_get_int (node));
           break;
         }
       break;

@@ -517,6 +517,140 @@ symfonic_json_read_string_int_object (const char *data,
   return r->pos == r->length;
 }
 
+/* Objects with more members are read the general way: their names are
+ * told apart by comparing each with those before it. */
+#define FLAT_MAX_MEMBERS 16
+
+/* Whether the name at r->text[start, len) is one of the @n before it,
+ * which lie NUL-terminated from the front of r->text. */
+static gboolean
+repeats_name (Reader *r,
+              gsize   start,
+              guint   n)
+{
+  const char *name = r->text->str;
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (strcmp (name, r->text->str + start) == 0)
+        return TRUE;
+      name += strlen (name) + 1;
+    }
+
+  return FALSE;
+}
+
+/* One scalar value at r->pos, written to @out as symfonic_json_append_node()
+ * writes what read_value() makes of it. */
+static gboolean
+write_scalar (Reader  *r,
+              GString *out)
+{
+  gsize mark = r->text->len;
+
+  switch (peek (r))
+    {
+    case '"':
+      if (!read_string (r))
+        return FALSE;
+      symfonic_json_append_string (out, r->text->str + mark, r->text->len - mark);
+      g_string_truncate (r->text, mark);
+      return TRUE;
+    case 't':
+      if (!read_literal (r, "true"))
+        return FALSE;
+      symfonic_string_append_len (out, "true", 4);
+      return TRUE;
+    case 'f':
+      if (!read_literal (r, "false"))
+        return FALSE;
+      symfonic_string_append_len (out, "false", 5);
+      return TRUE;
+    case 'n':
+      if (!read_literal (r, "null"))
+        return FALSE;
+      symfonic_string_append_len (out, "null", 4);
+      return TRUE;
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+      {
+        g_autoptr(JsonNode) number = read_number (r);
+
+        if (number == NULL)
+          return FALSE;
+        if (json_node_get_value_type (number) == G_TYPE_INT64)
+          symfonic_json_append_int (out, json_node_get_int (number));
+        else
+          symfonic_json_append_double (out, json_node_get_double (number));
+        return TRUE;
+      }
+    default:
+      return FALSE;
+    }
+}
+
+/* The shape of most structured events an upstream sends (an activation, a
+ * graph node): one object whose members are strings, numbers, true, false
+ * or null. When @data is exactly such an object, as symfonic_json_parse()
+ * reads it, with a member of each name in @required (NULL-terminated),
+ * this appends to @out what symfonic_json_append_node() would write of the
+ * parsed tree, and returns TRUE, without building the tree. FALSE says
+ * nothing about validity, and @out may then hold a part. */
+gboolean
+symfonic_json_write_flat_object (const char         *data,
+                                 gsize               length,
+                                 const char * const *required,
+                                 GString            *out)
+{
+  g_autoptr(GString) text = g_string_sized_new (64);
+  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader *r = &reader;
+  guint n = 0;
+
+  if (!skip_char (r, '{'))
+    return FALSE;
+  g_string_append_c (out, '{');
+  if (peek (r) != '}')
+    {
+      do
+        {
+          gsize start = text->len;
+
+          if (n == FLAT_MAX_MEMBERS || peek (r) != '"' || !read_string (r) || repeats_name (r, start, n))
+            return FALSE;
+          if (n > 0)
+            g_string_append_c (out, ',');
+          symfonic_json_append_string (out, text->str + start, text->len - start);
+          g_string_append_c (out, ':');
+          /* the name stays, NUL-terminated, for the ones after it */
+          g_string_append_c (text, '\0');
+          n++;
+          if (!skip_char (r, ':') || !write_scalar (r, out))
+            return FALSE;
+        }
+      while (skip_char (r, ','));
+    }
+  if (!skip_char (r, '}'))
+    return FALSE;
+  g_string_append_c (out, '}');
+  skip_space (r);
+  if (r->pos != r->length)
+    return FALSE;
+
+  for (guint i = 0; required[i] != NULL; i++)
+    {
+      gsize start = text->len;
+
+      symfonic_string_append_len (text, required[i], strlen (required[i]));
+      if (!repeats_name (r, start, n))
+        return FALSE;
+      g_string_truncate (text, start);
+    }
+
+  return TRUE;
+}
+
 /**
  * symfonic_json_parse:
  * @data: (array length=length) (element-type guint8): the text

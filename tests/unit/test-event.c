@@ -479,8 +479,24 @@ decode_general (const char *name,
   return root != NULL ? symfonic_event_new_from_json (name, root, NULL) : NULL;
 }
 
+static gboolean
+payloads_agree (JsonObject *a,
+                JsonObject *b)
+{
+  g_autoptr(JsonNode) node_a = NULL;
+  g_autoptr(JsonNode) node_b = NULL;
+
+  if (a == NULL || b == NULL)
+    return a == b;
+
+  node_a = json_node_init_object (json_node_alloc (), a);
+  node_b = json_node_init_object (json_node_alloc (), b);
+  return json_node_equal (node_a, node_b);
+}
+
 /* The fast path takes @data only when the general way gives the same
- * event; returns whether it took it. */
+ * event, written the same and with an equal payload; returns whether it
+ * took it. */
 static gboolean
 assert_fast_agrees (const char *name,
                     const char *data,
@@ -488,16 +504,22 @@ assert_fast_agrees (const char *name,
 {
   g_autoptr(SymfonicEvent) fast = symfonic_event_try_new_from_data (name, data, length);
   g_autoptr(SymfonicEvent) general = NULL;
+  g_autofree char *fast_json = NULL;
+  g_autofree char *general_json = NULL;
 
   if (fast == NULL)
     return FALSE;
 
   general = decode_general (name, data, length);
+  fast_json = symfonic_event_to_json (fast);
+  if (general != NULL)
+    general_json = symfonic_event_to_json (general);
   if (general == NULL ||
       symfonic_event_get_kind (fast) != symfonic_event_get_kind (general) ||
-      strcmp (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0 ||
+      g_strcmp0 (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0 ||
       symfonic_event_get_duration_ms (fast) != symfonic_event_get_duration_ms (general) ||
-      (symfonic_event_get_payload (fast) == NULL) != (symfonic_event_get_payload (general) == NULL))
+      strcmp (fast_json, general_json) != 0 ||
+      !payloads_agree (symfonic_event_get_payload (fast), symfonic_event_get_payload (general)))
     {
       g_autofree char *escaped = g_strescape (data, NULL);
 
@@ -530,6 +552,30 @@ test_event_fast_path (void)
     { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":999999999999999999}", "x" },
   };
   static const struct {
+    const char *name;
+    const char *data;
+    const char *json;
+  } structured[] = {
+    { "ActivationEvent",
+      "{\"node_id\":\"n0\",\"node_label\":\"fact\",\"score\":0.5,\"layer\":\"semantic\",\"source_node_id\":null}",
+      "{\"node_id\":\"n0\",\"node_label\":\"fact\",\"score\":0.5,\"layer\":\"semantic\",\"source_node_id\":null}" },
+    /* written as the tree would be: spaces gone, escapes and numbers in
+     * the writer's form, members in their order, unknown ones kept */
+    { "ActivationEvent",
+      " { \"layer\" : \"e\\u0070isodic\" , \"score\" : 1E0, \"node_id\":\"a\\/b\", \"node_label\":\"\\u00e9\",\n"
+      "\"source_node_id\":\"n1\", \"extra\": [] }",
+      NULL },
+    { "ActivationEvent",
+      " { \"layer\" : \"e\\u0070isodic\" , \"score\" : 1E0, \"node_id\":\"a\\/b\", \"node_label\":\"\\u00e9\",\n"
+      "\"source_node_id\":\"n1\", \"weight\": -0.0, \"hops\": 3, \"seen\": true } ",
+      "{\"layer\":\"episodic\",\"score\":1.0,\"node_id\":\"a/b\",\"node_label\":\"\u00e9\","
+      "\"source_node_id\":\"n1\",\"weight\":-0.0,\"hops\":3,\"seen\":true}" },
+    { "GraphEdgeCreatedEvent", "{\"source\":\"a\",\"target\":\"b\",\"relationship\":\"knows\"}",
+      "{\"source\":\"a\",\"target\":\"b\",\"relationship\":\"knows\"}" },
+    { "ToolCallStartEvent", "{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}",
+      "{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}" },
+  };
+  static const struct {
     const char *data;
     gint64      duration_ms;
   } durations[] = {
@@ -554,6 +600,14 @@ test_event_fast_path (void)
     { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":-}" },
     { "ResponseCompleteEvent", "{\"text\":\"x\",\"duration_ms\":5} 1" },
     { "ActivationEvent", "{\"text\":\"x\"}" },
+    /* structured: nested values, a field missing, a name twice */
+    { "ActivationEvent", "{\"node_id\":\"n0\",\"node_label\":\"f\",\"score\":{},\"layer\":\"s\",\"source_node_id\":null}" },
+    { "ActivationEvent", "{\"node_id\":\"n0\",\"node_label\":\"f\",\"score\":0.5,\"layer\":\"s\"}" },
+    { "ActivationEvent", "{\"node_id\":\"n0\",\"node_id\":\"n1\",\"node_label\":\"f\",\"score\":0.5,\"layer\":\"s\",\"source_node_id\":null}" },
+    { "ActivationEvent", "{\"node_id\":\"n0\",\"node_label\":\"f\",\"score\":1e400,\"layer\":\"s\",\"source_node_id\":null}" },
+    { "ConsolidationScheduledEvent", "{\"report\":\"r\",\"graph_mutations\":0}" },
+    { "MemoryExtractedEvent", "{\"ops\":1}" },
+    { "StreamChunk", "{\"event_type\":\"x\",\"data\":1}" },
     { "Bogus", "{\"text\":\"x\"}" },
     /* not JSON, or not what json-glib can hold */
     { "TextDeltaEvent", "{\"text\":\"x\"} {}" },
@@ -577,6 +631,28 @@ test_event_fast_path (void)
       g_assert_cmpstr (symfonic_event_get_name (event), ==, taken[i].name);
       g_assert_cmpstr (symfonic_event_get_text (event), ==, taken[i].text);
       g_assert_true (assert_fast_agrees (taken[i].name, taken[i].data, strlen (taken[i].data)));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (structured); i++)
+    {
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (structured[i].name, structured[i].data,
+                                                                          strlen (structured[i].data));
+      g_autofree char *json = NULL;
+
+      g_test_message ("%s %s", structured[i].name, structured[i].data);
+      if (structured[i].json == NULL)
+        {
+          g_assert_null (event);
+          continue;
+        }
+      g_assert_nonnull (event);
+      json = symfonic_event_to_json (event);
+      g_assert_cmpstr (json, ==, structured[i].json);
+      g_assert_null (symfonic_event_get_text (event));
+      /* the tree, made on demand, is the one the general way makes */
+      g_assert_true (assert_fast_agrees (structured[i].name, structured[i].data, strlen (structured[i].data)));
+      g_assert_true (symfonic_event_get_payload (event) == json_node_get_object (symfonic_event_get_data (event)));
+      g_assert_true (json_object_is_immutable (symfonic_event_get_payload (event)));
     }
 
   for (guint i = 0; i < G_N_ELEMENTS (durations); i++)
@@ -614,13 +690,16 @@ test_event_fast_path_differential (void)
     " {\"text\" :\"x\"}\r\n",
     "{\"text\":\"<memory_ops>[{\\\"op\\\":\\\"add\\\"}]</memory_ops>\"}",
     "{\"text\":\"Hello\",\"duration_ms\":120}",
+    "{\"node_id\":\"n0\",\"node_label\":\"f\",\"score\":0.5,\"layer\":\"s\",\"source_node_id\":null,\"n\":-12}",
+    "{\"tool_name\":\"t\\u00e9\",\"tool_call_id\":\"c\",\"ok\":false,\"x\":1.5e3}",
     "{\"duration_ms\":-0,\"text\":\"x \\u00e9\"}",
   };
-  static const char alphabet[] = "{}[]\":,\\ u0aAdDfF9\t\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf0\x9f-.e";
+  static const char alphabet[] = "{}[]\":,\\ u0aAdDfF9\t\n\x01\x7f\xc3\xa9\xed\xa0\x80\xf0\x9f-.eEtrnl";
   g_autoptr(GRand) rand = g_rand_new_with_seed (8);
   g_autoptr(GString) data = g_string_new (NULL);
   guint taken = 0;
   guint taken_terminals = 0;
+  guint taken_structured = 0;
   guint n = g_test_thorough () ? 1000000 : 100000;
 
   for (guint i = 0; i < n; i++)
@@ -628,6 +707,8 @@ test_event_fast_path_differential (void)
       guint seed = g_rand_int_range (rand, 0, G_N_ELEMENTS (seeds));
       /* the terminal's seeds are read as terminals, the deltas' as deltas */
       const char *name = strstr (seeds[seed], "duration_ms") != NULL ? "ResponseCompleteEvent"
+                         : strstr (seeds[seed], "node_id") != NULL ? "ActivationEvent"
+                         : strstr (seeds[seed], "tool_name") != NULL ? "ToolCallStartEvent"
                          : g_rand_boolean (rand) ? "TextDeltaEvent" : "ThinkingDeltaEvent";
       guint n_edits = g_rand_int_range (rand, 0, 4);
 
@@ -656,13 +737,16 @@ test_event_fast_path_differential (void)
         {
           taken++;
           taken_terminals += name[0] == 'R';
+          taken_structured += name[0] == 'A' || name[1] == 'o';
         }
     }
 
   /* the sweep is only worth something if both ways were taken often */
-  g_test_message ("fast path took %u of %u inputs, %u of them terminals", taken, n, taken_terminals);
+  g_test_message ("fast path took %u of %u inputs, %u of them terminals and %u structured",
+                  taken, n, taken_terminals, taken_structured);
   g_assert_cmpuint (taken, >, n / 10);
   g_assert_cmpuint (taken_terminals, >, n / 100);
+  g_assert_cmpuint (taken_structured, >, n / 100);
   g_assert_cmpuint (taken, <, n - n / 10);
 }
 
