@@ -6,6 +6,7 @@
 
 #include "symfonic-encoder-private.h"
 #include "symfonic-json-private.h"
+#include "symfonic-string-private.h"
 
 /* What an OpenAI SDK parses: `chat.completion.chunk`s with `delta.content`,
  * `delta.reasoning_content` (the convention of vLLM, llama.cpp, DeepSeek
@@ -88,11 +89,11 @@ begin_chunk (OpenaiEncoder *self,
       self->prefix = g_string_new ("data: ");
       write_head (self, self->prefix, "chat.completion.chunk");
     }
-  g_string_append_len (out, self->prefix->str, self->prefix->len);
-  g_string_append (out, "{\"index\":0,\"delta\":{");
+  symfonic_string_append_len (out, self->prefix->str, self->prefix->len);
+  symfonic_string_append_literal (out, "{\"index\":0,\"delta\":{");
   if (!self->role_sent)
     {
-      g_string_append (out, "\"role\":\"assistant\"");
+      symfonic_string_append_literal (out, "\"role\":\"assistant\"");
       self->role_sent = TRUE;
     }
 }
@@ -101,16 +102,16 @@ static void
 end_chunk (GString    *out,
            const char *finish)
 {
-  g_string_append (out, "},\"logprobs\":null,\"finish_reason\":");
+  symfonic_string_append_literal (out, "},\"logprobs\":null,\"finish_reason\":");
   if (finish != NULL)
     {
       g_string_append_c (out, '"');
-      g_string_append (out, finish);
+      symfonic_string_append_len (out, finish, strlen (finish));
       g_string_append_c (out, '"');
     }
   else
-    g_string_append (out, "null");
-  g_string_append (out, "}]}\n\n");
+    symfonic_string_append_literal (out, "null");
+  symfonic_string_append_literal (out, "}]}\n\n");
 }
 
 /* The first delta also carries the role: a comma only after it. */
@@ -120,7 +121,7 @@ begin_member (GString    *out,
 {
   if (out->str[out->len - 1] != '{')
     g_string_append_c (out, ',');
-  g_string_append (out, member);
+  symfonic_string_append_len (out, member, strlen (member));
 }
 
 static void

@@ -59,4 +59,8 @@ symfonic_string_append_len (GString    *out,
   symfonic_string_commit (out, end + len);
 }
 
+/* Appends a string literal, whose length the compiler knows. */
+#define symfonic_string_append_literal(out, literal) \
+  symfonic_string_append_len ((out), "" literal "", sizeof (literal) - 1)
+
 G_END_DECLS

@@ -8,6 +8,7 @@
 
 #include "symfonic-json-scan.h"
 #include "symfonic-json-string-private.h"
+#include "symfonic-string-private.h"
 
 /* A provider sends hundreds of small frames per answer, nearly all of one
  * shape; building a json-glib tree for each costs more than everything
@@ -153,7 +154,7 @@ read_string (Scan    *s,
       if (c < 0x20)
         return FALSE;
       if (out != NULL)
-        g_string_append_len (out, (const char *) s->data + start, s->pos - start);
+        symfonic_string_append_len (out, (const char *) s->data + start, s->pos - start);
 
       if (c == '"')
         {
@@ -272,9 +273,11 @@ find_member (const SymfonicJsonScanMember *members,
              const guchar                 *name,
              gsize                         length)
 {
+  /* the first letter tells most names apart before a comparison */
   for (; members->name != NULL; members++)
     {
-      if (strlen (members->name) == length && memcmp (members->name, name, length) == 0)
+      if (length > 0 && (guchar) members->name[0] == name[0] &&
+          strncmp (members->name, (const char *) name, length) == 0 && members->name[length] == '\0')
         return members;
     }
 
