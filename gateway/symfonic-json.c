@@ -540,6 +540,17 @@ repeats_name (Reader *r,
   return FALSE;
 }
 
+static gboolean
+copy_literal (Reader     *r,
+              const char *word,
+              GString    *out)
+{
+  if (!read_literal (r, word))
+    return FALSE;
+  symfonic_string_append_len (out, word, strlen (word));
+  return TRUE;
+}
+
 /* One scalar value at r->pos, written to @out as symfonic_json_append_node()
  * writes what read_value() makes of it. */
 static gboolean
@@ -557,20 +568,11 @@ write_scalar (Reader  *r,
       g_string_truncate (r->text, mark);
       return TRUE;
     case 't':
-      if (!read_literal (r, "true"))
-        return FALSE;
-      symfonic_string_append_len (out, "true", 4);
-      return TRUE;
+      return copy_literal (r, "true", out);
     case 'f':
-      if (!read_literal (r, "false"))
-        return FALSE;
-      symfonic_string_append_len (out, "false", 5);
-      return TRUE;
+      return copy_literal (r, "false", out);
     case 'n':
-      if (!read_literal (r, "null"))
-        return FALSE;
-      symfonic_string_append_len (out, "null", 4);
-      return TRUE;
+      return copy_literal (r, "null", out);
     case '-':
     case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
