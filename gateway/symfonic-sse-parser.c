@@ -59,7 +59,9 @@ struct _SymfonicSseParser
   /* complete events, oldest first from frames[taken], their strings in
    * frame_bytes: both are reused once every event was taken, so reading
    * an event allocates nothing */
-  GArray   *frames;
+  Frame    *frames;
+  guint     n_frames;
+  guint     frames_size;
   guint     taken;
   GString  *frame_bytes;
 };
@@ -74,7 +76,7 @@ symfonic_sse_parser_finalize (GObject *object)
   g_string_free (self->line, TRUE);
   g_string_free (self->event, TRUE);
   g_free (self->last_event_id);
-  g_array_unref (self->frames);
+  g_free (self->frames);
   g_string_free (self->frame_bytes, TRUE);
 
   G_OBJECT_CLASS (symfonic_sse_parser_parent_class)->finalize (object);
@@ -92,7 +94,6 @@ symfonic_sse_parser_init (SymfonicSseParser *self)
   self->line = g_string_new (NULL);
   self->event = g_string_new (NULL);
   self->retry = -1;
-  self->frames = g_array_new (FALSE, FALSE, sizeof (Frame));
   self->frame_bytes = g_string_new (NULL);
 }
 
@@ -147,10 +148,10 @@ forget_taken (SymfonicSseParser *self)
 {
   gsize partial;
 
-  if (self->taken == 0 || self->taken < self->frames->len)
+  if (self->taken == 0 || self->taken < self->n_frames)
     return;
 
-  g_array_set_size (self->frames, 0);
+  self->n_frames = 0;
   self->taken = 0;
   partial = data_length (self);
   if (partial > 0)
@@ -179,7 +180,13 @@ dispatch (SymfonicSseParser *self)
   frame.id = self->last_event_id != NULL
              ? (gssize) keep_string (self, self->last_event_id, strlen (self->last_event_id))
              : -1;
-  g_array_append_val (self->frames, frame);
+  /* one per event: appended in place, grown only when full */
+  if (self->n_frames == self->frames_size)
+    {
+      self->frames_size = MAX (8, self->frames_size * 2);
+      self->frames = g_renew (Frame, self->frames, self->frames_size);
+    }
+  self->frames[self->n_frames++] = frame;
 
   symfonic_string_clear (self->event);
   shrink (&self->event);
@@ -444,10 +451,10 @@ symfonic_sse_parser_next_borrowed (SymfonicSseParser  *self,
   g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
 
   forget_taken (self);
-  if (self->taken == self->frames->len)
+  if (self->taken == self->n_frames)
     return FALSE;
 
-  frame = &g_array_index (self->frames, Frame, self->taken);
+  frame = &self->frames[self->taken];
   self->taken++;
   bytes = self->frame_bytes->str;
   if (event != NULL)
