@@ -62,9 +62,12 @@ skip_space (Reader *r)
 
 /* The next byte after whitespace, or 0 at the end: a raw NUL is never
  * valid there, so the callers need no separate end check. */
-static guchar
+static inline guchar
 peek (Reader *r)
 {
+  /* compact JSON, as upstreams write it, has no whitespace to skip */
+  if (G_LIKELY (r->pos < r->length && r->data[r->pos] > ' '))
+    return r->data[r->pos];
   skip_space (r);
   return r->pos < r->length ? r->data[r->pos] : 0;
 }

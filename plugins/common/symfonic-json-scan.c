@@ -33,10 +33,14 @@ typedef struct
   gssize        slots[SYMFONIC_JSON_SCAN_SLOTS];
 } Scan;
 
-/* The next byte after whitespace, or 0 at the end. */
-static guchar
+/* The next byte after whitespace, or 0 at the end. Providers write their
+ * frames without whitespace: the next byte is usually the one. */
+static inline guchar
 peek (Scan *s)
 {
+  if (G_LIKELY (s->pos < s->length && s->data[s->pos] > ' '))
+    return s->data[s->pos];
+
   while (s->pos < s->length)
     {
       guchar c = s->data[s->pos];
