@@ -24,14 +24,34 @@
 /* digits enough for any gint64 and far from where a double overflows */
 #define MAX_NUMBER_BYTES 64
 
+/* Where a slot's string is: its offset in the decoded text, and the
+ * bytes of its literal, quotes included, in the input. */
+typedef struct
+{
+  gssize text;
+  gsize  start;
+  gsize  end;
+} Slot;
+
 typedef struct
 {
   const guchar *data;
   gsize         length;
   gsize         pos;
   GString      *text;
-  gssize        slots[SYMFONIC_JSON_SCAN_SLOTS];
+  Slot          slots[SYMFONIC_JSON_SCAN_SLOTS];
 } Scan;
+
+struct _SymfonicJsonScanMemo
+{
+  /* what the last frame taken was read with, and its bytes; NULL members
+   * before the first */
+  const SymfonicJsonScanMember *members;
+  GString                      *input;
+  /* its slots' strings, each NUL-terminated, at the slots' text offsets */
+  GString                      *text;
+  Slot                          slots[SYMFONIC_JSON_SCAN_SLOTS];
+};
 
 /* The next byte after whitespace, or 0 at the end. Providers write their
  * frames without whitespace: the next byte is usually the one. */
@@ -315,9 +335,13 @@ read_member (Scan                         *s,
 
   if (kind == SYMFONIC_JSON_SCAN_STRING && c == '"')
     {
-      s->slots[member->slot] = s->text->len;
+      Slot *slot = &s->slots[member->slot];
+
+      slot->text = s->text->len;
+      slot->start = s->pos;
       if (!read_string (s, s->text))
         return FALSE;
+      slot->end = s->pos;
       g_string_append_c (s->text, '\0');
       return TRUE;
     }
@@ -367,11 +391,117 @@ read_object (Scan                         *s,
     }
 }
 
+SymfonicJsonScanMemo *
+symfonic_json_scan_memo_new (void)
+{
+  SymfonicJsonScanMemo *memo = g_new0 (SymfonicJsonScanMemo, 1);
+
+  memo->input = g_string_new (NULL);
+  memo->text = g_string_new (NULL);
+  return memo;
+}
+
+void
+symfonic_json_scan_memo_free (SymfonicJsonScanMemo *memo)
+{
+  g_string_free (memo->input, TRUE);
+  g_string_free (memo->text, TRUE);
+  g_free (memo);
+}
+
+/* Keeps what @slots found in @data, their strings copied in slot order. */
+static void
+remember (SymfonicJsonScanMemo         *memo,
+          const SymfonicJsonScanMember *members,
+          const char                   *data,
+          gsize                         length,
+          const GString                *text,
+          const Slot                   *slots)
+{
+  memo->members = members;
+  g_string_truncate (memo->input, 0);
+  symfonic_string_append_len (memo->input, data, length);
+  g_string_truncate (memo->text, 0);
+  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+    {
+      memo->slots[i] = slots[i];
+      if (slots[i].text < 0)
+        continue;
+      memo->slots[i].text = memo->text->len;
+      /* with its NUL */
+      symfonic_string_append_len (memo->text, text->str + slots[i].text, strlen (text->str + slots[i].text) + 1);
+    }
+}
+
+/* @data read through the memo: when it is the last frame taken with only
+ * the literal of one string slot replaced by another string literal, the
+ * scan's every step outside that literal is the one it took then, so only
+ * the new string is read. Fills @text and @slots as a scan would, and
+ * returns TRUE; FALSE when @data must be scanned in full. */
+static gboolean
+scan_again (SymfonicJsonScanMemo         *memo,
+            const SymfonicJsonScanMember *members,
+            const char                   *data,
+            gsize                         length,
+            GString                      *text,
+            Slot                         *slots)
+{
+  if (memo->members != members)
+    return FALSE;
+
+  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+    {
+      const Slot *old = &memo->slots[i];
+      gsize tail;
+      Scan scan;
+
+      if (old->text < 0)
+        continue;
+      tail = memo->input->len - old->end;
+      if (length < old->start + 2 + tail ||
+          memcmp (data + length - tail, memo->input->str + old->end, tail) != 0 ||
+          memcmp (data, memo->input->str, old->start) != 0)
+        continue;
+
+      /* the bytes between must be one string literal, ending where the
+       * old one did before the same rest */
+      scan = (Scan) { (const guchar *) data, length - tail, old->start, text, { { 0 } } };
+      g_string_truncate (text, 0);
+      if (data[old->start] != '"' || !read_string (&scan, text) || scan.pos != length - tail)
+        return FALSE;
+      g_string_append_c (text, '\0');
+
+      for (guint j = 0; j < SYMFONIC_JSON_SCAN_SLOTS; j++)
+        {
+          slots[j] = memo->slots[j];
+          if (j == i || slots[j].text < 0)
+            continue;
+          slots[j].text = text->len;
+          symfonic_string_append_len (text, memo->text->str + memo->slots[j].text,
+                                      strlen (memo->text->str + memo->slots[j].text) + 1);
+          /* a literal after the new one moved with the rest */
+          if (slots[j].start >= old->end)
+            {
+              slots[j].start = slots[j].start - old->end + scan.pos;
+              slots[j].end = slots[j].end - old->end + scan.pos;
+            }
+        }
+      slots[i].text = 0;
+      slots[i].end = scan.pos;
+
+      return TRUE;
+    }
+
+  return FALSE;
+}
+
 /**
  * symfonic_json_scan:
  * @data: (array length=length): the text
  * @length: its size in bytes
  * @members: what the object's members are, the others being scalars
+ * @memo: (nullable): the stream's memo of the frame it scanned last, or
+ *   %NULL to scan @data in full
  * @text: where the kept strings are decoded to; it is emptied first
  * @slots: (out caller-allocates): each slot's string, pointing into @text,
  *   or %NULL when its member is absent or not a string
@@ -385,22 +515,28 @@ gboolean
 symfonic_json_scan (const char                   *data,
                     gsize                         length,
                     const SymfonicJsonScanMember *members,
+                    SymfonicJsonScanMemo         *memo,
                     GString                      *text,
                     const char                   *slots[SYMFONIC_JSON_SCAN_SLOTS])
 {
-  Scan scan = { (const guchar *) data, length, 0, text, { 0 } };
+  Scan scan = { (const guchar *) data, length, 0, text, { { 0 } } };
 
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
   g_return_val_if_fail (members != NULL, FALSE);
 
-  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
-    scan.slots[i] = -1;
-  g_string_truncate (text, 0);
-  if (peek (&scan) != '{' || !read_object (&scan, members) || peek (&scan) != 0 || scan.pos != length)
-    return FALSE;
+  if (memo == NULL || !scan_again (memo, members, data, length, text, scan.slots))
+    {
+      for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+        scan.slots[i].text = -1;
+      g_string_truncate (text, 0);
+      if (peek (&scan) != '{' || !read_object (&scan, members) || peek (&scan) != 0 || scan.pos != length)
+        return FALSE;
+    }
+  if (memo != NULL)
+    remember (memo, members, data, length, text, scan.slots);
 
   for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
-    slots[i] = scan.slots[i] >= 0 ? text->str + scan.slots[i] : NULL;
+    slots[i] = scan.slots[i].text >= 0 ? text->str + scan.slots[i].text : NULL;
 
   return TRUE;
 }

@@ -36,10 +36,20 @@ struct _SymfonicJsonScanMember
 
 #define SYMFONIC_JSON_SCAN_SLOTS 4
 
+/* What one stream's last scanned frame was, so that the next frame, which
+ * mostly differs from it only in one string, costs only that string. */
+typedef struct _SymfonicJsonScanMemo SymfonicJsonScanMemo;
+
+SymfonicJsonScanMemo *symfonic_json_scan_memo_new  (void);
+void                  symfonic_json_scan_memo_free (SymfonicJsonScanMemo *memo);
+
 gboolean symfonic_json_scan (const char                   *data,
                              gsize                         length,
                              const SymfonicJsonScanMember *members,
+                             SymfonicJsonScanMemo         *memo,
                              GString                      *text,
                              const char                   *slots[SYMFONIC_JSON_SCAN_SLOTS]);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicJsonScanMemo, symfonic_json_scan_memo_free)
 
 G_END_DECLS

@@ -342,7 +342,8 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
   JsonObject *message;
   const char *stop_reason;
 
-  if (symfonic_anthropic_delta_scan (data, strlen (data), symfonic_provider_request_get_scratch (request), &delta))
+  if (symfonic_anthropic_delta_scan (data, strlen (data), symfonic_provider_request_get_memo (request),
+                                     symfonic_provider_request_get_scratch (request), &delta))
     {
       apply_delta (request, &delta);
       return TRUE;

@@ -123,7 +123,8 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
   g_autoptr(JsonNode) root = NULL;
   SymfonicOpenaiChunk chunk;
 
-  if (symfonic_openai_chunk_scan (data, strlen (data), symfonic_provider_request_get_scratch (request), &chunk))
+  if (symfonic_openai_chunk_scan (data, strlen (data), symfonic_provider_request_get_memo (request),
+                                  symfonic_provider_request_get_scratch (request), &chunk))
     {
       apply_chunk (request, &chunk);
       return TRUE;

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
-#include "../common/symfonic-json-scan.h"
 #include "symfonic-provider-frame.h"
 
 /* A frame is read in one of two ways that give the same answer: the
@@ -92,14 +91,15 @@ static const SymfonicJsonScanMember openai_chunk[] = {
  * with at most one choice: @chunk's strings then point into @text. FALSE
  * when it must be read with symfonic_openai_chunk_read(). */
 gboolean
-symfonic_openai_chunk_scan (const char          *data,
-                            gsize                length,
-                            GString             *text,
-                            SymfonicOpenaiChunk *chunk)
+symfonic_openai_chunk_scan (const char           *data,
+                            gsize                 length,
+                            SymfonicJsonScanMemo *memo,
+                            GString              *text,
+                            SymfonicOpenaiChunk  *chunk)
 {
   const char *slots[SYMFONIC_JSON_SCAN_SLOTS];
 
-  if (!symfonic_json_scan (data, length, openai_chunk, text, slots))
+  if (!symfonic_json_scan (data, length, openai_chunk, memo, text, slots))
     return FALSE;
 
   *chunk = (SymfonicOpenaiChunk) {
@@ -188,12 +188,13 @@ anthropic_delta_from (const char             *type,
 gboolean
 symfonic_anthropic_delta_scan (const char             *data,
                                gsize                   length,
+                               SymfonicJsonScanMemo   *memo,
                                GString                *text,
                                SymfonicAnthropicDelta *delta)
 {
   const char *slots[SYMFONIC_JSON_SCAN_SLOTS];
 
-  return symfonic_json_scan (data, length, anthropic_frame, text, slots) &&
+  return symfonic_json_scan (data, length, anthropic_frame, memo, text, slots) &&
          anthropic_delta_from (slots[ANTHROPIC_TYPE], slots[ANTHROPIC_DELTA_TYPE], slots[ANTHROPIC_TEXT],
                                slots[ANTHROPIC_THINKING], delta);
 }

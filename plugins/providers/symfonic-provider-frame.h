@@ -6,6 +6,8 @@
 
 #include <symfonic.h>
 
+#include "../common/symfonic-json-scan.h"
+
 G_BEGIN_DECLS
 
 JsonNode   *symfonic_provider_parse_json    (const char  *data,
@@ -29,10 +31,11 @@ typedef struct
   const char *finish_reason;
 } SymfonicOpenaiChunk;
 
-gboolean symfonic_openai_chunk_scan    (const char          *data,
-                                        gsize                length,
-                                        GString             *text,
-                                        SymfonicOpenaiChunk *chunk);
+gboolean symfonic_openai_chunk_scan    (const char           *data,
+                                        gsize                 length,
+                                        SymfonicJsonScanMemo *memo,
+                                        GString              *text,
+                                        SymfonicOpenaiChunk  *chunk);
 gboolean symfonic_openai_chunk_read    (JsonObject          *object,
                                         SymfonicOpenaiChunk *chunk);
 
@@ -46,6 +49,7 @@ typedef struct
 
 gboolean symfonic_anthropic_delta_scan (const char             *data,
                                         gsize                   length,
+                                        SymfonicJsonScanMemo   *memo,
                                         GString                *text,
                                         SymfonicAnthropicDelta *delta);
 gboolean symfonic_anthropic_delta_read (JsonObject             *frame,

@@ -101,8 +101,10 @@ struct _SymfonicProviderRequest
   /* the usage went to the stream, or its absence to the log */
   gboolean                 usage_settled;
 
-  /* where the frames read without a tree are decoded */
+  /* where the frames read without a tree are decoded, and what the last
+   * one was */
   GString                 *scratch;
+  SymfonicJsonScanMemo    *memo;
 };
 
 static void
@@ -114,6 +116,7 @@ request_free (SymfonicUpstreamReader *reader)
   g_free (req->tool_name);
   g_string_free (req->tool_arguments, TRUE);
   g_string_free (req->scratch, TRUE);
+  symfonic_json_scan_memo_free (req->memo);
   g_free (req->finish_reason);
   g_free (req->model);
   g_object_unref (req->source);
@@ -168,6 +171,13 @@ GString *
 symfonic_provider_request_get_scratch (SymfonicProviderRequest *self)
 {
   return self->scratch;
+}
+
+/* The memo of the frame read last without a tree, for the next one. */
+SymfonicJsonScanMemo *
+symfonic_provider_request_get_memo (SymfonicProviderRequest *self)
+{
+  return self->memo;
 }
 
 void
@@ -482,6 +492,7 @@ symfonic_provider_source_start (SymfonicSource *source,
   req->source = g_object_ref (self);
   req->tool_arguments = g_string_new (NULL);
   req->scratch = g_string_new (NULL);
+  req->memo = symfonic_json_scan_memo_new ();
   symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
   req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
                                                  "application/json", payload,

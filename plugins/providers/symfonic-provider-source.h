@@ -55,7 +55,9 @@ void        symfonic_provider_source_copy_parameters  (SymfonicInvocation     *i
                                                        JsonObject             *body,
                                                        const char             *stop_name);
 
-GString *symfonic_provider_request_get_scratch       (SymfonicProviderRequest *self);
+GString  *symfonic_provider_request_get_scratch      (SymfonicProviderRequest *self);
+SymfonicJsonScanMemo *
+          symfonic_provider_request_get_memo         (SymfonicProviderRequest *self);
 void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
                                                       const char              *text);
 void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,

@@ -20,16 +20,29 @@ parse_taken (const char *data,
   return json_node_get_object (*root);
 }
 
-gboolean
-provider_frame_openai_agrees (const char *data,
-                              gsize       length)
+/* One buffer for every call: the callers make tens of thousands, and a
+ * sanitized build pays dearly for each allocation. */
+static GString *
+scratch (void)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
+  static GString *text;
+
+  if (text == NULL)
+    text = g_string_new (NULL);
+  return text;
+}
+
+gboolean
+provider_frame_openai_agrees (SymfonicJsonScanMemo *memo,
+                              const char           *data,
+                              gsize                 length)
+{
+  GString *text = scratch ();
   g_autoptr(JsonNode) root = NULL;
   SymfonicOpenaiChunk fast;
   SymfonicOpenaiChunk tree;
 
-  if (!symfonic_openai_chunk_scan (data, length, text, &fast))
+  if (!symfonic_openai_chunk_scan (data, length, memo, text, &fast))
     return FALSE;
 
   g_assert_true (symfonic_openai_chunk_read (parse_taken (data, length, &root), &tree));
@@ -46,15 +59,16 @@ provider_frame_openai_agrees (const char *data,
 }
 
 gboolean
-provider_frame_anthropic_agrees (const char *data,
-                                 gsize       length)
+provider_frame_anthropic_agrees (SymfonicJsonScanMemo *memo,
+                                 const char           *data,
+                                 gsize                 length)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
+  GString *text = scratch ();
   g_autoptr(JsonNode) root = NULL;
   SymfonicAnthropicDelta fast;
   SymfonicAnthropicDelta tree;
 
-  if (!symfonic_anthropic_delta_scan (data, length, text, &fast))
+  if (!symfonic_anthropic_delta_scan (data, length, memo, text, &fast))
     return FALSE;
 
   g_assert_true (symfonic_anthropic_delta_read (parse_taken (data, length, &root), &tree));

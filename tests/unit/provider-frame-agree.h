@@ -10,11 +10,17 @@
 
 G_BEGIN_DECLS
 
-/* Whether the scan took @data; aborts when it took what the tree reads
- * otherwise, or what the strict reader refuses. */
-gboolean provider_frame_openai_agrees    (const char *data,
-                                          gsize       length);
-gboolean provider_frame_anthropic_agrees (const char *data,
-                                          gsize       length);
+typedef gboolean (*AgreeFunc) (SymfonicJsonScanMemo *memo,
+                               const char           *data,
+                               gsize                 length);
+
+/* Whether the scan took @data, through @memo when not NULL; aborts when it
+ * took what the tree reads otherwise, or what the strict reader refuses. */
+gboolean provider_frame_openai_agrees    (SymfonicJsonScanMemo *memo,
+                                          const char           *data,
+                                          gsize                 length);
+gboolean provider_frame_anthropic_agrees (SymfonicJsonScanMemo *memo,
+                                          const char           *data,
+                                          gsize                 length);
 
 G_END_DECLS

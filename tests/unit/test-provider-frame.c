@@ -13,8 +13,24 @@
  * JSON allows, and every truncation and byte change of those. The literal
  * cases also pin down which shapes the scan takes. */
 
-typedef gboolean (*AgreeFunc) (const char *data,
-                               gsize       length);
+/* @data read alone, and as the frame after @original through the memo of
+ * it that @memo holds: a stream's next frame is mostly its last one with
+ * one string changed, which the memo takes without scanning the rest
+ * again. Both ways take the same inputs. The memo is left holding
+ * @original again. */
+static void
+agrees_after_original (AgreeFunc             agrees,
+                       SymfonicJsonScanMemo *memo,
+                       const char           *original,
+                       const char           *data,
+                       gsize                 length)
+{
+  gboolean alone = agrees (NULL, data, length);
+
+  g_assert_cmpint (agrees (memo, data, length), ==, alone);
+  if (alone)
+    agrees (memo, original, strlen (original));
+}
 
 /* Every prefix, every byte replaced by each byte JSON gives a meaning to
  * (and a few it refuses), and random insertions. */
@@ -25,9 +41,11 @@ check_mutations (AgreeFunc   agrees,
   static const char replacements[] = "\"\\{}[],: \t0129-.eEuntfdD\x01\x7f\xc3\xff";
   gsize length = strlen (original);
   g_autofree char *copy = g_malloc (length + 8);
+  g_autoptr(SymfonicJsonScanMemo) memo = symfonic_json_scan_memo_new ();
 
+  agrees (memo, original, length);
   for (gsize cut = 0; cut <= length; cut++)
-    agrees (original, cut);
+    agrees_after_original (agrees, memo, original, original, cut);
 
   for (gsize i = 0; i < length; i++)
     {
@@ -35,7 +53,7 @@ check_mutations (AgreeFunc   agrees,
       for (gsize r = 0; r < sizeof replacements; r++)
         {
           copy[i] = replacements[r];
-          agrees (copy, length);
+          agrees_after_original (agrees, memo, original, copy, length);
         }
     }
 
@@ -48,7 +66,7 @@ check_mutations (AgreeFunc   agrees,
       for (gsize k = 0; k < n; k++)
         copy[at + k] = replacements[g_test_rand_int_range (0, sizeof replacements)];
       memcpy (copy + at + n, original + at, length - at);
-      agrees (copy, length + n);
+      agrees_after_original (agrees, memo, original, copy, length + n);
     }
 }
 
@@ -133,12 +151,12 @@ test_openai_taken (void)
       g_autoptr(GString) text = g_string_new (NULL);
       SymfonicOpenaiChunk chunk;
 
-      g_assert_true (symfonic_openai_chunk_scan (c->data, strlen (c->data), text, &chunk));
+      g_assert_true (symfonic_openai_chunk_scan (c->data, strlen (c->data), NULL, text, &chunk));
       g_assert_cmpstr (chunk.model, ==, c->model);
       g_assert_cmpstr (chunk.thinking, ==, c->thinking);
       g_assert_cmpstr (chunk.text, ==, c->text);
       g_assert_cmpstr (chunk.finish_reason, ==, c->finish_reason);
-      g_assert_true (provider_frame_openai_agrees (c->data, strlen (c->data)));
+      g_assert_true (provider_frame_openai_agrees (NULL, c->data, strlen (c->data)));
     }
 }
 
@@ -148,7 +166,7 @@ test_openai_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (openai_refused); i++)
     {
       g_test_message ("case %u", i);
-      g_assert_false (provider_frame_openai_agrees (openai_refused[i], strlen (openai_refused[i])));
+      g_assert_false (provider_frame_openai_agrees (NULL, openai_refused[i], strlen (openai_refused[i])));
     }
 }
 
@@ -159,6 +177,54 @@ test_openai_mutations (void)
     check_mutations (provider_frame_openai_agrees, openai_taken[i].data);
   for (guint i = 0; i < G_N_ELEMENTS (openai_refused); i++)
     check_mutations (provider_frame_openai_agrees, openai_refused[i]);
+}
+
+/* A stream's frames through one memo, with literal expectations: the
+ * content changes length, an escape and a member after it, and a frame
+ * of another shape in between. */
+static void
+test_openai_memo (void)
+{
+  static const OpenaiCase stream[] = {
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "Hel", NULL },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo, w\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "lo, w", NULL },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\u00e9\\\"\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "\xc3\xa9\"", NULL },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "", NULL },
+    /* the content's literal swallows what follows it: not one string */
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\",\"x\":\"b\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "a", NULL },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c\"},\"finish_reason\":null}]}",
+      "gpt-4o", NULL, "c", NULL },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}]}",
+      "gpt-4o", NULL, "c", "stop" },
+    { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"d\"},\"finish_reason\":\"length\"}]}",
+      "gpt-4o", NULL, "d", "length" },
+  };
+  static const char unpaired[] =
+    HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\ud800\"},\"finish_reason\":\"length\"}]}";
+  g_autoptr(SymfonicJsonScanMemo) memo = symfonic_json_scan_memo_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (stream); i++)
+    {
+      const OpenaiCase *c = &stream[i];
+      SymfonicOpenaiChunk chunk;
+
+      g_test_message ("frame %u", i);
+      g_assert_true (symfonic_openai_chunk_scan (c->data, strlen (c->data), memo, text, &chunk));
+      g_assert_cmpstr (chunk.model, ==, c->model);
+      g_assert_cmpstr (chunk.thinking, ==, c->thinking);
+      g_assert_cmpstr (chunk.text, ==, c->text);
+      g_assert_cmpstr (chunk.finish_reason, ==, c->finish_reason);
+    }
+
+  /* a frame that is the last one with its content's literal made invalid
+   * is refused, as the strict reader refuses it */
+  g_assert_false (provider_frame_openai_agrees (memo, unpaired, strlen (unpaired)));
 }
 
 /* --- Anthropic --------------------------------------------------------- */
@@ -209,10 +275,10 @@ test_anthropic_taken (void)
       g_autoptr(GString) text = g_string_new (NULL);
       SymfonicAnthropicDelta delta;
 
-      g_assert_true (symfonic_anthropic_delta_scan (c->data, strlen (c->data), text, &delta));
+      g_assert_true (symfonic_anthropic_delta_scan (c->data, strlen (c->data), NULL, text, &delta));
       g_assert_cmpstr (delta.text, ==, c->text);
       g_assert_cmpstr (delta.thinking, ==, c->thinking);
-      g_assert_true (provider_frame_anthropic_agrees (c->data, strlen (c->data)));
+      g_assert_true (provider_frame_anthropic_agrees (NULL, c->data, strlen (c->data)));
     }
 }
 
@@ -222,7 +288,7 @@ test_anthropic_refused (void)
   for (guint i = 0; i < G_N_ELEMENTS (anthropic_refused); i++)
     {
       g_test_message ("case %u", i);
-      g_assert_false (provider_frame_anthropic_agrees (anthropic_refused[i], strlen (anthropic_refused[i])));
+      g_assert_false (provider_frame_anthropic_agrees (NULL, anthropic_refused[i], strlen (anthropic_refused[i])));
     }
 }
 
@@ -241,6 +307,7 @@ main (int   argc,
 {
   g_test_init (&argc, &argv, NULL);
 
+  g_test_add_func ("/provider-frame/openai/memo", test_openai_memo);
   g_test_add_func ("/provider-frame/openai/taken", test_openai_taken);
   g_test_add_func ("/provider-frame/openai/refused", test_openai_refused);
   g_test_add_func ("/provider-frame/openai/mutations", test_openai_mutations);
