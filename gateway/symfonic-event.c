@@ -774,17 +774,7 @@ symfonic_event_write_json (SymfonicEvent *self,
   if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
   if (self->payload != NULL)
-    {
-      g_autoptr(GList) members = json_object_get_members (self->payload);
-
-      for (GList *l = members; l != NULL; l = l->next)
-        {
-          g_string_append_c (out, ',');
-          symfonic_json_append_string (out, l->data, -1);
-          g_string_append_c (out, ':');
-          symfonic_json_append_node (out, json_object_get_member (self->payload, l->data));
-        }
-    }
+    symfonic_json_append_members (out, self->payload, TRUE);
   g_string_append_c (out, '}');
 }
 

@@ -153,13 +153,6 @@ symfonic_json_append_double (GString *out,
     g_string_append (out, ".0");
 }
 
-static void
-append_literal (GString    *out,
-                const char *literal)
-{
-  symfonic_string_append_len (out, literal, strlen (literal));
-}
-
 void
 symfonic_json_append_int (GString *out,
                           gint64   value)
@@ -172,40 +165,46 @@ symfonic_json_append_int (GString *out,
   symfonic_string_commit (out, symfonic_json_write_uint (p, value < 0 ? -(guint64) value : (guint64) value));
 }
 
-/* Members in the order they were written, walked without copying the
- * list of their names. */
+/* `"name":value` for each member of @object, comma-separated, in the
+ * order they were written, walked without copying the list of their
+ * names; a comma goes first too if @after_another. */
+void
+symfonic_json_append_members (GString    *out,
+                              JsonObject *object,
+                              gboolean    after_another)
+{
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &name, &member))
+    {
+      if (after_another)
+        g_string_append_c (out, ',');
+      after_another = TRUE;
+      symfonic_json_append_string (out, name, -1);
+      g_string_append_c (out, ':');
+      symfonic_json_append_node (out, member);
+    }
+}
+
 void
 symfonic_json_append_node (GString  *out,
                            JsonNode *node)
 {
   if (node == NULL)
     {
-      append_literal (out, "null");
+      symfonic_string_append_literal (out, "null");
       return;
     }
 
   switch (json_node_get_node_type (node))
     {
     case JSON_NODE_OBJECT:
-      {
-        JsonObjectIter iter;
-        const char *name;
-        JsonNode *member;
-        gboolean first = TRUE;
-
-        g_string_append_c (out, '{');
-        json_object_iter_init_ordered (&iter, json_node_get_object (node));
-        while (json_object_iter_next_ordered (&iter, &name, &member))
-          {
-            if (!first)
-              g_string_append_c (out, ',');
-            first = FALSE;
-            symfonic_json_append_string (out, name, -1);
-            g_string_append_c (out, ':');
-            symfonic_json_append_node (out, member);
-          }
-        g_string_append_c (out, '}');
-      }
+      g_string_append_c (out, '{');
+      symfonic_json_append_members (out, json_node_get_object (node), FALSE);
+      g_string_append_c (out, '}');
       break;
 
     case JSON_NODE_ARRAY:
@@ -225,7 +224,7 @@ symfonic_json_append_node (GString  *out,
       break;
 
     case JSON_NODE_NULL:
-      append_literal (out, "null");
+      symfonic_string_append_literal (out, "null");
       break;
 
     case JSON_NODE_VALUE:
@@ -236,7 +235,10 @@ symfonic_json_append_node (GString  *out,
           symfonic_json_append_string (out, json_node_get_string (node), -1);
           break;
         case G_TYPE_BOOLEAN:
-          append_literal (out, json_node_get_boolean (node) ? "true" : "false");
+          if (json_node_get_boolean (node))
+            symfonic_string_append_literal (out, "true");
+          else
+            symfonic_string_append_literal (out, "false");
           break;
         case G_TYPE_DOUBLE:
           symfonic_json_append_double (out, json_node_get_double (node));
