@@ -409,6 +409,17 @@ symfonic_json_scan_memo_free (SymfonicJsonScanMemo *memo)
   g_free (memo);
 }
 
+/* Appends a kept string with its NUL; returns where it starts. */
+static gssize
+keep_string (GString    *to,
+             const char *string)
+{
+  gssize start = to->len;
+
+  symfonic_string_append_len (to, string, strlen (string) + 1);
+  return start;
+}
+
 /* Keeps what @slots found in @data, their strings copied in slot order. */
 static void
 remember (SymfonicJsonScanMemo         *memo,
@@ -425,11 +436,8 @@ remember (SymfonicJsonScanMemo         *memo,
   for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
     {
       memo->slots[i] = slots[i];
-      if (slots[i].text < 0)
-        continue;
-      memo->slots[i].text = memo->text->len;
-      /* with its NUL */
-      symfonic_string_append_len (memo->text, text->str + slots[i].text, strlen (text->str + slots[i].text) + 1);
+      if (slots[i].text >= 0)
+        memo->slots[i].text = keep_string (memo->text, text->str + slots[i].text);
     }
 }
 
@@ -476,9 +484,7 @@ scan_again (SymfonicJsonScanMemo         *memo,
           slots[j] = memo->slots[j];
           if (j == i || slots[j].text < 0)
             continue;
-          slots[j].text = text->len;
-          symfonic_string_append_len (text, memo->text->str + memo->slots[j].text,
-                                      strlen (memo->text->str + memo->slots[j].text) + 1);
+          slots[j].text = keep_string (text, memo->text->str + memo->slots[j].text);
           /* a literal after the new one moved with the rest */
           if (slots[j].start >= old->end)
             {
