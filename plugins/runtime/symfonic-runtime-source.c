@@ -266,43 +266,48 @@ handle_frame (Request     *req,
   g_autoptr(JsonNode) root = NULL;
   SymfonicEventKind kind;
 
-  if (strcmp (event, "error") == 0)
-    return handle_error_frame (data, error);
-
-  /* usage reports are for metering only, and a broken one is no reason to
-   * fail a stream that is otherwise fine */
-  if (strcmp (event, "usage") == 0)
+  /* most frames are deltas, read without a JSON tree, and their name is
+   * looked up once, there */
+  parsed = symfonic_event_try_new_from_data (event, data, strlen (data));
+  if (parsed != NULL)
     {
-      JsonObject *usage;
+      kind = symfonic_event_get_kind (parsed);
+    }
+  else
+    {
+      if (strcmp (event, "error") == 0)
+        return handle_error_frame (data, error);
 
-      root = parse_json (data, NULL);
-      if (root == NULL)
+      /* usage reports are for metering only, and a broken one is no reason
+       * to fail a stream that is otherwise fine */
+      if (strcmp (event, "usage") == 0)
         {
-          g_debug ("Ignoring a usage report that is not JSON");
+          JsonObject *usage;
+
+          root = parse_json (data, NULL);
+          if (root == NULL)
+            {
+              g_debug ("Ignoring a usage report that is not JSON");
+              return TRUE;
+            }
+          usage = get_usage_member (root);
+          if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
+            usage = json_node_get_object (root);
+          if (usage != NULL)
+            add_usage (req, usage);
           return TRUE;
         }
-      usage = get_usage_member (root);
-      if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
-        usage = json_node_get_object (root);
-      if (usage != NULL)
-        add_usage (req, usage);
-      return TRUE;
-    }
 
-  if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
-    {
-      g_autofree char *quoted = quote_upstream (event);
+      if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
+        {
+          g_autofree char *quoted = quote_upstream (event);
 
-      g_propagate_error (error, symfonic_upstream_failure_new (run_id (req), req->source->display_url, SYMFONIC_ERROR_UPSTREAM,
-                                                  _("The upstream sent an unknown event"),
-                                                  "unknown event “%s”", quoted));
-      return FALSE;
-    }
+          g_propagate_error (error, symfonic_upstream_failure_new (run_id (req), req->source->display_url, SYMFONIC_ERROR_UPSTREAM,
+                                                      _("The upstream sent an unknown event"),
+                                                      "unknown event “%s”", quoted));
+          return FALSE;
+        }
 
-  /* most frames are deltas, read without a JSON tree */
-  parsed = symfonic_event_try_new_from_data (event, data, strlen (data));
-  if (parsed == NULL)
-    {
       root = parse_data (event, data, error);
       if (root == NULL)
         return FALSE;
