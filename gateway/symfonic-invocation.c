@@ -758,3 +758,62 @@ symfonic_invocation_to_json (SymfonicInvocation *self)
   json_node_take_object (root, object);
   return root;
 }
+
+static void
+append_string_or_null (GString    *out,
+                       const char *name,
+                       const char *value)
+{
+  g_string_append_c (out, ',');
+  symfonic_json_append_string (out, name, -1);
+  g_string_append_c (out, ':');
+  if (value != NULL)
+    symfonic_json_append_string (out, value, -1);
+  else
+    g_string_append (out, "null");
+}
+
+/**
+ * symfonic_invocation_to_data:
+ * @self: a #SymfonicInvocation
+ * @length: (out) (optional): the length of the text
+ *
+ * The object of symfonic_invocation_to_json() as compact JSON text, its
+ * members in the same order, written without a tree: a source sends it on
+ * every request.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+char *
+symfonic_invocation_to_data (SymfonicInvocation *self,
+                             gsize              *length)
+{
+  GString *out;
+
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  out = g_string_sized_new (128);
+  g_string_append (out, "{\"query\":");
+  symfonic_json_append_string (out, self->query, -1);
+  append_string_or_null (out, "session_id", self->session_id);
+  g_string_append (out, ",\"attachments\":");
+  if (self->attachments != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_ARRAY);
+
+      json_node_set_array (node, self->attachments);
+      symfonic_json_append_node (out, node);
+    }
+  else
+    {
+      g_string_append (out, "null");
+    }
+  append_string_or_null (out, "tenant_id", self->tenant_id);
+  append_string_or_null (out, "principal_id", self->principal_id);
+  g_string_append_c (out, '}');
+
+  if (length != NULL)
+    *length = out->len;
+
+  return g_string_free (out, FALSE);
+}

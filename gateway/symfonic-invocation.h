@@ -51,5 +51,7 @@ void                symfonic_invocation_set_conversation (SymfonicInvocation  *s
                                                           JsonArray           *tools,
                                                           JsonObject          *parameters);
 JsonNode           *symfonic_invocation_to_json          (SymfonicInvocation  *self);
+char               *symfonic_invocation_to_data          (SymfonicInvocation  *self,
+                                                          gsize               *length);
 
 G_END_DECLS

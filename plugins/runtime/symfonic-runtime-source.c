@@ -503,15 +503,20 @@ send_message (Request *req,
 static GBytes *
 build_body (SymfonicStream *stream)
 {
-  g_autoptr(JsonNode) node = symfonic_invocation_to_json (symfonic_stream_get_invocation (stream));
-  char *text;
+  gsize length;
+  char *text = symfonic_invocation_to_data (symfonic_stream_get_invocation (stream), &length);
 
   if (symfonic_route_get_kind (symfonic_stream_get_route (stream)) == SYMFONIC_ROUTE_KIND_RESUME)
-    json_object_set_boolean_member (json_node_get_object (node), "resume", TRUE);
+    {
+      /* one more member before the object's closing brace */
+      GString *body = g_string_new_len (text, length - 1);
 
-  text = json_to_string (node, FALSE);
+      g_free (text);
+      g_string_append (body, ",\"resume\":true}");
+      return g_string_free_to_bytes (body);
+    }
 
-  return g_bytes_new_take (text, strlen (text));
+  return g_bytes_new_take (text, length);
 }
 
 static void

@@ -68,6 +68,8 @@ test_invocation_valid (void)
   g_autoptr(SymfonicInvocation) other = NULL;
   g_autoptr(JsonNode) upstream = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *data = NULL;
+  gsize length;
   JsonArray *attachments;
   JsonObject *object;
 
@@ -92,6 +94,12 @@ test_invocation_valid (void)
   g_assert_cmpstr (json_object_get_string_member (object, "session_id"), ==, "a:b:c 日本");
   g_assert_true (json_object_get_null_member (object, "tenant_id"));
   g_assert_false (json_object_has_member (object, "unknown"));
+
+  /* the text a source sends: the same members, compact, in that order */
+  data = symfonic_invocation_to_data (invocation, &length);
+  g_assert_cmpstr (data, ==, "{\"query\":\"What colour is the sky?\",\"session_id\":\"a:b:c 日本\","
+                             "\"attachments\":[{\"name\":\"a.txt\"}],\"tenant_id\":null,\"principal_id\":null}");
+  g_assert_cmpuint (length, ==, strlen (data));
 
   g_assert_nonnull (symfonic_invocation_get_run_id (invocation));
   other = symfonic_invocation_new ("again");
@@ -253,6 +261,25 @@ test_invocation_conversation (void)
   g_assert_cmpint (json_object_get_int_member (symfonic_invocation_get_parameters (provider), "max_tokens"), ==, 5);
 }
 
+/* Nulls, and text that must be escaped, in the text a source sends. */
+static void
+test_invocation_data_escaped (void)
+{
+  g_autoptr(SymfonicInvocation) invocation = symfonic_invocation_new ("say \"hi\"\n\t\\ \x01 é");
+  g_autofree char *bare = NULL;
+  g_autofree char *scoped = NULL;
+
+  bare = symfonic_invocation_to_data (invocation, NULL);
+  g_assert_cmpstr (bare, ==, "{\"query\":\"say \\\"hi\\\"\\n\\t\\\\ \\u0001 é\",\"session_id\":null,"
+                             "\"attachments\":null,\"tenant_id\":null,\"principal_id\":null}");
+
+  symfonic_invocation_set_scope (invocation, "acme", "alice", FALSE);
+  symfonic_invocation_set_session_id (invocation, "s1");
+  scoped = symfonic_invocation_to_data (invocation, NULL);
+  g_assert_cmpstr (scoped, ==, "{\"query\":\"say \\\"hi\\\"\\n\\t\\\\ \\u0001 é\",\"session_id\":\"s1\","
+                               "\"attachments\":null,\"tenant_id\":\"acme\",\"principal_id\":\"alice\"}");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -261,6 +288,7 @@ main (int   argc,
 
   g_test_add_func ("/invocation/invalid", test_invocation_invalid);
   g_test_add_func ("/invocation/valid", test_invocation_valid);
+  g_test_add_func ("/invocation/data-escaped", test_invocation_data_escaped);
   g_test_add_func ("/invocation/conversation", test_invocation_conversation);
   g_test_add_func ("/invocation/attachments-copied", test_invocation_attachments_copied);
   g_test_add_func ("/invocation/optional", test_invocation_optional);
