@@ -386,8 +386,8 @@ chunk_line (SymfonicHttpResponse     *resp,
 }
 
 /* Body bytes of @data (from *@in) move down to @data + *@out, de-chunked,
- * so the whole read reaches the handler in one call. Sets *@complete
- * when the body ended. */
+ * so the whole read reaches the handler in one call; bytes already in
+ * place stay. Sets *@complete when the body ended. */
 gboolean
 symfonic_http_response_read_body (SymfonicHttpResponse     *resp,
                                   guint8                   *data,
@@ -415,7 +415,8 @@ symfonic_http_response_read_body (SymfonicHttpResponse     *resp,
       n = length - *in;
       if (resp->framing != SYMFONIC_HTTP_FRAMING_CLOSE)
         n = MIN (n, resp->remaining);
-      memmove (data + *out, data + *in, n);
+      if (*out != *in)
+        memmove (data + *out, data + *in, n);
       *in += n;
       *out += n;
       if (resp->framing == SYMFONIC_HTTP_FRAMING_CLOSE)

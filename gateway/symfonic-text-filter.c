@@ -33,7 +33,7 @@ static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
 
 /* Every delta passes symfonic_text_filter_process() once per filtering
  * stage, and a filter is always a subclass, which misses the inline fast
- * path of a type check: about a hundred instructions a delta. Builds that
+ * path of a type check: about a hundred instructions a call. Builds that
  * drop GLib's cast checks drop this one with them. */
 #ifdef G_DISABLE_CAST_CHECKS
 #define IS_FILTER_FAST(self) ((self) != NULL)

@@ -641,6 +641,9 @@ feed (SymfonicUpstreamRequest *req,
   GError *error = NULL;
   gsize in = 0;
   gsize out = 0;
+  /* where the body starts in @data: it is handed on where it lies, and
+   * only chunk lines between its pieces make it move */
+  gsize start = 0;
   gboolean complete = FALSE;
 
   req->answered = TRUE;
@@ -664,18 +667,19 @@ feed (SymfonicUpstreamRequest *req,
       if (!still_reading (req, conn))
         return;
       complete = req->response.framing == SYMFONIC_HTTP_FRAMING_NONE;
+      start = out = in;
     }
 
   if (!symfonic_http_response_read_body (&req->response, data, length, &in, &out, &complete, &error))
     {
-      deliver_body (req, data, out);
+      deliver_body (req, data + start, out - start);
       if (still_reading (req, conn))
         request_fail (req, error);
       else
         g_error_free (error);
       return;
     }
-  deliver_body (req, data, out);
+  deliver_body (req, data + start, out - start);
   if (!still_reading (req, conn))
     return;
 
