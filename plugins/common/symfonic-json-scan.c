@@ -420,7 +420,8 @@ keep_string (GString    *to,
   return start;
 }
 
-/* Keeps what @slots found in @data, their strings copied in slot order. */
+/* Keeps @data and all that its scan decoded into @text, so that @slots'
+ * offsets hold in the copy. */
 static void
 remember (SymfonicJsonScanMemo         *memo,
           const SymfonicJsonScanMember *members,
@@ -430,15 +431,11 @@ remember (SymfonicJsonScanMemo         *memo,
           const Slot                   *slots)
 {
   memo->members = members;
-  g_string_truncate (memo->input, 0);
+  symfonic_string_clear (memo->input);
   symfonic_string_append_len (memo->input, data, length);
-  g_string_truncate (memo->text, 0);
-  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
-    {
-      memo->slots[i] = slots[i];
-      if (slots[i].text >= 0)
-        memo->slots[i].text = keep_string (memo->text, text->str + slots[i].text);
-    }
+  symfonic_string_clear (memo->text);
+  symfonic_string_append_len (memo->text, text->str, text->len);
+  memcpy (memo->slots, slots, sizeof memo->slots);
 }
 
 /* @data read through the memo: when it is the last frame taken with only
@@ -474,7 +471,7 @@ scan_again (SymfonicJsonScanMemo         *memo,
       /* the bytes between must be one string literal, ending where the
        * old one did before the same rest */
       scan = (Scan) { (const guchar *) data, length - tail, old->start, text, { { 0 } } };
-      g_string_truncate (text, 0);
+      symfonic_string_clear (text);
       if (data[old->start] != '"' || !read_string (&scan, text) || scan.pos != length - tail)
         return FALSE;
       g_string_append_c (text, '\0');
@@ -534,7 +531,7 @@ symfonic_json_scan (const char                   *data,
     {
       for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
         scan.slots[i].text = -1;
-      g_string_truncate (text, 0);
+      symfonic_string_clear (text);
       if (peek (&scan) != '{' || !read_object (&scan, members) || peek (&scan) != 0 || scan.pos != length)
         return FALSE;
     }
