@@ -74,6 +74,8 @@ struct _SymfonicExtractionFilter
    * not the answer's, so they are never published */
   JsonArray          *ops;
   guint               dropped;
+  /* FALSE: a closed block is removed unread */
+  gboolean            reads_ops;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicExtractionFilter, symfonic_extraction_filter, SYMFONIC_TYPE_TEXT_FILTER)
@@ -114,6 +116,12 @@ parse_block (SymfonicExtractionFilter *self,
   g_autoptr(JsonNode) root = NULL;
   JsonArray *list;
   guint n;
+
+  if (!self->reads_ops)
+    {
+      g_string_truncate (text->block, 0);
+      return;
+    }
 
   /* the ops are the model's word on what to remember: strict JSON only,
    * and a hostile `[[[[...` is refused before it is built */
@@ -387,6 +395,7 @@ symfonic_extraction_filter_init (SymfonicExtractionFilter *self)
       self->texts[i].block = g_string_new (NULL);
     }
   self->ops = json_array_new ();
+  self->reads_ops = TRUE;
 }
 
 /**
@@ -503,4 +512,24 @@ symfonic_extraction_filter_get_dropped (SymfonicExtractionFilter *self)
   g_return_val_if_fail (SYMFONIC_IS_EXTRACTION_FILTER (self), 0);
 
   return self->dropped;
+}
+
+/**
+ * symfonic_extraction_filter_set_reads_ops:
+ * @self: a filter
+ * @reads_ops: whether a closed block's ops are read
+ *
+ * A filter that only has to remove blocks, such as one cleaning a text
+ * whose ops were read already, need not parse them: without reading, a
+ * closed block is removed as it is, never counted as dropped, and
+ * symfonic_extraction_filter_get_ops() stays empty. What the filter
+ * releases is the same either way. Filters read ops by default.
+ */
+void
+symfonic_extraction_filter_set_reads_ops (SymfonicExtractionFilter *self,
+                                          gboolean                  reads_ops)
+{
+  g_return_if_fail (SYMFONIC_IS_EXTRACTION_FILTER (self));
+
+  self->reads_ops = reads_ops;
 }

@@ -25,5 +25,7 @@ void                      symfonic_extraction_filter_flush       (SymfonicExtrac
 JsonArray                *symfonic_extraction_filter_get_ops     (SymfonicExtractionFilter *self);
 JsonArray                *symfonic_extraction_filter_take_ops    (SymfonicExtractionFilter *self);
 guint                     symfonic_extraction_filter_get_dropped (SymfonicExtractionFilter *self);
+void                      symfonic_extraction_filter_set_reads_ops (SymfonicExtractionFilter *self,
+                                                                    gboolean                  reads_ops);
 
 G_END_DECLS

@@ -207,11 +207,13 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
 
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       {
-        /* its ops are not published: when deltas streamed they are the
-         * same ops, and the terminal comes after the place of the
-         * MemoryExtractedEvent anyway */
+        /* its ops are not published, so not read: when deltas streamed
+         * they are the same ops, and the terminal comes after the place
+         * of the MemoryExtractedEvent anyway */
         g_autoptr(SymfonicExtractionFilter) fresh = new_filter (self);
         g_autoptr(SymfonicEvent) terminal = NULL;
+
+        symfonic_extraction_filter_set_reads_ops (fresh, FALSE);
 
         if (!close_answer (self, stream, state, NULL, error))
           return FALSE;

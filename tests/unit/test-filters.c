@@ -1064,6 +1064,38 @@ test_extraction_passes (void)
   g_assert_true (klass->passes (filter, SYMFONIC_TEXT_CHANNEL_THINKING, "x", 1));
 }
 
+/* A filter that removes blocks unread releases what a reading one does,
+ * whole or a byte at a time, and never has ops. */
+static void
+test_extraction_unread (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (extraction_cases); i++)
+    {
+      const Case *c = &extraction_cases[i];
+
+      for (guint whole = 0; whole < 2; whole++)
+        {
+          g_autoptr(SymfonicExtractionFilter) filter = NULL;
+          g_autoptr(GString) out = g_string_new (NULL);
+          gsize len = strlen (c->input);
+
+          filter = symfonic_extraction_filter_new (c->open_tag ? c->open_tag : "<memory_ops>",
+                                                   c->close_tag ? c->close_tag : "</memory_ops>",
+                                                   c->max_block ? c->max_block : DEFAULT_MAX_BLOCK);
+          symfonic_extraction_filter_set_reads_ops (filter, FALSE);
+          if (whole)
+            symfonic_extraction_filter_feed (filter, c->input, len, out);
+          else
+            for (gsize j = 0; j < len; j++)
+              symfonic_extraction_filter_feed (filter, c->input + j, 1, out);
+          symfonic_extraction_filter_flush (filter, out);
+
+          g_assert_cmpstr (out->str, ==, c->expected);
+          g_assert_cmpuint (json_array_get_length (symfonic_extraction_filter_get_ops (filter)), ==, 0);
+        }
+    }
+}
+
 static void
 add_cases (const char *prefix,
            FilterKind  kind,
@@ -1097,6 +1129,7 @@ main (int   argc,
   g_test_add_func ("/filters/nesting-is-bounded", test_nesting_is_bounded);
   g_test_add_func ("/filters/citation/passes", test_citation_passes);
   g_test_add_func ("/filters/extraction/passes", test_extraction_passes);
+  g_test_add_func ("/filters/extraction/unread", test_extraction_unread);
   g_test_add_data_func ("/filters/citation/random", &generators[0], test_random);
   g_test_add_data_func ("/filters/citation/random-prefix-kinds", &generators[1], test_random);
   g_test_add_data_func ("/filters/extraction/random", &generators[2], test_random);
