@@ -468,12 +468,15 @@ conn_update_watch (Conn *conn)
   else if (conn->connecting || (req != NULL && req->state == STATE_WRITE))
     events = G_IO_OUT;
   else if (req != NULL && req->paused && !req->lingering)
-    watched = FALSE;
+    /* A paused request is not watched at all: a peer's reset would report
+     * G_IO_HUP on every iteration until it is read. But most pauses end
+     * within the iteration, once the writer drained: the watch stays, and
+     * goes only if it reports while the request is still paused
+     * (on_conn_ready), which spares two epoll_ctl() calls a pause. */
+    return;
   else
     events = G_IO_IN;
 
-  /* a paused request is not watched at all: a peer's reset would report
-   * G_IO_HUP on every iteration until it is read */
   if (!watched)
     {
       g_clear_pointer (&conn->watch, symfonic_watch_remove);
@@ -877,6 +880,8 @@ on_conn_ready (gpointer     data,
 
   if (req->state == STATE_WRITE)
     continue_write (req);
+  else if (req->paused && !req->lingering)
+    g_clear_pointer (&conn->watch, symfonic_watch_remove);
   else
     conn_readable (conn);
 }
