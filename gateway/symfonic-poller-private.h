@@ -29,10 +29,6 @@ struct _SymfonicDeferred
   gpointer             data;
   /*< private >*/
   GList                link;
-  /* the queue that holds it while queued */
-  GQueue              *queue;
-  /* the poller's round it last ran in */
-  guint64              ran;
 };
 
 G_GNUC_INTERNAL

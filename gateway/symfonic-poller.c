@@ -70,9 +70,6 @@ struct _SymfonicPoller
   GPtrArray       *graveyard;
   GPtrArray       *heap;
   GQueue           deferred;
-  /* deferred work queued again in the round it ran in, for the next */
-  GQueue           waiting;
-  guint64          round;
 };
 
 static guint32
@@ -243,39 +240,21 @@ dispatch_timers (SymfonicPoller *self)
     }
 }
 
-/* Runs what is queued, and what that queues in turn, each at most once:
- * a writer's flush drains it, the stream it paused resumes and reads on at
- * once, and its frames wait for the flush of the next iteration, not for
- * one more iteration before that. Work queued again after it ran waits for
- * the next iteration, so a round always ends. */
 static void
 dispatch_deferred (SymfonicPoller *self)
 {
-  guint64 round = ++self->round;
-  GList *link;
+  /* only what was queued before: work deferred by deferred work waits for
+   * the next iteration */
+  guint n = self->deferred.length;
 
-  while ((link = g_queue_pop_head_link (&self->deferred)) != NULL)
+  /* a dispatch that recursed may have run some of it already */
+  while (n-- > 0 && self->deferred.length > 0)
     {
+      GList *link = g_queue_pop_head_link (&self->deferred);
       SymfonicDeferred *deferred = link->data;
 
-      if (deferred->ran == round)
-        {
-          deferred->queue = &self->waiting;
-          g_queue_push_tail_link (&self->waiting, link);
-          continue;
-        }
       link->data = NULL;
-      deferred->queue = NULL;
-      deferred->ran = round;
       deferred->func (deferred->data);
-    }
-
-  while ((link = g_queue_pop_head_link (&self->waiting)) != NULL)
-    {
-      SymfonicDeferred *deferred = link->data;
-
-      deferred->queue = &self->deferred;
-      g_queue_push_tail_link (&self->deferred, link);
     }
 }
 
@@ -344,7 +323,6 @@ symfonic_poller_new (GMainContext *context)
   self->graveyard = g_ptr_array_new_with_free_func (free_watch);
   self->heap = g_ptr_array_new ();
   g_queue_init (&self->deferred);
-  g_queue_init (&self->waiting);
 
   self->source = g_source_new (&poller_source_funcs, sizeof (PollerSource));
   ((PollerSource *) self->source)->poller = self;
@@ -581,7 +559,6 @@ symfonic_poller_defer (SymfonicPoller   *self,
     return;
 
   deferred->link.data = deferred;
-  deferred->queue = &self->deferred;
   g_queue_push_tail_link (&self->deferred, &deferred->link);
 }
 
@@ -592,7 +569,6 @@ symfonic_poller_cancel_deferred (SymfonicPoller   *self,
   if (deferred->link.data == NULL)
     return;
 
-  g_queue_unlink (deferred->queue, &deferred->link);
+  g_queue_unlink (&self->deferred, &deferred->link);
   deferred->link.data = NULL;
-  deferred->queue = NULL;
 }
