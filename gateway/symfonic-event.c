@@ -38,6 +38,8 @@ struct _SymfonicEvent
    * its payload as compact JSON, which is what the encoders write, and
    * @data is made from it once, by whoever asks first, on any thread */
   gboolean           raw;
+  /* made in a block of SMALL_BLOCK bytes, which may be kept for another */
+  gboolean           small;
 };
 
 G_DEFINE_BOXED_TYPE (SymfonicEvent, symfonic_event, symfonic_event_ref, symfonic_event_unref)
@@ -124,6 +126,70 @@ symfonic_event_kind_from_name (const char        *name,
   return FALSE;
 }
 
+/* Deltas are made and freed by the hundred per stream, each in one block:
+ * a thread keeps the blocks of the small events it freed, a bounded number
+ * of them, for its next events instead of a malloc() and a free() each.
+ * Under AddressSanitizer every block goes back to malloc, which then still
+ * sees a freed event used. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KEEPS_BLOCKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KEEPS_BLOCKS 0
+#endif
+#endif
+#ifndef KEEPS_BLOCKS
+#define KEEPS_BLOCKS 1
+#endif
+
+#define SMALL_BLOCK 128
+#define KEPT_BLOCKS 64
+
+typedef struct
+{
+  guint    n;
+  gpointer blocks[KEPT_BLOCKS];
+} KeptBlocks;
+
+/* NULL once the thread let its blocks go, while it exits */
+static _Thread_local KeptBlocks *kept_blocks;
+
+static void
+kept_blocks_free (gpointer data)
+{
+  KeptBlocks *kept = data;
+
+  for (guint i = 0; i < kept->n; i++)
+    g_free (kept->blocks[i]);
+  g_free (kept);
+  kept_blocks = NULL;
+}
+
+static GPrivate kept_blocks_key = G_PRIVATE_INIT (kept_blocks_free);
+
+static gpointer
+small_block_new (void)
+{
+  if (G_UNLIKELY (kept_blocks == NULL))
+    {
+      kept_blocks = g_new0 (KeptBlocks, 1);
+      g_private_set (&kept_blocks_key, kept_blocks);
+    }
+  if (kept_blocks->n > 0)
+    return kept_blocks->blocks[--kept_blocks->n];
+
+  return g_malloc (SMALL_BLOCK);
+}
+
+static void
+event_free (SymfonicEvent *self)
+{
+  if (KEEPS_BLOCKS && self->small && kept_blocks != NULL && kept_blocks->n < KEPT_BLOCKS)
+    kept_blocks->blocks[kept_blocks->n++] = self;
+  else
+    g_free (self);
+}
+
 /* The text is stored behind the struct: a delta costs one allocation.
  * @text is valid UTF-8 of @len bytes. */
 static SymfonicEvent *
@@ -131,10 +197,11 @@ event_alloc_valid (SymfonicEventKind  kind,
                    const char        *text,
                    gsize              len)
 {
-  SymfonicEvent *self = g_malloc (sizeof *self + len + 1);
+  gboolean small = KEEPS_BLOCKS && sizeof (SymfonicEvent) + len + 1 <= SMALL_BLOCK;
+  SymfonicEvent *self = small ? small_block_new () : g_malloc (sizeof *self + len + 1);
 
   /* only the struct is cleared, not the text's room behind it */
-  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1), .text_len = len };
+  *self = (SymfonicEvent) { .kind = kind, .text = (char *) (self + 1), .text_len = len, .small = small };
   g_atomic_ref_count_init (&self->ref_count);
   memcpy (self->text, text, len);
   self->text[len] = '\0';
@@ -609,7 +676,7 @@ symfonic_event_unref (SymfonicEvent *self)
 
   g_clear_pointer (&self->payload, json_object_unref);
   g_clear_pointer (&self->data, json_node_unref);
-  g_free (self);
+  event_free (self);
 }
 
 /**

@@ -808,6 +808,50 @@ test_event_extra_members (void)
   g_assert_null (symfonic_event_get_payload (plain));
 }
 
+/* Deltas of every small length, made and freed over and over and across
+ * threads, each with exactly its own text: a block one event left behind
+ * holds nothing of it for the next. */
+static gpointer
+free_events (gpointer data)
+{
+  g_ptr_array_unref (data);
+  return NULL;
+}
+
+static void
+test_event_blocks_reused (void)
+{
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz";
+
+  for (guint round = 0; round < 4; round++)
+    {
+      g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_event_unref);
+      GThread *thread;
+
+      for (gsize len = 0; len < sizeof letters; len++)
+        {
+          g_autofree char *text = g_strndup (round % 2 ? letters : letters + len, sizeof letters - 1 - len);
+
+          g_ptr_array_add (events, symfonic_event_new_text_delta (text));
+        }
+      for (gsize len = 0; len < sizeof letters; len++)
+        {
+          SymfonicEvent *event = g_ptr_array_index (events, len);
+          const char *expected = round % 2 ? letters : letters + len;
+
+          g_assert_cmpuint (strlen (symfonic_event_get_text (event)), ==, sizeof letters - 1 - len);
+          g_assert_cmpint (strncmp (symfonic_event_get_text (event), expected, sizeof letters - 1 - len), ==, 0);
+        }
+
+      /* every other round, another thread lets them go, and exits */
+      if (round % 2 == 0)
+        {
+          thread = g_thread_new ("free-events", free_events, g_steal_pointer (&events));
+          g_thread_join (thread);
+        }
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -828,6 +872,7 @@ main (int   argc,
   g_test_add_func ("/event/extra-members", test_event_extra_members);
   g_test_add_func ("/event/from-json", test_event_from_json);
   g_test_add_func ("/event/ref", test_event_ref);
+  g_test_add_func ("/event/blocks-reused", test_event_blocks_reused);
   g_test_add_func ("/event/fast-path", test_event_fast_path);
   g_test_add_func ("/event/fast-path/differential", test_event_fast_path_differential);
 
