@@ -768,3 +768,29 @@ symfonic_json_parse (const char  *data,
 
   return g_steal_pointer (&root);
 }
+
+/**
+ * symfonic_json_write:
+ * @node: a JSON node, as symfonic_json_parse() makes them
+ * @length: (out) (optional): the length of the text
+ *
+ * Writes @node as compact JSON text: no whitespace, members in their
+ * order, strings escaped as RFC 8259 requires and UTF-8 left as it is,
+ * integers exactly, doubles so that they read back the same. This is how
+ * the gateway writes every event it streams; a source writes its upstream
+ * request the same way, without json-glib's generator.
+ *
+ * Returns: (transfer full): the text
+ */
+char *
+symfonic_json_write (JsonNode *node,
+                     gsize    *length)
+{
+  GString *out = g_string_sized_new (256);
+
+  symfonic_json_append_node (out, node);
+  if (length != NULL)
+    *length = out->len;
+
+  return g_string_free (out, FALSE);
+}

@@ -1,4 +1,4 @@
-/* symfonic-json.h: strict, depth-bounded JSON reading
+/* symfonic-json.h: strict, depth-bounded JSON reading, and compact writing
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -24,5 +24,7 @@ JsonNode *symfonic_json_parse (const char  *data,
                                gsize        length,
                                guint        max_depth,
                                GError     **error);
+char     *symfonic_json_write (JsonNode    *node,
+                               gsize       *length);
 
 G_END_DECLS

@@ -483,10 +483,11 @@ symfonic_provider_source_start (SymfonicSource *source,
   g_autoptr(JsonNode) body = SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->build_body (self, symfonic_stream_get_invocation (stream));
   g_autoptr(GBytes) payload = NULL;
   SymfonicProviderRequest *req;
+  gsize length;
   char *text;
 
-  text = json_to_string (body, FALSE);
-  payload = g_bytes_new_take (text, strlen (text));
+  text = symfonic_json_write (body, &length);
+  payload = g_bytes_new_take (text, length);
 
   req = g_new0 (SymfonicProviderRequest, 1);
   req->source = g_object_ref (self);

@@ -328,6 +328,24 @@ test_json_tree (void)
   g_assert_null (json_node_get_parent (node));
 }
 
+/* The public writer: the same text, whole, with its length; a double
+ * reads back the same, and text past ASCII stays as it is. */
+static void
+test_json_write (void)
+{
+  g_autoptr(JsonNode) root = json_from_string ("{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                                               "\"content\":\"h\\u00e9\\n\\\"\"}],\"t\":0.25,"
+                                               "\"n\":[1,-2],\"o\":{},\"z\":null,\"b\":false}", NULL);
+  g_autofree char *text = NULL;
+  gsize length = 0;
+
+  g_assert_nonnull (root);
+  text = symfonic_json_write (root, &length);
+  g_assert_cmpstr (text, ==, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hé\\n\\\"\"}],"
+                             "\"t\":0.25,\"n\":[1,-2],\"o\":{},\"z\":null,\"b\":false}");
+  g_assert_cmpuint (length, ==, strlen (text));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -340,6 +358,7 @@ main (int   argc,
   g_test_add_func ("/json/depth", test_json_depth);
   g_test_add_func ("/json/length-bounds-input", test_json_length_bounds_input);
   g_test_add_func ("/json/tree", test_json_tree);
+  g_test_add_func ("/json/write", test_json_write);
 
   return g_test_run ();
 }
