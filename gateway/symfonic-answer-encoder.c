@@ -77,15 +77,7 @@ answer_success (SymfonicEncoder *encoder,
   else
     g_string_append (out, "null");
   g_string_append (out, ",\"memory_ops\":");
-  if (self->memory_ops != NULL)
-    {
-      g_autoptr(JsonNode) ops = json_node_new (JSON_NODE_ARRAY);
-
-      json_node_set_array (ops, self->memory_ops);
-      symfonic_json_append_node (out, ops);
-    }
-  else
-    g_string_append (out, "[]");
+  symfonic_json_append_array (out, self->memory_ops, "[]");
   g_string_append_c (out, '}');
 }
 

@@ -797,17 +797,7 @@ symfonic_invocation_to_data (SymfonicInvocation *self,
   symfonic_json_append_string (out, self->query, -1);
   append_string_or_null (out, "session_id", self->session_id);
   g_string_append (out, ",\"attachments\":");
-  if (self->attachments != NULL)
-    {
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_ARRAY);
-
-      json_node_set_array (node, self->attachments);
-      symfonic_json_append_node (out, node);
-    }
-  else
-    {
-      g_string_append (out, "null");
-    }
+  symfonic_json_append_array (out, self->attachments, "null");
   append_string_or_null (out, "tenant_id", self->tenant_id);
   append_string_or_null (out, "principal_id", self->principal_id);
   g_string_append_c (out, '}');

@@ -30,6 +30,10 @@ G_GNUC_INTERNAL
 void symfonic_json_append_node   (GString    *out,
                                   JsonNode   *node);
 G_GNUC_INTERNAL
+void symfonic_json_append_array  (GString    *out,
+                                  JsonArray  *array,
+                                  const char *absent);
+G_GNUC_INTERNAL
 void symfonic_json_append_members (GString    *out,
                                    JsonObject *object,
                                    gboolean    after_another);

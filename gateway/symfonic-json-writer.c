@@ -252,6 +252,25 @@ symfonic_json_append_node (GString  *out,
     }
 }
 
+/* @array, or @absent (literal JSON) when there is none. */
+void
+symfonic_json_append_array (GString    *out,
+                            JsonArray  *array,
+                            const char *absent)
+{
+  g_autoptr(JsonNode) node = NULL;
+
+  if (array == NULL)
+    {
+      g_string_append (out, absent);
+      return;
+    }
+
+  node = json_node_new (JSON_NODE_ARRAY);
+  json_node_set_array (node, array);
+  symfonic_json_append_node (out, node);
+}
+
 /* json_node_copy() shares containers; events must own what they carry. */
 JsonNode *
 symfonic_json_node_deep_copy (JsonNode *node)
