@@ -419,6 +419,23 @@ begin_frame (Exchange *self)
   return self->scratch;
 }
 
+/* A provider format keeps its deltas, which it cannot make up for, but
+ * its first delta is as urgent as a typed one. */
+static SymfonicSseFrameFlags
+frame_flags (SymfonicFrameClass  frame_class,
+             SymfonicEvent      *event)
+{
+  SymfonicSseFrameFlags flags = SYMFONIC_SSE_FRAME_KEPT;
+  SymfonicEventKind kind = symfonic_event_get_kind (event);
+
+  if (frame_class == SYMFONIC_FRAME_DROPPABLE)
+    flags |= SYMFONIC_SSE_FRAME_DROPPABLE;
+  if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
+    flags |= SYMFONIC_SSE_FRAME_DELTA;
+
+  return flags;
+}
+
 static gboolean
 sink_event (gpointer       data,
             SymfonicEvent *event)
@@ -447,7 +464,7 @@ sink_event (gpointer       data,
   if (self->writer == NULL)
     return FALSE;
   if (frame_class != SYMFONIC_FRAME_NONE &&
-      symfonic_sse_writer_end_frame (self->writer, frame_class == SYMFONIC_FRAME_DROPPABLE) == SYMFONIC_SSE_FRAME_OVERFLOW)
+      symfonic_sse_writer_end_frame (self->writer, frame_flags (frame_class, event)) == SYMFONIC_SSE_FRAME_OVERFLOW)
     {
       /* a source that does not wait cannot make the gateway hold more */
       end_for_slow_client (self, _("The client fell further behind than the stream may hold"));

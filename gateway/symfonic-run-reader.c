@@ -206,7 +206,7 @@ queue_pending (SymfonicRunReader *self)
         }
       /* kept frames are never shed: the high-water mark is far below the
        * bound, so this does not overflow */
-      symfonic_sse_writer_end_frame (self->writer, FALSE);
+      symfonic_sse_writer_end_frame (self->writer, SYMFONIC_SSE_FRAME_KEPT);
     }
 
   return FALSE;

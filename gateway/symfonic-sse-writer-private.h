@@ -25,6 +25,15 @@ G_BEGIN_DECLS
 /* How long a client that stalled gets to take its terminal frame. */
 #define SYMFONIC_SSE_CLOSE_GRACE_US (2 * G_USEC_PER_SEC)
 
+/* What a frame is, for the writer. */
+typedef enum {
+  SYMFONIC_SSE_FRAME_KEPT = 0,
+  /* may be shed when the client falls behind */
+  SYMFONIC_SSE_FRAME_DROPPABLE = 1 << 0,
+  /* a delta of text: the stream's first leaves at once */
+  SYMFONIC_SSE_FRAME_DELTA = 1 << 1,
+} SymfonicSseFrameFlags;
+
 typedef enum {
   SYMFONIC_SSE_FRAME_QUEUED,
   SYMFONIC_SSE_FRAME_SHED,
@@ -58,8 +67,8 @@ void                   symfonic_sse_writer_free        (SymfonicSseWriter *self)
 G_GNUC_INTERNAL
 GString               *symfonic_sse_writer_begin_frame (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
-SymfonicSseFrameResult symfonic_sse_writer_end_frame   (SymfonicSseWriter *self,
-                                                        gboolean           droppable);
+SymfonicSseFrameResult symfonic_sse_writer_end_frame   (SymfonicSseWriter     *self,
+                                                        SymfonicSseFrameFlags  flags);
 G_GNUC_INTERNAL
 gboolean               symfonic_sse_writer_is_full     (SymfonicSseWriter *self);
 G_GNUC_INTERNAL

@@ -536,9 +536,11 @@ queue_frame (SymfonicSseWriter *self)
 
 /* Queues the frame appended since begin_frame(), or takes it back. */
 SymfonicSseFrameResult
-symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
-                               gboolean           droppable)
+symfonic_sse_writer_end_frame (SymfonicSseWriter     *self,
+                               SymfonicSseFrameFlags  flags)
 {
+  gboolean droppable = (flags & SYMFONIC_SSE_FRAME_DROPPABLE) != 0;
+
   if (self->state != WRITER_OPEN)
     {
       g_string_truncate (self->out, self->frame_start);
@@ -561,7 +563,7 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter *self,
    * than after the rest of its upstream read went through the stages: the
    * time to the first delta is what a reader waits for. A failed send is
    * left to the deferred flush, which ends the stream outside this push. */
-  if (droppable && !self->first_delta_sent)
+  if ((flags & SYMFONIC_SSE_FRAME_DELTA) && !self->first_delta_sent)
     {
       self->first_delta_sent = TRUE;
       seal_chunk (self);
