@@ -39,7 +39,10 @@ check_hook (SymfonicStage  *self,
 {
   if (ok)
     {
-      g_clear_error (&local_error);
+      /* a hook that succeeded and set an error anyway; tested first, as
+       * this runs for every stage on every event */
+      if (G_UNLIKELY (local_error != NULL))
+        g_error_free (local_error);
       return TRUE;
     }
 
