@@ -278,7 +278,10 @@ void
 symfonic_encoder_keep_text (SymfonicEncoder *self,
                             SymfonicEvent   *delta)
 {
-  symfonic_string_append_len (self->text, symfonic_event_get_text (delta), symfonic_event_get_text_length (delta));
+  gsize length;
+  const char *text = symfonic_event_peek_text (delta, &length);
+
+  symfonic_string_append_len (self->text, text, length);
 }
 
 /* Sorts @event for a provider's format, which has text, thinking and tool
@@ -289,7 +292,7 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
                                 SymfonicEvent    *event,
                                 SymfonicToolCall *call)
 {
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_event_peek_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       symfonic_encoder_keep_text (self, event);

@@ -8,7 +8,40 @@
 
 G_BEGIN_DECLS
 
-G_GNUC_INTERNAL
-gsize symfonic_event_get_text_length (SymfonicEvent *self);
+/* Every delta passes a few of the library's own stages and encoders, each
+ * asking its kind and text: they read the fields here without a call.
+ * Only symfonic-event.c writes them. */
+struct _SymfonicEvent
+{
+  gatomicrefcount    ref_count;
+  SymfonicEventKind  kind;
+  gint64             duration_ms;
+  char              *text;
+  gsize              text_len;
+  JsonObject        *payload;
+  JsonNode          *data;
+  /* a structured event read from the wire without a tree: @text holds
+   * its payload as compact JSON, which is what the encoders write, and
+   * @data is made from it once, by whoever asks first, on any thread */
+  gboolean           raw;
+  /* made in a block of the thread-kept size, which may be kept for another */
+  gboolean           small;
+};
+
+static inline SymfonicEventKind
+symfonic_event_peek_kind (const SymfonicEvent *self)
+{
+  return self->kind;
+}
+
+/* The text of a delta or a terminal, and its length, kept since the event
+ * was made; not for other kinds. */
+static inline const char *
+symfonic_event_peek_text (const SymfonicEvent *self,
+                          gsize               *length)
+{
+  *length = self->text_len;
+  return self->text;
+}
 
 G_END_DECLS

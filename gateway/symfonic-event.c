@@ -25,23 +25,6 @@
  * and the response terminal carry their text directly; every other kind
  * carries its payload as a sealed #JsonObject.
  */
-struct _SymfonicEvent
-{
-  gatomicrefcount    ref_count;
-  SymfonicEventKind  kind;
-  gint64             duration_ms;
-  char              *text;
-  gsize              text_len;
-  JsonObject        *payload;
-  JsonNode          *data;
-  /* a structured event read from the wire without a tree: @text holds
-   * its payload as compact JSON, which is what the encoders write, and
-   * @data is made from it once, by whoever asks first, on any thread */
-  gboolean           raw;
-  /* made in a block of SMALL_BLOCK bytes, which may be kept for another */
-  gboolean           small;
-};
-
 G_DEFINE_BOXED_TYPE (SymfonicEvent, symfonic_event, symfonic_event_ref, symfonic_event_unref)
 
 typedef struct
@@ -726,16 +709,6 @@ symfonic_event_get_text (SymfonicEvent *self)
   g_return_val_if_fail (self != NULL, NULL);
 
   return kind_has_text (self->kind) ? self->text : NULL;
-}
-
-/* The length of symfonic_event_get_text(), kept since the event was made:
- * the text is measured by every stage and encoder it passes. */
-gsize
-symfonic_event_get_text_length (SymfonicEvent *self)
-{
-  g_return_val_if_fail (self != NULL, 0);
-
-  return kind_has_text (self->kind) ? self->text_len : 0;
 }
 
 /**

@@ -11,6 +11,7 @@
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
 #include "symfonic-error-mapper.h"
+#include "symfonic-event-private.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
 #include "symfonic-poller-private.h"
@@ -426,7 +427,7 @@ frame_flags (SymfonicFrameClass  frame_class,
              SymfonicEvent      *event)
 {
   SymfonicSseFrameFlags flags = SYMFONIC_SSE_FRAME_KEPT;
-  SymfonicEventKind kind = symfonic_event_get_kind (event);
+  SymfonicEventKind kind = symfonic_event_peek_kind (event);
 
   if (frame_class == SYMFONIC_FRAME_DROPPABLE)
     flags |= SYMFONIC_SSE_FRAME_DROPPABLE;

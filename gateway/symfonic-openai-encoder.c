@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-encoder-private.h"
+#include "symfonic-event-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-string-private.h"
 
@@ -128,12 +129,25 @@ static void
 write_delta (OpenaiEncoder *self,
              const char    *member,
              const char    *text,
+             gssize         length,
              GString       *out)
 {
   begin_chunk (self, out);
   begin_member (out, member);
-  symfonic_json_append_string (out, text, -1);
+  symfonic_json_append_string (out, text, length);
   end_chunk (out, NULL);
+}
+
+static void
+write_event_delta (OpenaiEncoder *self,
+                   const char    *member,
+                   SymfonicEvent *event,
+                   GString       *out)
+{
+  gsize length;
+  const char *text = symfonic_event_peek_text (event, &length);
+
+  write_delta (self, member, text, length, out);
 }
 
 static SymfonicFrameClass
@@ -147,10 +161,10 @@ openai_stream_event (SymfonicEncoder *encoder,
   switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
     case SYMFONIC_PROVIDER_PART_TEXT:
-      write_delta (self, "\"content\":", symfonic_event_get_text (event), out);
+      write_event_delta (self, "\"content\":", event, out);
       break;
     case SYMFONIC_PROVIDER_PART_THINKING:
-      write_delta (self, "\"reasoning_content\":", symfonic_event_get_text (event), out);
+      write_event_delta (self, "\"reasoning_content\":", event, out);
       break;
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       begin_chunk (self, out);
@@ -179,7 +193,7 @@ openai_stream_success (SymfonicEncoder *encoder,
   const char *unstreamed = symfonic_encoder_unstreamed_text (encoder);
 
   if (unstreamed != NULL)
-    write_delta (self, "\"content\":", unstreamed, out);
+    write_delta (self, "\"content\":", unstreamed, -1, out);
 
   begin_chunk (self, out);
   end_chunk (out, finish_reason (encoder));

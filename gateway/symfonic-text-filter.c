@@ -213,7 +213,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
 
-  switch (symfonic_event_get_kind (event))
+  switch (symfonic_event_peek_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       channel = SYMFONIC_TEXT_CHANNEL_ANSWER;
@@ -225,8 +225,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
       return FALSE;
     }
 
-  text = symfonic_event_get_text (event);
-  length = symfonic_event_get_text_length (event);
+  text = symfonic_event_peek_text (event, &length);
   if (passes_whole (self, channel, text, length))
     {
       symfonic_stream_emit (stream, event);

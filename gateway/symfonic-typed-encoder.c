@@ -119,7 +119,7 @@ typed_event (SymfonicEncoder *encoder,
              GString         *out)
 {
   TypedEncoder *self = (TypedEncoder *) encoder;
-  SymfonicEventKind kind = symfonic_event_get_kind (event);
+  SymfonicEventKind kind = symfonic_event_peek_kind (event);
 
   /* chunks have no typed form */
   if (kind == SYMFONIC_EVENT_KIND_CHUNK || !advance (self, kind))
@@ -140,14 +140,19 @@ typed_event (SymfonicEncoder *encoder,
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-      /* the frozen payload only: an Anthropic upstream's signature, which
-       * comes on an empty delta, is for the anthropic route */
-      if (*symfonic_event_get_text (event) == '\0')
-        return SYMFONIC_FRAME_NONE;
-      symfonic_encoder_begin_frame (encoder, out, "ThinkingDeltaEvent");
-      g_string_append (out, "{\"text\":");
-      symfonic_json_append_string (out, symfonic_event_get_text (event), symfonic_event_get_text_length (event));
-      g_string_append (out, "}\n\n");
+      {
+        gsize length;
+        const char *text = symfonic_event_peek_text (event, &length);
+
+        /* the frozen payload only: an Anthropic upstream's signature,
+         * which comes on an empty delta, is for the anthropic route */
+        if (length == 0)
+          return SYMFONIC_FRAME_NONE;
+        symfonic_encoder_begin_frame (encoder, out, "ThinkingDeltaEvent");
+        g_string_append (out, "{\"text\":");
+        symfonic_json_append_string (out, text, length);
+        g_string_append (out, "}\n\n");
+      }
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
