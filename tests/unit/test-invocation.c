@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <symfonic.h>
 
 typedef struct
@@ -52,6 +53,17 @@ test_invocation_invalid (void)
       if (c->member != NULL)
         g_assert_nonnull (strstr (error->message, c->member));
     }
+}
+
+/* A random UUID: version 4, RFC 4122 variant, lower-case hex. */
+static void
+assert_random_uuid (const char *id)
+{
+  g_assert_true (g_uuid_string_is_valid (id));
+  g_assert_cmpuint (strlen (id), ==, 36);
+  g_assert_cmpint (id[14], ==, '4');
+  g_assert_nonnull (strchr ("89ab", id[19]));
+  g_assert_cmpuint (strspn (id, "0123456789abcdef-"), ==, 36);
 }
 
 static void
@@ -104,6 +116,8 @@ test_invocation_valid (void)
   g_assert_nonnull (symfonic_invocation_get_run_id (invocation));
   other = symfonic_invocation_new ("again");
   g_assert_cmpstr (symfonic_invocation_get_run_id (other), !=, symfonic_invocation_get_run_id (invocation));
+  assert_random_uuid (symfonic_invocation_get_run_id (invocation));
+  assert_random_uuid (symfonic_invocation_get_run_id (other));
 }
 
 /* Changing a value of the body in place after decoding must not change
