@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include "symfonic-stage.h"
 #include "symfonic-stream.h"
 
 G_BEGIN_DECLS
@@ -28,6 +29,11 @@ void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        gpointer                   data);
 G_GNUC_INTERNAL
 void     symfonic_stream_sink_ready   (SymfonicStream            *self);
+/* symfonic_stream_emit() for the library's own stages, which checked
+ * their stream once per event already */
+G_GNUC_INTERNAL
+void     symfonic_stream_emit_checked (SymfonicStream            *self,
+                                       SymfonicEvent             *event);
 G_GNUC_INTERNAL
 gboolean symfonic_stream_admits_inline (SymfonicStream           *self,
                                         SymfonicAdmissionPhase    phase);

@@ -743,6 +743,14 @@ symfonic_stream_emit (SymfonicStream *self,
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
   g_return_if_fail (event != NULL);
+
+  symfonic_stream_emit_checked (self, event);
+}
+
+void
+symfonic_stream_emit_checked (SymfonicStream *self,
+                              SymfonicEvent  *event)
+{
   g_return_if_fail (self->emit_target != NULL);
 
   /* a stage that passes on the event it was given, as most do with most

@@ -9,7 +9,7 @@
 #include "symfonic-text-filter.h"
 #include "symfonic-event-private.h"
 #include "symfonic-scratch-private.h"
-#include "symfonic-stream.h"
+#include "symfonic-stream-private.h"
 #include "symfonic-utf8.h"
 
 /* A filter is per stream, and most of its deltas go through unchanged:
@@ -168,8 +168,9 @@ passes_whole (SymfonicTextFilter  *self,
   SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
   SymfonicTextFilterClass *klass = SYMFONIC_TEXT_FILTER_GET_CLASS (self);
 
+  /* a piece that ends in ASCII ends with a whole character */
   return klass->passes != NULL && length > 0 && priv->n_pending[channel] == 0 &&
-         symfonic_utf8_unfinished_suffix (text, length) == 0 &&
+         ((guchar) text[length - 1] < 0x80 || symfonic_utf8_unfinished_suffix (text, length) == 0) &&
          klass->passes (self, channel, text, length);
 }
 
@@ -228,7 +229,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
   text = symfonic_event_peek_text (event, &length);
   if (passes_whole (self, channel, text, length))
     {
-      symfonic_stream_emit (stream, event);
+      symfonic_stream_emit_checked (stream, event);
       return TRUE;
     }
 
@@ -239,12 +240,12 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
 
   if (clean->len == length && memcmp (text, clean->str, length) == 0)
     {
-      symfonic_stream_emit (stream, event);
+      symfonic_stream_emit_checked (stream, event);
       return TRUE;
     }
 
   changed = new_delta (channel, clean->str);
-  symfonic_stream_emit (stream, changed);
+  symfonic_stream_emit_checked (stream, changed);
 
   return TRUE;
 }
