@@ -258,14 +258,16 @@ process_line (SymfonicSseParser *self,
 }
 
 /* Where the line from @p ends: its LF or CR, or @end. Lines end in LF
- * far more often than in CR, and both searches run over whole words. */
+ * far more often than in CR, and both searches run over whole words; a
+ * read that holds no CR at all needs only the first. */
 static const char *
 find_line_end (const char *p,
-               const char *end)
+               const char *end,
+               gboolean    has_cr)
 {
   const char *lf = memchr (p, '\n', end - p);
   const char *limit = lf != NULL ? lf : end;
-  const char *cr = memchr (p, '\r', limit - p);
+  const char *cr = has_cr ? memchr (p, '\r', limit - p) : NULL;
 
   return cr != NULL ? cr : limit;
 }
@@ -291,6 +293,8 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
 {
   const char *p = (const char *) data;
   const char *end = p + length;
+  /* one search over the whole read, instead of one per line */
+  gboolean has_cr = memchr (data, '\r', length) != NULL;
 
   g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
@@ -328,7 +332,7 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
             }
         }
 
-      stop = find_line_end (p, end);
+      stop = find_line_end (p, end, has_cr);
       if (self->max_event_bytes > 0 &&
           self->line->len + (gsize) (stop - p) + data_length (self) > self->max_event_bytes)
         {
