@@ -212,7 +212,14 @@ process_line (SymfonicSseParser *self,
   if (line[0] == ':')
     return;
 
-  colon = memchr (line, ':', length);
+  /* nearly every line is data or an event name: those two are told by
+   * their first bytes, the rest by where their first colon is */
+  if (length >= 5 && memcmp (line, "data:", 5) == 0)
+    colon = line + 4;
+  else if (length >= 6 && memcmp (line, "event:", 6) == 0)
+    colon = line + 5;
+  else
+    colon = memchr (line, ':', length);
   name_len = colon != NULL ? (gsize) (colon - line) : length;
   if (colon != NULL)
     {
