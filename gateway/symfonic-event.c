@@ -95,10 +95,12 @@ symfonic_event_kind_from_name (const char        *name,
   g_return_val_if_fail (name != NULL, FALSE);
 
   /* looked up for every event an upstream sends: most names differ in
-   * their first letter, which is compared before the whole name */
+   * their first two letters (Thinking, Text), which are compared before
+   * the whole name */
   for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
-      if (kinds[i].name[0] == name[0] && strcmp (kinds[i].name, name) == 0)
+      if (kinds[i].name[0] == name[0] && kinds[i].name[0] != '\0' && kinds[i].name[1] == name[1] &&
+          strcmp (kinds[i].name, name) == 0)
         {
           if (kind != NULL)
             *kind = i;
