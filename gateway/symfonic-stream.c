@@ -58,6 +58,9 @@ typedef struct
   /* its process hook, or NULL when it keeps the default one and events
    * go past it untouched */
   SymfonicStageProcessFunc  process;
+  /* the next slot that has a process hook, or n_stages: events skip the
+   * ones between */
+  guint                     next_process;
 } StageSlot;
 
 /* What the executor does when no batch is out. */
@@ -371,6 +374,12 @@ symfonic_stream_new (SymfonicRoute      *route,
       self->slots[i].phase = symfonic_route_get_stage_phase (route, i);
       self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
       self->slots[i].process = symfonic_stage_get_process_func (self->slots[i].stage);
+    }
+  for (guint i = self->n_stages, next = self->n_stages; i-- > 0;)
+    {
+      self->slots[i].next_process = next;
+      if (self->slots[i].process != NULL)
+        next = i;
     }
 
   return self;
@@ -878,10 +887,10 @@ run_stages (SymfonicStream  *self,
             guint            first,
             GError         **error)
 {
-  for (guint i = first; i < self->n_stages && self->batch->len > 0; i++)
+  if (first < self->n_stages && self->slots[first].process == NULL)
+    first = self->slots[first].next_process;
+  for (guint i = first; i < self->n_stages && self->batch->len > 0; i = self->slots[i].next_process)
     {
-      if (self->slots[i].process == NULL)
-        continue;
       if (runs_elsewhere (self, i))
         {
           hop_send (self, HOP_PROCESS, i);
