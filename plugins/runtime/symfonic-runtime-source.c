@@ -255,6 +255,27 @@ handle_error_frame (const char  *data,
   return FALSE;
 }
 
+/* Usage reports are for metering only, and a broken one is no reason to
+ * fail a stream that is otherwise fine. */
+static void
+handle_usage_frame (Request    *req,
+                    const char *data)
+{
+  g_autoptr(JsonNode) root = parse_json (data, NULL);
+  JsonObject *usage;
+
+  if (root == NULL)
+    {
+      g_debug ("Ignoring a usage report that is not JSON");
+      return;
+    }
+  usage = get_usage_member (root);
+  if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
+    usage = json_node_get_object (root);
+  if (usage != NULL)
+    add_usage (req, usage);
+}
+
 /* Returns FALSE with @error set when the frame breaks the stream. */
 static gboolean
 handle_frame (Request     *req,
@@ -264,37 +285,19 @@ handle_frame (Request     *req,
 {
   g_autoptr(SymfonicEvent) parsed = NULL;
   g_autoptr(JsonNode) root = NULL;
-  SymfonicEventKind kind;
 
   /* most frames are deltas, read without a JSON tree, and their name is
    * looked up once, there */
   parsed = symfonic_event_try_new_from_data (event, data, strlen (data));
-  if (parsed != NULL)
+  if (parsed == NULL)
     {
-      kind = symfonic_event_get_kind (parsed);
-    }
-  else
-    {
+      SymfonicEventKind kind;
+
       if (strcmp (event, "error") == 0)
         return handle_error_frame (data, error);
-
-      /* usage reports are for metering only, and a broken one is no reason
-       * to fail a stream that is otherwise fine */
       if (strcmp (event, "usage") == 0)
         {
-          JsonObject *usage;
-
-          root = parse_json (data, NULL);
-          if (root == NULL)
-            {
-              g_debug ("Ignoring a usage report that is not JSON");
-              return TRUE;
-            }
-          usage = get_usage_member (root);
-          if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
-            usage = json_node_get_object (root);
-          if (usage != NULL)
-            add_usage (req, usage);
+          handle_usage_frame (req, data);
           return TRUE;
         }
 
@@ -319,7 +322,7 @@ handle_frame (Request     *req,
         return FALSE;
     }
 
-  if (kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
+  if (symfonic_event_get_kind (parsed) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
     {
       JsonObject *usage = get_usage_member (root);
 
