@@ -96,11 +96,11 @@ symfonic_event_kind_from_name (const char        *name,
 
   /* looked up for every event an upstream sends: most names differ in
    * their first two letters (Thinking, Text), which are compared before
-   * the whole name */
+   * the whole name; no kind's name is empty, so a first letter that
+   * matches is not the end of @name */
   for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
-      if (kinds[i].name[0] == name[0] && kinds[i].name[0] != '\0' && kinds[i].name[1] == name[1] &&
-          strcmp (kinds[i].name, name) == 0)
+      if (kinds[i].name[0] == name[0] && kinds[i].name[1] == name[1] && strcmp (kinds[i].name, name) == 0)
         {
           if (kind != NULL)
             *kind = i;
@@ -811,10 +811,13 @@ symfonic_event_write_json (SymfonicEvent *self,
       return;
     }
 
-  symfonic_string_append_len (out, "{\"text\":", strlen ("{\"text\":"));
+  symfonic_string_append_literal (out, "{\"text\":");
   symfonic_json_append_string (out, self->text, self->text_len);
   if (self->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
-    g_string_append_printf (out, ",\"duration_ms\":%" G_GINT64_FORMAT, self->duration_ms);
+    {
+      symfonic_string_append_literal (out, ",\"duration_ms\":");
+      symfonic_json_append_int (out, self->duration_ms);
+    }
   if (self->payload != NULL)
     symfonic_json_append_members (out, self->payload, TRUE);
   g_string_append_c (out, '}');
