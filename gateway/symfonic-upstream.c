@@ -456,18 +456,27 @@ errno_error (int         saved_errno,
 static void on_conn_ready (gpointer     data,
                            GIOCondition condition);
 
+/* A request that waits for its client to drain reads nothing meanwhile. */
+static gboolean
+request_paused (SymfonicUpstreamRequest *req)
+{
+  return req != NULL && req->paused && !req->lingering;
+}
+
 static void
 conn_update_watch (Conn *conn)
 {
   SymfonicUpstreamRequest *req = conn->request;
   GIOCondition events;
-  gboolean watched = TRUE;
 
   if (conn->handshake != NULL)
-    watched = FALSE;
-  else if (conn->connecting || (req != NULL && req->state == STATE_WRITE))
+    {
+      g_clear_pointer (&conn->watch, symfonic_watch_remove);
+      return;
+    }
+  if (conn->connecting || (req != NULL && req->state == STATE_WRITE))
     events = G_IO_OUT;
-  else if (req != NULL && req->paused && !req->lingering)
+  else if (request_paused (req))
     /* A paused request is not watched at all: a peer's reset would report
      * G_IO_HUP on every iteration until it is read. But most pauses end
      * within the iteration, once the writer drained: the watch stays, and
@@ -477,11 +486,6 @@ conn_update_watch (Conn *conn)
   else
     events = G_IO_IN;
 
-  if (!watched)
-    {
-      g_clear_pointer (&conn->watch, symfonic_watch_remove);
-      return;
-    }
   if (conn->watch == NULL)
     conn->watch = symfonic_poller_watch (conn->pool->worker->poller, conn->fd, events, on_conn_ready, conn);
   else
@@ -737,7 +741,7 @@ conn_readable (Conn *conn)
       conn_arm_timeout (conn);
       feed (req, buffer, n);
     }
-  while (still_reading (req, conn) && conn->tls != NULL && (!req->paused || req->lingering));
+  while (still_reading (req, conn) && conn->tls != NULL && !request_paused (req));
 }
 
 static void
@@ -880,7 +884,7 @@ on_conn_ready (gpointer     data,
 
   if (req->state == STATE_WRITE)
     continue_write (req);
-  else if (req->paused && !req->lingering)
+  else if (request_paused (req))
     g_clear_pointer (&conn->watch, symfonic_watch_remove);
   else
     conn_readable (conn);
