@@ -113,19 +113,8 @@ symfonic_event_kind_from_name (const char        *name,
 
 /* Deltas are made and freed by the hundred per stream, each in one block:
  * a thread keeps the blocks of the small events it freed, a bounded number
- * of them, for its next events instead of a malloc() and a free() each.
- * Under AddressSanitizer every block goes back to malloc, which then still
- * sees a freed event used. */
-#if defined(__SANITIZE_ADDRESS__)
-#define KEEPS_BLOCKS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KEEPS_BLOCKS 0
-#endif
-#endif
-#ifndef KEEPS_BLOCKS
-#define KEEPS_BLOCKS 1
-#endif
+ * of them, for its next events instead of a malloc() and a free() each. */
+#define KEEPS_BLOCKS SYMFONIC_KEEPS_FREED
 
 #define SMALL_BLOCK 128
 #define KEPT_BLOCKS 64

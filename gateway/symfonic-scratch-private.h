@@ -1,5 +1,5 @@
-/* symfonic-scratch-private.h: a text buffer per thread, reused by every
- * event instead of allocated for each
+/* symfonic-scratch-private.h: text buffers per thread, reused by every
+ * event or stream instead of allocated for each
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,9 +9,28 @@
 
 G_BEGIN_DECLS
 
+/* Under AddressSanitizer what a thread would keep for reuse goes back to
+ * malloc, which then still sees a freed block used. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SYMFONIC_KEEPS_FREED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SYMFONIC_KEEPS_FREED 0
+#endif
+#endif
+#ifndef SYMFONIC_KEEPS_FREED
+#define SYMFONIC_KEEPS_FREED 1
+#endif
+
 /* Each use has its own key, defined as
  * `static GPrivate key = G_PRIVATE_INIT (symfonic_scratch_free);` */
 void     symfonic_scratch_free (gpointer  scratch);
 GString *symfonic_scratch_get  (GPrivate *key);
+
+/* Smaller buffers are not kept: growing one to this costs little. */
+#define SYMFONIC_SPARE_BUFFER_MIN 1024
+
+void     symfonic_spare_buffer_take (GString **buffer);
+void     symfonic_spare_buffer_give (GString  *buffer);
 
 G_END_DECLS

@@ -10,6 +10,31 @@
 /* one rare large event does not leave its size behind for the thread's life */
 #define KEPT_BYTES (64 * 1024)
 
+/* A stream's output grows its buffer by doubling, every stream anew and
+ * again after each send that emptied it: each doubling past a kilobyte is
+ * a large allocation and a copy, and makes malloc consolidate its small
+ * free chunks. A thread keeps a few emptied buffers for its next frames:
+ * 1 MiB at most. */
+#define SPARE_BUFFERS 16
+
+typedef struct
+{
+  guint    n;
+  GString *buffers[SPARE_BUFFERS];
+} SpareBuffers;
+
+static void
+spare_buffers_free (gpointer data)
+{
+  SpareBuffers *spares = data;
+
+  for (guint i = 0; i < spares->n; i++)
+    g_string_free (spares->buffers[i], TRUE);
+  g_free (spares);
+}
+
+static GPrivate spare_buffers = G_PRIVATE_INIT (spare_buffers_free);
+
 void
 symfonic_scratch_free (gpointer scratch)
 {
@@ -31,4 +56,49 @@ symfonic_scratch_get (GPrivate *key)
   symfonic_string_clear (text);
 
   return text;
+}
+
+/* Replaces the empty *@buffer by one of the thread's spare buffers, when
+ * it has one. */
+void
+symfonic_spare_buffer_take (GString **buffer)
+{
+  SpareBuffers *spares = g_private_get (&spare_buffers);
+
+  g_assert ((*buffer)->len == 0);
+
+  if (spares == NULL || spares->n == 0)
+    return;
+
+  g_string_free (*buffer, TRUE);
+  *buffer = spares->buffers[--spares->n];
+}
+
+/* Takes @buffer, which is kept for the thread's next stream if it is
+ * neither small nor too large and there is room, and freed otherwise. */
+void
+symfonic_spare_buffer_give (GString *buffer)
+{
+  SpareBuffers *spares;
+
+  if (!SYMFONIC_KEEPS_FREED || buffer->allocated_len < SYMFONIC_SPARE_BUFFER_MIN || buffer->allocated_len > KEPT_BYTES)
+    {
+      g_string_free (buffer, TRUE);
+      return;
+    }
+
+  spares = g_private_get (&spare_buffers);
+  if (spares == NULL)
+    {
+      spares = g_new0 (SpareBuffers, 1);
+      g_private_set (&spare_buffers, spares);
+    }
+  if (spares->n == SPARE_BUFFERS)
+    {
+      g_string_free (buffer, TRUE);
+      return;
+    }
+
+  symfonic_string_clear (buffer);
+  spares->buffers[spares->n++] = buffer;
 }

@@ -10,6 +10,7 @@
 
 #include "symfonic-connection-private.h"
 #include "symfonic-poller-private.h"
+#include "symfonic-scratch-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-string-private.h"
 
@@ -216,13 +217,13 @@ compact (SymfonicSseWriter *self)
 
 /* At the end of an iteration, not after the sends within one (the first
  * delta, a full batch): the frames still to come in the iteration would
- * grow a new buffer again. */
+ * need a large buffer again. */
 static void
 give_back_buffer (SymfonicSseWriter *self)
 {
   if (self->out->len == 0 && self->out->allocated_len > KEEP_IDLE)
     {
-      g_string_free (self->out, TRUE);
+      symfonic_spare_buffer_give (self->out);
       self->out = g_string_new (NULL);
     }
 }
@@ -464,7 +465,8 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   self->keepalive = self->chunked && !asks_to_close (soup_server_message_get_request_headers (message)) &&
                     !asks_to_close (headers);
   self->stall_us = (gint64) stall_seconds * G_USEC_PER_SEC;
-  self->out = g_string_sized_new (1024);
+  self->out = g_string_new (NULL);
+  symfonic_spare_buffer_take (&self->out);
   append_head (self->out, message);
   self->queued_end = self->out->len;
   self->chunks = g_array_new (FALSE, FALSE, sizeof (Chunk));
@@ -495,7 +497,7 @@ symfonic_sse_writer_free (SymfonicSseWriter *self)
   g_clear_pointer (&self->timer, symfonic_timer_remove);
   g_clear_pointer (&self->heartbeat, symfonic_timer_remove);
   symfonic_poller_unref (self->poller);
-  g_string_free (self->out, TRUE);
+  symfonic_spare_buffer_give (self->out);
   g_array_unref (self->chunks);
   g_free (self);
 }
@@ -504,6 +506,9 @@ symfonic_sse_writer_free (SymfonicSseWriter *self)
 GString *
 symfonic_sse_writer_begin_frame (SymfonicSseWriter *self)
 {
+  /* the first frame of an iteration may be one of many */
+  if (G_UNLIKELY (self->out->len == 0 && self->out->allocated_len <= KEEP_IDLE))
+    symfonic_spare_buffer_take (&self->out);
   self->frame_start = self->out->len;
   return self->out;
 }
