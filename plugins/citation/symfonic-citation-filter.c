@@ -57,6 +57,12 @@
 
 #define MAX_ID 64
 #define MAX_LEVELS 64
+/* most text never nests: the stack grows from a few levels, and a channel
+ * costs no allocation past a kilobyte, each of which makes malloc
+ * consolidate its small free chunks */
+#define FIRST_LEVELS 4
+/* doubled from FIRST_LEVELS, the stack is MAX_LEVELS when it is full */
+G_STATIC_ASSERT (MAX_LEVELS % FIRST_LEVELS == 0 && ((MAX_LEVELS / FIRST_LEVELS) & (MAX_LEVELS / FIRST_LEVELS - 1)) == 0);
 
 typedef struct
 {
@@ -80,7 +86,8 @@ typedef struct
 {
   /* the unfinished levels, or the one space that may precede a tag */
   GString            *withheld;
-  Level               levels[MAX_LEVELS];
+  Level              *levels;
+  guint               levels_size;
   guint               depth;
   /* inside a block: its content starts at withheld[block_start], and the
    * levels from base on are its own */
@@ -200,6 +207,7 @@ static void
 text_free (Text *text)
 {
   g_string_free (text->withheld, TRUE);
+  g_free (text->levels);
   g_free (text);
 }
 
@@ -285,6 +293,11 @@ push_level (SymfonicCitationFilter *self,
       /* a block's outside levels may go too: they were never released */
       text->block_start = text->block_start > cut ? text->block_start - cut : 0;
       text->base = text->base > MAX_LEVELS / 2 ? text->base - MAX_LEVELS / 2 : 0;
+    }
+  else if (text->depth == text->levels_size)
+    {
+      text->levels_size *= 2;
+      text->levels = g_renew (Level, text->levels, text->levels_size);
     }
 
   level = &text->levels[text->depth++];
@@ -566,6 +579,8 @@ get_text (SymfonicCitationFilter *self,
       Text *text = g_new (Text, 1);
 
       text->withheld = g_string_new (NULL);
+      text->levels = g_new (Level, FIRST_LEVELS);
+      text->levels_size = FIRST_LEVELS;
       text->depth = 0;
       text->inside = FALSE;
       text->block_start = 0;
