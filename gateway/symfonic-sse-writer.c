@@ -580,15 +580,12 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter     *self,
 
 /* Whether the frames held for the client passed the high-water mark;
  * once they did, the drained callback runs when they are back below the
- * low-water mark. The frames of this iteration have not met the socket,
- * so the client is not behind by them: they may fill the declared buffer
- * before the source waits, and a burst leaves in one send, not two. */
+ * low-water mark. */
 gboolean
 symfonic_sse_writer_is_full (SymfonicSseWriter *self)
 {
   if (!self->full &&
-      (self->queued_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
-       self->queued_frames + self->pending_frames >= SYMFONIC_SSE_MAX_FRAMES ||
+      (self->queued_frames + self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
        held_bytes (self) >= SYMFONIC_SSE_HIGH_WATER_BYTES))
     self->full = TRUE;
 
