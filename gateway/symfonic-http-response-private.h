@@ -31,7 +31,7 @@ typedef struct { guint name, value; } SymfonicHttpHeader;
 /* Embedded in its request: zero it and set head to an empty GString.
  * The head and its table are let go with
  * symfonic_http_response_forget_head() once read: a held stream keeps only
- * what its body needs. */
+ * what its body needs; the rest goes with symfonic_http_response_clear(). */
 typedef struct
 {
   GString                *head;
@@ -46,7 +46,9 @@ typedef struct
   SymfonicHttpFraming     framing;
   guint64                 remaining;
   SymfonicHttpChunkState  chunk;
-  char                    line[SYMFONIC_HTTP_MAX_LINE_BYTES];
+  /* the start of a framing line that a read split, made for the first
+   * such line: a line within one read is parsed where it lies */
+  char                   *line;
   gsize                   line_length;
   gsize                   trailer_bytes;
 } SymfonicHttpResponse;
@@ -70,5 +72,7 @@ const char *symfonic_http_response_get_header (SymfonicHttpResponse  *resp,
                                                const char            *name);
 G_GNUC_INTERNAL
 void        symfonic_http_response_forget_head (SymfonicHttpResponse *resp);
+G_GNUC_INTERNAL
+void        symfonic_http_response_clear       (SymfonicHttpResponse *resp);
 
 G_END_DECLS

@@ -286,34 +286,48 @@ symfonic_http_response_read_head (SymfonicHttpResponse     *resp,
   return TRUE;
 }
 
-/* One line of the chunked framing, across reads. Returns TRUE with
- * *@complete set once the line ended (stripped of its CRLF). */
+/* One line of the chunked framing, across reads. Returns TRUE, and once
+ * the line ended sets *@line to it (stripped of its CRLF, valid until
+ * @data or @resp changes) and *@line_length; else *@line is NULL. */
 static gboolean
 take_line (SymfonicHttpResponse     *resp,
            const guint8             *data,
            gsize                     length,
            gsize                    *in,
-           gboolean                 *complete,
+           const char              **line,
+           gsize                    *line_length,
            GError                  **error)
 {
-  const guint8 *nl = memchr (data + *in, '\n', length - *in);
-  gsize n = nl != NULL ? (gsize) (nl - (data + *in)) + 1 : length - *in;
+  const char *start = (const char *) data + *in;
+  const char *nl = memchr (start, '\n', length - *in);
+  gsize n = nl != NULL ? (gsize) (nl - start) + 1 : length - *in;
 
   if (resp->line_length + n > SYMFONIC_HTTP_MAX_LINE_BYTES)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "chunk line too long");
       return FALSE;
     }
-  memcpy (resp->line + resp->line_length, data + *in, n);
-  resp->line_length += n;
   *in += n;
-  *complete = nl != NULL;
-  if (*complete)
+  *line = NULL;
+  if (nl != NULL && resp->line_length == 0)
     {
-      resp->line_length--;
-      if (resp->line_length > 0 && resp->line[resp->line_length - 1] == '\r')
-        resp->line_length--;
+      *line = start;
+      *line_length = n - 1;
     }
+  else
+    {
+      if (resp->line == NULL)
+        resp->line = g_malloc (SYMFONIC_HTTP_MAX_LINE_BYTES);
+      memcpy (resp->line + resp->line_length, start, n);
+      resp->line_length += n;
+      if (nl == NULL)
+        return TRUE;
+      *line = resp->line;
+      *line_length = resp->line_length - 1;
+      resp->line_length = 0;
+    }
+  if (*line_length > 0 && (*line)[*line_length - 1] == '\r')
+    (*line_length)--;
 
   return TRUE;
 }
@@ -346,16 +360,15 @@ parse_chunk_size (const char  *line,
 
 static gboolean
 chunk_line (SymfonicHttpResponse     *resp,
+            const char               *line,
+            gsize                     length,
             gboolean                 *complete,
             GError                  **error)
 {
-  gsize length = resp->line_length;
-
-  resp->line_length = 0;
   switch (resp->chunk)
     {
     case SYMFONIC_HTTP_CHUNK_SIZE:
-      if (!parse_chunk_size (resp->line, length, &resp->remaining))
+      if (!parse_chunk_size (line, length, &resp->remaining))
         {
           g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "invalid chunk size");
           return FALSE;
@@ -403,11 +416,13 @@ symfonic_http_response_read_body (SymfonicHttpResponse     *resp,
 
       if (resp->framing == SYMFONIC_HTTP_FRAMING_CHUNKED && resp->chunk != SYMFONIC_HTTP_CHUNK_DATA)
         {
-          gboolean has_line;
+          const char *line;
+          gsize line_length;
 
-          if (!take_line (resp, data, length, in, &has_line, error))
+          /* parsed before any body byte moves down over it */
+          if (!take_line (resp, data, length, in, &line, &line_length, error))
             return FALSE;
-          if (has_line && !chunk_line (resp, complete, error))
+          if (line != NULL && !chunk_line (resp, line, line_length, complete, error))
             return FALSE;
           continue;
         }
@@ -462,4 +477,12 @@ symfonic_http_response_forget_head (SymfonicHttpResponse *resp)
   g_clear_pointer (&resp->headers, g_free);
   if (resp->head != NULL)
     g_string_free (g_steal_pointer (&resp->head), TRUE);
+}
+
+/* Lets go of all that @resp holds. */
+void
+symfonic_http_response_clear (SymfonicHttpResponse *resp)
+{
+  symfonic_http_response_forget_head (resp);
+  g_clear_pointer (&resp->line, g_free);
 }

@@ -290,7 +290,7 @@ request_unref (SymfonicUpstreamRequest *req)
 
   g_clear_error (&req->error);
   g_clear_pointer (&req->message, g_bytes_unref);
-  symfonic_http_response_forget_head (&req->response);
+  symfonic_http_response_clear (&req->response);
   g_object_unref (req->upstream);
   g_free (req);
 }
