@@ -8,9 +8,10 @@
 
 G_BEGIN_DECLS
 
-/* Every delta passes a few of the library's own stages and encoders, each
+/* Every delta passes a few of the gateway's own stages and encoders, each
  * asking its kind and text: they read the fields here without a call.
- * Only symfonic-event.c writes them. */
+ * The layout is not API, so only code built with the library (its
+ * in-tree plugins) reads it; only symfonic-event.c writes it. */
 struct _SymfonicEvent
 {
   gatomicrefcount    ref_count;

@@ -577,7 +577,7 @@ symfonic_event_try_new_from_data (const char *name,
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-      if (!symfonic_json_read_string_object (data, length, "text", text))
+      if (!symfonic_json_read_string_object (data, length, "text", strlen ("text"), text))
         return NULL;
       /* the reader refused invalid UTF-8 and NUL characters */
       return event_alloc_valid (kind, text->str, text->len);

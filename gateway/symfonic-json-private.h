@@ -51,6 +51,7 @@ G_GNUC_INTERNAL
 gboolean  symfonic_json_read_string_object (const char *data,
                                             gsize       length,
                                             const char *member,
+                                            gsize       member_length,
                                             GString    *text);
 G_GNUC_INTERNAL
 gboolean  symfonic_json_read_string_int_object (const char *data,

@@ -393,18 +393,19 @@ attach (Reader   *r,
 
 /* The common shape of an upstream delta's data, read with the strict
  * reader's own rules but without building a tree: TRUE when @data is
- * exactly one object whose only member is @member with a string value,
- * which is left decoded in @text. FALSE says nothing about validity: only
+ * exactly one object whose only member is @member (of @member_length
+ * bytes, known where it is a literal) with a string value, which is left
+ * decoded in @text. FALSE says nothing about validity: only
  * symfonic_json_parse() tells what else @data is. */
 gboolean
 symfonic_json_read_string_object (const char *data,
                                   gsize       length,
                                   const char *member,
+                                  gsize       member_length,
                                   GString    *text)
 {
   Reader reader = { (const guchar *) data, length, 0, text, NULL };
   Reader *r = &reader;
-  gsize member_length = strlen (member);
 
   symfonic_string_clear (text);
   if (!skip_char (r, '{') || peek (r) != '"')

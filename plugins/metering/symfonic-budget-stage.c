@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-budget-stage.h"
+#include "symfonic-event-private.h"
 #include "symfonic-memory-meter-store.h"
 
 /* Reserve at admission, settle at close. Admission reserves the worst case
@@ -364,10 +365,11 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
     {
       if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
         {
-          const char *text = symfonic_event_get_text (event);
+          gsize length;
 
-          if (text != NULL)
-            reservation->text_bytes += strlen (text);
+          /* a delta's length was kept when it was made */
+          symfonic_event_peek_text (event, &length);
+          reservation->text_bytes += length;
         }
       symfonic_stream_get_usage (stream, &input, &output, NULL);
 
