@@ -9,8 +9,9 @@
 
 G_BEGIN_DECLS
 
-/* Under AddressSanitizer what a thread would keep for reuse goes back to
- * malloc, which then still sees a freed block used. */
+/* Under AddressSanitizer the freed event blocks and output buffers that a
+ * thread would keep for its next use go back to malloc instead, which then
+ * still sees a freed one used. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SYMFONIC_KEEPS_FREED 0
 #elif defined(__has_feature)
@@ -24,13 +25,19 @@ G_BEGIN_DECLS
 
 /* Each use has its own key, defined as
  * `static GPrivate key = G_PRIVATE_INIT (symfonic_scratch_free);` */
+G_GNUC_INTERNAL
 void     symfonic_scratch_free (gpointer  scratch);
+G_GNUC_INTERNAL
 GString *symfonic_scratch_get  (GPrivate *key);
 
 /* Smaller buffers are not kept: growing one to this costs little. */
 #define SYMFONIC_SPARE_BUFFER_MIN 1024
 
+G_GNUC_INTERNAL
+GString *symfonic_spare_buffer_new  (gsize     size);
+G_GNUC_INTERNAL
 void     symfonic_spare_buffer_take (GString **buffer);
+G_GNUC_INTERNAL
 void     symfonic_spare_buffer_give (GString  *buffer);
 
 G_END_DECLS

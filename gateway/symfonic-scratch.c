@@ -58,20 +58,39 @@ symfonic_scratch_get (GPrivate *key)
   return text;
 }
 
+static GString *
+take_spare (void)
+{
+  SpareBuffers *spares = g_private_get (&spare_buffers);
+
+  return spares != NULL && spares->n > 0 ? spares->buffers[--spares->n] : NULL;
+}
+
+/* An empty buffer: one of the thread's spare buffers, or a new one of
+ * @size bytes. */
+GString *
+symfonic_spare_buffer_new (gsize size)
+{
+  GString *spare = take_spare ();
+
+  return spare != NULL ? spare : g_string_sized_new (size);
+}
+
 /* Replaces the empty *@buffer by one of the thread's spare buffers, when
  * it has one. */
 void
 symfonic_spare_buffer_take (GString **buffer)
 {
-  SpareBuffers *spares = g_private_get (&spare_buffers);
+  GString *spare;
 
   g_assert ((*buffer)->len == 0);
 
-  if (spares == NULL || spares->n == 0)
+  spare = take_spare ();
+  if (spare == NULL)
     return;
 
   g_string_free (*buffer, TRUE);
-  *buffer = spares->buffers[--spares->n];
+  *buffer = spare;
 }
 
 /* Takes @buffer, which is kept for the thread's next stream if it is

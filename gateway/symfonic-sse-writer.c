@@ -465,8 +465,7 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   self->keepalive = self->chunked && !asks_to_close (soup_server_message_get_request_headers (message)) &&
                     !asks_to_close (headers);
   self->stall_us = (gint64) stall_seconds * G_USEC_PER_SEC;
-  self->out = g_string_new (NULL);
-  symfonic_spare_buffer_take (&self->out);
+  self->out = symfonic_spare_buffer_new (1024);
   append_head (self->out, message);
   self->queued_end = self->out->len;
   self->chunks = g_array_new (FALSE, FALSE, sizeof (Chunk));
@@ -507,7 +506,7 @@ GString *
 symfonic_sse_writer_begin_frame (SymfonicSseWriter *self)
 {
   /* the first frame of an iteration may be one of many */
-  if (G_UNLIKELY (self->out->len == 0 && self->out->allocated_len <= KEEP_IDLE))
+  if (G_UNLIKELY (self->out->len == 0 && self->out->allocated_len < SYMFONIC_SPARE_BUFFER_MIN))
     symfonic_spare_buffer_take (&self->out);
   self->frame_start = self->out->len;
   return self->out;

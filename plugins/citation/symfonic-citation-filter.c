@@ -57,8 +57,8 @@
 
 #define MAX_ID 64
 #define MAX_LEVELS 64
-/* most text never nests: the stack grows from a few levels, and a channel
- * costs no allocation past a kilobyte, each of which makes malloc
+/* most text never nests: the stack grows from a few levels, so a new
+ * channel costs no allocation past a kilobyte, each of which makes malloc
  * consolidate its small free chunks */
 #define FIRST_LEVELS 4
 /* doubled from FIRST_LEVELS, the stack is MAX_LEVELS when it is full */
