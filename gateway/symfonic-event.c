@@ -114,8 +114,6 @@ symfonic_event_kind_from_name (const char        *name,
 /* Deltas are made and freed by the hundred per stream, each in one block:
  * a thread keeps the blocks of the small events it freed, a bounded number
  * of them, for its next events instead of a malloc() and a free() each. */
-#define KEEPS_BLOCKS SYMFONIC_KEEPS_FREED
-
 #define SMALL_BLOCK 128
 #define KEPT_BLOCKS 64
 
@@ -158,7 +156,7 @@ small_block_new (void)
 static void
 event_free (SymfonicEvent *self)
 {
-  if (KEEPS_BLOCKS && self->small && kept_blocks != NULL && kept_blocks->n < KEPT_BLOCKS)
+  if (SYMFONIC_KEEPS_FREED && self->small && kept_blocks != NULL && kept_blocks->n < KEPT_BLOCKS)
     kept_blocks->blocks[kept_blocks->n++] = self;
   else
     g_free (self);
@@ -171,7 +169,7 @@ event_alloc_valid (SymfonicEventKind  kind,
                    const char        *text,
                    gsize              len)
 {
-  gboolean small = KEEPS_BLOCKS && sizeof (SymfonicEvent) + len + 1 <= SMALL_BLOCK;
+  gboolean small = SYMFONIC_KEEPS_FREED && sizeof (SymfonicEvent) + len + 1 <= SMALL_BLOCK;
   SymfonicEvent *self = small ? small_block_new () : g_malloc (sizeof *self + len + 1);
 
   /* only the struct is cleared, not the text's room behind it */

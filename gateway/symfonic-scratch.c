@@ -7,7 +7,8 @@
 #include "symfonic-scratch-private.h"
 #include "symfonic-string-private.h"
 
-/* one rare large event does not leave its size behind for the thread's life */
+/* one rare large event or burst does not leave its size behind for the
+ * thread's life */
 #define KEPT_BYTES (64 * 1024)
 
 /* A stream's output grows its buffer by doubling, every stream anew and

@@ -49,9 +49,6 @@
 #define CHUNK_HEAD_MAX 16
 /* sent bytes stay at the front of the buffer up to this much */
 #define KEEP_ALLOCATED (64 * 1024)
-/* an empty buffer larger than this is given back: a stream that waits
- * for its upstream holds almost nothing */
-#define KEEP_IDLE 1024
 
 #define LAST_CHUNK "0\r\n\r\n"
 #define KEEPALIVE ": keepalive\n\n"
@@ -221,7 +218,9 @@ compact (SymfonicSseWriter *self)
 static void
 give_back_buffer (SymfonicSseWriter *self)
 {
-  if (self->out->len == 0 && self->out->allocated_len > KEEP_IDLE)
+  /* a stream that waits for its upstream holds almost nothing, and what
+   * it gives back is what its thread keeps for the next frames */
+  if (self->out->len == 0 && self->out->allocated_len > SYMFONIC_SPARE_BUFFER_MIN)
     {
       symfonic_spare_buffer_give (self->out);
       self->out = g_string_new (NULL);
