@@ -36,6 +36,49 @@ test_json_writer_string (void)
   assert_appended ("plain\"quote", 5, "x:\"plain\"");
 }
 
+/* Plain text is checked and copied eight bytes at a time: a byte to
+ * escape, or one past ASCII, must come out right wherever it falls in or
+ * across those words, also with a second one further on. */
+static void
+test_json_writer_string_every_position (void)
+{
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
+  static const struct { const char *in; const char *out; } bytes[] = {
+    { "\"", "\\\"" },
+    { "\\", "\\\\" },
+    { "\n", "\\n" },
+    { "\x01", "\\u0001" },
+    { "\x1f", "\\u001f" },
+    { "\x7f", "\x7f" },
+    { " ", " " },
+    { "\xc3\xa9", "\xc3\xa9" },
+    { "\xe2\x82\xac", "\xe2\x82\xac" },
+  };
+  gsize n = strlen (letters);
+
+  for (guint b = 0; b < G_N_ELEMENTS (bytes); b++)
+    for (gsize at = 0; at < n; at++)
+      for (guint twice = 0; twice < 2; twice++)
+        {
+          /* alone, or again a word and a bit further on */
+          gsize second = twice ? at + 11 : G_MAXSIZE;
+          g_autoptr(GString) text = g_string_new (NULL);
+          g_autoptr(GString) expected = g_string_new ("x:\"");
+
+          for (gsize i = 0; i < n; i++)
+            {
+              gboolean special = i == at || i == second;
+
+              g_string_append (text, special ? bytes[b].in : (char[]) { letters[i], '\0' });
+              g_string_append (expected, special ? bytes[b].out : (char[]) { letters[i], '\0' });
+            }
+          g_string_append_c (expected, '"');
+
+          g_test_message ("byte %u at %" G_GSIZE_FORMAT ", twice: %u", b, at, twice);
+          assert_appended (text->str, text->len, expected->str);
+        }
+}
+
 /* The room is taken at once, whatever the string held before. */
 static void
 test_json_writer_string_grows (void)
@@ -116,6 +159,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/json-writer/string", test_json_writer_string);
+  g_test_add_func ("/json-writer/string-every-position", test_json_writer_string_every_position);
   g_test_add_func ("/json-writer/string-grows", test_json_writer_string_grows);
   g_test_add_func ("/json-writer/uint", test_json_writer_uint);
   g_test_add_func ("/json-writer/node", test_json_writer_node);
