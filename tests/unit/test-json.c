@@ -303,6 +303,63 @@ test_json_length_bounds_input (void)
   g_assert_cmpstr (error->message, ==, "Invalid JSON at byte 3: the input ends inside an array or object");
 }
 
+/* A string is read eight plain bytes at a time: an escape, a byte past
+ * ASCII or one the string may not hold raw must be found wherever it
+ * falls in or across those words. */
+static void
+test_json_strings_every_position (void)
+{
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN";
+  static const struct { const char *in; const char *value; const char *what; } pieces[] = {
+    { "\\n", "\n", NULL },
+    { "\\\"", "\"", NULL },
+    { "\\\\", "\\", NULL },
+    { "\\u00e9", "\xc3\xa9", NULL },
+    { "\xc3\xa9", "\xc3\xa9", NULL },
+    { "\xe2\x82\xac", "\xe2\x82\xac", NULL },
+    { "\x7f", "\x7f", NULL },
+    { " ", " ", NULL },
+    { "\x01", NULL, "control character in a string" },
+    { "\x1f", NULL, "control character in a string" },
+    { "\xff", NULL, "invalid UTF-8" },
+    { "\xc3(", NULL, "invalid UTF-8" },
+  };
+  gsize n = strlen (letters);
+
+  for (guint k = 0; k < G_N_ELEMENTS (pieces); k++)
+    for (gsize at = 0; at < n; at++)
+      {
+        g_autoptr(GString) text = g_string_new ("\"");
+        g_autoptr(GString) value = g_string_new (NULL);
+        g_autoptr(GError) error = NULL;
+        g_autoptr(JsonNode) node = NULL;
+
+        g_string_append_len (text, letters, at);
+        g_string_append (text, pieces[k].in);
+        g_string_append (text, letters + at);
+        g_string_append_c (text, '"');
+
+        g_test_message ("piece %u at %" G_GSIZE_FORMAT, k, at);
+        node = parse (text->str, text->len, &error);
+        if (pieces[k].what != NULL)
+          {
+            g_autofree char *message = g_strdup_printf ("Invalid JSON at byte %" G_GSIZE_FORMAT ": %s",
+                                                        at + 1, pieces[k].what);
+
+            g_assert_null (node);
+            g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST);
+            g_assert_cmpstr (error->message, ==, message);
+            continue;
+          }
+
+        g_string_append_len (value, letters, at);
+        g_string_append (value, pieces[k].value);
+        g_string_append (value, letters + at);
+        g_assert_no_error (error);
+        g_assert_cmpstr (json_node_get_string (node), ==, value->str);
+      }
+}
+
 /* An ordinary json-glib tree: members in document order, parents set. */
 static void
 test_json_tree (void)
@@ -354,6 +411,7 @@ main (int   argc,
 
   g_test_add_func ("/json/accepts", test_json_accepts);
   g_test_add_func ("/json/refuses", test_json_refuses);
+  g_test_add_func ("/json/strings-every-position", test_json_strings_every_position);
   g_test_add_func ("/json/numbers", test_json_numbers);
   g_test_add_func ("/json/depth", test_json_depth);
   g_test_add_func ("/json/length-bounds-input", test_json_length_bounds_input);
