@@ -557,6 +557,36 @@ copy_literal (Reader     *r,
 
 /* One scalar value at r->pos, written to @out as symfonic_json_append_node()
  * writes what read_value() makes of it. */
+/* Whether @text, a JSON number with a fraction or an exponent, is already
+ * what symfonic_json_append_double() writes of its value, which can then
+ * be copied without printf and strtod (an activation's score, 0.5): a
+ * plain decimal whose fraction does not end in 0, with at most 15
+ * significant digits, which DBL_DIG says come back from the double as
+ * they were, and at most three zeros after the point before the first
+ * digit, past which %g writes an exponent. */
+static gboolean
+is_written_decimal (const char *text,
+                    gsize       length)
+{
+  guint significant = 0;
+  guint leading_zeros = 0;
+  gboolean fraction = FALSE;
+
+  for (gsize i = text[0] == '-' ? 1 : 0; i < length; i++)
+    {
+      if (text[i] == '.')
+        fraction = TRUE;
+      else if (!g_ascii_isdigit (text[i]))
+        return FALSE;
+      else if (significant > 0 || text[i] != '0')
+        significant++;
+      else if (fraction)
+        leading_zeros++;
+    }
+
+  return fraction && text[length - 1] != '0' && significant <= 15 && leading_zeros <= 3;
+}
+
 static gboolean
 write_scalar (Reader  *r,
               GString *out)
@@ -581,12 +611,15 @@ write_scalar (Reader  *r,
     case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
       {
+        gsize start = r->pos;
         g_autoptr(JsonNode) number = read_number (r);
 
         if (number == NULL)
           return FALSE;
         if (json_node_get_value_type (number) == G_TYPE_INT64)
           symfonic_json_append_int (out, json_node_get_int (number));
+        else if (is_written_decimal ((const char *) r->data + start, r->pos - start))
+          symfonic_string_append_len (out, (const char *) r->data + start, r->pos - start);
         else
           symfonic_json_append_double (out, json_node_get_double (number));
         return TRUE;

@@ -678,6 +678,87 @@ test_event_fast_path (void)
   g_assert_null (symfonic_event_try_new_from_data ("TextDeltaEvent", "{\"text\":\"x\"}", 10));
 }
 
+/* A structured event's numbers go out in the writer's one form, whether
+ * the upstream's text is already that form (then it is kept as it came)
+ * or not; the general way, through a tree and the double, must agree. */
+static void
+test_event_fast_path_numbers (void)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (15);
+  static const struct {
+    const char *score;
+    const char *written;
+  } numbers[] = {
+    { "0.5", "0.5" },
+    { "-0.5", "-0.5" },
+    { "0.91", "0.91" },
+    { "123.25", "123.25" },
+    { "100.5", "100.5" },
+    { "0.0001", "0.0001" },
+    { "0.00012", "0.00012" },
+    { "0.123456789012345", "0.123456789012345" },
+    { "0.000123456789012345", "0.000123456789012345" },
+    { "12345678901234.5", "12345678901234.5" },
+    { "1.00000000000001", "1.00000000000001" },
+    /* not the written form: a zero too many or too few, an exponent */
+    { "0.50", "0.5" },
+    { "1.10", "1.1" },
+    { "1.0", "1.0" },
+    { "-0.0", "-0.0" },
+    { "0.00001", "1e-05" },
+    { "0.1234567890123456", "0.1234567890123456" },
+    /* sixteen digits need not come back as they were */
+    { "584.0110704341925", "584.0110704341924" },
+    { "123456789012345.6", "123456789012345.6" },
+    { "1e2", "100.0" },
+    { "1E0", "1.0" },
+    { "2.5e-3", "0.0025" },
+    { "2", "2" },
+    { "-7", "-7" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (numbers); i++)
+    {
+      g_autofree char *data = g_strdup_printf ("{\"node_id\":\"n\",\"node_label\":\"f\",\"score\":%s,"
+                                               "\"layer\":\"s\",\"source_node_id\":null}", numbers[i].score);
+      g_autofree char *expected = g_strdup_printf ("{\"node_id\":\"n\",\"node_label\":\"f\",\"score\":%s,"
+                                                   "\"layer\":\"s\",\"source_node_id\":null}", numbers[i].written);
+      g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data ("ActivationEvent", data, strlen (data));
+      g_autofree char *json = NULL;
+
+      g_test_message ("score %s", numbers[i].score);
+      g_assert_nonnull (event);
+      json = symfonic_event_to_json (event);
+      g_assert_cmpstr (json, ==, expected);
+      g_assert_true (assert_fast_agrees ("ActivationEvent", data, strlen (data)));
+    }
+
+  /* decimals of every length and scale around the bounds */
+  for (guint i = 0; i < 4000; i++)
+    {
+      g_autoptr(GString) score = g_string_new (g_rand_boolean (rand) ? "-" : "");
+      guint digits = g_rand_int_range (rand, 1, 19);
+      guint point = g_rand_int_range (rand, 1, digits + 1);
+      g_autofree char *data = NULL;
+
+      for (guint d = 0; d < digits; d++)
+        {
+          if (d == point)
+            g_string_append_c (score, '.');
+          /* a leading zero only as the whole integer part, and zeros often after the point */
+          if (d == 0)
+            g_string_append_c (score, point == 1 && g_rand_boolean (rand) ? '0' : (char) ('1' + g_rand_int_range (rand, 0, 9)));
+          else
+            g_string_append_c (score, g_rand_int_range (rand, 0, 3) == 0 ? '0' : (char) ('0' + g_rand_int_range (rand, 0, 10)));
+        }
+      if (point == digits)
+        g_string_append (score, ".5");
+      data = g_strdup_printf ("{\"node_id\":\"n\",\"node_label\":\"f\",\"score\":%s,"
+                              "\"layer\":\"s\",\"source_node_id\":null}", score->str);
+      g_assert_true (assert_fast_agrees ("ActivationEvent", data, strlen (data)));
+    }
+}
+
 /* Deltas mutated at random, with the bytes that matter to a JSON reader:
  * whatever the fast path takes, the general way must decode the same. */
 static void
@@ -874,6 +955,7 @@ main (int   argc,
   g_test_add_func ("/event/ref", test_event_ref);
   g_test_add_func ("/event/blocks-reused", test_event_blocks_reused);
   g_test_add_func ("/event/fast-path", test_event_fast_path);
+  g_test_add_func ("/event/fast-path/numbers", test_event_fast_path_numbers);
   g_test_add_func ("/event/fast-path/differential", test_event_fast_path_differential);
 
   return g_test_run ();
