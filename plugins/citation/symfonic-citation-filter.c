@@ -9,7 +9,7 @@
 
 #include <symfonic.h>
 
-#include "symfonic-citation-filter.h"
+#include "symfonic-citation-filter-private.h"
 #include "../common/symfonic-tag-matcher.h"
 
 /* A tag is `[kind]` or `[kind:id]`: kind one of the configured words (ASCII,
@@ -96,15 +96,23 @@ typedef struct
   guint               base;
 } Text;
 
-struct _SymfonicCitationFilter
+/* What a filter reads and never changes, made once for a stage and
+ * shared by the filters of all its streams: a stream's filter then costs
+ * only its own state. */
+struct _SymfonicCitationSpec
 {
-  SymfonicTextFilter  parent_instance;
-
   /* lower case, sorted, so the kinds sharing a prefix are a range */
   GStrv               kinds;
   guint               n_kinds;
   SymfonicTagMatcher  open;
   SymfonicTagMatcher  close;
+};
+
+struct _SymfonicCitationFilter
+{
+  SymfonicTextFilter    parent_instance;
+
+  SymfonicCitationSpec *spec;
 
   /* each holds a few KB: the thinking's, which most answers never need,
    * is made on its first piece */
@@ -159,6 +167,70 @@ symfonic_citation_filter_block_tag_is_valid (const char         *tag,
   return TRUE;
 }
 
+static void
+spec_clear (gpointer data)
+{
+  SymfonicCitationSpec *spec = data;
+
+  g_strfreev (spec->kinds);
+  symfonic_tag_matcher_clear (&spec->open);
+  symfonic_tag_matcher_clear (&spec->close);
+}
+
+/* @kinds and the tags as symfonic_citation_filter_new() takes them. */
+SymfonicCitationSpec *
+symfonic_citation_spec_new (const char * const *kinds,
+                            const char         *open_tag,
+                            const char         *close_tag)
+{
+  SymfonicCitationSpec *spec;
+  guint n = 0;
+
+  g_return_val_if_fail (kinds != NULL, NULL);
+  g_return_val_if_fail (open_tag != NULL && symfonic_citation_filter_block_tag_is_valid (open_tag, kinds), NULL);
+  g_return_val_if_fail (close_tag != NULL && symfonic_citation_filter_block_tag_is_valid (close_tag, kinds), NULL);
+
+  spec = g_atomic_rc_box_new0 (SymfonicCitationSpec);
+  spec->kinds = g_new0 (char *, g_strv_length ((char **) kinds) + 1);
+  for (guint i = 0; kinds[i] != NULL; i++)
+    {
+      if (*kinds[i] != '\0')
+        spec->kinds[n++] = g_ascii_strdown (kinds[i], -1);
+    }
+  qsort (spec->kinds, n, sizeof (char *), compare_kinds);
+  spec->n_kinds = n;
+  symfonic_tag_matcher_init (&spec->open, open_tag);
+  symfonic_tag_matcher_init (&spec->close, close_tag);
+
+  return spec;
+}
+
+SymfonicCitationSpec *
+symfonic_citation_spec_ref (SymfonicCitationSpec *spec)
+{
+  return g_atomic_rc_box_acquire (spec);
+}
+
+void
+symfonic_citation_spec_unref (SymfonicCitationSpec *spec)
+{
+  g_atomic_rc_box_release_full (spec, spec_clear);
+}
+
+/* A filter of @spec, which it keeps a reference to. */
+SymfonicCitationFilter *
+symfonic_citation_filter_new_for_spec (SymfonicCitationSpec *spec)
+{
+  SymfonicCitationFilter *self;
+
+  g_return_val_if_fail (spec != NULL, NULL);
+
+  self = g_object_new (SYMFONIC_TYPE_CITATION_FILTER, NULL);
+  self->spec = symfonic_citation_spec_ref (spec);
+
+  return self;
+}
+
 /**
  * symfonic_citation_filter_new:
  * @kinds: (array zero-terminated=1): the tag words, matched in any ASCII
@@ -175,26 +247,9 @@ symfonic_citation_filter_new (const char * const *kinds,
                               const char         *open_tag,
                               const char         *close_tag)
 {
-  SymfonicCitationFilter *self;
-  guint n = 0;
+  g_autoptr(SymfonicCitationSpec) spec = symfonic_citation_spec_new (kinds, open_tag, close_tag);
 
-  g_return_val_if_fail (kinds != NULL, NULL);
-  g_return_val_if_fail (open_tag != NULL && symfonic_citation_filter_block_tag_is_valid (open_tag, kinds), NULL);
-  g_return_val_if_fail (close_tag != NULL && symfonic_citation_filter_block_tag_is_valid (close_tag, kinds), NULL);
-
-  self = g_object_new (SYMFONIC_TYPE_CITATION_FILTER, NULL);
-  self->kinds = g_new0 (char *, g_strv_length ((char **) kinds) + 1);
-  for (guint i = 0; kinds[i] != NULL; i++)
-    {
-      if (*kinds[i] != '\0')
-        self->kinds[n++] = g_ascii_strdown (kinds[i], -1);
-    }
-  qsort (self->kinds, n, sizeof (char *), compare_kinds);
-  self->n_kinds = n;
-  symfonic_tag_matcher_init (&self->open, open_tag);
-  symfonic_tag_matcher_init (&self->close, close_tag);
-
-  return self;
+  return spec != NULL ? symfonic_citation_filter_new_for_spec (spec) : NULL;
 }
 
 void
@@ -216,9 +271,7 @@ symfonic_citation_filter_finalize (GObject *object)
 {
   SymfonicCitationFilter *self = SYMFONIC_CITATION_FILTER (object);
 
-  g_strfreev (self->kinds);
-  symfonic_tag_matcher_clear (&self->open);
-  symfonic_tag_matcher_clear (&self->close);
+  g_clear_pointer (&self->spec, symfonic_citation_spec_unref);
   for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
     g_clear_pointer (&self->texts[i], text_free);
 
@@ -230,7 +283,7 @@ static inline const SymfonicTagMatcher *
 sought (SymfonicCitationFilter *self,
         Text                   *text)
 {
-  return text->inside ? &self->close : &self->open;
+  return text->inside ? &self->spec->close : &self->spec->open;
 }
 
 /* Text that can no longer be removed: released, or inside a block dropped. */
@@ -301,7 +354,7 @@ push_level (SymfonicCitationFilter *self,
     }
 
   level = &text->levels[text->depth++];
-  *level = (Level) { .start = text->withheld->len, .block_tag = block_tag, .lo = 0, .hi = self->n_kinds };
+  *level = (Level) { .start = text->withheld->len, .block_tag = block_tag, .lo = 0, .hi = self->spec->n_kinds };
 
   return level;
 }
@@ -364,9 +417,9 @@ extend_word (SymfonicCitationFilter *self,
   guint lo = level->lo;
   guint hi;
 
-  while (lo < level->hi && (self->kinds[lo][p] == '\0' || (guchar) self->kinds[lo][p] < lc))
+  while (lo < level->hi && (self->spec->kinds[lo][p] == '\0' || (guchar) self->spec->kinds[lo][p] < lc))
     lo++;
-  for (hi = lo; hi < level->hi && (guchar) self->kinds[hi][p] == lc; hi++)
+  for (hi = lo; hi < level->hi && (guchar) self->spec->kinds[hi][p] == lc; hi++)
     ;
   if (lo == hi)
     return FALSE;
@@ -407,7 +460,7 @@ push_in_level (SymfonicCitationFilter *self,
 
   /* the shortest kind in the range sorts first */
   word_is_kind = !level->in_id && level->matched > 0 && level->lo < level->hi &&
-                 self->kinds[level->lo][level->matched] == '\0';
+                 self->spec->kinds[level->lo][level->matched] == '\0';
   if (c == ']' && (word_is_kind || (level->in_id && level->matched > 0)))
     {
       close_level (self, text);
@@ -615,7 +668,7 @@ symfonic_citation_filter_passes (SymfonicTextFilter  *filter,
   Text *text = self->texts[channel];
 
   return (text == NULL || (text->withheld->len == 0 && text->depth == 0 && !text->inside)) &&
-         s[len - 1] != ' ' && plain_run (s, len, self->open.text[0]) == len;
+         s[len - 1] != ' ' && plain_run (s, len, self->spec->open.text[0]) == len;
 }
 
 /* The text is over: what was withheld is not followed by a tag, so it is

@@ -9,7 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-citation-filter.h"
+#include "symfonic-citation-filter-private.h"
 #include "symfonic-citation-stage.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
@@ -30,14 +30,17 @@ static const char * const default_kinds[] = { "semantic", "episodic", "procedura
 
 struct _SymfonicCitationStage
 {
-  GObject          parent_instance;
+  GObject               parent_instance;
 
-  GStrv            kinds;
-  char            *open_tag;
-  char            *close_tag;
+  GStrv                 kinds;
+  char                 *open_tag;
+  char                 *close_tag;
+  /* made from the three above, which are construct-only, once they were
+   * found valid */
+  SymfonicCitationSpec *spec;
 
-  _Atomic guint64  tags_removed;
-  _Atomic guint64  blocks_dropped;
+  _Atomic guint64       tags_removed;
+  _Atomic guint64       blocks_dropped;
 };
 
 typedef struct
@@ -80,7 +83,11 @@ stream_state_free (gpointer data)
 static SymfonicCitationFilter *
 new_filter (SymfonicCitationStage *self)
 {
-  return symfonic_citation_filter_new ((const char * const *) self->kinds, self->open_tag, self->close_tag);
+  /* a stage that was never initialised has nothing to share */
+  if (self->spec == NULL)
+    return symfonic_citation_filter_new ((const char * const *) self->kinds, self->open_tag, self->close_tag);
+
+  return symfonic_citation_filter_new_for_spec (self->spec);
 }
 
 static StreamState *
@@ -233,6 +240,8 @@ symfonic_citation_stage_initable_init_impl (GInitable     *initable,
           return FALSE;
         }
     }
+  if (self->spec == NULL)
+    self->spec = symfonic_citation_spec_new ((const char * const *) self->kinds, self->open_tag, self->close_tag);
 
   return TRUE;
 }
@@ -251,6 +260,7 @@ symfonic_citation_stage_finalize (GObject *object)
   g_strfreev (self->kinds);
   g_free (self->open_tag);
   g_free (self->close_tag);
+  g_clear_pointer (&self->spec, symfonic_citation_spec_unref);
 
   G_OBJECT_CLASS (symfonic_citation_stage_parent_class)->finalize (object);
 }

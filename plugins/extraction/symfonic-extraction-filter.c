@@ -8,7 +8,7 @@
 
 #include <symfonic.h>
 
-#include "symfonic-extraction-filter.h"
+#include "symfonic-extraction-filter-private.h"
 #include "../common/symfonic-tag-matcher.h"
 
 /* Outside a block the filter releases text as it comes, withholding only
@@ -61,15 +61,24 @@ typedef struct
   GString            *block;
 } Text;
 
-struct _SymfonicExtractionFilter
+/* The block tags' matchers, made once for a stage and shared by the
+ * filters of all its streams. */
+struct _SymfonicExtractionSpec
 {
-  SymfonicTextFilter  parent_instance;
-
   SymfonicTagMatcher  open;
   SymfonicTagMatcher  close;
-  gsize               max_block;
+};
 
-  Text                texts[2];
+struct _SymfonicExtractionFilter
+{
+  SymfonicTextFilter      parent_instance;
+
+  SymfonicExtractionSpec *spec;
+  gsize                   max_block;
+
+  /* a text's buffers are made on its first piece: most answers never
+   * think aloud */
+  Text                    texts[2];
   /* the answer's: a block in the thinking is removed too, but its ops are
    * not the answer's, so they are never published */
   JsonArray          *ops;
@@ -85,10 +94,11 @@ symfonic_extraction_filter_finalize (GObject *object)
 {
   SymfonicExtractionFilter *self = SYMFONIC_EXTRACTION_FILTER (object);
 
-  symfonic_tag_matcher_clear (&self->open);
-  symfonic_tag_matcher_clear (&self->close);
+  g_clear_pointer (&self->spec, symfonic_extraction_spec_unref);
   for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
     {
+      if (self->texts[i].withheld == NULL)
+        continue;
       g_string_free (self->texts[i].withheld, TRUE);
       g_array_unref (self->texts[i].matched);
       g_string_free (self->texts[i].block, TRUE);
@@ -214,7 +224,7 @@ drop_oldest (SymfonicExtractionFilter *self,
   for (gsize i = 0; i < text->withheld->len; i++)
     {
       /* a part of withheld text never holds a whole open tag */
-      matched = symfonic_tag_matcher_advance (&self->open, matched, text->withheld->str[i]);
+      matched = symfonic_tag_matcher_advance (&self->spec->open, matched, text->withheld->str[i]);
       g_array_index (text->matched, gsize, i) = matched;
       if (matched == 0)
         prose = i + 1;
@@ -249,7 +259,7 @@ take_prose (SymfonicExtractionFilter *self,
       if (below == 0)
         {
           /* nothing is under way: the run before the tag's first byte is prose */
-          gsize run = run_before (s + i, len - i, self->open.text[0]);
+          gsize run = run_before (s + i, len - i, self->spec->open.text[0]);
 
           g_string_append_len (out, s + i, run);
           i += run;
@@ -257,11 +267,11 @@ take_prose (SymfonicExtractionFilter *self,
             break;
         }
 
-      matched = symfonic_tag_matcher_advance (&self->open, below > 0 ? g_array_index (text->matched, gsize, below - 1) : 0, s[i]);
-      if (matched == self->open.len)
+      matched = symfonic_tag_matcher_advance (&self->spec->open, below > 0 ? g_array_index (text->matched, gsize, below - 1) : 0, s[i]);
+      if (matched == self->spec->open.len)
         {
           /* the tag is s[i] and the last bytes withheld */
-          g_string_truncate (text->withheld, below - (self->open.len - 1));
+          g_string_truncate (text->withheld, below - (self->spec->open.len - 1));
           g_array_set_size (text->matched, text->withheld->len);
           g_string_truncate (text->block, 0);
           text->close_matched = 0;
@@ -276,7 +286,7 @@ take_prose (SymfonicExtractionFilter *self,
         }
 
       withhold (text, s[i], matched);
-      if (text->withheld->len > MAX_WITHHELD_TAGS * self->open.len)
+      if (text->withheld->len > MAX_WITHHELD_TAGS * self->spec->open.len)
         drop_oldest (self, text, out);
     }
 
@@ -295,7 +305,7 @@ take_block (SymfonicExtractionFilter *self,
     {
       if (text->close_matched == 0)
         {
-          gsize run = run_before (s + i, len - i, self->close.text[0]);
+          gsize run = run_before (s + i, len - i, self->spec->close.text[0]);
 
           collect (self, text, s + i, run);
           i += run;
@@ -303,13 +313,13 @@ take_block (SymfonicExtractionFilter *self,
             break;
         }
 
-      text->close_matched = symfonic_tag_matcher_advance (&self->close, text->close_matched, s[i]);
-      if (text->close_matched == self->close.len)
+      text->close_matched = symfonic_tag_matcher_advance (&self->spec->close, text->close_matched, s[i]);
+      if (text->close_matched == self->spec->close.len)
         {
           if (text->mode == INSIDE)
             {
               /* the block ends with the rest of the close tag */
-              g_string_truncate (text->block, text->block->len - (self->close.len - 1));
+              g_string_truncate (text->block, text->block->len - (self->spec->close.len - 1));
               parse_block (self, text);
             }
           text->close_matched = 0;
@@ -333,6 +343,13 @@ symfonic_extraction_filter_filter (SymfonicTextFilter  *filter,
   Text *text = &self->texts[channel];
   gsize i = 0;
 
+  if (text->withheld == NULL)
+    {
+      text->withheld = g_string_new (NULL);
+      text->matched = g_array_new (FALSE, FALSE, sizeof (gsize));
+      text->block = g_string_new (NULL);
+    }
+
   while (i < len)
     {
       if (text->mode == OUTSIDE)
@@ -353,7 +370,8 @@ symfonic_extraction_filter_passes (SymfonicTextFilter  *filter,
   SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
   Text *text = &self->texts[channel];
 
-  return text->mode == OUTSIDE && text->withheld->len == 0 && run_before (s, len, self->open.text[0]) == len;
+  return text->mode == OUTSIDE && (text->withheld == NULL || text->withheld->len == 0) &&
+         run_before (s, len, self->spec->open.text[0]) == len;
 }
 
 /* The text is over: releases the withheld prose and drops a block that was
@@ -366,6 +384,9 @@ symfonic_extraction_filter_flush_text (SymfonicTextFilter  *filter,
   SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
   Text *text = &self->texts[channel];
 
+  /* never fed: nothing withheld, no block open */
+  if (text->withheld == NULL)
+    return;
   if (text->mode == INSIDE)
     drop_block (self, text, "unterminated");
   text->mode = OUTSIDE;
@@ -388,14 +409,62 @@ symfonic_extraction_filter_class_init (SymfonicExtractionFilterClass *klass)
 static void
 symfonic_extraction_filter_init (SymfonicExtractionFilter *self)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
-    {
-      self->texts[i].withheld = g_string_new (NULL);
-      self->texts[i].matched = g_array_new (FALSE, FALSE, sizeof (gsize));
-      self->texts[i].block = g_string_new (NULL);
-    }
   self->ops = json_array_new ();
   self->reads_ops = TRUE;
+}
+
+static void
+spec_clear (gpointer data)
+{
+  SymfonicExtractionSpec *spec = data;
+
+  symfonic_tag_matcher_clear (&spec->open);
+  symfonic_tag_matcher_clear (&spec->close);
+}
+
+/* The tags as symfonic_extraction_filter_new() takes them. */
+SymfonicExtractionSpec *
+symfonic_extraction_spec_new (const char *open_tag,
+                              const char *close_tag)
+{
+  SymfonicExtractionSpec *spec;
+
+  g_return_val_if_fail (open_tag != NULL && *open_tag != '\0', NULL);
+  g_return_val_if_fail (close_tag != NULL && *close_tag != '\0', NULL);
+
+  spec = g_atomic_rc_box_new0 (SymfonicExtractionSpec);
+  symfonic_tag_matcher_init (&spec->open, open_tag);
+  symfonic_tag_matcher_init (&spec->close, close_tag);
+
+  return spec;
+}
+
+SymfonicExtractionSpec *
+symfonic_extraction_spec_ref (SymfonicExtractionSpec *spec)
+{
+  return g_atomic_rc_box_acquire (spec);
+}
+
+void
+symfonic_extraction_spec_unref (SymfonicExtractionSpec *spec)
+{
+  g_atomic_rc_box_release_full (spec, spec_clear);
+}
+
+/* A filter of @spec, which it keeps a reference to. */
+SymfonicExtractionFilter *
+symfonic_extraction_filter_new_for_spec (SymfonicExtractionSpec *spec,
+                                         gsize                   max_block)
+{
+  SymfonicExtractionFilter *self;
+
+  g_return_val_if_fail (spec != NULL, NULL);
+
+  self = g_object_new (SYMFONIC_TYPE_EXTRACTION_FILTER, NULL);
+  self->spec = symfonic_extraction_spec_ref (spec);
+  self->max_block = max_block;
+
+  return self;
 }
 
 /**
@@ -411,17 +480,9 @@ symfonic_extraction_filter_new (const char *open_tag,
                                 const char *close_tag,
                                 gsize       max_block)
 {
-  SymfonicExtractionFilter *self;
+  g_autoptr(SymfonicExtractionSpec) spec = symfonic_extraction_spec_new (open_tag, close_tag);
 
-  g_return_val_if_fail (open_tag != NULL && *open_tag != '\0', NULL);
-  g_return_val_if_fail (close_tag != NULL && *close_tag != '\0', NULL);
-
-  self = g_object_new (SYMFONIC_TYPE_EXTRACTION_FILTER, NULL);
-  symfonic_tag_matcher_init (&self->open, open_tag);
-  symfonic_tag_matcher_init (&self->close, close_tag);
-  self->max_block = max_block;
-
-  return self;
+  return spec != NULL ? symfonic_extraction_filter_new_for_spec (spec, max_block) : NULL;
 }
 
 void

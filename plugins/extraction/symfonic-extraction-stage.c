@@ -9,7 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-extraction-filter.h"
+#include "symfonic-extraction-filter-private.h"
 #include "symfonic-extraction-stage.h"
 
 /* The model writes the memory ops it wants applied inside the answer, as a
@@ -33,13 +33,16 @@
 
 struct _SymfonicExtractionStage
 {
-  GObject          parent_instance;
+  GObject                 parent_instance;
 
-  char            *open_tag;
-  char            *close_tag;
-  guint            max_block_bytes;
+  char                   *open_tag;
+  char                   *close_tag;
+  guint                   max_block_bytes;
+  /* made from the tags, which are construct-only, once they were found
+   * valid */
+  SymfonicExtractionSpec *spec;
 
-  _Atomic guint64  blocks_dropped;
+  _Atomic guint64         blocks_dropped;
 };
 
 typedef struct
@@ -82,7 +85,11 @@ stream_state_free (gpointer data)
 static SymfonicExtractionFilter *
 new_filter (SymfonicExtractionStage *self)
 {
-  return symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+  /* a stage that was never initialised has nothing to share */
+  if (self->spec == NULL)
+    return symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+
+  return symfonic_extraction_filter_new_for_spec (self->spec, self->max_block_bytes);
 }
 
 static StreamState *
@@ -269,6 +276,8 @@ symfonic_extraction_stage_initable_init_impl (GInitable     *initable,
                    _("“%s” must not be empty"), "close-tag");
       return FALSE;
     }
+  if (self->spec == NULL)
+    self->spec = symfonic_extraction_spec_new (self->open_tag, self->close_tag);
 
   return TRUE;
 }
@@ -286,6 +295,7 @@ symfonic_extraction_stage_finalize (GObject *object)
 
   g_free (self->open_tag);
   g_free (self->close_tag);
+  g_clear_pointer (&self->spec, symfonic_extraction_spec_unref);
 
   G_OBJECT_CLASS (symfonic_extraction_stage_parent_class)->finalize (object);
 }

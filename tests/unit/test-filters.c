@@ -8,8 +8,8 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 
-#include "../../plugins/citation/symfonic-citation-filter.h"
-#include "../../plugins/extraction/symfonic-extraction-filter.h"
+#include "../../plugins/citation/symfonic-citation-filter-private.h"
+#include "../../plugins/extraction/symfonic-extraction-filter-private.h"
 
 /* The upstream splits the answer wherever it likes, down to the middle of
  * a UTF-8 character. So each case runs unsplit and is compared with a
@@ -762,6 +762,68 @@ test_filters_reusable_after_flush (void)
   g_assert_cmpuint (symfonic_citation_filter_get_removed (citation), ==, 1);
 }
 
+/* A stage makes its tables once and every stream's filter shares them:
+ * filters of one spec, fed in turns and on either channel, keep their own
+ * state, and outlive the reference the stage dropped. */
+static void
+test_filters_share_spec (void)
+{
+  static const char * const answers[] = {
+    "a<memory_ops>[{\"op\":1}]</memory_ops> [semantic:n1]b",
+    "c [episodic] d<memory_ops>[]</memo",
+    "e [Procedural:x.y]f",
+  };
+  static const char * const cleaned[] = { "ab", "c d", "ef" };
+  SymfonicExtractionSpec *extraction_spec = symfonic_extraction_spec_new ("<memory_ops>", "</memory_ops>");
+  SymfonicCitationSpec *citation_spec = symfonic_citation_spec_new (default_kinds, "<memory_ops>", "</memory_ops>");
+  SymfonicExtractionFilter *extraction[G_N_ELEMENTS (answers)];
+  SymfonicCitationFilter *citation[G_N_ELEMENTS (answers)];
+  GString *between[G_N_ELEMENTS (answers)];
+  GString *out[G_N_ELEMENTS (answers)];
+  gsize longest = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+    {
+      extraction[i] = symfonic_extraction_filter_new_for_spec (extraction_spec, DEFAULT_MAX_BLOCK);
+      citation[i] = symfonic_citation_filter_new_for_spec (citation_spec);
+      between[i] = g_string_new (NULL);
+      out[i] = g_string_new (NULL);
+      longest = MAX (longest, strlen (answers[i]));
+    }
+  symfonic_extraction_spec_unref (extraction_spec);
+  symfonic_citation_spec_unref (citation_spec);
+
+  /* a byte of each answer in turn, the second one on the thinking channel */
+  for (gsize at = 0; at < longest; at++)
+    for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+      {
+        SymfonicTextChannel channel = i == 1 ? SYMFONIC_TEXT_CHANNEL_THINKING : SYMFONIC_TEXT_CHANNEL_ANSWER;
+        gsize mark = between[i]->len;
+
+        if (at >= strlen (answers[i]))
+          continue;
+        symfonic_text_filter_feed (SYMFONIC_TEXT_FILTER (extraction[i]), channel, answers[i] + at, 1, between[i]);
+        symfonic_text_filter_feed (SYMFONIC_TEXT_FILTER (citation[i]), channel, between[i]->str + mark,
+                                   between[i]->len - mark, out[i]);
+      }
+
+  for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+    {
+      SymfonicTextChannel channel = i == 1 ? SYMFONIC_TEXT_CHANNEL_THINKING : SYMFONIC_TEXT_CHANNEL_ANSWER;
+      gsize mark = between[i]->len;
+
+      symfonic_text_filter_flush (SYMFONIC_TEXT_FILTER (extraction[i]), channel, between[i]);
+      symfonic_text_filter_feed (SYMFONIC_TEXT_FILTER (citation[i]), channel, between[i]->str + mark,
+                                 between[i]->len - mark, out[i]);
+      symfonic_text_filter_flush (SYMFONIC_TEXT_FILTER (citation[i]), channel, out[i]);
+      g_assert_cmpstr (out[i]->str, ==, cleaned[i]);
+      g_object_unref (extraction[i]);
+      g_object_unref (citation[i]);
+      g_string_free (between[i], TRUE);
+      g_string_free (out[i], TRUE);
+    }
+}
+
 static char *
 repeat (const char *head,
         const char *piece,
@@ -1126,6 +1188,7 @@ main (int   argc,
   g_test_add_func ("/filters/extraction/withholds-least", test_extraction_withholds_least);
   g_test_add_func ("/filters/citation/withholds-least", test_citation_withholds_least);
   g_test_add_func ("/filters/reusable-after-flush", test_filters_reusable_after_flush);
+  g_test_add_func ("/filters/share-spec", test_filters_share_spec);
   g_test_add_func ("/filters/nesting-is-bounded", test_nesting_is_bounded);
   g_test_add_func ("/filters/citation/passes", test_citation_passes);
   g_test_add_func ("/filters/extraction/passes", test_extraction_passes);
