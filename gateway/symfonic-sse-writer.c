@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "symfonic-connection-private.h"
+#include "symfonic-json-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-sse-writer-private.h"
@@ -409,14 +410,20 @@ static void
 append_head (GString           *out,
              SoupServerMessage *message)
 {
+  const char *reason = soup_server_message_get_reason_phrase (message);
   SoupMessageHeadersIter iter;
   const char *name, *value;
 
-  g_string_append_printf (out, "HTTP/1.%c %u %s\r\n",
-                          soup_server_message_get_http_version (message) == SOUP_HTTP_1_0 ? '0' : '1',
-                          soup_server_message_get_status (message),
-                          soup_server_message_get_reason_phrase (message));
-  /* a handful of headers on every stream: appended, not formatted */
+  /* the head of every stream: appended, not formatted */
+  symfonic_string_append_literal (out, "HTTP/1.");
+  g_string_append_c (out, soup_server_message_get_http_version (message) == SOUP_HTTP_1_0 ? '0' : '1');
+  g_string_append_c (out, ' ');
+  symfonic_string_commit (out, symfonic_json_write_uint (symfonic_string_reserve (out, SYMFONIC_JSON_UINT_MAX),
+                                                         soup_server_message_get_status (message)));
+  g_string_append_c (out, ' ');
+  if (reason != NULL)
+    symfonic_string_append_len (out, reason, strlen (reason));
+  symfonic_string_append_len (out, "\r\n", 2);
   soup_message_headers_iter_init (&iter, soup_server_message_get_response_headers (message));
   while (soup_message_headers_iter_next (&iter, &name, &value))
     {

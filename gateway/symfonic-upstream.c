@@ -13,6 +13,8 @@
 
 #include "symfonic-upstream.h"
 #include "symfonic-version.h"
+#include "symfonic-json-private.h"
+#include "symfonic-string-private.h"
 #include "symfonic-upstream-private.h"
 #include "symfonic-http-response-private.h"
 #include "symfonic-poller-private.h"
@@ -1037,8 +1039,13 @@ build_message (SymfonicUpstream *self,
 {
   GString *message = g_string_sized_new (512 + (body != NULL ? g_bytes_get_size (body) : 0));
 
-  g_string_append_printf (message, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: symfonic-gateway/%s\r\n",
-                          method, target, self->authority, SYMFONIC_VERSION);
+  /* once per request: appended, not formatted */
+  g_string_append (message, method);
+  g_string_append_c (message, ' ');
+  g_string_append (message, target);
+  symfonic_string_append_literal (message, " HTTP/1.1\r\nHost: ");
+  g_string_append (message, self->authority);
+  symfonic_string_append_literal (message, "\r\nUser-Agent: symfonic-gateway/" SYMFONIC_VERSION "\r\n");
   if (header_lines != NULL)
     g_string_append (message, header_lines);
   if (body != NULL)
@@ -1047,12 +1054,19 @@ build_message (SymfonicUpstream *self,
       const char *data = g_bytes_get_data (body, &length);
 
       if (content_type != NULL)
-        g_string_append_printf (message, "Content-Type: %s\r\n", content_type);
-      g_string_append_printf (message, "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n", length);
+        {
+          symfonic_string_append_literal (message, "Content-Type: ");
+          g_string_append (message, content_type);
+          symfonic_string_append_literal (message, "\r\n");
+        }
+      symfonic_string_append_literal (message, "Content-Length: ");
+      symfonic_string_commit (message, symfonic_json_write_uint (symfonic_string_reserve (message, SYMFONIC_JSON_UINT_MAX),
+                                                                 length));
+      symfonic_string_append_literal (message, "\r\n\r\n");
       g_string_append_len (message, data, length);
     }
   else
-    g_string_append (message, "\r\n");
+    symfonic_string_append_literal (message, "\r\n");
 
   return g_string_free_to_bytes (message);
 }
