@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symfonic-json-private.h"
+#include "symfonic-json-string-private.h"
 #include "symfonic-string-private.h"
 
 /* What a byte costs in a JSON string beyond itself: a short escape one
@@ -30,60 +31,19 @@ static const char short_escape[256] = {
   ['\t'] = 't',
 };
 
-/* Eight bytes at a time: the high bit of each byte that is a quote, a
- * backslash or below 0x20. (x - n·ones) & ~x marks the lowest byte below n
- * (n up to 0x80) exactly, and never one where no byte is; bytes above it
- * may be marked too, so only the lowest mark is read. A zero byte after an
- * XOR is a byte below 1. */
-static inline guint64
-word_escapes (guint64 word)
-{
-  const guint64 ones = G_GUINT64_CONSTANT (0x0101010101010101);
-  guint64 quote = word ^ (ones * '"');
-  guint64 backslash = word ^ (ones * '\\');
-
-  return (((word - ones * 0x20) & ~word) |
-          ((quote - ones) & ~quote) |
-          ((backslash - ones) & ~backslash)) & (ones * 0x80);
-}
-
-/* Where in @str the first byte to escape is, found a word at a time, or
- * where fewer than eight bytes are left. Not inlined: it is for long
- * strings, and the length below stays small enough to be. */
-static G_GNUC_NO_INLINE gsize
-plain_words_end (const char *str,
-                 gsize       len)
-{
-  gsize pos = 0;
-
-  while (len - pos >= sizeof (guint64))
-    {
-      guint64 word;
-      guint64 escapes;
-
-      memcpy (&word, str + pos, sizeof word);
-      /* the first byte in memory is the lowest */
-      escapes = word_escapes (GUINT64_FROM_LE (word));
-      if (escapes != 0)
-        return pos + (guint) __builtin_ctzll (escapes) / 8;
-      pos += sizeof word;
-    }
-
-  return pos;
-}
-
 /* The length of @str as a JSON string, quotes included. */
 gsize
 symfonic_json_string_length (const char *str,
                              gsize       len)
 {
+  guint64 high = 0;
   gsize n = len + 2;
   gsize i = 0;
 
   /* a long string (a whole answer) is mostly plain words; a short one, a
    * token of text, is quicker summed as it is */
   if (len >= 2 * sizeof (guint64))
-    i = plain_words_end (str, len);
+    i = symfonic_json_plain_words ((const guchar *) str, 0, len, &high);
   for (; i < len; i++)
     n += escape_extra[(guchar) str[i]];
 

@@ -139,6 +139,32 @@ read_unicode_escape (Reader *r)
   return TRUE;
 }
 
+/* Most strings, a token of text or a name, end within this many bytes. */
+#define LEAD_BYTES 16
+
+/* Where the run of plain bytes from r->pos ends, as
+ * symfonic_json_string_run() finds it: its first LEAD_BYTES a byte at a
+ * time, and what goes on past them, such as a terminal's whole text, a
+ * word at a time. */
+static gsize
+read_run (Reader   *r,
+          gboolean *ascii)
+{
+  gsize lead = r->length - r->pos > LEAD_BYTES ? r->pos + LEAD_BYTES : r->length;
+  gsize pos = symfonic_json_string_run (r->data, r->pos, lead, ascii);
+  guint64 high = 0;
+  gboolean rest_ascii;
+
+  if (pos < lead || pos == r->length)
+    return pos;
+
+  pos = symfonic_json_plain_words (r->data, pos, r->length, &high);
+  pos = symfonic_json_string_run (r->data, pos, r->length, &rest_ascii);
+  *ascii = *ascii && rest_ascii && (high & G_GUINT64_CONSTANT (0x8080808080808080)) == 0;
+
+  return pos;
+}
+
 /* Appends the string that starts at r->pos (on its quote) to r->text. */
 static gboolean
 read_string (Reader *r)
@@ -151,7 +177,7 @@ read_string (Reader *r)
       gboolean ascii;
       guchar c = 0;
 
-      r->pos = symfonic_json_string_run (r->data, r->pos, r->length, &ascii);
+      r->pos = read_run (r, &ascii);
       if (r->pos < r->length)
         c = r->data[r->pos];
       if (!ascii && !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
