@@ -534,7 +534,7 @@ symfonic_event_new_from_json (const char  *name,
 
 /* Where a thread decodes the text of the deltas it reads: per-event
  * decoding then allocates nothing but the event. */
-static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
+SYMFONIC_SCRATCH_DEFINE (scratch);
 
 /**
  * symfonic_event_try_new_from_data:
@@ -570,7 +570,7 @@ symfonic_event_try_new_from_data (const char *name,
   if (!symfonic_event_kind_from_name (name, &kind))
     return NULL;
 
-  text = symfonic_scratch_get (&scratch);
+  text = symfonic_scratch_get (scratch);
   switch (kind)
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:

@@ -23,12 +23,40 @@ G_BEGIN_DECLS
 #define SYMFONIC_KEEPS_FREED 1
 #endif
 
-/* Each use has its own key, defined as
- * `static GPrivate key = G_PRIVATE_INIT (symfonic_scratch_free);` */
+/* One rare large event or burst does not leave its size behind: a
+ * thread's buffer or spare past this is let go. */
+#define SYMFONIC_SCRATCH_KEPT_BYTES (64 * 1024)
+
+/* Each use has its own buffer per thread, defined with
+ * `SYMFONIC_SCRATCH_DEFINE (name);` and taken, empty, with
+ * `symfonic_scratch_get (name)`: valid until the next take on this
+ * thread, so what is written there is copied out before the hook returns.
+ * A thread-local pointer makes the take a load, where a GPrivate lookup
+ * is a call (it runs for every event); the GPrivate frees the buffer when
+ * the thread ends. */
+#define SYMFONIC_SCRATCH_DEFINE(name) \
+  static _Thread_local GString *name##_text; \
+  static GPrivate name##_key = G_PRIVATE_INIT (symfonic_scratch_free)
+#define symfonic_scratch_get(name) symfonic_scratch_take (&name##_text, &name##_key)
+
 G_GNUC_INTERNAL
-void     symfonic_scratch_free (gpointer  scratch);
+void     symfonic_scratch_free  (gpointer   scratch);
 G_GNUC_INTERNAL
-GString *symfonic_scratch_get  (GPrivate *key);
+GString *symfonic_scratch_renew (GString  **text,
+                                 GPrivate  *key);
+
+static inline GString *
+symfonic_scratch_take (GString  **text,
+                       GPrivate  *key)
+{
+  if (G_UNLIKELY (*text == NULL || (*text)->allocated_len > SYMFONIC_SCRATCH_KEPT_BYTES))
+    return symfonic_scratch_renew (text, key);
+
+  (*text)->len = 0;
+  (*text)->str[0] = '\0';
+
+  return *text;
+}
 
 /* Smaller buffers are not kept: growing one to this costs little. */
 #define SYMFONIC_SPARE_BUFFER_MIN 1024

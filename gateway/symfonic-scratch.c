@@ -7,10 +7,6 @@
 #include "symfonic-scratch-private.h"
 #include "symfonic-string-private.h"
 
-/* one rare large event or burst does not leave its size behind for the
- * thread's life */
-#define KEPT_BYTES (64 * 1024)
-
 /* A stream's output grows its buffer by doubling, every stream anew and
  * again after each send that emptied it: each doubling past a kilobyte is
  * a large allocation and a copy, and makes malloc consolidate its small
@@ -42,21 +38,17 @@ symfonic_scratch_free (gpointer scratch)
   g_string_free (scratch, TRUE);
 }
 
-/* An empty buffer, valid until the next call with @key on this thread:
- * what is written there is copied out before the hook returns. */
+/* Takes a new buffer for @text, the thread-local pointer of @key, when
+ * the thread has none yet or let its last one grow past the bound. */
 GString *
-symfonic_scratch_get (GPrivate *key)
+symfonic_scratch_renew (GString  **text,
+                        GPrivate  *key)
 {
-  GString *text = g_private_get (key);
+  *text = g_string_sized_new (256);
+  /* frees the one it replaces */
+  g_private_replace (key, *text);
 
-  if (text == NULL || text->allocated_len > KEPT_BYTES)
-    {
-      text = g_string_sized_new (256);
-      g_private_replace (key, text);
-    }
-  symfonic_string_clear (text);
-
-  return text;
+  return *text;
 }
 
 static GString *
@@ -101,7 +93,7 @@ symfonic_spare_buffer_give (GString *buffer)
 {
   SpareBuffers *spares;
 
-  if (!SYMFONIC_KEEPS_FREED || buffer->allocated_len < SYMFONIC_SPARE_BUFFER_MIN || buffer->allocated_len > KEPT_BYTES)
+  if (!SYMFONIC_KEEPS_FREED || buffer->allocated_len < SYMFONIC_SPARE_BUFFER_MIN || buffer->allocated_len > SYMFONIC_SCRATCH_KEPT_BYTES)
     {
       g_string_free (buffer, TRUE);
       return;

@@ -29,7 +29,7 @@ typedef struct
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SymfonicTextFilter, symfonic_text_filter, G_TYPE_OBJECT)
 
-static GPrivate scratch = G_PRIVATE_INIT (symfonic_scratch_free);
+SYMFONIC_SCRATCH_DEFINE (scratch);
 
 /* Every delta passes symfonic_text_filter_process() once per filtering
  * stage, and a filter is always a subclass, which misses the inline fast
@@ -233,7 +233,7 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
       return TRUE;
     }
 
-  clean = symfonic_scratch_get (&scratch);
+  clean = symfonic_scratch_get (scratch);
   feed_channel (self, channel, text, length, clean);
   if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (event) == NULL))
     return TRUE;
@@ -274,7 +274,7 @@ symfonic_text_filter_drain (SymfonicTextFilter *self,
 
   for (guint i = 0; i < G_N_ELEMENTS (order); i++)
     {
-      GString *rest = symfonic_scratch_get (&scratch);
+      GString *rest = symfonic_scratch_get (scratch);
       g_autoptr(SymfonicEvent) delta = NULL;
 
       symfonic_text_filter_flush (self, order[i], rest);
