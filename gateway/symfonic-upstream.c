@@ -311,7 +311,7 @@ static void
 report_done (gpointer data)
 {
   SymfonicUpstreamRequest *req = data;
-  g_autoptr(SymfonicUpstreamRequest) keep = request_ref (req);
+  G_GNUC_UNUSED g_autoptr(SymfonicUpstreamRequest) keep = request_ref (req);
 
   if (!req->dropped && req->handlers.done != NULL)
     req->handlers.done (req, req->error, req->user_data);
@@ -720,7 +720,7 @@ static void
 conn_readable (Conn *conn)
 {
   SymfonicUpstreamRequest *req = conn->request;
-  g_autoptr(SymfonicUpstreamRequest) keep = request_ref (req);
+  G_GNUC_UNUSED g_autoptr(SymfonicUpstreamRequest) keep = request_ref (req);
   guint8 *buffer = conn->pool->worker->buffer;
 
   do

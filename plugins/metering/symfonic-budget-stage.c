@@ -397,7 +397,7 @@ notice_over_reservation (SymfonicBudgetStage *self,
                          guint64              actual)
 {
   gint64 now = g_get_monotonic_time ();
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->notice_lock);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->notice_lock);
   guint held;
 
   if (self->last_notice != 0 && now - self->last_notice < NOTICE_INTERVAL)
