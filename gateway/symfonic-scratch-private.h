@@ -7,6 +7,8 @@
 
 #include <glib.h>
 
+#include "symfonic-string-private.h"
+
 G_BEGIN_DECLS
 
 /* Under AddressSanitizer the freed event blocks and output buffers that a
@@ -31,16 +33,22 @@ G_BEGIN_DECLS
  * `SYMFONIC_SCRATCH_DEFINE (name);` and taken, empty, with
  * `symfonic_scratch_get (name)`: valid until the next take on this
  * thread, so what is written there is copied out before the hook returns.
- * A thread-local pointer makes the take a load, where a GPrivate lookup
- * is a call (it runs for every event); the GPrivate frees the buffer when
- * the thread ends. */
+ * A thread-local pointer makes the take one TLS lookup and a test, where
+ * a GPrivate lookup went through GLib and pthread (it runs for every
+ * event); the GPrivate frees the buffer when the thread ends, and forgets
+ * it, so that a destructor running after it on that thread makes a new
+ * one rather than take the freed one. */
 #define SYMFONIC_SCRATCH_DEFINE(name) \
   static _Thread_local GString *name##_text; \
-  static GPrivate name##_key = G_PRIVATE_INIT (symfonic_scratch_free)
+  static void \
+  name##_free (gpointer text) \
+  { \
+    name##_text = NULL; \
+    g_string_free (text, TRUE); \
+  } \
+  static GPrivate name##_key = G_PRIVATE_INIT (name##_free)
 #define symfonic_scratch_get(name) symfonic_scratch_take (&name##_text, &name##_key)
 
-G_GNUC_INTERNAL
-void     symfonic_scratch_free  (gpointer   scratch);
 G_GNUC_INTERNAL
 GString *symfonic_scratch_renew (GString  **text,
                                  GPrivate  *key);
@@ -52,8 +60,7 @@ symfonic_scratch_take (GString  **text,
   if (G_UNLIKELY (*text == NULL || (*text)->allocated_len > SYMFONIC_SCRATCH_KEPT_BYTES))
     return symfonic_scratch_renew (text, key);
 
-  (*text)->len = 0;
-  (*text)->str[0] = '\0';
+  symfonic_string_clear (*text);
 
   return *text;
 }

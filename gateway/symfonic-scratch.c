@@ -32,12 +32,6 @@ spare_buffers_free (gpointer data)
 
 static GPrivate spare_buffers = G_PRIVATE_INIT (spare_buffers_free);
 
-void
-symfonic_scratch_free (gpointer scratch)
-{
-  g_string_free (scratch, TRUE);
-}
-
 /* Takes a new buffer for @text, the thread-local pointer of @key, when
  * the thread has none yet or let its last one grow past the bound. */
 GString *
