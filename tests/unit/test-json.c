@@ -303,9 +303,10 @@ test_json_length_bounds_input (void)
   g_assert_cmpstr (error->message, ==, "Invalid JSON at byte 3: the input ends inside an array or object");
 }
 
-/* A string is read eight plain bytes at a time: an escape, a byte past
- * ASCII or one the string may not hold raw must be found wherever it
- * falls in or across those words. */
+/* A long string is read eight plain bytes at a time: an escape, a byte
+ * past ASCII or one the string may not hold raw must be found wherever it
+ * falls in or across those words, in the word of the closing quote, and in
+ * the bytes left after the last whole word. */
 static void
 test_json_strings_every_position (void)
 {
@@ -324,40 +325,45 @@ test_json_strings_every_position (void)
     { "\xff", NULL, "invalid UTF-8" },
     { "\xc3(", NULL, "invalid UTF-8" },
   };
-  gsize n = strlen (letters);
 
-  for (guint k = 0; k < G_N_ELEMENTS (pieces); k++)
-    for (gsize at = 0; at < n; at++)
-      {
-        g_autoptr(GString) text = g_string_new ("\"");
-        g_autoptr(GString) value = g_string_new (NULL);
-        g_autoptr(GError) error = NULL;
-        g_autoptr(JsonNode) node = NULL;
-
-        g_string_append_len (text, letters, at);
-        g_string_append (text, pieces[k].in);
-        g_string_append (text, letters + at);
-        g_string_append_c (text, '"');
-
-        g_test_message ("piece %u at %" G_GSIZE_FORMAT, k, at);
-        node = parse (text->str, text->len, &error);
-        if (pieces[k].what != NULL)
+  /* strings of 32 to 40 letters, so that the closing quote falls at every
+   * place in a word, alone or followed by more of the document */
+  for (gsize n = 32; n <= strlen (letters); n++)
+    for (guint followed = 0; followed < 2; followed++)
+      for (guint k = 0; k < G_N_ELEMENTS (pieces); k++)
+        for (gsize at = 0; at <= n; at++)
           {
-            g_autofree char *message = g_strdup_printf ("Invalid JSON at byte %" G_GSIZE_FORMAT ": %s",
-                                                        at + 1, pieces[k].what);
+            g_autoptr(GString) text = g_string_new (followed ? "[\"" : "\"");
+            g_autoptr(GString) value = g_string_new (NULL);
+            g_autoptr(GError) error = NULL;
+            g_autoptr(JsonNode) node = NULL;
+            JsonNode *string;
 
-            g_assert_null (node);
-            g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST);
-            g_assert_cmpstr (error->message, ==, message);
-            continue;
+            g_string_append_len (text, letters, at);
+            g_string_append (text, pieces[k].in);
+            g_string_append_len (text, letters + at, n - at);
+            g_string_append (text, followed ? "\",\"0123456789abcdef\"]" : "\"");
+
+            g_test_message ("piece %u at %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT ", followed: %u", k, at, n, followed);
+            node = parse (text->str, text->len, &error);
+            if (pieces[k].what != NULL)
+              {
+                g_autofree char *message = g_strdup_printf ("Invalid JSON at byte %" G_GSIZE_FORMAT ": %s",
+                                                            at + 1 + followed, pieces[k].what);
+
+                g_assert_null (node);
+                g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST);
+                g_assert_cmpstr (error->message, ==, message);
+                continue;
+              }
+
+            g_string_append_len (value, letters, at);
+            g_string_append (value, pieces[k].value);
+            g_string_append_len (value, letters + at, n - at);
+            g_assert_no_error (error);
+            string = followed ? json_array_get_element (json_node_get_array (node), 0) : node;
+            g_assert_cmpstr (json_node_get_string (string), ==, value->str);
           }
-
-        g_string_append_len (value, letters, at);
-        g_string_append (value, pieces[k].value);
-        g_string_append (value, letters + at);
-        g_assert_no_error (error);
-        g_assert_cmpstr (json_node_get_string (node), ==, value->str);
-      }
 }
 
 /* An ordinary json-glib tree: members in document order, parents set. */
