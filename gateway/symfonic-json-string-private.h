@@ -50,6 +50,7 @@ symfonic_json_plain_words (const guchar *data,
       stops = symfonic_json_word_stops (word);
       if (stops != 0)
         {
+          /* GCC and clang: the index of the lowest bit set */
           guint before = (guint) __builtin_ctzll (stops) / 8;
 
           *high |= word & ((G_GUINT64_CONSTANT (1) << (8 * before)) - 1);

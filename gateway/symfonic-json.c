@@ -581,8 +581,6 @@ copy_literal (Reader     *r,
   return TRUE;
 }
 
-/* One scalar value at r->pos, written to @out as symfonic_json_append_node()
- * writes what read_value() makes of it. */
 /* Whether @text, a JSON number with a fraction or an exponent, is already
  * what symfonic_json_append_double() writes of its value, which can then
  * be copied without printf and strtod (an activation's score, 0.5): a
@@ -613,6 +611,8 @@ is_written_decimal (const char *text,
   return fraction && text[length - 1] != '0' && significant <= 15 && leading_zeros <= 3;
 }
 
+/* One scalar value at r->pos, written to @out as symfonic_json_append_node()
+ * writes what read_value() makes of it. */
 static gboolean
 write_scalar (Reader  *r,
               GString *out)

@@ -283,7 +283,7 @@ poller_source_dispatch (GSource     *source,
                         gpointer     user_data)
 {
   SymfonicPoller *self = ((PollerSource *) source)->poller;
-  g_autoptr(SymfonicPoller) keep = symfonic_poller_ref (self);
+  G_GNUC_UNUSED g_autoptr(SymfonicPoller) keep = symfonic_poller_ref (self);
 
   self->dispatching++;
   if (g_source_query_unix_fd (source, self->tag) & G_IO_IN)

@@ -283,7 +283,7 @@ claim_plugin_name (SymfonicRegistry  *self,
                    SymfonicPlugin   **earlier,
                    GError           **error)
 {
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   for (guint i = 0; i < self->plugins->len; i++)
     {

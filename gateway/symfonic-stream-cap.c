@@ -98,7 +98,7 @@ static TenantCount *
 claim_tenant (SymfonicStreamCap *self,
               const char        *tenant)
 {
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   TenantCount *count = g_hash_table_lookup (self->tenants, tenant);
 
   if (count == NULL)
@@ -122,7 +122,7 @@ static void
 release_tenant (SymfonicStreamCap *self,
                 TenantCount       *count)
 {
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   if (--count->streams == 0)
     g_hash_table_remove (self->tenants, count->tenant);

@@ -116,9 +116,9 @@ struct _SymfonicCitationFilter
 
   /* each holds a few KB: the thinking's, which most answers never need,
    * is made on its first piece */
-  Text               *texts[2];
-  guint64             removed;
-  guint64             blocks_dropped;
+  Text                 *texts[2];
+  guint64               removed;
+  guint64               blocks_dropped;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicCitationFilter, symfonic_citation_filter, SYMFONIC_TYPE_TEXT_FILTER)

@@ -81,10 +81,10 @@ struct _SymfonicExtractionFilter
   Text                    texts[2];
   /* the answer's: a block in the thinking is removed too, but its ops are
    * not the answer's, so they are never published */
-  JsonArray          *ops;
-  guint               dropped;
+  JsonArray              *ops;
+  guint                   dropped;
   /* FALSE: a closed block is removed unread */
-  gboolean            reads_ops;
+  gboolean                reads_ops;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicExtractionFilter, symfonic_extraction_filter, SYMFONIC_TYPE_TEXT_FILTER)
