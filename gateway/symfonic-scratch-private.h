@@ -43,7 +43,8 @@ G_BEGIN_DECLS
   static void \
   name##_free (gpointer text) \
   { \
-    name##_text = NULL; \
+    if (name##_text == text) \
+      name##_text = NULL; \
     g_string_free (text, TRUE); \
   } \
   static GPrivate name##_key = G_PRIVATE_INIT (name##_free)

@@ -38,11 +38,14 @@ GString *
 symfonic_scratch_renew (GString  **text,
                         GPrivate  *key)
 {
-  *text = g_string_sized_new (256);
-  /* frees the one it replaces */
-  g_private_replace (key, *text);
+  GString *fresh = g_string_sized_new (256);
 
-  return *text;
+  /* frees the one it replaces, whose destructor then forgets it: the new
+   * one is set after */
+  g_private_replace (key, fresh);
+  *text = fresh;
+
+  return fresh;
 }
 
 static GString *
