@@ -531,6 +531,40 @@ test_slow_client_holds_upstream (void)
   shed_after = symfonic_test_fetch_metric (session, base_url, "symfonic_frames_shed_total");
   g_assert_cmpfloat (shed_after, ==, shed_before);
 
+  /* a terminal whose text is larger than the buffer a worker keeps for
+   * decoding events: the worker lets that buffer go, and decodes the next
+   * stream's events as before */
+  {
+    static const char next_answer[] = "event: TextDeltaEvent\ndata: {\"text\":\"after\"}\n\n"
+                                      "event: ResponseCompleteEvent\ndata: {\"text\":\"after\",\"duration_ms\":1}\n\n";
+    g_autofree char *large_text = g_strnfill (100 * 1024, 'x');
+    g_autofree char *large_answer = g_strdup_printf ("event: ResponseCompleteEvent\n"
+                                                     "data: {\"text\":\"%s\",\"duration_ms\":1}\n\n", large_text);
+    SymfonicTestScenario large = { .body = g_bytes_new_static (large_answer, strlen (large_answer)) };
+    SymfonicTestScenario next = { .body = g_bytes_new_static (next_answer, strlen (next_answer)) };
+    g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+    g_autoptr(SymfonicTestResponse) first = NULL;
+    g_autoptr(SymfonicTestResponse) second = NULL;
+
+    symfonic_test_upstream_add_for_query (upstream, "/run", "large", &large);
+    symfonic_test_upstream_add_for_query (upstream, "/run", "next", &next);
+    first = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"large\"}", NULL);
+    g_assert_cmpuint (first->status, ==, 200);
+    g_assert_nonnull (strstr (symfonic_test_response_get_text (first), large_text));
+
+    second = symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"next\"}", NULL);
+    g_assert_cmpuint (second->status, ==, 200);
+    /* the duration is the gateway's own measure */
+    g_assert_true (g_str_has_prefix (symfonic_test_response_get_text (second),
+                                     "id: 1\nevent: TextDeltaEvent\ndata: {\"text\":\"after\"}\n\n"
+                                     "id: 2\nevent: ConsolidationScheduledEvent\n"
+                                     "data: {\"report\":{},\"graph_mutations\":0}\n\n"
+                                     "id: 3\nevent: ResponseCompleteEvent\ndata: {\"text\":\"after\",\"duration_ms\":"));
+    g_assert_true (g_str_has_suffix (symfonic_test_response_get_text (second), "}\n\n"));
+    g_bytes_unref (large.body);
+    g_bytes_unref (next.body);
+  }
+
   symfonic_server_stop (server);
 }
 
