@@ -166,6 +166,12 @@ test_concurrent_reuse (void)
   g_assert_cmpuint (symfonic_test_upstream_count_records (fake, "/turn", NULL), ==, ROUNDS * CONCURRENT);
   g_test_message ("%u requests, %u at a time, came on %u connections", ROUNDS * CONCURRENT, CONCURRENT,
                   symfonic_test_upstream_count_connections (fake));
+  if (symfonic_test_upstream_count_connections (fake) > CONCURRENT)
+    {
+      g_autofree char *described = symfonic_test_upstream_describe_connections (fake);
+
+      g_printerr ("%s", described);
+    }
   g_assert_cmpuint (symfonic_test_upstream_count_connections (fake), <=, CONCURRENT);
 
   /* the counters say so too (they are the process's: earlier cases count) */

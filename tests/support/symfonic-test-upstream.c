@@ -659,6 +659,65 @@ symfonic_test_upstream_count_connections (SymfonicTestUpstream *self)
 }
 
 /**
+ * symfonic_test_upstream_describe_connections:
+ * @self: an upstream
+ *
+ * For a failing test to explain itself: one line per connection, in the
+ * order of their first request, with its requests, when the first and
+ * the last came (ms after the upstream's first request), and how many
+ * of its answers the client cut short.
+ *
+ * Returns: (transfer full): the description
+ */
+char *
+symfonic_test_upstream_describe_connections (SymfonicTestUpstream *self)
+{
+  GString *text = g_string_new (NULL);
+  g_autoptr(GArray) ports = g_array_new (FALSE, FALSE, sizeof (guint16));
+  gint64 origin;
+
+  g_mutex_lock (&self->lock);
+  origin = self->records->len > 0
+           ? ((SymfonicTestUpstreamRecord *) g_ptr_array_index (self->records, 0))->received_us : 0;
+  for (guint i = 0; i < self->records->len; i++)
+    {
+      SymfonicTestUpstreamRecord *record = g_ptr_array_index (self->records, i);
+      gboolean seen = FALSE;
+
+      for (guint j = 0; j < ports->len && !seen; j++)
+        seen = g_array_index (ports, guint16, j) == record->client_port;
+      if (!seen)
+        g_array_append_val (ports, record->client_port);
+    }
+  for (guint j = 0; j < ports->len; j++)
+    {
+      guint16 port = g_array_index (ports, guint16, j);
+      guint requests = 0;
+      guint cut = 0;
+      gint64 first = -1;
+      gint64 last = -1;
+
+      for (guint i = 0; i < self->records->len; i++)
+        {
+          SymfonicTestUpstreamRecord *record = g_ptr_array_index (self->records, i);
+
+          if (record->client_port != port)
+            continue;
+          requests++;
+          cut += record->closed_us > 0 ? 1 : 0;
+          if (first < 0)
+            first = record->received_us - origin;
+          last = record->received_us - origin;
+        }
+      g_string_append_printf (text, "connection %u: %u requests, first at %.1f ms, last at %.1f ms, "
+                              "%u answers cut short\n", j + 1, requests, first / 1000.0, last / 1000.0, cut);
+    }
+  g_mutex_unlock (&self->lock);
+
+  return g_string_free (text, FALSE);
+}
+
+/**
  * symfonic_test_upstream_wait_over:
  * @self: an upstream
  * @record: one of its records

@@ -136,6 +136,8 @@ guint                       symfonic_test_upstream_count_records  (SymfonicTestU
                                                                    const char                 *path,
                                                                    const char                 *query);
 guint                       symfonic_test_upstream_count_connections (SymfonicTestUpstream    *self);
+char                       *symfonic_test_upstream_describe_connections
+                                                                  (SymfonicTestUpstream       *self);
 gboolean                    symfonic_test_upstream_wait_over      (SymfonicTestUpstream       *self,
                                                                    SymfonicTestUpstreamRecord *record);
 gint64                      symfonic_test_upstream_get_responded_us
