@@ -286,7 +286,11 @@ poller_source_dispatch (GSource     *source,
   G_GNUC_UNUSED g_autoptr(SymfonicPoller) keep = symfonic_poller_ref (self);
 
   self->dispatching++;
-  if (g_source_query_unix_fd (source, self->tag) & G_IO_IN)
+  /* Before a timer that is due, its descriptors are asked again: bytes
+   * may have come since the context polled (the thread was held up), and
+   * a peer that answered in time is not to be timed out. */
+  if ((g_source_query_unix_fd (source, self->tag) & G_IO_IN) ||
+      (self->heap->len > 0 && heap_at (self, 0)->key <= g_source_get_time (source)))
     dispatch_io (self);
   dispatch_timers (self);
   dispatch_deferred (self);

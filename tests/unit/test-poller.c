@@ -570,6 +570,60 @@ test_recursion (Fixture       *f,
     }
 }
 
+static gboolean
+write_byte (gpointer data)
+{
+  Watcher *w = data;
+
+  g_string_append (w->f->log, "write;");
+  g_assert_cmpint (write (w->fd, "x", 1), ==, 1);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* A timer that is due runs after the input that came before it: bytes
+ * that reached a socket after the context polled (written here by a
+ * source that dispatches first; in a server, while the thread was held
+ * up) are read first, so a stalled worker does not time out a peer that
+ * did answer. */
+static void
+test_io_before_due_timers (void)
+{
+  Fixture f;
+  int fds[2];
+  Watcher reader = { &f, "read" };
+  Watcher writer = { &f, "write" };
+  Alarm alarm = { &f, "timer" };
+  g_autoptr(GSource) idle = g_idle_source_new ();
+
+  socket_pair (fds);
+  reader.fd = fds[0];
+  writer.fd = fds[1];
+  f.context = g_main_context_new ();
+  g_main_context_push_thread_default (f.context);
+  f.log = g_string_new (NULL);
+  /* of the poller's priority and attached before its source, so it
+   * dispatches first in the same iteration */
+  g_source_set_priority (idle, G_PRIORITY_DEFAULT);
+  g_source_set_callback (idle, write_byte, &writer, NULL);
+  g_source_attach (idle, f.context);
+  f.poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+
+  reader.watch = symfonic_poller_watch (f.poller, fds[0], G_IO_IN, on_ready, &reader);
+  alarm.timer = symfonic_poller_timer (f.poller, on_alarm, &alarm);
+  symfonic_timer_set_deadline (alarm.timer, g_get_monotonic_time () - 1);
+
+  g_main_context_iteration (f.context, FALSE);
+  g_assert_cmpstr (f.log->str, ==, "write;read;timer;");
+  g_assert_cmpuint (reader.calls, ==, 1);
+
+  symfonic_watch_remove (reader.watch);
+  symfonic_timer_remove (alarm.timer);
+  close (fds[0]);
+  close (fds[1]);
+  fixture_tear_down (&f, NULL);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -580,6 +634,7 @@ main (int   argc,
   g_test_add ("/poller/remove-in-callback", Fixture, NULL, fixture_set_up, test_remove_in_callback, fixture_tear_down);
   g_test_add ("/poller/many-watches-one-source", Fixture, NULL, fixture_set_up, test_many_watches_one_source, fixture_tear_down);
   g_test_add ("/poller/timers-order", Fixture, NULL, fixture_set_up, test_timers_order, fixture_tear_down);
+  g_test_add_func ("/poller/io-before-due-timers", test_io_before_due_timers);
   g_test_add ("/poller/timers-random", Fixture, NULL, fixture_set_up, test_timers_random, fixture_tear_down);
   g_test_add ("/poller/deferred", Fixture, NULL, fixture_set_up, test_deferred, fixture_tear_down);
   g_test_add ("/poller/dispatch-wakes-nobody", Fixture, NULL, fixture_set_up, test_dispatch_wakes_nobody,
