@@ -251,6 +251,23 @@ skip_literal (Scan       *s,
   return TRUE;
 }
 
+/* A count's digits, into @out; numbers that are not such a count are
+ * refused, for the caller to read the general way. */
+static gboolean
+read_count (Scan    *s,
+            GString *out)
+{
+  gsize start = s->pos;
+  gsize digits = skip_digits (s);
+
+  if (digits == 0 || digits > SYMFONIC_JSON_SCAN_COUNT_DIGITS || (digits > 1 && s->data[start] == '0') ||
+      (s->pos < s->length && (s->data[s->pos] == '.' || s->data[s->pos] == 'e' || s->data[s->pos] == 'E')))
+    return FALSE;
+  symfonic_string_append_len (out, (const char *) s->data + start, digits);
+
+  return TRUE;
+}
+
 /* A value that is not an array or object, checked and forgotten. */
 static gboolean
 skip_scalar (Scan *s)
@@ -333,13 +350,14 @@ read_member (Scan                         *s,
   SymfonicJsonScanKind kind = member != NULL ? member->kind : SYMFONIC_JSON_SCAN_REFUSE;
   guchar c = peek (s);
 
-  if (kind == SYMFONIC_JSON_SCAN_STRING && c == '"')
+  if ((kind == SYMFONIC_JSON_SCAN_STRING && c == '"') ||
+      (kind == SYMFONIC_JSON_SCAN_COUNT && (c == '-' || g_ascii_isdigit (c))))
     {
       Slot *slot = &s->slots[member->slot];
 
       slot->text = s->text->len;
       slot->start = s->pos;
-      if (!read_string (s, s->text))
+      if (!(kind == SYMFONIC_JSON_SCAN_STRING ? read_string (s, s->text) : read_count (s, s->text)))
         return FALSE;
       slot->end = s->pos;
       g_string_append_c (s->text, '\0');

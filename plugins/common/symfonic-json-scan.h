@@ -21,6 +21,11 @@ typedef enum
   SYMFONIC_JSON_SCAN_FIRST,
   /* present at all: the scan gives up */
   SYMFONIC_JSON_SCAN_REFUSE,
+  /* a whole number of at most SYMFONIC_JSON_SCAN_COUNT_DIGITS digits, with
+   * no sign, fraction or exponent, has its digits kept in the member's
+   * slot; any other number makes the scan give up; a string, boolean or
+   * null is as if absent */
+  SYMFONIC_JSON_SCAN_COUNT,
 } SymfonicJsonScanKind;
 
 typedef struct _SymfonicJsonScanMember SymfonicJsonScanMember;
@@ -34,7 +39,9 @@ struct _SymfonicJsonScanMember
   const SymfonicJsonScanMember *members;
 };
 
-#define SYMFONIC_JSON_SCAN_SLOTS 4
+#define SYMFONIC_JSON_SCAN_SLOTS 6
+/* any such count fits a gint64 */
+#define SYMFONIC_JSON_SCAN_COUNT_DIGITS 18
 
 /* What one stream's last scanned frame was, so that the next frame, which
  * mostly differs from it only in one string, costs only that string. */

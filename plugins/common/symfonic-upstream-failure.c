@@ -86,31 +86,3 @@ symfonic_upstream_is_event_stream (const char *content_type)
   return length == strlen ("text/event-stream") &&
          g_ascii_strncasecmp (content_type, "text/event-stream", length) == 0;
 }
-
-/* A token count: a non-negative JSON number, else not a count. */
-gboolean
-symfonic_usage_read_count (JsonObject *object,
-                           const char *name,
-                           guint64    *count)
-{
-  JsonNode *node = json_object_get_member (object, name);
-
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
-
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_INT64:
-      if (json_node_get_int (node) < 0)
-        return FALSE;
-      *count = json_node_get_int (node);
-      return TRUE;
-    case G_TYPE_DOUBLE:
-      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
-        return FALSE;
-      *count = json_node_get_double (node);
-      return TRUE;
-    default:
-      return FALSE;
-    }
-}

@@ -25,8 +25,5 @@ GError   *symfonic_upstream_failure_for_transport (const char    *run_id,
                                                    const GError  *error,
                                                    guint          timeout);
 gboolean  symfonic_upstream_is_event_stream       (const char    *content_type);
-gboolean  symfonic_usage_read_count               (JsonObject    *object,
-                                                   const char    *name,
-                                                   guint64       *count);
 
 G_END_DECLS

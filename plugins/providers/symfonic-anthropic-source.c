@@ -328,6 +328,16 @@ apply_delta (SymfonicProviderRequest      *request,
     symfonic_provider_request_text (request, delta->text);
 }
 
+static void
+set_usage (SymfonicProviderRequest *request,
+           JsonObject              *usage)
+{
+  SymfonicUsageCounts counts;
+
+  symfonic_usage_read_counts (usage, &counts);
+  symfonic_provider_request_set_usage (request, &counts);
+}
+
 static gboolean
 symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
                                         SymfonicProviderRequest  *request,
@@ -372,16 +382,14 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     {
       message = symfonic_provider_json_object (frame, "message");
       symfonic_provider_request_set_model (request, symfonic_provider_json_string (message, "model"));
-      if (symfonic_provider_json_object (message, "usage") != NULL)
-        symfonic_provider_request_set_usage (request, symfonic_provider_json_object (message, "usage"));
+      set_usage (request, symfonic_provider_json_object (message, "usage"));
     }
   else if (strcmp (type, "message_delta") == 0)
     {
       stop_reason = symfonic_provider_json_string (symfonic_provider_json_object (frame, "delta"), "stop_reason");
       if (stop_reason != NULL)
         symfonic_provider_request_set_finish_reason (request, finish_reason_for (stop_reason));
-      if (symfonic_provider_json_object (frame, "usage") != NULL)
-        symfonic_provider_request_set_usage (request, symfonic_provider_json_object (frame, "usage"));
+      set_usage (request, symfonic_provider_json_object (frame, "usage"));
     }
   else if (strcmp (type, "message_stop") == 0)
     symfonic_provider_request_complete (request);

@@ -101,8 +101,7 @@ apply_chunk (SymfonicProviderRequest   *request,
              const SymfonicOpenaiChunk *chunk)
 {
   symfonic_provider_request_set_model (request, chunk->model);
-  if (chunk->usage != NULL)
-    symfonic_provider_request_set_usage (request, chunk->usage);
+  symfonic_provider_request_set_usage (request, &chunk->usage);
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
   if (chunk->text != NULL)

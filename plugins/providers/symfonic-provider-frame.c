@@ -64,7 +64,8 @@ symfonic_provider_json_array (JsonObject *object,
 
 /* --- OpenAI ------------------------------------------------------------ */
 
-enum { OPENAI_MODEL, OPENAI_THINKING, OPENAI_TEXT, OPENAI_FINISH_REASON };
+enum { OPENAI_MODEL, OPENAI_THINKING, OPENAI_TEXT, OPENAI_FINISH_REASON, OPENAI_PROMPT_TOKENS,
+       OPENAI_COMPLETION_TOKENS };
 
 static const SymfonicJsonScanMember openai_delta[] = {
   { "content", SYMFONIC_JSON_SCAN_STRING, OPENAI_TEXT, NULL },
@@ -78,18 +79,42 @@ static const SymfonicJsonScanMember openai_choice[] = {
   { NULL },
 };
 
-/* usage and tool calls, not named, are taken as null or make the scan
- * give up */
+/* what the details hold is not read: only that they are flat */
+static const SymfonicJsonScanMember openai_usage_details[] = {
+  { NULL },
+};
+
+/* Anthropic's names, which usage_read() would take first, are left to
+ * the general way. */
+static const SymfonicJsonScanMember openai_usage[] = {
+  { "prompt_tokens", SYMFONIC_JSON_SCAN_COUNT, OPENAI_PROMPT_TOKENS, NULL },
+  { "completion_tokens", SYMFONIC_JSON_SCAN_COUNT, OPENAI_COMPLETION_TOKENS, NULL },
+  { "input_tokens", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
+  { "output_tokens", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
+  { "prompt_tokens_details", SYMFONIC_JSON_SCAN_OBJECT, 0, openai_usage_details },
+  { "completion_tokens_details", SYMFONIC_JSON_SCAN_OBJECT, 0, openai_usage_details },
+  { NULL },
+};
+
+/* tool calls, not named, are taken as null or make the scan give up */
 static const SymfonicJsonScanMember openai_chunk[] = {
   { "error", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
   { "model", SYMFONIC_JSON_SCAN_STRING, OPENAI_MODEL, NULL },
   { "choices", SYMFONIC_JSON_SCAN_FIRST, 0, openai_choice },
+  { "usage", SYMFONIC_JSON_SCAN_OBJECT, 0, openai_usage },
   { NULL },
 };
 
-/* TRUE when @data is a chunk without usage, tool calls or an error, and
- * with at most one choice: @chunk's strings then point into @text. FALSE
- * when it must be read with symfonic_openai_chunk_read(). */
+/* A count slot's digits, which the scan bounded to fit. */
+static gint64
+scanned_count (const char *digits)
+{
+  return digits != NULL ? (gint64) g_ascii_strtoull (digits, NULL, 10) : -1;
+}
+
+/* TRUE when @data is a chunk without tool calls or an error, with at most
+ * one choice and plain usage counts: @chunk's strings then point into
+ * @text. FALSE when it must be read with symfonic_openai_chunk_read(). */
 gboolean
 symfonic_openai_chunk_scan (const char           *data,
                             gsize                 length,
@@ -107,6 +132,7 @@ symfonic_openai_chunk_scan (const char           *data,
     .thinking = slots[OPENAI_THINKING],
     .text = slots[OPENAI_TEXT],
     .finish_reason = slots[OPENAI_FINISH_REASON],
+    .usage = { scanned_count (slots[OPENAI_PROMPT_TOKENS]), scanned_count (slots[OPENAI_COMPLETION_TOKENS]) },
   };
 
   return TRUE;
@@ -127,7 +153,7 @@ symfonic_openai_chunk_read (JsonObject          *object,
     return FALSE;
 
   chunk->model = symfonic_provider_json_string (object, "model");
-  chunk->usage = symfonic_provider_json_object (object, "usage");
+  symfonic_usage_read_counts (symfonic_provider_json_object (object, "usage"), &chunk->usage);
   if (choices != NULL && json_array_get_length (choices) > 0 &&
       JSON_NODE_HOLDS_OBJECT (json_array_get_element (choices, 0)))
     choice = json_array_get_object_element (choices, 0);

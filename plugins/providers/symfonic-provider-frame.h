@@ -7,6 +7,7 @@
 #include <symfonic.h>
 
 #include "../common/symfonic-json-scan.h"
+#include "../common/symfonic-usage.h"
 
 G_BEGIN_DECLS
 
@@ -20,15 +21,15 @@ JsonArray  *symfonic_provider_json_array   (JsonObject  *object,
                                             const char  *name);
 
 /* What an OpenAI chunk that is no error asks of the request, in the order
- * it is done; every member may be NULL. */
+ * it is done; every pointer may be NULL. */
 typedef struct
 {
-  const char *model;
-  JsonObject *usage;
-  const char *thinking;
-  const char *text;
-  JsonArray  *tool_calls;
-  const char *finish_reason;
+  const char            *model;
+  SymfonicUsageCounts    usage;
+  const char            *thinking;
+  const char            *text;
+  JsonArray             *tool_calls;
+  const char            *finish_reason;
 } SymfonicOpenaiChunk;
 
 gboolean symfonic_openai_chunk_scan    (const char           *data,

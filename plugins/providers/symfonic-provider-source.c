@@ -11,6 +11,7 @@
 #include "../common/symfonic-upstream-config.h"
 #include "symfonic-provider-source.h"
 #include "../common/symfonic-upstream-failure.h"
+#include "../common/symfonic-usage.h"
 #include "../common/symfonic-upstream-reader.h"
 
 /* Streams a completion from an LLM provider's HTTP API. The transport,
@@ -304,21 +305,17 @@ symfonic_provider_request_set_model (SymfonicProviderRequest *self,
 /* Providers report running totals (Anthropic's message_delta) or one
  * final count (OpenAI's usage chunk): the last report of each side wins. */
 void
-symfonic_provider_request_set_usage (SymfonicProviderRequest *self,
-                                     JsonObject              *usage)
+symfonic_provider_request_set_usage (SymfonicProviderRequest     *self,
+                                     const SymfonicUsageCounts *usage)
 {
-  guint64 count;
-
-  if (symfonic_usage_read_count (usage, "input_tokens", &count) ||
-      symfonic_usage_read_count (usage, "prompt_tokens", &count))
+  if (usage->input >= 0)
     {
-      self->input_tokens = count;
+      self->input_tokens = usage->input;
       self->usage_seen = TRUE;
     }
-  if (symfonic_usage_read_count (usage, "output_tokens", &count) ||
-      symfonic_usage_read_count (usage, "completion_tokens", &count))
+  if (usage->output >= 0)
     {
-      self->output_tokens = count;
+      self->output_tokens = usage->output;
       self->usage_seen = TRUE;
     }
 }

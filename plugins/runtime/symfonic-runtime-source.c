@@ -12,6 +12,7 @@
 #include "symfonic-runtime-source.h"
 #include "../common/symfonic-upstream-config.h"
 #include "../common/symfonic-upstream-failure.h"
+#include "../common/symfonic-usage.h"
 #include "../common/symfonic-upstream-reader.h"
 
 /* POSTs each invocation as JSON to an agent runtime (or another gateway)
@@ -183,17 +184,11 @@ static void
 add_usage (Request    *req,
            JsonObject *usage)
 {
-  guint64 input = 0;
-  guint64 output = 0;
-  gboolean has_input;
-  gboolean has_output;
+  SymfonicUsageCounts counts;
 
-  has_input = symfonic_usage_read_count (usage, "input_tokens", &input) ||
-              symfonic_usage_read_count (usage, "prompt_tokens", &input);
-  has_output = symfonic_usage_read_count (usage, "output_tokens", &output) ||
-               symfonic_usage_read_count (usage, "completion_tokens", &output);
-  if (has_input || has_output)
-    symfonic_stream_add_usage (req->reader.stream, input, output);
+  symfonic_usage_read_counts (usage, &counts);
+  if (counts.input >= 0 || counts.output >= 0)
+    symfonic_stream_add_usage (req->reader.stream, MAX (counts.input, 0), MAX (counts.output, 0));
 }
 
 static JsonObject *

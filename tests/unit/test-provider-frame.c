@@ -79,38 +79,65 @@ typedef struct
   const char *thinking;
   const char *text;
   const char *finish_reason;
+  /* the usage counts, -1 where none is given */
+  gint64      input;
+  gint64      output;
 } OpenaiCase;
 
 #define HEAD "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"gpt-4o\","
 static const OpenaiCase openai_taken[] = {
   { HEAD "\"system_fingerprint\":null,\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
-    "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}", "gpt-4o", NULL, "", NULL },
+    "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}", "gpt-4o", NULL, "", NULL, -1, -1 },
   { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"},\"finish_reason\":null}]}",
-    "gpt-4o", NULL, " Hello", NULL },
+    "gpt-4o", NULL, " Hello", NULL, -1, -1 },
   { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Let me think\"}}]}",
-    "gpt-4o", "Let me think", NULL, NULL },
+    "gpt-4o", "Let me think", NULL, NULL, -1, -1 },
   { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":null,\"content\":\"a\"}}]}",
-    "gpt-4o", NULL, "a", NULL },
+    "gpt-4o", NULL, "a", NULL, -1, -1 },
   { HEAD "\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"stop\"}]}",
-    "gpt-4o", NULL, NULL, "stop" },
+    "gpt-4o", NULL, NULL, "stop", -1, -1 },
   { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"q\\\"b\\\\s\\/d\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\u20AC\"}}]}",
-    "gpt-4o", NULL, "q\"b\\s/d\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\xe2\x82\xac", NULL },
+    "gpt-4o", NULL, "q\"b\\s/d\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\xe2\x82\xac", NULL, -1, -1 },
   { HEAD "\"choices\":[{\"delta\":{\"content\":\"h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c\"}}]}",
-    "gpt-4o", NULL, "h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c", NULL },
+    "gpt-4o", NULL, "h\xc3\xa9llo \xe4\xb8\x96\xe7\x95\x8c", NULL, -1, -1 },
   { " \r\n{ \"choices\" :\t[ { \"finish_reason\" : null , \"delta\" : { \"content\" : \"x\" } } ] , "
-    "\"model\" : \"m\" }\n ", "m", NULL, "x", NULL },
+    "\"model\" : \"m\" }\n ", "m", NULL, "x", NULL, -1, -1 },
   { "{\"service_tier\":\"default\",\"obfuscation\":\"a\\\"b\",\"n\":-1.5,\"z\":0,\"t\":true,\"f\":false,"
-    "\"choices\":[{\"delta\":{\"content\":\"y\",\"refusal\":null}}]}", NULL, NULL, "y", NULL },
-  { "{\"model\":5,\"choices\":[]}", NULL, NULL, NULL, NULL },
-  { "{\"choices\":\"none\",\"usage\":null}", NULL, NULL, NULL, NULL },
-  { "{\"choices\":[{\"delta\":null,\"finish_reason\":7}]}", NULL, NULL, NULL, NULL },
-  { "{\"choices\":[{\"delta\":{\"content\":1,\"tool_calls\":null}}]}", NULL, NULL, NULL, NULL },
-  { "{}", NULL, NULL, NULL, NULL },
+    "\"choices\":[{\"delta\":{\"content\":\"y\",\"refusal\":null}}]}", NULL, NULL, "y", NULL, -1, -1 },
+  { "{\"model\":5,\"choices\":[]}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"choices\":\"none\",\"usage\":null}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"choices\":[{\"delta\":null,\"finish_reason\":7}]}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"choices\":[{\"delta\":{\"content\":1,\"tool_calls\":null}}]}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{}", NULL, NULL, NULL, NULL, -1, -1 },
+  /* the usage chunk, as OpenAI sends it with stream_options.include_usage */
+  { HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":200,\"total_tokens\":212,"
+    "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":0},\"completion_tokens_details\":"
+    "{\"reasoning_tokens\":0,\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}",
+    "gpt-4o", NULL, NULL, NULL, 12, 200 },
+  { "{\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":999999999999999999}}",
+    NULL, NULL, NULL, NULL, 0, 999999999999999999 },
+  /* a count that is no number is as if not given, both ways */
+  { "{\"usage\":{\"prompt_tokens\":\"12\",\"completion_tokens\":null}}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"usage\":{\"total_tokens\":5,\"prompt_tokens_details\":null}}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"usage\":{}}", NULL, NULL, NULL, NULL, -1, -1 },
+  { "{\"usage\":7}", NULL, NULL, NULL, NULL, -1, -1 },
+  { HEAD "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],"
+    "\"usage\":{\"completion_tokens\":3}}", "gpt-4o", NULL, NULL, "length", -1, 3 },
 };
 
 /* Shapes the scan leaves to the tree, valid or not. */
 static const char * const openai_refused[] = {
-  "{\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":200,\"total_tokens\":212}}",
+  /* counts the general way reads differently, or not at all */
+  "{\"usage\":{\"prompt_tokens\":-1}}",
+  "{\"usage\":{\"prompt_tokens\":12.0}}",
+  "{\"usage\":{\"prompt_tokens\":1e3}}",
+  "{\"usage\":{\"prompt_tokens\":012}}",
+  "{\"usage\":{\"completion_tokens\":1000000000000000000}}",
+  "{\"usage\":{\"completion_tokens\":[3]}}",
+  "{\"usage\":{\"input_tokens\":3,\"prompt_tokens\":4}}",
+  "{\"usage\":{\"output_tokens\":null}}",
+  "{\"usage\":{\"prompt_tokens_details\":{\"cached\":{\"tokens\":1}}}}",
+  "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}",
   "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
   "\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}",
   "{\"error\":{\"message\":\"overloaded\"}}",
@@ -156,6 +183,8 @@ test_openai_taken (void)
       g_assert_cmpstr (chunk.thinking, ==, c->thinking);
       g_assert_cmpstr (chunk.text, ==, c->text);
       g_assert_cmpstr (chunk.finish_reason, ==, c->finish_reason);
+      g_assert_cmpint (chunk.usage.input, ==, c->input);
+      g_assert_cmpint (chunk.usage.output, ==, c->output);
       g_assert_true (provider_frame_openai_agrees (NULL, c->data, strlen (c->data)));
     }
 }
