@@ -487,8 +487,12 @@ scan_again (SymfonicJsonScanMemo         *memo,
         continue;
 
       /* the bytes between must be one string literal, ending where the
-       * old one did before the same rest */
-      scan = (Scan) { (const guchar *) data, length - tail, old->start, text, { { 0 } } };
+       * old one did before the same rest (its slots are not used: they
+       * are not cleared either) */
+      scan.data = (const guchar *) data;
+      scan.length = length - tail;
+      scan.pos = old->start;
+      scan.text = text;
       symfonic_string_clear (text);
       if (data[old->start] != '"' || !read_string (&scan, text) || scan.pos != length - tail)
         return FALSE;
@@ -540,13 +544,19 @@ symfonic_json_scan (const char                   *data,
                     GString                      *text,
                     const char                   *slots[SYMFONIC_JSON_SCAN_SLOTS])
 {
-  Scan scan = { (const guchar *) data, length, 0, text, { { 0 } } };
+  /* its slots are filled by one of the two ways below: not cleared here,
+   * which would cost every frame as much again */
+  Scan scan;
 
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
   g_return_val_if_fail (members != NULL, FALSE);
 
   if (memo == NULL || !scan_again (memo, members, data, length, text, scan.slots))
     {
+      scan.data = (const guchar *) data;
+      scan.length = length;
+      scan.pos = 0;
+      scan.text = text;
       for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
         scan.slots[i].text = -1;
       symfonic_string_clear (text);
