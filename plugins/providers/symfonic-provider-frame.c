@@ -84,8 +84,8 @@ static const SymfonicJsonScanMember openai_usage_details[] = {
   { NULL },
 };
 
-/* Anthropic's names, which usage_read() would take first, are left to
- * the general way. */
+/* Anthropic's names, which symfonic_usage_read_counts() takes first, are
+ * left to the general way. */
 static const SymfonicJsonScanMember openai_usage[] = {
   { "prompt_tokens", SYMFONIC_JSON_SCAN_COUNT, OPENAI_PROMPT_TOKENS, NULL },
   { "completion_tokens", SYMFONIC_JSON_SCAN_COUNT, OPENAI_COMPLETION_TOKENS, NULL },
