@@ -174,6 +174,7 @@ dispatch (SymfonicSseParser *self)
     }
 
   frame.data = self->data_start;
+  /* the event right after the data's NUL: next_borrowed() counts on it */
   g_string_append_c (self->frame_bytes, '\0');
   frame.event = self->has_event ? keep_string (self, self->event->str, self->event->len)
                                 : keep_string (self, "message", strlen ("message"));
@@ -423,7 +424,7 @@ symfonic_sse_parser_next (SymfonicSseParser  *self,
 
   g_return_val_if_fail (SYMFONIC_IS_SSE_PARSER (self), FALSE);
 
-  if (!symfonic_sse_parser_next_borrowed (self, &borrowed_event, &borrowed_data, &borrowed_id))
+  if (!symfonic_sse_parser_next_borrowed (self, &borrowed_event, &borrowed_data, NULL, &borrowed_id))
     return FALSE;
 
   if (event != NULL)
@@ -442,6 +443,8 @@ symfonic_sse_parser_next (SymfonicSseParser  *self,
  * @event: (out) (optional) (transfer none): the event name, `message` when
  *   the event named none
  * @data: (out) (optional) (transfer none): the data lines, joined with `\n`
+ * @data_length: (out) (optional): the bytes of @data, a NUL it holds
+ *   included, so that a reader need not measure it again
  * @id: (out) (optional) (transfer none) (nullable): the last event id seen
  *
  * Takes the oldest complete event, as symfonic_sse_parser_next() does,
@@ -454,6 +457,7 @@ gboolean
 symfonic_sse_parser_next_borrowed (SymfonicSseParser  *self,
                                    const char        **event,
                                    const char        **data,
+                                   gsize              *data_length,
                                    const char        **id)
 {
   const Frame *frame;
@@ -472,6 +476,9 @@ symfonic_sse_parser_next_borrowed (SymfonicSseParser  *self,
     *event = bytes + frame->event;
   if (data != NULL)
     *data = bytes + frame->data;
+  /* the event name is kept right after the data and its NUL */
+  if (data_length != NULL)
+    *data_length = frame->event - 1 - frame->data;
   if (id != NULL)
     *id = frame->id >= 0 ? bytes + frame->id : NULL;
 

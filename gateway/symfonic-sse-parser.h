@@ -29,6 +29,7 @@ gboolean           symfonic_sse_parser_next              (SymfonicSseParser  *se
 gboolean           symfonic_sse_parser_next_borrowed     (SymfonicSseParser  *self,
                                                           const char        **event,
                                                           const char        **data,
+                                                          gsize              *data_length,
                                                           const char        **id);
 const char        *symfonic_sse_parser_get_last_event_id (SymfonicSseParser  *self);
 gint64             symfonic_sse_parser_get_retry         (SymfonicSseParser  *self);

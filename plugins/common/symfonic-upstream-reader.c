@@ -84,13 +84,14 @@ drain (SymfonicUpstreamReader  *self,
 {
   const char *event;
   const char *data;
+  gsize data_length;
 
   while (!self->waiting)
     {
       /* valid until the parser is next called */
-      if (!symfonic_sse_parser_next_borrowed (self->parser, &event, &data, NULL))
+      if (!symfonic_sse_parser_next_borrowed (self->parser, &event, &data, &data_length, NULL))
         return TRUE;
-      if (!self->vtable->frame (self, event, data, error))
+      if (!self->vtable->frame (self, event, data, data_length, error))
         return FALSE;
       if (self->completed)
         return FALSE;

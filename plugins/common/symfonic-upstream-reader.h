@@ -32,6 +32,7 @@ typedef struct
   gboolean  (*frame)             (SymfonicUpstreamReader  *reader,
                                   const char              *event,
                                   const char              *data,
+                                  gsize                    data_length,
                                   GError                 **error);
   GError   *(*transport_failure) (SymfonicUpstreamReader  *reader,
                                   const GError            *error);

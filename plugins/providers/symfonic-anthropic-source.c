@@ -95,7 +95,7 @@ add_tool_uses (JsonArray *blocks,
       JsonObject *call = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
       JsonObject *function = symfonic_provider_json_object (call, "function");
       const char *arguments = symfonic_provider_json_string (function, "arguments");
-      g_autoptr(JsonNode) input = arguments != NULL ? symfonic_provider_parse_json (arguments, NULL) : NULL;
+      g_autoptr(JsonNode) input = arguments != NULL ? symfonic_provider_parse_json (arguments, strlen (arguments), NULL) : NULL;
       JsonObject *block;
 
       if (call == NULL || symfonic_provider_json_string (call, "id") == NULL)
@@ -343,6 +343,7 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
                                         SymfonicProviderRequest  *request,
                                         const char               *event,
                                         const char               *data,
+                                        gsize                     data_length,
                                         GError                  **error)
 {
   g_autoptr(JsonNode) root = NULL;
@@ -352,14 +353,14 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
   JsonObject *message;
   const char *stop_reason;
 
-  if (symfonic_anthropic_delta_scan (data, strlen (data), symfonic_provider_request_get_memo (request),
+  if (symfonic_anthropic_delta_scan (data, data_length, symfonic_provider_request_get_memo (request),
                                      symfonic_provider_request_get_scratch (request), &delta))
     {
       apply_delta (request, &delta);
       return TRUE;
     }
 
-  root = symfonic_provider_parse_json (data, error);
+  root = symfonic_provider_parse_json (data, data_length, error);
   if (root == NULL)
     return FALSE;
   frame = json_node_get_object (root);

@@ -117,19 +117,20 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
                                      SymfonicProviderRequest  *request,
                                      const char               *event,
                                      const char               *data,
+                                     gsize                     data_length,
                                      GError                  **error)
 {
   g_autoptr(JsonNode) root = NULL;
   SymfonicOpenaiChunk chunk;
 
-  if (symfonic_openai_chunk_scan (data, strlen (data), symfonic_provider_request_get_memo (request),
+  if (symfonic_openai_chunk_scan (data, data_length, symfonic_provider_request_get_memo (request),
                                   symfonic_provider_request_get_scratch (request), &chunk))
     {
       apply_chunk (request, &chunk);
       return TRUE;
     }
 
-  root = symfonic_provider_parse_json (data, error);
+  root = symfonic_provider_parse_json (data, data_length, error);
   if (root == NULL)
     return FALSE;
   /* an error after the head: what it says is the provider's business */

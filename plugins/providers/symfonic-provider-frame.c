@@ -15,10 +15,11 @@
 
 JsonNode *
 symfonic_provider_parse_json (const char  *data,
+                              gsize        length,
                               GError     **error)
 {
   g_autoptr(GError) parse_error = NULL;
-  JsonNode *root = symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, &parse_error);
+  JsonNode *root = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, &parse_error);
 
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     {

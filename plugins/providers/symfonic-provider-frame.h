@@ -12,6 +12,7 @@
 G_BEGIN_DECLS
 
 JsonNode   *symfonic_provider_parse_json    (const char  *data,
+                                            gsize        length,
                                             GError     **error);
 const char *symfonic_provider_json_string  (JsonObject  *object,
                                             const char  *name);

@@ -348,18 +348,20 @@ static gboolean
 read_frame (SymfonicUpstreamReader  *reader,
             const char              *event,
             const char              *data,
+            gsize                    data_length,
             GError                 **error)
 {
   SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
 
   /* OpenAI's end, which no other frame resembles */
-  if (strcmp (data, "[DONE]") == 0)
+  if (data_length == strlen ("[DONE]") && memcmp (data, "[DONE]", data_length) == 0)
     {
       symfonic_provider_request_complete (req);
       return TRUE;
     }
 
-  return SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, error);
+  return SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, data_length,
+                                                                         error);
 }
 
 static GError *

@@ -22,8 +22,9 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMF
  * @endpoint: the path under base-url that streams a completion
  * @add_headers: appends the head lines that carry the key (and versions)
  * @build_body: the provider's request body for an invocation
- * @handle_frame: reads one event-stream frame of the provider's; returns
- *   %FALSE with @error set when the frame ends the stream in failure
+ * @handle_frame: reads one event-stream frame of the provider's, whose
+ *   data is @data_length bytes; returns %FALSE with @error set when the
+ *   frame ends the stream in failure
  *
  * A provider's wire format; the transport, timeouts, failures and
  * back-pressure are the base class's.
@@ -43,6 +44,7 @@ struct _SymfonicProviderSourceClass
                              SymfonicProviderRequest  *request,
                              const char               *event,
                              const char               *data,
+                             gsize                     data_length,
                              GError                  **error);
 };
 

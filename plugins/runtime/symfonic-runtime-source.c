@@ -208,18 +208,20 @@ get_usage_member (JsonNode *data)
  * worker's stack and end every stream it serves. */
 static JsonNode *
 parse_json (const char  *data,
+            gsize        data_length,
             GError     **error)
 {
-  return symfonic_json_parse (data, strlen (data), SYMFONIC_JSON_MAX_DEPTH, error);
+  return symfonic_json_parse (data, data_length, SYMFONIC_JSON_MAX_DEPTH, error);
 }
 
 static JsonNode *
 parse_data (const char  *event,
             const char  *data,
+            gsize        data_length,
             GError     **error)
 {
   g_autoptr(GError) parse_error = NULL;
-  JsonNode *root = parse_json (data, &parse_error);
+  JsonNode *root = parse_json (data, data_length, &parse_error);
 
   if (root == NULL)
     g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
@@ -230,9 +232,10 @@ parse_data (const char  *event,
 
 static gboolean
 handle_error_frame (const char  *data,
+                    gsize        data_length,
                     GError     **error)
 {
-  g_autoptr(JsonNode) root = parse_json (data, NULL);
+  g_autoptr(JsonNode) root = parse_json (data, data_length, NULL);
   JsonNode *status = NULL;
 
   if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
@@ -254,9 +257,10 @@ handle_error_frame (const char  *data,
  * fail a stream that is otherwise fine. */
 static void
 handle_usage_frame (Request    *req,
-                    const char *data)
+                    const char *data,
+                    gsize       data_length)
 {
-  g_autoptr(JsonNode) root = parse_json (data, NULL);
+  g_autoptr(JsonNode) root = parse_json (data, data_length, NULL);
   JsonObject *usage;
 
   if (root == NULL)
@@ -276,6 +280,7 @@ static gboolean
 handle_frame (Request     *req,
               const char  *event,
               const char  *data,
+              gsize        data_length,
               GError     **error)
 {
   g_autoptr(SymfonicEvent) parsed = NULL;
@@ -283,16 +288,16 @@ handle_frame (Request     *req,
 
   /* most frames are deltas, read without a JSON tree, and their name is
    * looked up once, there */
-  parsed = symfonic_event_try_new_from_data (event, data, strlen (data));
+  parsed = symfonic_event_try_new_from_data (event, data, data_length);
   if (parsed == NULL)
     {
       SymfonicEventKind kind;
 
       if (strcmp (event, "error") == 0)
-        return handle_error_frame (data, error);
+        return handle_error_frame (data, data_length, error);
       if (strcmp (event, "usage") == 0)
         {
-          handle_usage_frame (req, data);
+          handle_usage_frame (req, data, data_length);
           return TRUE;
         }
 
@@ -306,7 +311,7 @@ handle_frame (Request     *req,
           return FALSE;
         }
 
-      root = parse_data (event, data, error);
+      root = parse_data (event, data, data_length, error);
       if (root == NULL)
         return FALSE;
 
@@ -336,9 +341,10 @@ static gboolean
 read_frame (SymfonicUpstreamReader  *reader,
             const char              *event,
             const char              *data,
+            gsize                    data_length,
             GError                 **error)
 {
-  return handle_frame ((Request *) reader, event, data, error);
+  return handle_frame ((Request *) reader, event, data, data_length, error);
 }
 
 static GError *

@@ -253,7 +253,7 @@ push_frames (SymfonicSseParser *parser,
   const char *name;
   const char *data;
 
-  while (symfonic_sse_parser_next_borrowed (parser, &name, &data, NULL))
+  while (symfonic_sse_parser_next_borrowed (parser, &name, &data, NULL, NULL))
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(SymfonicEvent) event = symfonic_event_try_new_from_data (name, data, strlen (data));

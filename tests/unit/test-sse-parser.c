@@ -126,9 +126,12 @@ take_frames (SymfonicSseParser *parser,
       if (borrowed)
         {
           const char *e, *d, *i;
+          gsize n;
 
-          if (!symfonic_sse_parser_next_borrowed (parser, &e, &d, &i))
+          if (!symfonic_sse_parser_next_borrowed (parser, &e, &d, &n, &i))
             return;
+          /* no case has a NUL in its data */
+          g_assert_cmpuint (n, ==, strlen (d));
           event = g_strdup (e);
           data = g_strdup (d);
           id = g_strdup (i);
@@ -299,6 +302,35 @@ test_sse_parser_incremental (void)
   g_assert_false (symfonic_sse_parser_next (parser, NULL, NULL, NULL));
 }
 
+/* The borrowed data's length counts what strlen() would stop at: a NUL
+ * an upstream put in a data line is the reader's to refuse, not to cut
+ * the frame short at. */
+static void
+test_sse_parser_borrowed_length (void)
+{
+  static const char input[] = "data: a\0b\ndata: c\n\nevent: E\ndata: xyz\n\n";
+  g_autoptr(SymfonicSseParser) parser = symfonic_sse_parser_new (0);
+  g_autoptr(GError) error = NULL;
+  const char *event;
+  const char *data;
+  gsize length;
+
+  g_assert_true (symfonic_sse_parser_feed (parser, (const guint8 *) input, sizeof input - 1, &error));
+  g_assert_no_error (error);
+
+  g_assert_true (symfonic_sse_parser_next_borrowed (parser, &event, &data, &length, NULL));
+  g_assert_cmpstr (event, ==, "message");
+  g_assert_cmpuint (length, ==, 5);
+  g_assert_cmpmem (data, length, "a\0b\nc", 5);
+
+  g_assert_true (symfonic_sse_parser_next_borrowed (parser, &event, &data, &length, NULL));
+  g_assert_cmpstr (event, ==, "E");
+  g_assert_cmpuint (length, ==, 3);
+  g_assert_cmpstr (data, ==, "xyz");
+
+  g_assert_false (symfonic_sse_parser_next_borrowed (parser, &event, &data, &length, NULL));
+}
+
 static void
 test_sse_parser_max_event_bytes (void)
 {
@@ -357,6 +389,7 @@ main (int   argc,
     }
   g_test_add_func ("/sse-parser/incremental", test_sse_parser_incremental);
   g_test_add_func ("/sse-parser/max-event-bytes", test_sse_parser_max_event_bytes);
+  g_test_add_func ("/sse-parser/borrowed-length", test_sse_parser_borrowed_length);
 
   return g_test_run ();
 }
