@@ -305,7 +305,7 @@ symfonic_provider_request_set_model (SymfonicProviderRequest *self,
 /* Providers report running totals (Anthropic's message_delta) or one
  * final count (OpenAI's usage chunk): the last report of each side wins. */
 void
-symfonic_provider_request_set_usage (SymfonicProviderRequest     *self,
+symfonic_provider_request_set_usage (SymfonicProviderRequest   *self,
                                      const SymfonicUsageCounts *usage)
 {
   if (usage->input >= 0)
