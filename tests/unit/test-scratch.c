@@ -48,8 +48,6 @@ test_scratch_large_let_go (void)
   g_assert_cmpuint (fresh->len, ==, 0);
 }
 
-static GPrivate later = G_PRIVATE_INIT (NULL);
-
 /* Runs at the thread's end, maybe after the scratch's own destructor. */
 static void
 take_at_exit (gpointer data)
@@ -68,7 +66,6 @@ use_and_exit (gpointer data)
 
   g_string_append (text, "thread");
   g_private_set (&taker, GINT_TO_POINTER (1));
-  g_private_set (&later, GINT_TO_POINTER (1));
 
   return text;
 }
