@@ -51,6 +51,10 @@ struct _SymfonicJsonScanMemo
   /* its slots' strings, each NUL-terminated, at the slots' text offsets */
   GString                      *text;
   Slot                          slots[SYMFONIC_JSON_SCAN_SLOTS];
+  /* the slots that hold a string, the one whose literal changed last
+   * first: a stream's frames mostly differ in the same one each time */
+  guint                         held[SYMFONIC_JSON_SCAN_SLOTS];
+  guint                         n_held;
 };
 
 /* The next byte after whitespace, or 0 at the end. Providers write their
@@ -439,14 +443,16 @@ keep_string (GString    *to,
 }
 
 /* Keeps @data and all that its scan decoded into @text, so that @slots'
- * offsets hold in the copy. */
+ * offsets hold in the copy; @changed is the slot whose literal alone was
+ * new, or SYMFONIC_JSON_SCAN_SLOTS after a scan in full. */
 static void
 remember (SymfonicJsonScanMemo         *memo,
           const SymfonicJsonScanMember *members,
           const char                   *data,
           gsize                         length,
           const GString                *text,
-          const Slot                   *slots)
+          const Slot                   *slots,
+          guint                         changed)
 {
   memo->members = members;
   symfonic_string_clear (memo->input);
@@ -454,6 +460,26 @@ remember (SymfonicJsonScanMemo         *memo,
   symfonic_string_clear (memo->text);
   symfonic_string_append_len (memo->text, text->str, text->len);
   memcpy (memo->slots, slots, sizeof memo->slots);
+
+  /* the same slots hold strings as last time: only the order moves */
+  if (changed < SYMFONIC_JSON_SCAN_SLOTS)
+    {
+      guint at = 0;
+
+      while (memo->held[at] != changed)
+        at++;
+      for (; at > 0; at--)
+        memo->held[at] = memo->held[at - 1];
+      memo->held[0] = changed;
+      return;
+    }
+
+  memo->n_held = 0;
+  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+    {
+      if (slots[i].text >= 0)
+        memo->held[memo->n_held++] = i;
+    }
 }
 
 /* @data read through the memo: when it is the last frame taken with only
@@ -467,20 +493,19 @@ scan_again (SymfonicJsonScanMemo         *memo,
             const char                   *data,
             gsize                         length,
             GString                      *text,
-            Slot                         *slots)
+            Slot                         *slots,
+            guint                        *changed)
 {
   if (memo->members != members)
     return FALSE;
 
-  for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
+  for (guint k = 0; k < memo->n_held; k++)
     {
+      guint i = memo->held[k];
       const Slot *old = &memo->slots[i];
-      gsize tail;
+      gsize tail = memo->input->len - old->end;
       Scan scan;
 
-      if (old->text < 0)
-        continue;
-      tail = memo->input->len - old->end;
       if (length < old->start + 2 + tail ||
           memcmp (data + length - tail, memo->input->str + old->end, tail) != 0 ||
           memcmp (data, memo->input->str, old->start) != 0)
@@ -498,21 +523,24 @@ scan_again (SymfonicJsonScanMemo         *memo,
         return FALSE;
       g_string_append_c (text, '\0');
 
-      for (guint j = 0; j < SYMFONIC_JSON_SCAN_SLOTS; j++)
+      memcpy (slots, memo->slots, sizeof memo->slots);
+      for (guint h = 0; h < memo->n_held; h++)
         {
-          slots[j] = memo->slots[j];
-          if (j == i || slots[j].text < 0)
+          Slot *slot = &slots[memo->held[h]];
+
+          if (h == k)
             continue;
-          slots[j].text = keep_string (text, memo->text->str + memo->slots[j].text);
+          slot->text = keep_string (text, memo->text->str + slot->text);
           /* a literal after the new one moved with the rest */
-          if (slots[j].start >= old->end)
+          if (slot->start >= old->end)
             {
-              slots[j].start = slots[j].start - old->end + scan.pos;
-              slots[j].end = slots[j].end - old->end + scan.pos;
+              slot->start = slot->start - old->end + scan.pos;
+              slot->end = slot->end - old->end + scan.pos;
             }
         }
       slots[i].text = 0;
       slots[i].end = scan.pos;
+      *changed = i;
 
       return TRUE;
     }
@@ -547,11 +575,12 @@ symfonic_json_scan (const char                   *data,
   /* its slots are filled by one of the two ways below: not cleared here,
    * which would cost every frame as much again */
   Scan scan;
+  guint changed = SYMFONIC_JSON_SCAN_SLOTS;
 
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
   g_return_val_if_fail (members != NULL, FALSE);
 
-  if (memo == NULL || !scan_again (memo, members, data, length, text, scan.slots))
+  if (memo == NULL || !scan_again (memo, members, data, length, text, scan.slots, &changed))
     {
       scan.data = (const guchar *) data;
       scan.length = length;
@@ -564,7 +593,7 @@ symfonic_json_scan (const char                   *data,
         return FALSE;
     }
   if (memo != NULL)
-    remember (memo, members, data, length, text, scan.slots);
+    remember (memo, members, data, length, text, scan.slots, changed);
 
   for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
     slots[i] = scan.slots[i].text >= 0 ? text->str + scan.slots[i].text : NULL;

@@ -232,6 +232,17 @@ test_openai_memo (void)
       "gpt-4o", NULL, "c", "stop" },
     { HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"d\"},\"finish_reason\":\"length\"}]}",
       "gpt-4o", NULL, "d", "length" },
+    /* the literal that changes moves to the model, back to the content,
+     * then to the finish reason */
+    { "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"gpt-4o-mini\","
+      "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"d\"},\"finish_reason\":\"length\"}]}",
+      "gpt-4o-mini", NULL, "d", "length" },
+    { "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"gpt-4o-mini\","
+      "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ef\"},\"finish_reason\":\"length\"}]}",
+      "gpt-4o-mini", NULL, "ef", "length" },
+    { "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"gpt-4o-mini\","
+      "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ef\"},\"finish_reason\":\"stop\"}]}",
+      "gpt-4o-mini", NULL, "ef", "stop" },
   };
   static const char unpaired[] =
     HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\ud800\"},\"finish_reason\":\"length\"}]}";
