@@ -4,7 +4,7 @@
 OpenAI-format answer. Prints streams/s of each with the ratios to their
 targets, and the time to first token each adds. See tests/bench/README.md.
 
-    bench.py BUILD_DIR [--seconds N] [--smoke]
+    bench.py BUILD_DIR [--seconds N] [--rounds N] [--smoke]
 
 Needs nginx (Debian: nginx-light), wrk, node and npm (Portkey is installed
 into BUILD_DIR at the first run; without node the Portkey figures are
@@ -172,16 +172,52 @@ def first_token_ms(port, headers):
                 return 1000 * (time.perf_counter() - start)
 
 
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def throughput(rig, wrk, args, problems):
+    """Each proxy's streams/s in every round, the proxies taking turns
+    within a round, so that a machine that speeds up or slows down during
+    the run moves the figures of one round alike: the ratios are taken
+    round by round."""
+    targets = rig.targets()
+    for label, port, headers in targets:
+        # Portkey's first requests pay node's compilation
+        harness.wrk(wrk, port, PATH, headers, 3, args.connections, WRK_ENV)
+    rates = {label: [] for label, _, _ in targets}
+    for _ in range(args.rounds):
+        for label, port, headers in targets:
+            if label not in rates:
+                continue
+            rate, error = harness.wrk(wrk, port, PATH, headers, args.seconds, args.connections, WRK_ENV)
+            if error:
+                problems.append(label)
+                print("%-10s not a figure: %s" % (label, error))
+                del rates[label]
+            else:
+                rates[label].append(rate)
+    for label, values in rates.items():
+        print("%-10s %.0f streams/s  (median of %s)" % (label, median(values), " ".join("%.0f" % v for v in values)))
+    return rates
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build")
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of streams/s; each measures every proxy in turn")
     parser.add_argument("--ttft-requests", type=int, default=1000)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks every figure comes")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.smoke:
-        args.seconds, args.ttft_requests = 3, 50
+        args.seconds, args.rounds, args.ttft_requests = 3, 1, 50
 
     tools = {name: shutil.which(name) for name in ("nginx", "wrk", "taskset", "node", "npm")}
     tools["nginx"] = tools["nginx"] or shutil.which("nginx", path="/usr/sbin:/sbin")
@@ -200,34 +236,26 @@ def main():
             print("portkey    skipped: node and npm are needed")
         if rig.proxy_cpu is None:
             print("cpu        one core only: proxies share it with the load")
-        rates = {}
-        for label, port, headers in rig.targets():
-            # Portkey's first requests pay node's compilation
-            harness.wrk(tools["wrk"], port, PATH, headers, 3, args.connections, WRK_ENV)
-            rates[label], error = harness.wrk(tools["wrk"], port, PATH, headers, args.seconds, args.connections,
-                                              WRK_ENV)
-            if error:
-                problems.append(label)
-                print("%-10s not a figure: %s" % (label, error))
-            else:
-                print("%-10s %.0f streams/s" % (label, rates[label]))
-        if rates.get("gateway") and rates.get("nginx"):
-            r = rates["gateway"] / rates["nginx"]
-            print("ratio      gateway/nginx %.2f  (target >= %.2f: %s)" % (r, TARGET_NGINX,
-                                                                         "met" if r >= TARGET_NGINX else "missed"))
-        if rates.get("gateway") and rates.get("portkey"):
-            r = rates["gateway"] / rates["portkey"]
-            print("ratio      gateway/portkey %.1f  (target >= %.0f: %s)" % (r, TARGET_PORTKEY,
-                                                                           "met" if r >= TARGET_PORTKEY else "missed"))
+        rates = throughput(rig, tools["wrk"], args, problems)
+        for label, r in (("nginx", TARGET_NGINX), ("portkey", TARGET_PORTKEY)):
+            ratios = [g / other for g, other in zip(rates.get("gateway", ()), rates.get(label, ()))]
+            if ratios:
+                m = median(ratios)
+                print("ratio      gateway/%s %.2f  (median of %s; target >= %.2f: %s)"
+                      % (label, m, " ".join("%.2f" % x for x in ratios), r, "met" if m >= r else "missed"))
 
-        ttft = {}
-        for label, port, headers in (("direct", rig.ports["static"], ()),) + tuple(rig.targets()[:2]):
-            times = [first_token_ms(port, headers) for _ in range(args.ttft_requests)]
-            if None in times:
+        # one request to each in turn, so that drift hits all three alike
+        ttft, order = {}, (("direct", rig.ports["static"], ()),) + tuple(rig.targets()[:2])
+        times = {label: [] for label, _, _ in order}
+        for _ in range(args.ttft_requests):
+            for label, port, headers in order:
+                times[label].append(first_token_ms(port, headers))
+        for label, _, _ in order:
+            if None in times[label]:
                 problems.append("ttft-" + label)
                 print("ttft       %s: a stream gave no content delta" % label)
                 continue
-            ttft[label] = (harness.percentile(times, 0.5), harness.percentile(times, 0.99))
+            ttft[label] = (harness.percentile(times[label], 0.5), harness.percentile(times[label], 0.99))
             print("ttft       %-8s p50 %.3f ms  p99 %.3f ms" % (label, ttft[label][0], ttft[label][1]))
         if "direct" in ttft and "gateway" in ttft:
             added = ttft["gateway"][1] - ttft["direct"][1]
