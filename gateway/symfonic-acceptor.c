@@ -124,8 +124,15 @@ static gboolean on_listener_readable (GSocket      *listener,
 static void
 watch_listener (SymfonicAcceptor *self)
 {
-  set_accept_source (self, g_socket_create_source (self->listener, G_IO_IN, NULL),
-                     G_SOURCE_FUNC (on_listener_readable));
+  GSource *source = g_socket_create_source (self->listener, G_IO_IN, NULL);
+
+  /* GLib takes a source that may not recurse out of the poll set for its
+   * dispatch and puts it back after, each time writing the context's
+   * wake-up descriptor, which makes the next poll return at once: two
+   * writes, a read and an empty iteration for every accepted connection.
+   * Nothing the accepting does iterates the context. */
+  g_source_set_can_recurse (source, TRUE);
+  set_accept_source (self, source, G_SOURCE_FUNC (on_listener_readable));
 }
 
 static gboolean
