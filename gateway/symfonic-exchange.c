@@ -191,6 +191,10 @@ typedef struct
   /* a detached run ends when nobody came back in time */
   SymfonicTimer     *detach_timer;
   SymfonicDeferred   release;
+  /* the message whose connection the writer took, let go after the
+   * iteration that sent the first frames */
+  SoupServerMessage *taken_message;
+  SymfonicDeferred   let_go;
   /* a runs route: the client reads a run again */
   SymfonicRunReader *reader;
 } Exchange;
@@ -241,6 +245,14 @@ forget_message (Exchange *self)
 }
 
 static void
+let_go_of_message (gpointer data)
+{
+  Exchange *self = data;
+
+  g_clear_object (&self->taken_message);
+}
+
+static void
 exchange_free (Exchange *self)
 {
   g_hash_table_remove (self->live, self);
@@ -252,6 +264,8 @@ exchange_free (Exchange *self)
   g_clear_pointer (&self->reader, symfonic_run_reader_free);
   g_clear_pointer (&self->detach_timer, symfonic_timer_remove);
   symfonic_poller_cancel_deferred (symfonic_poller_get_thread_default (), &self->release);
+  symfonic_poller_cancel_deferred (symfonic_poller_get_thread_default (), &self->let_go);
+  g_clear_object (&self->taken_message);
   if (self->scratch != NULL)
     g_string_free (self->scratch, TRUE);
   g_clear_object (&self->run_store);
@@ -750,8 +764,12 @@ open_event_stream (Exchange *self)
                                           symfonic_route_get_heartbeat_seconds (self->route),
                                           &writer_callbacks, self);
   /* the writer took the connection: libsoup freed its state for the
-   * message, which is let go too */
+   * message, which is let go too, but only after this iteration: its
+   * finalizing costs about as much as building the head, and the first
+   * frames are on their way in this one */
+  self->taken_message = g_object_ref (self->message);
   forget_message (self);
+  symfonic_poller_defer (symfonic_poller_get_thread_default (), &self->let_go);
 }
 
 static void
@@ -1086,6 +1104,8 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->run_store = g_object_ref (run_store);
   self->release.func = release_detached;
   self->release.data = self;
+  self->let_go.func = let_go_of_message;
+  self->let_go.data = self;
   self->live = live;
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
