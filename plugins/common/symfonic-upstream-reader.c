@@ -54,11 +54,11 @@ symfonic_upstream_reader_finish (SymfonicUpstreamReader *self,
 
   if (self->vtable->finish != NULL)
     self->vtable->finish (self);
-  if (error != NULL)
+  if (owned_error != NULL)
     symfonic_upstream_request_cancel (self->upstream);
   reader_free (self);
 
-  symfonic_stream_push_end (stream, error);
+  symfonic_stream_push_end (stream, owned_error);
 }
 
 void

@@ -1783,8 +1783,8 @@ static const char *const js_import_error[] = { "js-raising", "raising.js",
                                                "raising.js: Error: this plugin refuses to load\n" };
 static const char *const js_source[] = { "js-source", "source.js",
                                          "11: the module threw an exception (the stack is above)",
-                                         "Error: js-source: a source cannot be written in JavaScript: it would run "
-                                         "on the workers\n" };
+                                         ("Error: js-source: a source cannot be written in JavaScript: it would run "
+                                          "on the workers\n") };
 
 int
 main (int   argc,

@@ -382,7 +382,6 @@ test_header_timeout (void)
 {
   g_autoptr(GSocket) socket = raw_connect (tight_server ());
   gint64 start = g_get_monotonic_time ();
-  g_autoptr(GError) error = NULL;
   gboolean closed = FALSE;
 
   raw_send (socket, "GET /healthz HTTP/1.1\r\nX-Slow: ", strlen ("GET /healthz HTTP/1.1\r\nX-Slow: "));

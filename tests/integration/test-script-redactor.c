@@ -46,7 +46,7 @@ write_splits (void)
       g_autofree char *path = g_build_filename (dir, name, NULL);
       g_autofree char *text = g_strdup_printf ("{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"%.*s\"}}\n"
                                                "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"%s\"}}\n",
-                                               (int) k, TEXT, TEXT + k);
+                                               (int) k, TEXT, &TEXT[k]);
       g_autoptr(GError) error = NULL;
 
       g_assert_true (g_file_set_contents (path, text, -1, &error));

@@ -258,7 +258,7 @@ test_framing_chunked_split (Rig           *rig,
   /* a chunk extension and a trailer, which mean nothing */
   g_autofree char *answer = g_strdup_printf (SSE_HEAD "Transfer-Encoding: chunked\r\n\r\n"
                                              "10;ext=1\r\n%.16s\r\n%zx\r\n%s\r\n0\r\nX-Trailer: t\r\n\r\n",
-                                             TURN, strlen (TURN) - 16, TURN + 16);
+                                             TURN, strlen (TURN) - 16, &TURN[16]);
   gsize length = strlen (answer);
 
   for (gsize at = 1; at < length; at++)

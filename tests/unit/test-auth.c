@@ -111,9 +111,9 @@ make_keys (void)
     {
       g_autofree char *private_key = g_strconcat (keys[i].name, ".pem", NULL);
       g_autofree char *public_key = g_strconcat (keys[i].name, ".pub", NULL);
-      g_autoptr(GBytes) out1 = run_openssl (NULL, "genpkey", "-algorithm", keys[i].algorithm,
-                                            "-pkeyopt", keys[i].option, "-out", private_key, NULL);
-      g_autoptr(GBytes) out2 = run_openssl (NULL, "pkey", "-in", private_key, "-pubout", "-out", public_key, NULL);
+      g_bytes_unref (run_openssl (NULL, "genpkey", "-algorithm", keys[i].algorithm,
+                                  "-pkeyopt", keys[i].option, "-out", private_key, NULL));
+      g_bytes_unref (run_openssl (NULL, "pkey", "-in", private_key, "-pubout", "-out", public_key, NULL));
     }
 }
 

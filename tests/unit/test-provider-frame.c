@@ -138,8 +138,8 @@ static const char * const openai_refused[] = {
   "{\"usage\":{\"output_tokens\":null}}",
   "{\"usage\":{\"prompt_tokens_details\":{\"cached\":{\"tokens\":1}}}}",
   "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}",
-  "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
-  "\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}",
+  ("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
+   "\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}"),
   "{\"error\":{\"message\":\"overloaded\"}}",
   "{\"error\":null}",
   "{\"choices\":[{\"delta\":{\"content\":\"a\"}},{\"delta\":{\"content\":\"b\"}}]}",
