@@ -11,7 +11,7 @@ into BUILD_DIR at the first run; without node the Portkey figures are
 skipped, saying so). Each proxy gets one core of its own; everything
 listens on 127.0.0.1 on ports picked at run time, and every process it
 starts is stopped by its own pid."""
-import argparse, importlib.util, json, os, shutil, socket, subprocess, sys, time
+import argparse, importlib.util, json, os, shutil, socket, statistics, subprocess, sys, time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -174,12 +174,6 @@ def first_token_ms(port, headers):
                 return 1000 * (time.perf_counter() - start)
 
 
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def warm_up(label, port, headers, wrk, args):
     """Load a proxy until its streams/s stops climbing: until three
     3-second rounds in a row beat none of the rounds before them by more
@@ -220,7 +214,8 @@ def throughput(rig, wrk, args, problems):
             else:
                 rates[label].append(rate)
     for label, values in rates.items():
-        print("%-10s %.0f streams/s  (median of %s)" % (label, median(values), " ".join("%.0f" % v for v in values)))
+        print("%-10s %.0f streams/s  (median of %s)"
+              % (label, statistics.median(values), " ".join("%.0f" % v for v in values)))
     return rates
 
 
@@ -260,7 +255,7 @@ def main():
         for label, r in (("nginx", TARGET_NGINX), ("portkey", TARGET_PORTKEY)):
             ratios = [g / other for g, other in zip(rates.get("gateway", ()), rates.get(label, ()))]
             if ratios:
-                m = median(ratios)
+                m = statistics.median(ratios)
                 print("ratio      gateway/%s %.2f  (median of %s; target >= %.2f: %s)"
                       % (label, m, " ".join("%.2f" % x for x in ratios), r, "met" if m >= r else "missed"))
 
