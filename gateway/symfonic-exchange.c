@@ -757,10 +757,10 @@ set_event_stream_head (Exchange *self)
 static void
 open_event_stream (Exchange *self)
 {
-  /* the writer watches the client from now on */
-  g_clear_pointer (&self->hangup, symfonic_watch_remove);
   set_event_stream_head (self);
-  self->writer = symfonic_sse_writer_new (self->message, symfonic_route_get_stall_timeout (self->route),
+  /* the writer watches the client from now on, through the same watch */
+  self->writer = symfonic_sse_writer_new (self->message, g_steal_pointer (&self->hangup),
+                                          symfonic_route_get_stall_timeout (self->route),
                                           symfonic_route_get_heartbeat_seconds (self->route),
                                           &writer_callbacks, self);
   /* the writer took the connection: libsoup freed its state for the

@@ -54,6 +54,10 @@ void            symfonic_watch_set_events          (SymfonicWatch     *watch,
 G_GNUC_INTERNAL
 GIOCondition    symfonic_watch_get_events          (SymfonicWatch     *watch);
 G_GNUC_INTERNAL
+void            symfonic_watch_set_func            (SymfonicWatch     *watch,
+                                                    SymfonicWatchFunc  func,
+                                                    gpointer           data);
+G_GNUC_INTERNAL
 void            symfonic_watch_remove              (SymfonicWatch     *watch);
 
 G_GNUC_INTERNAL

@@ -468,6 +468,21 @@ symfonic_watch_get_events (SymfonicWatch *watch)
   return watch->events;
 }
 
+/* Hands @watch to another callback, which gets the descriptor's next
+ * events: a descriptor passed from one owner to the next stays in the
+ * epoll set, where removing and adding it again costs two syscalls. */
+void
+symfonic_watch_set_func (SymfonicWatch     *watch,
+                         SymfonicWatchFunc  func,
+                         gpointer           data)
+{
+  g_return_if_fail (!watch->removed);
+  g_return_if_fail (func != NULL);
+
+  watch->func = func;
+  watch->data = data;
+}
+
 /* Safe from any callback, including the watch's own. */
 void
 symfonic_watch_remove (SymfonicWatch *watch)

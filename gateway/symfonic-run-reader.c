@@ -287,7 +287,7 @@ symfonic_run_reader_start (SymfonicRunReader *self,
   self->data = data;
   self->token = g_rc_box_new0 (Token);
   self->token->reader = self;
-  self->writer = symfonic_sse_writer_new (message, stall_seconds, heartbeat_seconds, &writer_callbacks, self);
+  self->writer = symfonic_sse_writer_new (message, NULL, stall_seconds, heartbeat_seconds, &writer_callbacks, self);
   read_on (self);
 }
 

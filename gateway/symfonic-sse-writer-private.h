@@ -6,6 +6,8 @@
 
 #include <libsoup/soup.h>
 
+#include "symfonic-poller-private.h"
+
 G_BEGIN_DECLS
 
 /* The declared buffer of seed 002's AdapterDeclaration: frames held for one
@@ -58,6 +60,7 @@ typedef struct _SymfonicSseWriter SymfonicSseWriter;
 
 G_GNUC_INTERNAL
 SymfonicSseWriter     *symfonic_sse_writer_new         (SoupServerMessage                *message,
+                                                        SymfonicWatch                    *watch,
                                                         guint                             stall_seconds,
                                                         guint                             heartbeat_seconds,
                                                         const SymfonicSseWriterCallbacks *callbacks,

@@ -446,9 +446,12 @@ asks_to_close (SoupMessageHeaders *headers)
 /* Takes the connection of @message, whose request was read whole and
  * whose response nothing was written of yet, from libsoup, and queues the
  * response head set on it. libsoup emits no finished for the message:
- * @callbacks' finished() says when the writer is done. */
+ * @callbacks' finished() says when the writer is done. @watch, if not
+ * %NULL, is the thread's watch on the connection's descriptor, which the
+ * writer takes over. */
 SymfonicSseWriter *
 symfonic_sse_writer_new (SoupServerMessage                *message,
+                         SymfonicWatch                    *watch,
                          guint                             stall_seconds,
                          guint                             heartbeat_seconds,
                          const SymfonicSseWriterCallbacks *callbacks,
@@ -478,7 +481,14 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
   self->flush.func = flush;
   self->flush.data = self;
-  self->watch = symfonic_poller_watch (self->poller, self->fd, G_IO_IN, on_socket, self);
+  if (watch != NULL)
+    {
+      self->watch = watch;
+      symfonic_watch_set_func (watch, on_socket, self);
+      symfonic_watch_set_events (watch, G_IO_IN);
+    }
+  else
+    self->watch = symfonic_poller_watch (self->poller, self->fd, G_IO_IN, on_socket, self);
   if (self->stall_us > 0)
     self->timer = symfonic_poller_timer (self->poller, on_timer, self);
   self->heartbeat_us = (gint64) heartbeat_seconds * G_USEC_PER_SEC;

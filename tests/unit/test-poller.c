@@ -145,6 +145,39 @@ test_readable (Fixture       *f,
   close (fds[0]);
 }
 
+/* A watch handed to another callback stays one registration, and its next
+ * events go to the new callback only. */
+static void
+test_hand_over (Fixture       *f,
+                gconstpointer  data)
+{
+  int fds[2];
+  gboolean done = FALSE;
+  Watcher first = { f, "first", 0, NULL, NULL, 0, 0, &done };
+  Watcher second = { f, "second", 0, NULL, NULL, 0, 0, &done };
+
+  socket_pair (fds);
+  first.fd = second.fd = fds[0];
+  first.watch = symfonic_poller_watch (f->poller, fds[0], G_IO_IN, on_ready, &first);
+  g_assert_cmpint (write (fds[1], "x", 1), ==, 1);
+  run_until (f, &done);
+
+  symfonic_watch_set_func (first.watch, on_ready, &second);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 1);
+  done = FALSE;
+  g_assert_cmpint (write (fds[1], "y", 1), ==, 1);
+  run_until (f, &done);
+  done = FALSE;
+  g_assert_cmpint (write (fds[1], "z", 1), ==, 1);
+  run_until (f, &done);
+  g_assert_cmpstr (f->log->str, ==, "first;second;second;");
+
+  symfonic_watch_remove (first.watch);
+  g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 0);
+  close (fds[0]);
+  close (fds[1]);
+}
+
 /* A callback removes a watch whose event came in the same batch: the
  * removed watch is not called, and nothing touches freed memory. */
 static void
@@ -631,6 +664,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add ("/poller/readable", Fixture, NULL, fixture_set_up, test_readable, fixture_tear_down);
+  g_test_add ("/poller/hand-over", Fixture, NULL, fixture_set_up, test_hand_over, fixture_tear_down);
   g_test_add ("/poller/remove-in-callback", Fixture, NULL, fixture_set_up, test_remove_in_callback, fixture_tear_down);
   g_test_add ("/poller/many-watches-one-source", Fixture, NULL, fixture_set_up, test_many_watches_one_source, fixture_tear_down);
   g_test_add ("/poller/timers-order", Fixture, NULL, fixture_set_up, test_timers_order, fixture_tear_down);
