@@ -309,6 +309,9 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
   g_return_val_if_fail (!self->ended, FALSE);
 
   forget_taken (self);
+  /* the events of a read keep about as many bytes as it has: room for
+   * them at once, where appending would grow the buffer by doublings */
+  symfonic_string_reserve (self->frame_bytes, length);
 
   /* a byte-order mark may open the stream, split like anything else */
   while (!self->started && p < end)
