@@ -6,6 +6,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "symfonic.h"
+
 G_BEGIN_DECLS
 
 /* the longest decimal guint64 */
@@ -22,13 +24,6 @@ char *symfonic_json_write_string  (char       *dest,
 G_GNUC_INTERNAL
 char *symfonic_json_write_uint    (char       *dest,
                                    guint64     value);
-G_GNUC_INTERNAL
-void symfonic_json_append_string (GString    *out,
-                                  const char *str,
-                                  gssize      len);
-G_GNUC_INTERNAL
-void symfonic_json_append_node   (GString    *out,
-                                  JsonNode   *node);
 G_GNUC_INTERNAL
 void symfonic_json_append_array  (GString    *out,
                                   JsonArray  *array,

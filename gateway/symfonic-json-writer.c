@@ -99,6 +99,15 @@ symfonic_json_write_string (char       *dest,
   return dest;
 }
 
+/**
+ * symfonic_json_append_string:
+ * @out: the text to append to
+ * @str: a UTF-8 string
+ * @len: its length in bytes, or -1 if it ends with a NUL
+ *
+ * Appends @str to @out as a JSON string, quoted and escaped as
+ * symfonic_json_write() writes strings.
+ */
 /* Text deltas are the bulk of every stream; writing them through a
  * JsonGenerator would build a node tree per event just to throw it away.
  * The string goes in with one resize and, mostly, one copy. */
@@ -196,6 +205,15 @@ symfonic_json_append_members (GString    *out,
     }
 }
 
+/**
+ * symfonic_json_append_node:
+ * @out: the text to append to
+ * @node: (nullable): a JSON node, as symfonic_json_parse() makes them
+ *
+ * Appends @node to @out as symfonic_json_write() writes it; %NULL is
+ * written as `null`. A request body written straight into one buffer
+ * builds no tree for the members around the nodes it carries.
+ */
 void
 symfonic_json_append_node (GString  *out,
                            JsonNode *node)

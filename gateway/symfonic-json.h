@@ -26,5 +26,10 @@ JsonNode *symfonic_json_parse (const char  *data,
                                GError     **error);
 char     *symfonic_json_write (JsonNode    *node,
                                gsize       *length);
+void      symfonic_json_append_node   (GString    *out,
+                                       JsonNode   *node);
+void      symfonic_json_append_string (GString    *out,
+                                       const char *str,
+                                       gssize      len);
 
 G_END_DECLS

@@ -202,29 +202,28 @@ convert_tools (JsonArray *tools)
   return converted;
 }
 
-static JsonNode *
-symfonic_anthropic_source_build_body (SymfonicProviderSource *source,
-                                      SymfonicInvocation     *invocation)
+static void
+symfonic_anthropic_source_write_body (SymfonicProviderSource *source,
+                                      SymfonicInvocation     *invocation,
+                                      GString                *out)
 {
-  g_autoptr(JsonObject) body = json_object_new ();
   g_autofree char *system = symfonic_provider_source_dup_system (source, invocation);
-  JsonArray *tools = symfonic_invocation_get_tools (invocation);
-  JsonNode *root;
+  g_autoptr(JsonArray) messages = convert_messages (symfonic_invocation_get_messages (invocation));
+  JsonArray *requested = symfonic_invocation_get_tools (invocation);
+  g_autoptr(JsonArray) tools = requested != NULL ? convert_tools (requested) : NULL;
 
-  json_object_set_string_member (body, "model", symfonic_provider_source_get_model (source));
+  g_string_append (out, "{\"model\":");
+  symfonic_json_append_string (out, symfonic_provider_source_get_model (source), -1);
   if (system != NULL)
-    json_object_set_string_member (body, "system", system);
-  json_object_set_array_member (body, "messages", convert_messages (symfonic_invocation_get_messages (invocation)));
-  if (tools != NULL && json_array_get_length (tools) > 0)
-    json_object_set_array_member (body, "tools", convert_tools (tools));
-  json_object_set_int_member (body, "max_tokens", symfonic_provider_source_get_max_tokens (source, invocation));
-  symfonic_provider_source_copy_parameters (invocation, body, "stop_sequences");
-  json_object_set_boolean_member (body, "stream", TRUE);
-
-  root = json_node_new (JSON_NODE_OBJECT);
-  json_node_take_object (root, g_steal_pointer (&body));
-
-  return root;
+    {
+      g_string_append (out, ",\"system\":");
+      symfonic_json_append_string (out, system, -1);
+    }
+  g_string_append (out, ",\"messages\":[");
+  symfonic_provider_source_write_elements (out, messages, FALSE);
+  g_string_append_c (out, ']');
+  symfonic_provider_source_write_settings (source, invocation, tools, "stop_sequences", out);
+  g_string_append (out, ",\"stream\":true}");
 }
 
 static gint64
@@ -462,7 +461,7 @@ symfonic_anthropic_source_class_init (SymfonicAnthropicSourceClass *klass)
   object_class->set_property = symfonic_anthropic_source_set_property;
   provider_class->endpoint = "/messages";
   provider_class->add_headers = symfonic_anthropic_source_add_headers;
-  provider_class->build_body = symfonic_anthropic_source_build_body;
+  provider_class->write_body = symfonic_anthropic_source_write_body;
   provider_class->handle_frame = symfonic_anthropic_source_handle_frame;
 
   properties[PROP_ANTHROPIC_VERSION] =

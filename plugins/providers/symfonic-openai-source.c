@@ -28,44 +28,28 @@ symfonic_openai_source_add_headers (SymfonicProviderSource *source,
     g_string_append_printf (lines, "Authorization: Bearer %s\r\n", api_key);
 }
 
-static JsonNode *
-symfonic_openai_source_build_body (SymfonicProviderSource *source,
-                                   SymfonicInvocation     *invocation)
+static void
+symfonic_openai_source_write_body (SymfonicProviderSource *source,
+                                   SymfonicInvocation     *invocation,
+                                   GString                *out)
 {
-  g_autoptr(JsonObject) body = json_object_new ();
-  g_autoptr(JsonObject) stream_options = json_object_new ();
   g_autofree char *system = symfonic_provider_source_dup_system (source, invocation);
-  JsonArray *conversation = symfonic_invocation_get_messages (invocation);
-  JsonArray *tools = symfonic_invocation_get_tools (invocation);
-  JsonArray *messages = json_array_new ();
-  JsonNode *root;
 
-  json_object_set_string_member (body, "model", symfonic_provider_source_get_model (source));
+  g_string_append (out, "{\"model\":");
+  symfonic_json_append_string (out, symfonic_provider_source_get_model (source), -1);
+  g_string_append (out, ",\"messages\":[");
   if (system != NULL)
     {
-      JsonObject *message = json_object_new ();
-
-      json_object_set_string_member (message, "role", "system");
-      json_object_set_string_member (message, "content", system);
-      json_array_add_object_element (messages, message);
+      g_string_append (out, "{\"role\":\"system\",\"content\":");
+      symfonic_json_append_string (out, system, -1);
+      g_string_append_c (out, '}');
     }
   /* already in this API's shape */
-  for (guint i = 0; conversation != NULL && i < json_array_get_length (conversation); i++)
-    json_array_add_element (messages, json_node_copy (json_array_get_element (conversation, i)));
-  json_object_set_array_member (body, "messages", messages);
-  if (tools != NULL && json_array_get_length (tools) > 0)
-    json_object_set_array_member (body, "tools", json_array_ref (tools));
-  json_object_set_int_member (body, "max_tokens", symfonic_provider_source_get_max_tokens (source, invocation));
-  symfonic_provider_source_copy_parameters (invocation, body, "stop");
-  json_object_set_boolean_member (body, "stream", TRUE);
+  symfonic_provider_source_write_elements (out, symfonic_invocation_get_messages (invocation), system != NULL);
+  g_string_append_c (out, ']');
+  symfonic_provider_source_write_settings (source, invocation, symfonic_invocation_get_tools (invocation), "stop", out);
   /* the last chunk then carries the usage, with no choices */
-  json_object_set_boolean_member (stream_options, "include_usage", TRUE);
-  json_object_set_object_member (body, "stream_options", g_steal_pointer (&stream_options));
-
-  root = json_node_new (JSON_NODE_OBJECT);
-  json_node_take_object (root, g_steal_pointer (&body));
-
-  return root;
+  g_string_append (out, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
 }
 
 /* A call's id comes with its first fragment; later fragments carry only
@@ -153,7 +137,7 @@ symfonic_openai_source_class_init (SymfonicOpenaiSourceClass *klass)
 
   provider_class->endpoint = "/chat/completions";
   provider_class->add_headers = symfonic_openai_source_add_headers;
-  provider_class->build_body = symfonic_openai_source_build_body;
+  provider_class->write_body = symfonic_openai_source_write_body;
   provider_class->handle_frame = symfonic_openai_source_handle_frame;
 }
 

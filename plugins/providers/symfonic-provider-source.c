@@ -479,14 +479,12 @@ symfonic_provider_source_start (SymfonicSource *source,
 {
   SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (source);
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
-  g_autoptr(JsonNode) body = SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->build_body (self, symfonic_stream_get_invocation (stream));
+  GString *body = g_string_sized_new (512);
   g_autoptr(GBytes) payload = NULL;
   SymfonicProviderRequest *req;
-  gsize length;
-  char *text;
 
-  text = symfonic_json_write (body, &length);
-  payload = g_bytes_new_take (text, length);
+  SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->write_body (self, symfonic_stream_get_invocation (stream), body);
+  payload = g_string_free_to_bytes (body);
 
   req = g_new0 (SymfonicProviderRequest, 1);
   req->source = g_object_ref (self);
@@ -549,16 +547,54 @@ symfonic_provider_source_get_max_tokens (SymfonicProviderSource *self,
   return priv->max_tokens;
 }
 
-/* The sampling parameters both providers name alike; the stop sequences
- * under @stop_name. */
+/* Each element of @array, comma-separated; a comma goes first too if
+ * @after_another and there is one. */
 void
-symfonic_provider_source_copy_parameters (SymfonicInvocation *invocation,
-                                          JsonObject         *body,
-                                          const char         *stop_name)
+symfonic_provider_source_write_elements (GString   *out,
+                                         JsonArray *array,
+                                         gboolean   after_another)
+{
+  guint n = array != NULL ? json_array_get_length (array) : 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (after_another || i > 0)
+        g_string_append_c (out, ',');
+      symfonic_json_append_node (out, json_array_get_element (array, i));
+    }
+}
+
+static void
+write_member (GString    *out,
+              const char *name,
+              JsonNode   *node)
+{
+  g_string_append_c (out, ',');
+  symfonic_json_append_string (out, name, -1);
+  g_string_append_c (out, ':');
+  symfonic_json_append_node (out, node);
+}
+
+/* What both providers' bodies carry after the messages, in their shape:
+ * the tools if there are any, the token limit, and the sampling
+ * parameters both name alike, the stop sequences under @stop_name. */
+void
+symfonic_provider_source_write_settings (SymfonicProviderSource *self,
+                                         SymfonicInvocation     *invocation,
+                                         JsonArray              *tools,
+                                         const char             *stop_name,
+                                         GString                *out)
 {
   JsonObject *parameters = symfonic_invocation_get_parameters (invocation);
   static const char * const names[] = { "temperature", "top_p" };
 
+  if (tools != NULL && json_array_get_length (tools) > 0)
+    {
+      g_string_append (out, ",\"tools\":[");
+      symfonic_provider_source_write_elements (out, tools, FALSE);
+      g_string_append_c (out, ']');
+    }
+  g_string_append_printf (out, ",\"max_tokens\":%u", symfonic_provider_source_get_max_tokens (self, invocation));
   if (parameters == NULL)
     return;
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
@@ -566,10 +602,10 @@ symfonic_provider_source_copy_parameters (SymfonicInvocation *invocation,
       JsonNode *node = json_object_get_member (parameters, names[i]);
 
       if (node != NULL && JSON_NODE_HOLDS_VALUE (node))
-        json_object_set_member (body, names[i], json_node_copy (node));
+        write_member (out, names[i], node);
     }
   if (json_object_has_member (parameters, "stop"))
-    json_object_set_member (body, stop_name, json_node_copy (json_object_get_member (parameters, "stop")));
+    write_member (out, stop_name, json_object_get_member (parameters, "stop"));
 }
 
 /* --- configuration ------------------------------------------------------- */

@@ -21,7 +21,8 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMF
  * SymfonicProviderSourceClass:
  * @endpoint: the path under base-url that streams a completion
  * @add_headers: appends the head lines that carry the key (and versions)
- * @build_body: the provider's request body for an invocation
+ * @write_body: appends the provider's request body for an invocation,
+ *   a JSON object
  * @handle_frame: reads one event-stream frame of the provider's, whose
  *   data is @data_length bytes; returns %FALSE with @error set when the
  *   frame ends the stream in failure
@@ -38,8 +39,9 @@ struct _SymfonicProviderSourceClass
   void      (*add_headers)  (SymfonicProviderSource   *self,
                              const char               *api_key,
                              GString                  *lines);
-  JsonNode *(*build_body)   (SymfonicProviderSource   *self,
-                             SymfonicInvocation       *invocation);
+  void      (*write_body)   (SymfonicProviderSource   *self,
+                             SymfonicInvocation       *invocation,
+                             GString                  *out);
   gboolean  (*handle_frame) (SymfonicProviderSource   *self,
                              SymfonicProviderRequest  *request,
                              const char               *event,
@@ -53,9 +55,14 @@ char       *symfonic_provider_source_dup_system       (SymfonicProviderSource *s
                                                        SymfonicInvocation     *invocation);
 guint       symfonic_provider_source_get_max_tokens   (SymfonicProviderSource *self,
                                                        SymfonicInvocation     *invocation);
-void        symfonic_provider_source_copy_parameters  (SymfonicInvocation     *invocation,
-                                                       JsonObject             *body,
-                                                       const char             *stop_name);
+void        symfonic_provider_source_write_elements   (GString                *out,
+                                                       JsonArray              *array,
+                                                       gboolean                after_another);
+void        symfonic_provider_source_write_settings   (SymfonicProviderSource *self,
+                                                       SymfonicInvocation     *invocation,
+                                                       JsonArray              *tools,
+                                                       const char             *stop_name,
+                                                       GString                *out);
 
 GString  *symfonic_provider_request_get_scratch      (SymfonicProviderRequest *self);
 SymfonicJsonScanMemo *
