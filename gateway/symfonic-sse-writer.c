@@ -463,7 +463,11 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
   g_autoptr(GIOStream) stolen = NULL;
 
-  g_return_val_if_fail (connection != NULL && socket != NULL, NULL);
+  if (G_UNLIKELY (connection == NULL || socket == NULL))
+    {
+      symfonic_watch_remove (watch);
+      g_return_val_if_reached (NULL);
+    }
 
   self = g_new0 (SymfonicSseWriter, 1);
   self->callbacks = callbacks;
