@@ -10,8 +10,9 @@
  * not slow a route without it, that the source waits while a batch is
  * out, that a source with a long answer at hand is told to wait once the
  * next batch is full and loses nothing, that a stage without affinity
- * runs inside the source's push with no hop, and that a client leaving
- * while a batch is out is safe.
+ * runs inside the source's push with no hop, that a client that keeps up
+ * never makes a source wait, and that a client leaving while a batch is
+ * out is safe.
  */
 #include <string.h>
 
@@ -407,6 +408,24 @@ test_affinity_inline_stage_does_not_hop (void)
   g_assert_cmpuint (get_uint (count, "in-push"), ==, N_BURST);
 }
 
+/* A client that takes what it is sent never makes the source wait, with
+ * no stage on another thread: the frames of the burst's one iteration go
+ * out each time they reach the writer's high-water mark (128 frames, a
+ * quarter of the answer, some 10 KB a time), and the socket takes them.
+ * Only a client that is behind stops its source. */
+static void
+test_affinity_fast_client_never_waits (void)
+{
+  g_autoptr(SymfonicServer) server = affine_server (1, 0);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  SymfonicSource *burst = symfonic_pipeline_get_source (symfonic_server_get_pipeline (server), "burst");
+  g_autoptr(SymfonicTestStream) stream = post (session, server, "/burst-inline");
+
+  symfonic_test_stream_wait_done (stream);
+  assert_burst_deltas (stream, FALSE);
+  g_assert_cmpuint (get_uint (burst, "waits"), ==, 0);
+}
+
 /* The client leaves while the stage holds a batch: the stream is
  * cancelled at once, the batch's answer is dropped when it comes, and the
  * stage closes the stream on its own thread. */
@@ -474,6 +493,7 @@ main (int   argc,
   g_test_add_func ("/affinity/next-batch-fills-while-out", test_affinity_next_batch_fills_while_out);
   g_test_add_func ("/affinity/source-told-to-wait", test_affinity_source_told_to_wait);
   g_test_add_func ("/affinity/inline-stage-does-not-hop", test_affinity_inline_stage_does_not_hop);
+  g_test_add_func ("/affinity/fast-client-never-waits", test_affinity_fast_client_never_waits);
   g_test_add_func ("/affinity/disconnect-while-out", test_affinity_disconnect_while_out);
   g_test_add_func ("/affinity/admission-refused", test_affinity_admission_refused);
 
