@@ -16,9 +16,11 @@ G_BEGIN_DECLS
 #define SYMFONIC_SSE_MAX_FRAMES 256
 #define SYMFONIC_SSE_MAX_BYTES (8 * 1024 * 1024)
 
-/* Past the high-water mark the source is told to stop reading its
- * upstream, so that a slow client slows the upstream down long before
- * anything is shed; below the low-water mark it reads on. */
+/* With frames past the high-water mark that the client did not take (an
+ * iteration's frames are offered to its socket first, once they reach
+ * the mark) the source is told to stop reading its upstream, so that a
+ * slow client slows the upstream down long before anything is shed;
+ * below the low-water mark it reads on. */
 #define SYMFONIC_SSE_HIGH_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 2)
 #define SYMFONIC_SSE_HIGH_WATER_BYTES (256 * 1024)
 #define SYMFONIC_SSE_LOW_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 8)
