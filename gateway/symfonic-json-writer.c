@@ -108,14 +108,14 @@ symfonic_json_write_string (char       *dest,
  * Appends @str to @out as a JSON string, quoted and escaped as
  * symfonic_json_write() writes strings.
  */
-/* Text deltas are the bulk of every stream; writing them through a
- * JsonGenerator would build a node tree per event just to throw it away.
- * The string goes in with one resize and, mostly, one copy. */
 void
 symfonic_json_append_string (GString    *out,
                              const char *str,
                              gssize      len)
 {
+  /* Text deltas are the bulk of every stream; writing them through a
+   * JsonGenerator would build a node tree per event just to throw it
+   * away. The string goes in with one resize and, mostly, one copy. */
   gsize length;
 
   if (len < 0)
