@@ -69,6 +69,17 @@ socket_pair (int fds[2])
   g_assert_no_errno (socketpair (AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds));
 }
 
+/* Writes a byte to @fd and runs the context until a watcher sets @done. */
+static void
+poke (Fixture  *f,
+      int       fd,
+      gboolean *done)
+{
+  *done = FALSE;
+  g_assert_cmpint (write (fd, "x", 1), ==, 1);
+  run_until (f, done);
+}
+
 typedef struct
 {
   Fixture       *f;
@@ -122,8 +133,7 @@ test_readable (Fixture       *f,
     ;
   g_assert_cmpuint (w.calls, ==, 0);
 
-  g_assert_cmpint (write (fds[1], "x", 1), ==, 1);
-  run_until (f, &done);
+  poke (f, fds[1], &done);
   g_assert_cmpuint (w.calls, ==, 1);
   g_assert_cmpint (w.last & G_IO_IN, ==, G_IO_IN);
 
@@ -159,17 +169,12 @@ test_hand_over (Fixture       *f,
   socket_pair (fds);
   first.fd = second.fd = fds[0];
   first.watch = symfonic_poller_watch (f->poller, fds[0], G_IO_IN, on_ready, &first);
-  g_assert_cmpint (write (fds[1], "x", 1), ==, 1);
-  run_until (f, &done);
+  poke (f, fds[1], &done);
 
   symfonic_watch_set_func (first.watch, on_ready, &second);
   g_assert_cmpuint (symfonic_poller_get_n_watches (f->poller), ==, 1);
-  done = FALSE;
-  g_assert_cmpint (write (fds[1], "y", 1), ==, 1);
-  run_until (f, &done);
-  done = FALSE;
-  g_assert_cmpint (write (fds[1], "z", 1), ==, 1);
-  run_until (f, &done);
+  poke (f, fds[1], &done);
+  poke (f, fds[1], &done);
   g_assert_cmpstr (f->log->str, ==, "first;second;second;");
 
   symfonic_watch_remove (first.watch);
