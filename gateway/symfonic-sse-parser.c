@@ -8,6 +8,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-scratch-private.h"
 #include "symfonic-sse-parser.h"
 #include "symfonic-string-private.h"
 
@@ -77,7 +78,7 @@ symfonic_sse_parser_finalize (GObject *object)
   g_string_free (self->event, TRUE);
   g_free (self->last_event_id);
   g_free (self->frames);
-  g_string_free (self->frame_bytes, TRUE);
+  symfonic_spare_buffer_give (self->frame_bytes);
 
   G_OBJECT_CLASS (symfonic_sse_parser_parent_class)->finalize (object);
 }
@@ -130,7 +131,7 @@ shrink (GString **text)
   if ((*text)->allocated_len <= KEPT_BYTES)
     return;
 
-  g_string_free (*text, TRUE);
+  symfonic_spare_buffer_give (*text);
   *text = g_string_new (NULL);
 }
 
@@ -310,7 +311,10 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
 
   forget_taken (self);
   /* the events of a read keep about as many bytes as it has: room for
-   * them at once, where appending would grow the buffer by doublings */
+   * them at once, where appending would grow the buffer by doublings;
+   * a new stream's first large read finds a spare one of the thread's */
+  if (self->frame_bytes->len == 0 && length >= SYMFONIC_SPARE_BUFFER_MIN)
+    symfonic_spare_buffer_take (&self->frame_bytes);
   symfonic_string_reserve (self->frame_bytes, length);
 
   /* a byte-order mark may open the stream, split like anything else */
