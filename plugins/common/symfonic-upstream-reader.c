@@ -36,6 +36,7 @@ reader_free (SymfonicUpstreamReader *self)
   g_cancellable_disconnect (self->stream_cancellable, self->cancelled_id);
   g_object_unref (self->stream_cancellable);
   symfonic_upstream_request_free (self->upstream);
+  g_clear_error (&self->parse_error);
   g_object_unref (self->parser);
   g_object_unref (self->stream);
   self->vtable->free (self);
@@ -123,6 +124,11 @@ pump (SymfonicUpstreamReader *self)
       symfonic_upstream_request_pause (self->upstream);
       return;
     }
+  if (self->parse_error != NULL)
+    {
+      symfonic_upstream_reader_finish (self, g_steal_pointer (&self->parse_error));
+      return;
+    }
   if (self->upstream_ended)
     {
       symfonic_upstream_reader_finish (self, self->vtable->truncated (self));
@@ -185,7 +191,8 @@ on_head (SymfonicUpstreamRequest *upstream,
 /* A read is parsed a slice at a time, each slice's events handed on before
  * the next is parsed, so the first events of a large read (a whole answer
  * at once) leave without waiting for the parsing of the rest. Once the
- * stream waits, the rest is parsed whole and its events kept. */
+ * stream waits, the rest is parsed whole and its events kept. Events
+ * parsed before a failure go on first either way. */
 #define PARSE_SLICE 1024
 
 static void
@@ -199,7 +206,12 @@ on_body (SymfonicUpstreamRequest *upstream,
 
   while (length > PARSE_SLICE && !self->waiting)
     {
-      if (!symfonic_sse_parser_feed (self->parser, data, PARSE_SLICE, &error) || !drain (self, &error))
+      if (!symfonic_sse_parser_feed (self->parser, data, PARSE_SLICE, &self->parse_error))
+        {
+          pump (self);
+          return;
+        }
+      if (!drain (self, &error))
         {
           symfonic_upstream_reader_finish (self, error);
           return;
@@ -208,11 +220,7 @@ on_body (SymfonicUpstreamRequest *upstream,
       length -= PARSE_SLICE;
     }
 
-  if (!symfonic_sse_parser_feed (self->parser, data, length, &error))
-    {
-      symfonic_upstream_reader_finish (self, error);
-      return;
-    }
+  symfonic_sse_parser_feed (self->parser, data, length, &self->parse_error);
   pump (self);
 }
 
@@ -234,7 +242,9 @@ on_done (SymfonicUpstreamRequest *upstream,
     }
 
   self->upstream_ended = TRUE;
-  symfonic_sse_parser_end (self->parser);
+  /* a parser that failed takes nothing more */
+  if (self->parse_error == NULL)
+    symfonic_sse_parser_end (self->parser);
   pump (self);
 }
 

@@ -53,10 +53,14 @@ struct _SymfonicUpstreamReader
   gulong                   cancelled_id;
   /* the upstream sent its end: the stream ends successfully */
   gboolean                 completed;
-  /* the client is behind: nothing more is read until the stream is ready */
+  /* the stream cannot take more now (the client is behind, or other work
+   * goes first): nothing more is read until the stream is ready */
   gboolean                 waiting;
   /* the upstream's body ended; frames may still wait in the parser */
   gboolean                 upstream_ended;
+  /* the parser failed: the stream ends with this once the whole frames
+   * parsed before it went on */
+  GError                  *parse_error;
 };
 
 extern const SymfonicUpstreamHandlers symfonic_upstream_reader_handlers;
