@@ -92,7 +92,12 @@ static void
 schedule (Playback *playback,
           guint     delay_ms)
 {
-  g_clear_pointer (&playback->timer, g_source_unref);
+  /* one step pending at a time, whoever asks for the next */
+  if (playback->timer != NULL)
+    {
+      g_source_destroy (playback->timer);
+      g_source_unref (playback->timer);
+    }
   playback->timer = g_timeout_source_new (delay_ms);
   /* below the client's writes: what was played goes out before more is */
   g_source_set_priority (playback->timer, G_PRIORITY_DEFAULT_IDLE);
