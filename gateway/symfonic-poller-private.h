@@ -29,6 +29,7 @@ struct _SymfonicDeferred
   gpointer             data;
   /*< private >*/
   GList                link;
+  GQueue              *queue;
 };
 
 G_GNUC_INTERNAL
@@ -72,6 +73,9 @@ void            symfonic_timer_remove              (SymfonicTimer     *timer);
 
 G_GNUC_INTERNAL
 void            symfonic_poller_defer              (SymfonicPoller    *self,
+                                                    SymfonicDeferred  *deferred);
+G_GNUC_INTERNAL
+void            symfonic_poller_defer_after_poll   (SymfonicPoller    *self,
                                                     SymfonicDeferred  *deferred);
 G_GNUC_INTERNAL
 void            symfonic_poller_cancel_deferred    (SymfonicPoller    *self,

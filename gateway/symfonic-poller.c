@@ -70,6 +70,8 @@ struct _SymfonicPoller
   GPtrArray       *graveyard;
   GPtrArray       *heap;
   GQueue           deferred;
+  /* deferred work that waits for the context to poll first */
+  GQueue           after_poll;
 };
 
 static guint32
@@ -171,7 +173,7 @@ due (SymfonicPoller *self,
 {
   gint64 first;
 
-  if (self->deferred.length > 0)
+  if (self->deferred.length > 0 || self->after_poll.length > 0)
     {
       *timeout = 0;
       return TRUE;
@@ -294,6 +296,14 @@ poller_source_dispatch (GSource     *source,
     dispatch_io (self);
   dispatch_timers (self);
   dispatch_deferred (self);
+  /* the next iteration runs it, after the context polled */
+  while (self->after_poll.length > 0)
+    {
+      GList *link = g_queue_pop_head_link (&self->after_poll);
+
+      ((SymfonicDeferred *) link->data)->queue = &self->deferred;
+      g_queue_push_tail_link (&self->deferred, link);
+    }
   /* an outer dispatch may still hold a removed watch */
   if (--self->dispatching == 0)
     g_ptr_array_set_size (self->graveyard, 0);
@@ -327,6 +337,7 @@ symfonic_poller_new (GMainContext *context)
   self->graveyard = g_ptr_array_new_with_free_func (free_watch);
   self->heap = g_ptr_array_new ();
   g_queue_init (&self->deferred);
+  g_queue_init (&self->after_poll);
 
   self->source = g_source_new (&poller_source_funcs, sizeof (PollerSource));
   ((PollerSource *) self->source)->poller = self;
@@ -568,17 +579,35 @@ symfonic_timer_remove (SymfonicTimer *timer)
 
 /* --- deferred work ------------------------------------------------------- */
 
+static void
+enqueue (SymfonicDeferred *deferred,
+         GQueue           *queue)
+{
+  if (deferred->link.data != NULL)
+    return;
+
+  deferred->link.data = deferred;
+  deferred->queue = queue;
+  g_queue_push_tail_link (queue, &deferred->link);
+}
+
 /* Runs @deferred once, after the I/O of this iteration; queueing it again
  * before it ran does nothing. */
 void
 symfonic_poller_defer (SymfonicPoller   *self,
                        SymfonicDeferred *deferred)
 {
-  if (deferred->link.data != NULL)
-    return;
+  enqueue (deferred, &self->deferred);
+}
 
-  deferred->link.data = deferred;
-  g_queue_push_tail_link (&self->deferred, &deferred->link);
+/* Runs @deferred once, in the next iteration, after the context polled:
+ * work that lets what became ready meanwhile, a new connection or another
+ * stream's bytes, go first. Queueing it again before it ran does nothing. */
+void
+symfonic_poller_defer_after_poll (SymfonicPoller   *self,
+                                  SymfonicDeferred *deferred)
+{
+  enqueue (deferred, &self->after_poll);
 }
 
 void
@@ -588,6 +617,6 @@ symfonic_poller_cancel_deferred (SymfonicPoller   *self,
   if (deferred->link.data == NULL)
     return;
 
-  g_queue_unlink (&self->deferred, &deferred->link);
+  g_queue_unlink (deferred->queue, &deferred->link);
   deferred->link.data = NULL;
 }

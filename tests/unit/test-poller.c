@@ -491,6 +491,76 @@ test_deferred (Fixture       *f,
     }
 }
 
+typedef struct
+{
+  Watcher  watcher;
+  Flusher *flusher;
+  /* made readable by this watcher's callback */
+  int      other;
+} YieldingWatcher;
+
+static void
+on_ready_yield (gpointer     data,
+                GIOCondition condition)
+{
+  YieldingWatcher *yw = data;
+
+  on_ready (&yw->watcher, condition);
+  /* twice, the second time as ordinary deferred work: it runs once, and
+   * still after the poll */
+  symfonic_poller_defer_after_poll (yw->flusher->f->poller, &yw->flusher->deferred);
+  symfonic_poller_defer (yw->flusher->f->poller, &yw->flusher->deferred);
+  g_assert_cmpint (write (yw->other, "x", 1), ==, 1);
+}
+
+/* Work deferred until after the next poll lets I/O that became ready
+ * meanwhile go first; ordinary deferred work would have run before it. */
+static void
+test_deferred_after_poll (Fixture       *f,
+                          gconstpointer  data)
+{
+  int a[2], b[2];
+  gboolean done = FALSE;
+  Flusher flusher = { f, { on_deferred, &flusher }, 0 };
+  YieldingWatcher wa = { { f, "a", 0 }, &flusher, 0 };
+  Watcher wb = { f, "b", 0 };
+
+  socket_pair (a);
+  socket_pair (b);
+  wa.watcher.fd = a[0];
+  wa.watcher.done = &done;
+  wa.other = b[1];
+  wb.fd = b[0];
+  wa.watcher.watch = symfonic_poller_watch (f->poller, a[0], G_IO_IN, on_ready_yield, &wa);
+  wb.watch = symfonic_poller_watch (f->poller, b[0], G_IO_IN, on_ready, &wb);
+  poke (f, a[1], &done);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+
+  g_assert_cmpstr (f->log->str, ==, "a;b;flush;");
+  g_assert_cmpuint (flusher.runs, ==, 1);
+
+  /* cancelled while it waits for the poll */
+  symfonic_poller_defer_after_poll (f->poller, &flusher.deferred);
+  symfonic_poller_cancel_deferred (f->poller, &flusher.deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher.runs, ==, 1);
+  /* queued outside any dispatch, it runs all the same */
+  symfonic_poller_defer_after_poll (f->poller, &flusher.deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher.runs, ==, 2);
+
+  symfonic_watch_remove (wa.watcher.watch);
+  symfonic_watch_remove (wb.watch);
+  for (guint i = 0; i < 2; i++)
+    {
+      close (a[i]);
+      close (b[i]);
+    }
+}
+
 /* Every eventfd of the process (GLib's wake-up descriptors) with the
  * counter the kernel shows for it. */
 static GHashTable *
@@ -676,6 +746,8 @@ main (int   argc,
   g_test_add_func ("/poller/io-before-due-timers", test_io_before_due_timers);
   g_test_add ("/poller/timers-random", Fixture, NULL, fixture_set_up, test_timers_random, fixture_tear_down);
   g_test_add ("/poller/deferred", Fixture, NULL, fixture_set_up, test_deferred, fixture_tear_down);
+  g_test_add ("/poller/deferred-after-poll", Fixture, NULL, fixture_set_up, test_deferred_after_poll,
+              fixture_tear_down);
   g_test_add ("/poller/dispatch-wakes-nobody", Fixture, NULL, fixture_set_up, test_dispatch_wakes_nobody,
               fixture_tear_down);
   g_test_add ("/poller/recursion", Fixture, NULL, fixture_set_up, test_recursion, fixture_tear_down);
