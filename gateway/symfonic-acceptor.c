@@ -15,6 +15,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-acceptor-private.h"
+#include "symfonic-poller-private.h"
 
 /* Every worker accepts from the one listening socket the server bound, on
  * its own descriptor of it, and hands each connection to its SoupServer
@@ -23,7 +24,12 @@
  * a deadline and see the raw request heads.
  *
  * Deadlines are enforced by one sweep per worker rather than a timer per
- * connection: a main context's cost per iteration grows with its sources. */
+ * connection: a main context's cost per iteration grows with its sources.
+ *
+ * The listener is one of the worker's poller's descriptors: its I/O is
+ * dispatched before the work a stream deferred to the next iteration, so
+ * a client that connected while a long upstream read was being turned
+ * into frames is served before the rest of that read. */
 
 /* At most this many connections are accepted per wake-up, so one busy
  * worker does not starve its own requests. */
@@ -42,8 +48,10 @@ struct _SymfonicAcceptor
   SoupServer                 *server;
   GSocket                    *listener;
   GMainContext               *context;
-  /* the listener's watch, or the pause before it is watched again */
-  GSource                    *accept_source;
+  SymfonicPoller             *poller;
+  SymfonicWatch              *watch;
+  /* the pause before the listener is watched again */
+  SymfonicTimer              *retry;
   /* accepting failed and said so: once per stall, not per retry */
   gboolean                    stalled;
   GSource                    *sweep_source;
@@ -102,57 +110,23 @@ accept_one (SymfonicAcceptor *self,
 }
 
 static void
-set_accept_source (SymfonicAcceptor *self,
-                   GSource          *source,
-                   GSourceFunc       callback)
+retry_accepting (gpointer data)
 {
-  if (self->accept_source != NULL)
-    {
-      g_source_destroy (self->accept_source);
-      g_source_unref (self->accept_source);
-    }
-  self->accept_source = source;
-  g_source_set_callback (source, callback, self, NULL);
-  g_source_set_static_name (source, "[symfonic] accept");
-  g_source_attach (source, self->context);
-}
+  SymfonicAcceptor *self = data;
 
-static gboolean on_listener_readable (GSocket      *listener,
-                                      GIOCondition  condition,
-                                      gpointer      user_data);
+  symfonic_watch_set_events (self->watch, G_IO_IN);
+}
 
 static void
-watch_listener (SymfonicAcceptor *self)
+on_listener_readable (gpointer     data,
+                      GIOCondition condition)
 {
-  GSource *source = g_socket_create_source (self->listener, G_IO_IN, NULL);
-
-  /* GLib takes a source that may not recurse out of the poll set for its
-   * dispatch and puts it back after, each time writing the context's
-   * wake-up descriptor, which makes the next poll return at once: two
-   * writes, a read and an empty iteration for every accepted connection.
-   * Nothing the accepting does iterates the context. */
-  g_source_set_can_recurse (source, TRUE);
-  set_accept_source (self, source, G_SOURCE_FUNC (on_listener_readable));
-}
-
-static gboolean
-retry_accepting (gpointer user_data)
-{
-  watch_listener (user_data);
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-on_listener_readable (GSocket      *listener,
-                      GIOCondition  condition,
-                      gpointer      user_data)
-{
-  SymfonicAcceptor *self = user_data;
+  SymfonicAcceptor *self = data;
 
   for (guint i = 0; i < ACCEPT_BATCH; i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(GSocket) socket = g_socket_accept (listener, NULL, &error);
+      g_autoptr(GSocket) socket = g_socket_accept (self->listener, NULL, &error);
 
       if (socket != NULL)
         {
@@ -168,11 +142,10 @@ on_listener_readable (GSocket      *listener,
       if (!self->stalled)
         g_warning ("Cannot accept connections for now: %s", error->message);
       self->stalled = TRUE;
-      set_accept_source (self, g_timeout_source_new (ACCEPT_RETRY_MS), retry_accepting);
-      return G_SOURCE_REMOVE;
+      symfonic_watch_set_events (self->watch, 0);
+      symfonic_timer_set_deadline (self->retry, g_get_monotonic_time () + ACCEPT_RETRY_MS * 1000);
+      return;
     }
-
-  return G_SOURCE_CONTINUE;
 }
 
 /* glibc keeps what a burst of connections freed (in the arena of each
@@ -308,7 +281,10 @@ symfonic_acceptor_new (SoupServer                       *server,
   if (!add_placeholder_listener (self, error))
     return NULL;
 
-  watch_listener (self);
+  self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+  self->watch = symfonic_poller_watch (self->poller, g_socket_get_fd (self->listener), G_IO_IN,
+                                       on_listener_readable, self);
+  self->retry = symfonic_poller_timer (self->poller, retry_accepting, self);
 
   /* deadlines are met to within a quarter of the shortest timeout */
   self->sweep_source = g_timeout_source_new (CLAMP (shortest / 4000, 50, 1000));
@@ -321,6 +297,13 @@ symfonic_acceptor_new (SoupServer                       *server,
   return g_steal_pointer (&self);
 }
 
+static void
+stop_accepting (SymfonicAcceptor *self)
+{
+  g_clear_pointer (&self->watch, symfonic_watch_remove);
+  g_clear_pointer (&self->retry, symfonic_timer_remove);
+}
+
 /* The gateway is stopping: the listener is closed at once, so that a load
  * balancer sees connections refused rather than waiting in a backlog
  * nobody reads, and connections close as soon as they are idle. */
@@ -329,11 +312,7 @@ symfonic_acceptor_drain (SymfonicAcceptor *self)
 {
   g_autoptr(GList) open = NULL;
 
-  if (self->accept_source != NULL)
-    {
-      g_source_destroy (self->accept_source);
-      g_clear_pointer (&self->accept_source, g_source_unref);
-    }
+  stop_accepting (self);
   g_socket_close (self->listener, NULL);
 
   /* closing may remove a connection from the table */
@@ -348,11 +327,7 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
 {
   GList *open;
 
-  if (self->accept_source != NULL)
-    {
-      g_source_destroy (self->accept_source);
-      g_source_unref (self->accept_source);
-    }
+  stop_accepting (self);
   if (self->sweep_source != NULL)
     {
       g_source_destroy (self->sweep_source);
@@ -369,6 +344,7 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
   g_clear_object (&self->listener);
   g_clear_object (&self->placeholder_peer);
   g_clear_object (&self->server);
+  g_clear_pointer (&self->poller, symfonic_poller_unref);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self);
 }
