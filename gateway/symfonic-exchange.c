@@ -451,13 +451,14 @@ frame_flags (SymfonicFrameClass  frame_class,
   return flags;
 }
 
-static gboolean
+static SymfonicSinkResult
 sink_event (gpointer       data,
             SymfonicEvent *event)
 {
   Exchange *self = data;
   GString *out;
   SymfonicFrameClass frame_class;
+  SymfonicSseFrameResult result;
   guint64 seq;
   gsize start;
 
@@ -467,7 +468,7 @@ sink_event (gpointer       data,
   if (self->writer == NULL && !self->keeps_run)
     {
       symfonic_encoder_event (self->encoder, event, NULL);
-      return FALSE;
+      return SYMFONIC_SINK_TAKEN;
     }
 
   out = begin_frame (self);
@@ -476,17 +477,20 @@ sink_event (gpointer       data,
   frame_class = symfonic_encoder_event (self->encoder, event, out);
   if (frame_class != SYMFONIC_FRAME_NONE && self->keeps_run)
     keep_frames (self, out, start, seq + 1);
-  if (self->writer == NULL)
-    return FALSE;
-  if (frame_class != SYMFONIC_FRAME_NONE &&
-      symfonic_sse_writer_end_frame (self->writer, frame_flags (frame_class, event)) == SYMFONIC_SSE_FRAME_OVERFLOW)
+  if (self->writer == NULL || frame_class == SYMFONIC_FRAME_NONE)
+    return SYMFONIC_SINK_TAKEN;
+
+  result = symfonic_sse_writer_end_frame (self->writer, frame_flags (frame_class, event));
+  if (result == SYMFONIC_SSE_FRAME_OVERFLOW)
     {
       /* a source that does not wait cannot make the gateway hold more */
       end_for_slow_client (self, _("The client fell further behind than the stream may hold"));
-      return TRUE;
+      return SYMFONIC_SINK_FULL;
     }
+  if (symfonic_sse_writer_is_full (self->writer))
+    return SYMFONIC_SINK_FULL;
 
-  return symfonic_sse_writer_is_full (self->writer);
+  return result == SYMFONIC_SSE_FRAME_SENT ? SYMFONIC_SINK_YIELD : SYMFONIC_SINK_TAKEN;
 }
 
 static void

@@ -40,6 +40,9 @@ typedef enum {
 
 typedef enum {
   SYMFONIC_SSE_FRAME_QUEUED,
+  /* queued and, being the stream's first delta, offered to the socket at
+   * once with what was queued before it */
+  SYMFONIC_SSE_FRAME_SENT,
   SYMFONIC_SSE_FRAME_SHED,
   /* a frame that may not be shed found the buffer full: it was not
    * queued, and the stream must end */

@@ -590,11 +590,16 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter     *self,
    * wait only by a client that is behind, not by a socket not yet tried.
    * A failed send is left to the deferred flush, which ends the stream
    * outside this push. */
-  if (((flags & SYMFONIC_SSE_FRAME_DELTA) && !self->first_delta_sent) ||
-      self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
+  if ((flags & SYMFONIC_SSE_FRAME_DELTA) && !self->first_delta_sent)
+    {
+      self->first_delta_sent = TRUE;
+      seal_chunk (self);
+      send_queued (self);
+      return SYMFONIC_SSE_FRAME_SENT;
+    }
+  if (self->pending_frames >= SYMFONIC_SSE_HIGH_WATER_FRAMES ||
       self->out->len - self->queued_end >= SYMFONIC_SSE_HIGH_WATER_BYTES)
     {
-      self->first_delta_sent |= (flags & SYMFONIC_SSE_FRAME_DELTA) != 0;
       seal_chunk (self);
       send_queued (self);
     }

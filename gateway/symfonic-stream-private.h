@@ -13,14 +13,24 @@ G_BEGIN_DECLS
  * @event receives every event that left the last stage, in order; @end is
  * called exactly once with the outcome (NULL on success), unless the stream
  * was cancelled, in which case neither is called again. */
+typedef enum {
+  /* the source reads on */
+  SYMFONIC_SINK_TAKEN,
+  /* the sink sent what its reader waits for first: the source reads on
+   * once the context polled again, letting what became ready meanwhile
+   * (a new client's request) go before the rest of its read */
+  SYMFONIC_SINK_YIELD,
+  /* the connection is over its bound: the source is told to wait until
+   * symfonic_stream_sink_ready() */
+  SYMFONIC_SINK_FULL,
+} SymfonicSinkResult;
+
 typedef struct
 {
-  /* returns %TRUE when the connection is over its bound: the source is
-   * told to wait until symfonic_stream_sink_ready() */
-  gboolean (*event) (gpointer       data,
-                     SymfonicEvent *event);
-  void (*end)   (gpointer       data,
-                 const GError  *error);
+  SymfonicSinkResult (*event) (gpointer       data,
+                               SymfonicEvent *event);
+  void               (*end)   (gpointer       data,
+                               const GError  *error);
 } SymfonicStreamSink;
 
 G_GNUC_INTERNAL

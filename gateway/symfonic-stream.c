@@ -185,6 +185,7 @@ struct _SymfonicStream
   gpointer                  sink_data;
   /* the sink was over its bound when an event was pushed */
   gboolean                  sink_busy;
+  gboolean                  sink_yields;
   /* the source was told to wait for the ready function */
   gboolean                  source_waits;
   SymfonicStreamReadyFunc   ready_func;
@@ -902,8 +903,17 @@ run_stages (SymfonicStream  *self,
 
   for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
     {
-      if (self->sink->event (self->sink_data, self->batch->events[j]))
-        self->sink_busy = TRUE;
+      switch (self->sink->event (self->sink_data, self->batch->events[j]))
+        {
+        case SYMFONIC_SINK_FULL:
+          self->sink_busy = TRUE;
+          break;
+        case SYMFONIC_SINK_YIELD:
+          self->sink_yields = TRUE;
+          break;
+        case SYMFONIC_SINK_TAKEN:
+          break;
+        }
     }
   event_list_clear (self->batch);
 
@@ -1209,6 +1219,13 @@ symfonic_stream_push (SymfonicStream *self,
   if (!takes_more (self))
     {
       self->source_waits = TRUE;
+      return SYMFONIC_FLOW_WAIT;
+    }
+  /* the ready function is due already: nothing else is to wake the source */
+  if (G_UNLIKELY (self->sink_yields))
+    {
+      self->sink_yields = FALSE;
+      symfonic_poller_defer_after_poll (get_poller (self), &self->ready);
       return SYMFONIC_FLOW_WAIT;
     }
 

@@ -19,7 +19,8 @@ G_BEGIN_DECLS
 /**
  * SymfonicFlowReturn:
  * @SYMFONIC_FLOW_OK: push on
- * @SYMFONIC_FLOW_WAIT: the client is behind: stop reading the upstream
+ * @SYMFONIC_FLOW_WAIT: the client is behind, or its first delta just went
+ *   out and the worker lets other work go first: stop reading the upstream
  *   until the stream's ready function runs (the event was taken)
  * @SYMFONIC_FLOW_OVER: the stream is over: push nothing more, and end the
  *   upstream with symfonic_stream_push_end()
@@ -39,7 +40,7 @@ typedef enum {
  * @user_data: the data given to symfonic_stream_set_ready_func()
  *
  * Called once after symfonic_stream_push() returned %SYMFONIC_FLOW_WAIT,
- * when the client caught up or the stream ended (symfonic_stream_is_over()
+ * when the stream can take events again or ended (symfonic_stream_is_over()
  * tells which), on the stream's thread.
  */
 typedef void (*SymfonicStreamReadyFunc) (SymfonicStream *stream,

@@ -218,7 +218,7 @@ typedef struct
   gboolean         failed;
 } Sink;
 
-static gboolean
+static SymfonicSinkResult
 sink_event (gpointer       data,
             SymfonicEvent *event)
 {
@@ -228,7 +228,7 @@ sink_event (gpointer       data,
   sink->bytes += sink->out->len;
   g_string_truncate (sink->out, 0);
 
-  return FALSE;
+  return SYMFONIC_SINK_TAKEN;
 }
 
 static void
