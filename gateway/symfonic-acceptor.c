@@ -38,8 +38,8 @@
  * likely): the listener stays readable, and retrying at once would spin. */
 #define ACCEPT_RETRY_MS 100
 /* Memory is handed back to the system once the open connections fell to
- * half their peak, by at least this many, and at most every
- * TRIM_INTERVAL_US. */
+ * half their peak, by at least this many; after a smaller drop to none, at
+ * most every TRIM_INTERVAL_US. */
 #define TRIM_MIN_DROP 256
 #define TRIM_INTERVAL_US (2 * G_USEC_PER_SEC)
 
@@ -160,12 +160,15 @@ trim_memory (SymfonicAcceptor *self,
 #ifdef __GLIBC__
   guint open = g_hash_table_size (self->connections);
 
-  /* the last of a burst also counts when it is small: the drops before it
-   * were trimmed, what it freed would stay */
-  gboolean dropped = (self->peak - open >= TRIM_MIN_DROP && open <= self->peak / 2) ||
-                     (open == 0 && self->peak > 0);
+  /* Halving is rare, and each trims at the next sweep: a burst that closes
+   * is given back in a few sweeps, whatever its size, not once an interval
+   * after its first half went. The last of a burst also counts when it is
+   * small (what it freed would stay), but at most once an interval:
+   * connections that come and go one by one would trim on every sweep. */
+  gboolean halved = self->peak - open >= TRIM_MIN_DROP && open <= self->peak / 2;
+  gboolean last = open == 0 && self->peak > 0 && now - self->trimmed_at >= TRIM_INTERVAL_US;
 
-  if (!dropped || now - self->trimmed_at < TRIM_INTERVAL_US)
+  if (!halved && !last)
     return;
 
   malloc_trim (0);
