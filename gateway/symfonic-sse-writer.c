@@ -585,11 +585,11 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter     *self,
 
   /* The first delta leaves at once, with what was queued before it, rather
    * than after the rest of its upstream read went through the stages: the
-   * time to the first delta is what a reader waits for. So do the frames of
-   * an iteration that reach the high-water mark: the source is then told to
-   * wait only by a client that is behind, not by a socket not yet tried.
-   * A failed send is left to the deferred flush, which ends the stream
-   * outside this push. */
+   * time to the first delta is what a reader waits for (and the owner lets
+   * other work go before that rest). So do the frames of an iteration that
+   * reach the high-water mark: the source is then told to wait only by a
+   * client that is behind, not by a socket not yet tried. A failed send is
+   * left to the deferred flush, which ends the stream outside this push. */
   if ((flags & SYMFONIC_SSE_FRAME_DELTA) && !self->first_delta_sent)
     {
       self->first_delta_sent = TRUE;

@@ -185,6 +185,7 @@ struct _SymfonicStream
   gpointer                  sink_data;
   /* the sink was over its bound when an event was pushed */
   gboolean                  sink_busy;
+  /* the sink sent the first delta: the source reads on after the poll */
   gboolean                  sink_yields;
   /* the source was told to wait for the ready function */
   gboolean                  source_waits;
