@@ -197,10 +197,49 @@ dispatch (SymfonicSseParser *self)
 }
 
 static void
+add_data (SymfonicSseParser *self,
+          const char        *value,
+          gsize              value_len)
+{
+  if (self->has_data)
+    g_string_append_c (self->frame_bytes, '\n');
+  else
+    self->data_start = self->frame_bytes->len;
+  symfonic_string_append_len (self->frame_bytes, value, value_len);
+  self->has_data = TRUE;
+}
+
+static void
+set_event (SymfonicSseParser *self,
+           const char        *value,
+           gsize              value_len)
+{
+  symfonic_string_clear (self->event);
+  symfonic_string_append_len (self->event, value, value_len);
+  self->has_event = TRUE;
+}
+
+/* The value after a field's colon, without the one space that may open it. */
+static inline const char *
+field_value (const char *colon,
+             const char *line_end,
+             gsize      *value_len)
+{
+  const char *value = colon + 1;
+
+  if (value < line_end && *value == ' ')
+    value++;
+  *value_len = line_end - value;
+
+  return value;
+}
+
+static void
 process_line (SymfonicSseParser *self,
               const char        *line,
               gsize              length)
 {
+  const char *end = line + length;
   const char *colon;
   const char *value = "";
   gsize name_len;
@@ -217,35 +256,27 @@ process_line (SymfonicSseParser *self,
   /* nearly every line is data or an event name: those two are told by
    * their first bytes, the rest by where their first colon is */
   if (length >= 5 && memcmp (line, "data:", 5) == 0)
-    colon = line + 4;
-  else if (length >= 6 && memcmp (line, "event:", 6) == 0)
-    colon = line + 5;
-  else
-    colon = memchr (line, ':', length);
-  name_len = colon != NULL ? (gsize) (colon - line) : length;
-  if (colon != NULL)
     {
-      value = colon + 1;
-      value_len = length - name_len - 1;
-      if (value_len > 0 && value[0] == ' ')
-        value++, value_len--;
+      value = field_value (line + 4, end, &value_len);
+      add_data (self, value, value_len);
+      return;
+    }
+  if (length >= 6 && memcmp (line, "event:", 6) == 0)
+    {
+      value = field_value (line + 5, end, &value_len);
+      set_event (self, value, value_len);
+      return;
     }
 
+  colon = memchr (line, ':', length);
+  name_len = colon != NULL ? (gsize) (colon - line) : length;
+  if (colon != NULL)
+    value = field_value (colon, end, &value_len);
+
   if (name_len == 4 && memcmp (line, "data", 4) == 0)
-    {
-      if (self->has_data)
-        g_string_append_c (self->frame_bytes, '\n');
-      else
-        self->data_start = self->frame_bytes->len;
-      symfonic_string_append_len (self->frame_bytes, value, value_len);
-      self->has_data = TRUE;
-    }
+    add_data (self, value, value_len);
   else if (name_len == 5 && memcmp (line, "event", 5) == 0)
-    {
-      symfonic_string_clear (self->event);
-      symfonic_string_append_len (self->event, value, value_len);
-      self->has_event = TRUE;
-    }
+    set_event (self, value, value_len);
   else if (name_len == 2 && memcmp (line, "id", 2) == 0)
     {
       if (memchr (value, '\0', value_len) == NULL)
