@@ -9,10 +9,7 @@
 
 G_BEGIN_DECLS
 
-/* Where a stream's output goes: the route's encoder and the connection.
- * @event receives every event that left the last stage, in order; @end is
- * called exactly once with the outcome (NULL on success), unless the stream
- * was cancelled, in which case neither is called again. */
+/* What the sink tells the stream of one event it took. */
 typedef enum {
   /* the source reads on */
   SYMFONIC_SINK_TAKEN,
@@ -25,6 +22,10 @@ typedef enum {
   SYMFONIC_SINK_FULL,
 } SymfonicSinkResult;
 
+/* Where a stream's output goes: the route's encoder and the connection.
+ * @event receives every event that left the last stage, in order; @end is
+ * called exactly once with the outcome (NULL on success), unless the stream
+ * was cancelled, in which case neither is called again. */
 typedef struct
 {
   SymfonicSinkResult (*event) (gpointer       data,

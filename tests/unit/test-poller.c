@@ -443,6 +443,29 @@ on_ready_defer (gpointer     data,
   symfonic_poller_defer (dw->flusher->f->poller, &dw->flusher->deferred);
 }
 
+typedef void (*DeferFunc) (SymfonicPoller   *poller,
+                           SymfonicDeferred *deferred);
+
+/* Deferred by @defer outside any dispatch, @flusher runs: not if cancelled
+ * before it ran, once if not. */
+static void
+assert_cancel_then_run (Fixture   *f,
+                        Flusher   *flusher,
+                        DeferFunc  defer)
+{
+  guint runs = flusher->runs;
+
+  defer (f->poller, &flusher->deferred);
+  symfonic_poller_cancel_deferred (f->poller, &flusher->deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher->runs, ==, runs);
+  defer (f->poller, &flusher->deferred);
+  while (g_main_context_iteration (f->context, FALSE))
+    ;
+  g_assert_cmpuint (flusher->runs, ==, runs + 1);
+}
+
 /* Work deferred by I/O callbacks runs once, after all of that I/O. */
 static void
 test_deferred (Fixture       *f,
@@ -471,15 +494,7 @@ test_deferred (Fixture       *f,
   g_assert_true (g_str_equal (f->log->str, "a;b;flush;") || g_str_equal (f->log->str, "b;a;flush;"));
   g_assert_cmpuint (flusher.runs, ==, 1);
 
-  /* outside any dispatch, and cancelled before it ran */
-  symfonic_poller_defer (f->poller, &flusher.deferred);
-  symfonic_poller_cancel_deferred (f->poller, &flusher.deferred);
-  while (g_main_context_iteration (f->context, FALSE))
-    ;
-  g_assert_cmpuint (flusher.runs, ==, 1);
-  symfonic_poller_defer (f->poller, &flusher.deferred);
-  while (g_main_context_iteration (f->context, FALSE))
-    ;
+  assert_cancel_then_run (f, &flusher, symfonic_poller_defer);
   g_assert_cmpuint (flusher.runs, ==, 2);
 
   symfonic_watch_remove (wa.watcher.watch);
@@ -540,16 +555,9 @@ test_deferred_after_poll (Fixture       *f,
   g_assert_cmpstr (f->log->str, ==, "a;b;flush;");
   g_assert_cmpuint (flusher.runs, ==, 1);
 
-  /* cancelled while it waits for the poll */
-  symfonic_poller_defer_after_poll (f->poller, &flusher.deferred);
-  symfonic_poller_cancel_deferred (f->poller, &flusher.deferred);
-  while (g_main_context_iteration (f->context, FALSE))
-    ;
-  g_assert_cmpuint (flusher.runs, ==, 1);
-  /* queued outside any dispatch, it runs all the same */
-  symfonic_poller_defer_after_poll (f->poller, &flusher.deferred);
-  while (g_main_context_iteration (f->context, FALSE))
-    ;
+  /* cancelled while it waits for the poll, and run though queued outside
+   * any dispatch */
+  assert_cancel_then_run (f, &flusher, symfonic_poller_defer_after_poll);
   g_assert_cmpuint (flusher.runs, ==, 2);
 
   symfonic_watch_remove (wa.watcher.watch);
