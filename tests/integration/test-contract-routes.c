@@ -1061,6 +1061,65 @@ test_contract_old_line_thinks_first (void)
   symfonic_server_stop (server);
 }
 
+/* A runtime may stream no delta at all and put the whole answer in its
+ * terminal: the clients then read the terminal's text, which is cleaned
+ * like the deltas (by filters of its own: no delta ran through the
+ * stream's). Every answer, every route, split adversarially. */
+static void
+test_contract_terminal_only (void)
+{
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autofree char *url = symfonic_test_upstream_dup_url (upstream, UPSTREAM_PATH);
+  g_autoptr(SymfonicServer) server = gateway_new (url, FALSE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
+    {
+      g_autofree char *expected = reference_clean (answers[i]);
+      g_autoptr(GString) body = g_string_new ("event: ResponseCompleteEvent\ndata: {\"text\":");
+      g_autoptr(GBytes) bytes = NULL;
+
+      append_json_string (body, answers[i], FALSE);
+      g_string_append (body, ",\"duration_ms\":3}\n\n");
+      bytes = g_string_free_to_bytes (g_steal_pointer (&body));
+
+      for (Route route = 0; route < N_ROUTES; route++)
+        {
+          g_autofree char *query = g_strdup_printf ("terminal only %u via %s", i, route_paths[route]);
+          g_autofree char *route_url = symfonic_test_server_dup_url (server, route_paths[route]);
+          g_autofree char *client = client_body (query);
+          g_autoptr(SymfonicTestStream) stream = NULL;
+          SymfonicTestScenario scenario = {
+            .body = bytes,
+            .split = (SymfonicTestSplit) ((i + route) % 3),
+            .seed = g_test_rand_int (),
+          };
+
+          symfonic_test_upstream_add_for_query (upstream, UPSTREAM_PATH, query, &scenario);
+          stream = symfonic_test_stream_post (session, route_url, client, NULL);
+          symfonic_test_stream_wait_done (stream);
+          g_assert_no_error (stream->error);
+          g_assert_cmpuint (stream->status, ==, 200);
+          assert_no_leak (query, stream->raw->str);
+          g_assert_null (strstr (stream->raw->str, BLOCK_CONTENT));
+
+          if (route == ROUTE_TYPED)
+            {
+              SymfonicTestFrame *last;
+              g_autoptr(JsonNode) data = NULL;
+
+              g_assert_cmpuint (stream->frames->len, >, 0);
+              last = g_ptr_array_index (stream->frames, stream->frames->len - 1);
+              g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
+              data = strict_parse (query, last->data);
+              g_assert_cmpstr (string_member (json_node_get_object (data), "text"), ==, expected);
+            }
+        }
+    }
+
+  symfonic_server_stop (server);
+}
+
 /* Even an upstream that refuses at once gets the 10.x client its
  * thinking/null first, then exactly one error frame. */
 static void
@@ -1132,6 +1191,7 @@ main (int   argc,
   g_test_add_func ("/contract/reference", test_contract_reference);
   g_test_add_func ("/contract/all-routes", test_contract_all_routes);
   g_test_add_func ("/contract/with-auth", test_contract_with_auth);
+  g_test_add_func ("/contract/terminal-only", test_contract_terminal_only);
   g_test_add_func ("/contract/old-line/thinks-first", test_contract_old_line_thinks_first);
   g_test_add_func ("/contract/old-line/upstream-fails", test_contract_old_line_upstream_fails);
 
