@@ -166,10 +166,17 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       {
         /* not counted: when deltas streamed, its tags were counted there */
-        g_autoptr(SymfonicCitationFilter) fresh = new_filter (self);
+        g_autoptr(SymfonicCitationFilter) fresh = NULL;
         g_autoptr(SymfonicEvent) terminal = NULL;
 
         drain (self, stream, state);
+        /* most terminals carry no text: nothing to clean */
+        if (*symfonic_event_get_text (event) == '\0')
+          {
+            symfonic_stream_emit (stream, event);
+            return TRUE;
+          }
+        fresh = new_filter (self);
         terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
         symfonic_stream_emit (stream, terminal);
       }

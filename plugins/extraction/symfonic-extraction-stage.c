@@ -217,13 +217,19 @@ symfonic_extraction_stage_process (SymfonicStage   *stage,
         /* its ops are not published, so not read: when deltas streamed
          * they are the same ops, and the terminal comes after the place
          * of the MemoryExtractedEvent anyway */
-        g_autoptr(SymfonicExtractionFilter) fresh = new_filter (self);
+        g_autoptr(SymfonicExtractionFilter) fresh = NULL;
         g_autoptr(SymfonicEvent) terminal = NULL;
-
-        symfonic_extraction_filter_set_reads_ops (fresh, FALSE);
 
         if (!close_answer (self, stream, state, NULL, error))
           return FALSE;
+        /* most terminals carry no text: nothing to clean */
+        if (*symfonic_event_get_text (event) == '\0')
+          {
+            symfonic_stream_emit (stream, event);
+            return TRUE;
+          }
+        fresh = new_filter (self);
+        symfonic_extraction_filter_set_reads_ops (fresh, FALSE);
         terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
         symfonic_stream_emit (stream, terminal);
       }
