@@ -5,6 +5,7 @@
 #pragma once
 
 #include "symfonic-route.h"
+#include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
 
 G_BEGIN_DECLS
@@ -15,6 +16,18 @@ typedef enum {
   /* the model listing of an `openai` route */
   SYMFONIC_ENDPOINT_MODELS,
 } SymfonicEndpoint;
+
+/* What each stream needs to know of a stage of its route, read once when
+ * the stage joined the route rather than for every request (the context
+ * lookup takes GType's lock). */
+typedef struct
+{
+  SymfonicAdmissionPhase    phase;
+  /* the stage's own context (owned), or NULL when its hooks run inline */
+  GMainContext             *context;
+  /* its process hook, or NULL when it keeps the default one */
+  SymfonicStageProcessFunc  process;
+} SymfonicRouteStage;
 
 G_GNUC_INTERNAL
 char   **symfonic_route_kind_dup_paths      (SymfonicRouteKind  kind,
@@ -30,13 +43,10 @@ G_GNUC_INTERNAL
 void     symfonic_route_release_stream      (SymfonicRoute   *self,
                                              SymfonicStream  *stream);
 G_GNUC_INTERNAL
-SymfonicAdmissionPhase symfonic_route_get_stage_phase (SymfonicRoute *self,
-                                             guint            position);
-G_GNUC_INTERNAL
 guint64  symfonic_route_get_refused_streams (SymfonicRoute   *self,
                                              gboolean         per_tenant);
 G_GNUC_INTERNAL
-SymfonicAdmissionPhase symfonic_route_get_stage_phase (SymfonicRoute *self,
-                                                       guint          position);
+const SymfonicRouteStage *symfonic_route_get_stage_info (SymfonicRoute *self,
+                                                         guint          position);
 
 G_END_DECLS

@@ -29,9 +29,9 @@ struct _SymfonicRoute
   SymfonicRouteKind  kind;
   SymfonicSource    *source;
   GPtrArray         *stages;
-  /* each stage's SymfonicAdmissionPhase, read on the thread that built
+  /* a SymfonicRouteStage for each stage, read on the thread that built
    * the route: a stage with a thread affinity answers only on its own */
-  GArray            *phases;
+  GArray            *stage_infos;
   guint              max_duration;
   SymfonicStreamCap *cap;
   guint              stall_timeout;
@@ -42,6 +42,14 @@ struct _SymfonicRoute
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
+
+static void
+stage_info_clear (gpointer data)
+{
+  SymfonicRouteStage *info = data;
+
+  g_clear_pointer (&info->context, g_main_context_unref);
+}
 
 enum {
   PROP_0,
@@ -73,7 +81,7 @@ symfonic_route_finalize (GObject *object)
   g_free (self->release_line);
   g_clear_object (&self->source);
   g_ptr_array_unref (self->stages);
-  g_array_unref (self->phases);
+  g_array_unref (self->stage_infos);
   symfonic_stream_cap_free (self->cap);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
@@ -320,7 +328,8 @@ static void
 symfonic_route_init (SymfonicRoute *self)
 {
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
-  self->phases = g_array_new (FALSE, FALSE, sizeof (SymfonicAdmissionPhase));
+  self->stage_infos = g_array_new (FALSE, FALSE, sizeof (SymfonicRouteStage));
+  g_array_set_clear_func (self->stage_infos, stage_info_clear);
   self->cap = symfonic_stream_cap_new ();
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
@@ -381,14 +390,18 @@ void
 symfonic_route_add_stage (SymfonicRoute *self,
                           SymfonicStage *stage)
 {
-  SymfonicAdmissionPhase phase;
+  SymfonicRouteStage info;
 
   g_return_if_fail (SYMFONIC_IS_ROUTE (self));
   g_return_if_fail (SYMFONIC_IS_STAGE (stage));
 
-  phase = symfonic_stage_get_admission_phase (stage);
+  info.phase = symfonic_stage_get_admission_phase (stage);
+  info.context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (stage));
+  if (info.context != NULL)
+    g_main_context_ref (info.context);
+  info.process = symfonic_stage_get_process_func (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
-  g_array_append_val (self->phases, phase);
+  g_array_append_val (self->stage_infos, info);
 }
 
 /**
@@ -879,13 +892,13 @@ symfonic_route_get_stage (SymfonicRoute *self,
   return g_ptr_array_index (self->stages, position);
 }
 
-/* The stage's admission phase as it said when it joined the route. */
-SymfonicAdmissionPhase
-symfonic_route_get_stage_phase (SymfonicRoute *self,
-                                guint          position)
+/* The stage at @position as it was when it joined the route. */
+const SymfonicRouteStage *
+symfonic_route_get_stage_info (SymfonicRoute *self,
+                               guint          position)
 {
-  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), SYMFONIC_ADMISSION_PHASE_BODY);
-  g_return_val_if_fail (position < self->phases->len, SYMFONIC_ADMISSION_PHASE_BODY);
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+  g_return_val_if_fail (position < self->stage_infos->len, NULL);
 
-  return g_array_index (self->phases, SymfonicAdmissionPhase, position);
+  return &g_array_index (self->stage_infos, SymfonicRouteStage, position);
 }

@@ -408,7 +408,8 @@ symfonic_stage_close (SymfonicStage  *self,
  * stream's events (and its admission, begin, finish and close hooks) on
  * @context, whose thread must be iterating it, and goes on with the
  * stream when it answers; the worker never waits. Subtypes inherit the
- * affinity. Set it when the type is registered, before any stream runs.
+ * affinity. Set it when the type is registered: a route reads it once,
+ * when it takes a stage of the type.
  *
  * A type defined in JavaScript that declares no context runs on the
  * global default main context: gjs runs code only on the thread that owns

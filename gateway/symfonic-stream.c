@@ -372,10 +372,12 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->slots = g_new0 (StageSlot, self->n_stages);
   for (guint i = 0; i < self->n_stages; i++)
     {
+      const SymfonicRouteStage *info = symfonic_route_get_stage_info (route, i);
+
       self->slots[i].stage = symfonic_route_get_stage (route, i);
-      self->slots[i].phase = symfonic_route_get_stage_phase (route, i);
-      self->slots[i].context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (self->slots[i].stage));
-      self->slots[i].process = symfonic_stage_get_process_func (self->slots[i].stage);
+      self->slots[i].phase = info->phase;
+      self->slots[i].context = info->context;
+      self->slots[i].process = info->process;
     }
   for (guint i = self->n_stages, next = self->n_stages; i-- > 0;)
     {
