@@ -50,14 +50,11 @@ typedef struct
   SymfonicStage            *stage;
   gpointer                  data;
   GDestroyNotify            destroy;
-  SymfonicAdmissionPhase    phase;
-  /* the stage's own context, or NULL when its hooks run inline */
-  GMainContext             *context;
+  /* as the route read it (the route keeps its context); events go past a
+   * stage without a process hook untouched */
+  SymfonicRouteStage        info;
   /* its admission succeeded: it is closed once at the end */
   gboolean                  admitted;
-  /* its process hook, or NULL when it keeps the default one and events
-   * go past it untouched */
-  SymfonicStageProcessFunc  process;
   /* the next slot that has a process hook, or n_stages: events skip the
    * ones between */
   guint                     next_process;
@@ -235,7 +232,7 @@ static inline gboolean
 runs_elsewhere (SymfonicStream *self,
                 guint           i)
 {
-  GMainContext *context = self->slots[i].context;
+  GMainContext *context = self->slots[i].info.context;
 
   return G_UNLIKELY (context != NULL) && !g_main_context_is_owner (context);
 }
@@ -372,17 +369,13 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->slots = g_new0 (StageSlot, self->n_stages);
   for (guint i = 0; i < self->n_stages; i++)
     {
-      const SymfonicRouteStage *info = symfonic_route_get_stage_info (route, i);
-
       self->slots[i].stage = symfonic_route_get_stage (route, i);
-      self->slots[i].phase = info->phase;
-      self->slots[i].context = info->context;
-      self->slots[i].process = info->process;
+      self->slots[i].info = *symfonic_route_get_stage_info (route, i);
     }
   for (guint i = self->n_stages, next = self->n_stages; i-- > 0;)
     {
       self->slots[i].next_process = next;
-      if (self->slots[i].process != NULL)
+      if (self->slots[i].info.process != NULL)
         next = i;
     }
 
@@ -846,7 +839,7 @@ process_batch (SymfonicStream  *self,
       SymfonicEvent *event = in->events[j];
 
       self->handed = &in->events[j];
-      if (!symfonic_stage_run_process (slot->stage, slot->process, self, event, error))
+      if (!symfonic_stage_run_process (slot->stage, slot->info.process, self, event, error))
         {
           self->handed = NULL;
           self->emit_target = NULL;
@@ -891,7 +884,7 @@ run_stages (SymfonicStream  *self,
             guint            first,
             GError         **error)
 {
-  if (first < self->n_stages && self->slots[first].process == NULL)
+  if (first < self->n_stages && self->slots[first].info.process == NULL)
     first = self->slots[first].next_process;
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i = self->slots[i].next_process)
     {
@@ -1177,7 +1170,7 @@ hop_send (SymfonicStream *self,
   if (kind == HOP_BEGIN || kind == HOP_PROCESS || kind == HOP_FINISH)
     self->out = TRUE;
 
-  hop_post (hop, self->slots[index].context, hop_run, NULL);
+  hop_post (hop, self->slots[index].info.context, hop_run, NULL);
 }
 
 /**
@@ -1340,7 +1333,7 @@ admission_begins (SymfonicStream         *self,
 static guint
 next_in_phase (SymfonicStream *self)
 {
-  while (self->admit_next < self->n_stages && self->slots[self->admit_next].phase != self->admit_phase)
+  while (self->admit_next < self->n_stages && self->slots[self->admit_next].info.phase != self->admit_phase)
     self->admit_next++;
 
   return self->admit_next;
@@ -1475,7 +1468,7 @@ symfonic_stream_admits_inline (SymfonicStream         *self,
 
   for (guint i = 0; i < self->n_stages; i++)
     {
-      if (self->slots[i].phase == phase &&
+      if (self->slots[i].info.phase == phase &&
           (runs_elsewhere (self, i) || !symfonic_stage_admits_inline (self->slots[i].stage)))
         return FALSE;
     }
