@@ -9,20 +9,17 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "../common/symfonic-filter-stage.h"
 #include "symfonic-citation-filter-private.h"
 #include "symfonic-citation-stage.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
- * and so on, in its answer and in its thinking; clients must not see them. The filter withholds what could
- * still become a tag, so the stage releases it when the answer closes:
- * before the first event that comes after the text (so the last delta is
- * not sent after the memory, consolidation or terminal event), or when the
- * upstream finishes. This stage runs after extraction, whose released
- * remainder therefore passes through here before we drain. Being last, it
- * also drops the memory blocks that removing a tag forms.
- *
- * The stage object is shared by every stream on every worker: the filter
- * is per stream, in the stream, and the counter is atomic. */
+ * and so on, in its answer and in its thinking; clients must not see them.
+ * The filter withholds what could still become a tag, and the stage
+ * releases it when the answer closes (symfonic-filter-stage.c). Being
+ * last, it also drops the memory blocks that removing a tag forms. The
+ * stage object is shared by every stream on every worker: its counters
+ * are atomic. */
 
 static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
 #define DEFAULT_OPEN_TAG "<memory_ops>"
@@ -45,11 +42,10 @@ struct _SymfonicCitationStage
 
 typedef struct
 {
-  /* filters the answer and the thinking */
-  SymfonicCitationFilter *filter;
+  SymfonicFilterStageState parent;
   /* how much of the filter's counts was added to the stage's */
-  guint64                 removed_counted;
-  guint64                 dropped_counted;
+  guint64                  removed_counted;
+  guint64                  dropped_counted;
 } StreamState;
 
 static void symfonic_citation_stage_stage_init (SymfonicStageInterface *iface);
@@ -71,39 +67,18 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-stream_state_free (gpointer data)
+static SymfonicTextFilter *
+new_filter (SymfonicStage *stage,
+            gboolean       for_terminal)
 {
-  StreamState *state = data;
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
 
-  g_object_unref (state->filter);
-  g_free (state);
-}
-
-static SymfonicCitationFilter *
-new_filter (SymfonicCitationStage *self)
-{
   /* a stage that was never initialised has nothing to share */
   if (self->spec == NULL)
-    return symfonic_citation_filter_new ((const char * const *) self->kinds, self->open_tag, self->close_tag);
+    return SYMFONIC_TEXT_FILTER (symfonic_citation_filter_new ((const char * const *) self->kinds, self->open_tag,
+                                                               self->close_tag));
 
-  return symfonic_citation_filter_new_for_spec (self->spec);
-}
-
-static StreamState *
-get_state (SymfonicCitationStage *self,
-           SymfonicStream        *stream)
-{
-  StreamState *state = symfonic_stream_get_stage_data (stream, SYMFONIC_STAGE (self));
-
-  if (state == NULL)
-    {
-      state = g_new0 (StreamState, 1);
-      state->filter = new_filter (self);
-      symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
-    }
-
-  return state;
+  return SYMFONIC_TEXT_FILTER (symfonic_citation_filter_new_for_spec (self->spec));
 }
 
 static void
@@ -119,23 +94,42 @@ add_count (_Atomic guint64 *total,
 }
 
 static void
-count_filtered (SymfonicCitationStage *self,
-                StreamState           *state)
+count_filtered (SymfonicStage *stage,
+                gpointer       data)
 {
-  add_count (&self->tags_removed, &state->removed_counted,
-             symfonic_citation_filter_get_removed (state->filter));
-  add_count (&self->blocks_dropped, &state->dropped_counted,
-             symfonic_citation_filter_get_blocks_dropped (state->filter));
+  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
+  StreamState *state = data;
+  SymfonicCitationFilter *filter = SYMFONIC_CITATION_FILTER (state->parent.filter);
+
+  add_count (&self->tags_removed, &state->removed_counted, symfonic_citation_filter_get_removed (filter));
+  add_count (&self->blocks_dropped, &state->dropped_counted, symfonic_citation_filter_get_blocks_dropped (filter));
 }
 
-static void
-drain (SymfonicCitationStage *self,
-       SymfonicStream        *stream,
-       StreamState           *state)
+/* This stage runs after extraction, whose released remainder therefore
+ * passes through here before we drain. */
+static gboolean
+close_answer (SymfonicStage   *stage,
+              SymfonicStream  *stream,
+              gpointer         data,
+              SymfonicEvent   *closing,
+              GError         **error)
 {
-  symfonic_text_filter_drain (SYMFONIC_TEXT_FILTER (state->filter), stream);
-  count_filtered (self, state);
+  StreamState *state = data;
+
+  symfonic_text_filter_drain (state->parent.filter, stream);
+  count_filtered (stage, state);
+  if (closing != NULL)
+    symfonic_stream_emit (stream, closing);
+
+  return TRUE;
 }
+
+static const SymfonicFilterStageFuncs filter_stage_funcs = {
+  .state_size = sizeof (StreamState),
+  .new_filter = new_filter,
+  .filtered = count_filtered,
+  .close_answer = close_answer,
+};
 
 static gboolean
 symfonic_citation_stage_process (SymfonicStage   *stage,
@@ -143,53 +137,7 @@ symfonic_citation_stage_process (SymfonicStage   *stage,
                                  SymfonicEvent   *event,
                                  GError         **error)
 {
-  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
-  StreamState *state = get_state (self, stream);
-
-  if (symfonic_text_filter_process ((SymfonicTextFilter *) state->filter, stream, event))
-    {
-      count_filtered (self, state);
-      return TRUE;
-    }
-
-  switch (symfonic_event_get_kind (event))
-    {
-    /* the events that close the answer: no text may follow them */
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      drain (self, stream, state);
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
-      {
-        /* not counted: when deltas streamed, its tags were counted there */
-        g_autoptr(SymfonicCitationFilter) fresh = NULL;
-        g_autoptr(SymfonicEvent) terminal = NULL;
-
-        drain (self, stream, state);
-        /* most terminals carry no text: nothing to clean */
-        if (*symfonic_event_get_text (event) == '\0')
-          {
-            symfonic_stream_emit (stream, event);
-            return TRUE;
-          }
-        fresh = new_filter (self);
-        terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
-        symfonic_stream_emit (stream, terminal);
-      }
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_ACTIVATION:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
-    case SYMFONIC_EVENT_KIND_CHUNK:
-    default:
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-    }
+  return symfonic_filter_stage_process (stage, &filter_stage_funcs, stream, event, error);
 }
 
 static gboolean
@@ -197,11 +145,7 @@ symfonic_citation_stage_finish (SymfonicStage   *stage,
                                 SymfonicStream  *stream,
                                 GError         **error)
 {
-  SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
-
-  drain (self, stream, get_state (self, stream));
-
-  return TRUE;
+  return symfonic_filter_stage_finish (stage, &filter_stage_funcs, stream, error);
 }
 
 static void

@@ -9,6 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "../common/symfonic-filter-stage.h"
 #include "symfonic-extraction-filter-private.h"
 #include "symfonic-extraction-stage.h"
 
@@ -21,10 +22,9 @@
  * the first event that closes the answer (consolidation, graph, terminal,
  * or an upstream MemoryExtractedEvent, whose ops are merged into ours)
  * makes the stage release its withheld text and send its event first.
- * Without such an event that happens when the upstream finishes.
- *
- * The stage object is shared by every stream on every worker: the filter
- * is per stream, in the stream, and the counter is atomic. */
+ * Without such an event that happens when the upstream finishes (see
+ * symfonic-filter-stage.c). The stage object is shared by every stream on
+ * every worker: its counter is atomic. */
 
 #define DEFAULT_OPEN_TAG "<memory_ops>"
 #define DEFAULT_CLOSE_TAG "</memory_ops>"
@@ -47,12 +47,11 @@ struct _SymfonicExtractionStage
 
 typedef struct
 {
-  /* filters the answer and the thinking */
-  SymfonicExtractionFilter *filter;
+  SymfonicFilterStageState parent;
   /* how much of the filter's drop count was added to the stage's */
-  guint                     dropped_counted;
+  guint                    dropped_counted;
   /* the answer was closed: our MemoryExtractedEvent's place has passed */
-  gboolean                  closed;
+  gboolean                 closed;
 } StreamState;
 
 static void symfonic_extraction_stage_stage_init (SymfonicStageInterface *iface);
@@ -73,46 +72,34 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-stream_state_free (gpointer data)
+/* A terminal's ops are not published, so not read: when deltas streamed
+ * they are the same ops, and the terminal comes after the place of the
+ * MemoryExtractedEvent anyway. */
+static SymfonicTextFilter *
+new_filter (SymfonicStage *stage,
+            gboolean       for_terminal)
 {
-  StreamState *state = data;
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
+  SymfonicExtractionFilter *filter;
 
-  g_object_unref (state->filter);
-  g_free (state);
-}
-
-static SymfonicExtractionFilter *
-new_filter (SymfonicExtractionStage *self)
-{
   /* a stage that was never initialised has nothing to share */
   if (self->spec == NULL)
-    return symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+    filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
+  else
+    filter = symfonic_extraction_filter_new_for_spec (self->spec, self->max_block_bytes);
+  if (for_terminal)
+    symfonic_extraction_filter_set_reads_ops (filter, FALSE);
 
-  return symfonic_extraction_filter_new_for_spec (self->spec, self->max_block_bytes);
-}
-
-static StreamState *
-get_state (SymfonicExtractionStage *self,
-           SymfonicStream          *stream)
-{
-  StreamState *state = symfonic_stream_get_stage_data (stream, SYMFONIC_STAGE (self));
-
-  if (state == NULL)
-    {
-      state = g_new0 (StreamState, 1);
-      state->filter = new_filter (self);
-      symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
-    }
-
-  return state;
+  return SYMFONIC_TEXT_FILTER (filter);
 }
 
 static void
-count_drops (SymfonicExtractionStage *self,
-             StreamState             *state)
+count_drops (SymfonicStage *stage,
+             gpointer       data)
 {
-  guint dropped = symfonic_extraction_filter_get_dropped (state->filter);
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
+  StreamState *state = data;
+  guint dropped = symfonic_extraction_filter_get_dropped (SYMFONIC_EXTRACTION_FILTER (state->parent.filter));
 
   if (dropped != state->dropped_counted)
     {
@@ -125,18 +112,19 @@ count_drops (SymfonicExtractionStage *self,
 /* Releases the withheld prose and sends the one MemoryExtractedEvent, with
  * @upstream's ops merged in when the upstream sent its own. */
 static gboolean
-close_answer (SymfonicExtractionStage  *self,
-              SymfonicStream           *stream,
-              StreamState              *state,
-              SymfonicEvent            *upstream,
-              GError                  **error)
+publish_ops (SymfonicExtractionStage  *self,
+             SymfonicStream           *stream,
+             StreamState              *state,
+             SymfonicEvent            *upstream,
+             GError                  **error)
 {
+  SymfonicExtractionFilter *filter = SYMFONIC_EXTRACTION_FILTER (state->parent.filter);
   g_autoptr(JsonArray) ops = NULL;
   g_autoptr(JsonObject) payload = NULL;
   g_autoptr(SymfonicEvent) extracted = NULL;
 
-  symfonic_text_filter_drain (SYMFONIC_TEXT_FILTER (state->filter), stream);
-  ops = symfonic_extraction_filter_take_ops (state->filter);
+  symfonic_text_filter_drain (state->parent.filter, stream);
+  ops = symfonic_extraction_filter_take_ops (filter);
   if (upstream != NULL)
     {
       JsonArray *theirs = json_object_get_array_member (symfonic_event_get_payload (upstream), "ops");
@@ -157,12 +145,12 @@ close_answer (SymfonicExtractionStage  *self,
                    json_array_get_length (ops));
           atomic_fetch_add_explicit (&self->blocks_dropped, 1, memory_order_relaxed);
         }
-      count_drops (self, state);
+      count_drops (SYMFONIC_STAGE (self), state);
       return TRUE;
     }
 
   state->closed = TRUE;
-  count_drops (self, state);
+  count_drops (SYMFONIC_STAGE (self), state);
   if (json_array_get_length (ops) == 0)
     return TRUE;
 
@@ -178,71 +166,45 @@ close_answer (SymfonicExtractionStage  *self,
   return TRUE;
 }
 
+/* An upstream MemoryExtractedEvent that comes first has its ops merged into
+ * ours; once ours is out, it passes (the typed encoder refuses a second
+ * one). */
+static gboolean
+close_answer (SymfonicStage   *stage,
+              SymfonicStream  *stream,
+              gpointer         data,
+              SymfonicEvent   *closing,
+              GError         **error)
+{
+  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
+  StreamState *state = data;
+
+  if (closing != NULL && symfonic_event_get_kind (closing) == SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED &&
+      !state->closed)
+    return publish_ops (self, stream, state, closing, error);
+
+  if (!publish_ops (self, stream, state, NULL, error))
+    return FALSE;
+  if (closing != NULL)
+    symfonic_stream_emit (stream, closing);
+
+  return TRUE;
+}
+
+static const SymfonicFilterStageFuncs filter_stage_funcs = {
+  .state_size = sizeof (StreamState),
+  .new_filter = new_filter,
+  .filtered = count_drops,
+  .close_answer = close_answer,
+};
+
 static gboolean
 symfonic_extraction_stage_process (SymfonicStage   *stage,
                                    SymfonicStream  *stream,
                                    SymfonicEvent   *event,
                                    GError         **error)
 {
-  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
-  StreamState *state = get_state (self, stream);
-
-  if (symfonic_text_filter_process ((SymfonicTextFilter *) state->filter, stream, event))
-    {
-      count_drops (self, state);
-      return TRUE;
-    }
-
-  switch (symfonic_event_get_kind (event))
-    {
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-      if (!state->closed)
-        return close_answer (self, stream, state, event, error);
-      /* ours is out already; the typed encoder refuses a second one */
-      if (!close_answer (self, stream, state, NULL, error))
-        return FALSE;
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      if (!close_answer (self, stream, state, NULL, error))
-        return FALSE;
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
-      {
-        /* its ops are not published, so not read: when deltas streamed
-         * they are the same ops, and the terminal comes after the place
-         * of the MemoryExtractedEvent anyway */
-        g_autoptr(SymfonicExtractionFilter) fresh = NULL;
-        g_autoptr(SymfonicEvent) terminal = NULL;
-
-        if (!close_answer (self, stream, state, NULL, error))
-          return FALSE;
-        /* most terminals carry no text: nothing to clean */
-        if (*symfonic_event_get_text (event) == '\0')
-          {
-            symfonic_stream_emit (stream, event);
-            return TRUE;
-          }
-        fresh = new_filter (self);
-        symfonic_extraction_filter_set_reads_ops (fresh, FALSE);
-        terminal = symfonic_text_filter_clean_terminal (SYMFONIC_TEXT_FILTER (fresh), event);
-        symfonic_stream_emit (stream, terminal);
-      }
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_ACTIVATION:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
-    case SYMFONIC_EVENT_KIND_CHUNK:
-    default:
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-    }
+  return symfonic_filter_stage_process (stage, &filter_stage_funcs, stream, event, error);
 }
 
 static gboolean
@@ -250,9 +212,7 @@ symfonic_extraction_stage_finish (SymfonicStage   *stage,
                                   SymfonicStream  *stream,
                                   GError         **error)
 {
-  SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
-
-  return close_answer (self, stream, get_state (self, stream), NULL, error);
+  return symfonic_filter_stage_finish (stage, &filter_stage_funcs, stream, error);
 }
 
 static void
