@@ -82,18 +82,6 @@ new_filter (SymfonicStage *stage,
 }
 
 static void
-add_count (_Atomic guint64 *total,
-           guint64         *counted,
-           guint64          count)
-{
-  if (count != *counted)
-    {
-      atomic_fetch_add_explicit (total, count - *counted, memory_order_relaxed);
-      *counted = count;
-    }
-}
-
-static void
 count_filtered (SymfonicStage *stage,
                 gpointer       data)
 {
@@ -101,8 +89,10 @@ count_filtered (SymfonicStage *stage,
   StreamState *state = data;
   SymfonicCitationFilter *filter = SYMFONIC_CITATION_FILTER (state->parent.filter);
 
-  add_count (&self->tags_removed, &state->removed_counted, symfonic_citation_filter_get_removed (filter));
-  add_count (&self->blocks_dropped, &state->dropped_counted, symfonic_citation_filter_get_blocks_dropped (filter));
+  symfonic_filter_stage_add_count (&self->tags_removed, &state->removed_counted,
+                                   symfonic_citation_filter_get_removed (filter));
+  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
+                                   symfonic_citation_filter_get_blocks_dropped (filter));
 }
 
 /* This stage runs after extraction, whose released remainder therefore

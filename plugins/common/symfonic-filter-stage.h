@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <stdatomic.h>
+
 #include <symfonic.h>
 
 G_BEGIN_DECLS
@@ -35,8 +37,7 @@ typedef struct
    * @for_terminal, to clean the text a terminal carries */
   SymfonicTextFilter *(*new_filter)   (SymfonicStage   *stage,
                                        gboolean         for_terminal);
-  /* optional: the stream's filter took text; the stage may count what it
-   * removed */
+  /* the stream's filter took text: the stage counts what it removed */
   void                (*filtered)     (SymfonicStage   *stage,
                                        gpointer         state);
   /* No text may follow: releases what the filter withholds and then emits
@@ -57,6 +58,20 @@ void     symfonic_filter_stage_emit_terminal  (SymfonicStage                  *s
                                               const SymfonicFilterStageFuncs *funcs,
                                               SymfonicStream                 *stream,
                                               SymfonicEvent                  *terminal);
+
+/* Adds to a stage's @total what a stream's filter @count grew by since
+ * @counted, the part of it added before. */
+static inline void
+symfonic_filter_stage_add_count (_Atomic guint64 *total,
+                                 guint64         *counted,
+                                 guint64          count)
+{
+  if (count != *counted)
+    {
+      atomic_fetch_add_explicit (total, count - *counted, memory_order_relaxed);
+      *counted = count;
+    }
+}
 
 /* The stream's state for @stage, made at its first event. */
 static inline gpointer
@@ -82,8 +97,7 @@ symfonic_filter_stage_process (SymfonicStage                  *stage,
 
   if (symfonic_text_filter_process (state->filter, stream, event))
     {
-      if (funcs->filtered != NULL)
-        funcs->filtered (stage, state);
+      funcs->filtered (stage, state);
       return TRUE;
     }
 

@@ -49,7 +49,7 @@ typedef struct
 {
   SymfonicFilterStageState parent;
   /* how much of the filter's drop count was added to the stage's */
-  guint                    dropped_counted;
+  guint64                  dropped_counted;
   /* the answer was closed: our MemoryExtractedEvent's place has passed */
   gboolean                 closed;
 } StreamState;
@@ -99,14 +99,10 @@ count_drops (SymfonicStage *stage,
 {
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
   StreamState *state = data;
-  guint dropped = symfonic_extraction_filter_get_dropped (SYMFONIC_EXTRACTION_FILTER (state->parent.filter));
+  SymfonicExtractionFilter *filter = SYMFONIC_EXTRACTION_FILTER (state->parent.filter);
 
-  if (dropped != state->dropped_counted)
-    {
-      atomic_fetch_add_explicit (&self->blocks_dropped, dropped - state->dropped_counted,
-                                 memory_order_relaxed);
-      state->dropped_counted = dropped;
-    }
+  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
+                                   symfonic_extraction_filter_get_dropped (filter));
 }
 
 /* Releases the withheld prose and sends the one MemoryExtractedEvent, with
