@@ -212,6 +212,17 @@ append_text_event (GString    *out,
   g_string_append (out, "}\n\n");
 }
 
+/* A runtime's terminal, which carries the whole raw answer. */
+static void
+append_terminal (GString    *out,
+                 const char *answer,
+                 gboolean    escape_unicode)
+{
+  g_string_append (out, "event: ResponseCompleteEvent\ndata: {\"text\":");
+  append_json_string (out, answer, escape_unicode);
+  g_string_append (out, ",\"duration_ms\":7}\n\n");
+}
+
 /* The upstream's side of the turn, in the published order; its terminal
  * carries the raw answer, block and tags and all, as a runtime would. */
 static GBytes *
@@ -236,9 +247,7 @@ turn_encode (Turn *turn)
     }
   g_string_append (out, "event: ConsolidationScheduledEvent\n"
                    "data: {\"report\":{\"scheduled\":true},\"graph_mutations\":[]}\n\n");
-  g_string_append (out, "event: ResponseCompleteEvent\ndata: {\"text\":");
-  append_json_string (out, answers[turn->answer], turn->escape_unicode);
-  g_string_append (out, ",\"duration_ms\":7}\n\n");
+  append_terminal (out, answers[turn->answer], turn->escape_unicode);
 
   return g_string_free_to_bytes (out);
 }
@@ -1076,11 +1085,10 @@ test_contract_terminal_only (void)
   for (guint i = 0; i < G_N_ELEMENTS (answers); i++)
     {
       g_autofree char *expected = reference_clean (answers[i]);
-      g_autoptr(GString) body = g_string_new ("event: ResponseCompleteEvent\ndata: {\"text\":");
+      g_autoptr(GString) body = g_string_new (NULL);
       g_autoptr(GBytes) bytes = NULL;
 
-      append_json_string (body, answers[i], FALSE);
-      g_string_append (body, ",\"duration_ms\":3}\n\n");
+      append_terminal (body, answers[i], FALSE);
       bytes = g_string_free_to_bytes (g_steal_pointer (&body));
 
       for (Route route = 0; route < N_ROUTES; route++)
@@ -1115,6 +1123,72 @@ test_contract_terminal_only (void)
               g_assert_cmpstr (string_member (json_node_get_object (data), "text"), ==, expected);
             }
         }
+    }
+
+  symfonic_server_stop (server);
+}
+
+/* What the filter stages count, read from their properties after real
+ * streams, once with the answer whole and once one character per delta.
+ * The answer has three citation tags; a block that tag removal forms
+ * (citation drops it, and counts its tag); a block that is no JSON
+ * (extraction drops it); and at its end one that tag removal forms and
+ * one of extraction's own, neither closed, which are dropped only when
+ * the answer closes. The terminal repeats the answer, tags and all; it is
+ * cleaned but not counted, so each stream adds exactly these. */
+#define COUNTED_ANSWER "A [semantic] b<memory[semantic]_ops>x</memory_ops> c " \
+  "<memory_ops>not json</memory_ops> d [episodic:n42] [PROCEDURAL]. " \
+  "<memory[episodic]_ops>tail <memory_ops>never closed"
+#define COUNTED_TAGS 5
+#define COUNTED_CITATION_BLOCKS 2
+#define COUNTED_EXTRACTION_BLOCKS 2
+
+static guint64
+get_uint64 (SymfonicServer *server,
+            const char     *stage,
+            const char     *property)
+{
+  guint64 value = 0;
+
+  g_object_get (symfonic_pipeline_get_stage (symfonic_server_get_pipeline (server), stage), property, &value, NULL);
+  return value;
+}
+
+static void
+test_contract_stage_counters (void)
+{
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autofree char *url = symfonic_test_upstream_dup_url (upstream, UPSTREAM_PATH);
+  g_autoptr(SymfonicServer) server = gateway_new (url, FALSE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *route_url = symfonic_test_server_dup_url (server, route_paths[ROUTE_TYPED]);
+
+  for (guint n = 1; n <= 2; n++)
+    {
+      g_autoptr(GArray) cuts = n == 1 ? g_array_new (FALSE, FALSE, sizeof (guint)) : char_boundaries (COUNTED_ANSWER);
+      g_autoptr(GPtrArray) deltas = split_at (COUNTED_ANSWER, cuts);
+      g_autoptr(GString) body = g_string_new (NULL);
+      g_autoptr(GBytes) bytes = NULL;
+      g_autofree char *query = g_strdup_printf ("counted %u", n);
+      g_autofree char *client = client_body (query);
+      g_autoptr(SymfonicTestStream) stream = NULL;
+      SymfonicTestScenario scenario = { .split = SYMFONIC_TEST_SPLIT_ONE_BYTE };
+
+      for (guint i = 0; i < deltas->len; i++)
+        append_text_event (body, "TextDeltaEvent", g_ptr_array_index (deltas, i), FALSE);
+      append_terminal (body, COUNTED_ANSWER, FALSE);
+      scenario.body = bytes = g_string_free_to_bytes (g_steal_pointer (&body));
+
+      symfonic_test_upstream_add_for_query (upstream, UPSTREAM_PATH, query, &scenario);
+      stream = symfonic_test_stream_post (session, route_url, client, NULL);
+      symfonic_test_stream_wait_done (stream);
+      g_assert_no_error (stream->error);
+      g_assert_cmpuint (stream->status, ==, 200);
+      assert_no_leak (query, stream->raw->str);
+
+      g_assert_cmpuint (get_uint64 (server, "citation", "tags-removed"), ==, n * COUNTED_TAGS);
+      g_assert_cmpuint (get_uint64 (server, "citation", "blocks-dropped"), ==, n * COUNTED_CITATION_BLOCKS);
+      g_assert_cmpuint (get_uint64 (server, "extraction", "blocks-dropped"), ==, n * COUNTED_EXTRACTION_BLOCKS);
     }
 
   symfonic_server_stop (server);
@@ -1192,6 +1266,7 @@ main (int   argc,
   g_test_add_func ("/contract/all-routes", test_contract_all_routes);
   g_test_add_func ("/contract/with-auth", test_contract_with_auth);
   g_test_add_func ("/contract/terminal-only", test_contract_terminal_only);
+  g_test_add_func ("/contract/stage-counters", test_contract_stage_counters);
   g_test_add_func ("/contract/old-line/thinks-first", test_contract_old_line_thinks_first);
   g_test_add_func ("/contract/old-line/upstream-fails", test_contract_old_line_upstream_fails);
 
