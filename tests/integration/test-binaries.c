@@ -1971,6 +1971,55 @@ test_python_ended_stream_drops_events (void)
   stop_gateway (process, SIGTERM);
 }
 
+/* A JavaScript stage's process hook that never returns holds the main
+ * thread, and gjs cannot be interrupted: SIGTERM still closes the listener
+ * at once, the stuck stream still ends with its one error frame, and the
+ * gateway exits 0 within drain-seconds, the drain's grace and a margin. */
+static void
+test_js_stuck_stage_sigterm (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stuck = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+  gboolean exited = FALSE;
+  gint64 signalled;
+  guint i;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  process = start_stuck_gateway (launcher, &base_url);
+  stuck = post_stuck (session, base_url, "js", "demo-token-alice", "acme", "spin");
+  symfonic_test_stream_wait_frames (stuck, 1);
+  /* the stage has the event that makes it spin */
+  g_usleep (200 * 1000);
+
+  signalled = g_get_monotonic_time ();
+  g_subprocess_send_signal (process, SIGTERM);
+  for (i = 0; i < 50 && !refused (port_of (base_url)); i++)
+    g_usleep (10 * 1000);
+  g_test_message ("the listener closed within %u ms of the signal", i * 10);
+  g_assert_true (refused (port_of (base_url)));
+
+  symfonic_test_stream_wait_done (stuck);
+  last = assert_one_terminal (stuck, "error");
+  /* the route has no error-map stage: the 5xx detail is the opaque one */
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":503,\"code\":\"shutting_down\"}");
+
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_test_message ("the gateway exited %" G_GINT64_FORMAT " ms after the signal",
+                  (g_get_monotonic_time () - signalled) / 1000);
+  /* one second of drain, two of grace for the error frames */
+  g_assert_cmpint (g_get_monotonic_time () - signalled, <, 5 * G_USEC_PER_SEC);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -2016,6 +2065,7 @@ main (int   argc,
   g_test_add_data_func ("/binaries/python-stuck-stage/sleep", "sleep", test_python_stuck_stage);
   g_test_add_data_func ("/binaries/python-stuck-stage/spin", "spin", test_python_stuck_stage);
   g_test_add_func ("/binaries/python-ended-stream-drops-events", test_python_ended_stream_drops_events);
+  g_test_add_func ("/binaries/js-stuck-stage-sigterm", test_js_stuck_stage_sigterm);
 
   return g_test_run ();
 }
