@@ -87,12 +87,13 @@ on_stop_signal (gpointer data)
       return G_SOURCE_CONTINUE;
     }
 
+  /* a reload in progress ends first, and none starts after this */
   g_mutex_lock (&service->lock);
   service->stopping = TRUE;
+  g_mutex_unlock (&service->lock);
   symfonic_service_notify ("STOPPING=1");
   g_print (_("symfonic-gateway: shutting down\n"));
   symfonic_server_drain_async (service->server, service->hurry, drained_cb, service);
-  g_mutex_unlock (&service->lock);
   return G_SOURCE_CONTINUE;
 }
 
