@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,6 +17,17 @@
 
 #include "symfonic-service-private.h"
 
+/* How long the main thread gets to come back once the drain is over: a
+ * JavaScript hook that never returns holds it for good. */
+#define MAIN_RETURN_GRACE_US (G_USEC_PER_SEC / 2)
+
+/* The main thread runs the default main context, where JavaScript stages
+ * run and pipelines (and their scripts) load: a stuck JavaScript hook
+ * holds it. Stop signals are therefore taken on a thread of their own,
+ * which drains and stops the server, so that the listener closes at once
+ * and the process ends within drain-seconds whatever a stage does. A
+ * reload loads scripts, so SIGHUP stays on the main thread; @lock keeps a
+ * reload and the start of a drain apart. */
 typedef struct
 {
   SymfonicServer *server;
@@ -24,17 +36,42 @@ typedef struct
   /* cancelled at a second stop signal: the drain ends streams at once */
   GCancellable   *hurry;
   gboolean        stopping;
+  GMutex          lock;
+  GCond           cond;
+  /* the main thread's loop returned */
+  gboolean        returned;
+  GMainLoop      *stop_loop;
 } Service;
 
+/* On the stop thread: the server stops there, then the main thread is
+ * asked to return; if it does not (a hook holds it), the process ends
+ * without it. */
 static void
 drained_cb (GObject      *object,
             GAsyncResult *result,
             gpointer      user_data)
 {
   Service *service = user_data;
+  gint64 until = g_get_monotonic_time () + MAIN_RETURN_GRACE_US;
+  gboolean returned;
 
   symfonic_server_drain_finish (SYMFONIC_SERVER (object), result, NULL);
+  symfonic_server_stop (service->server);
   g_main_loop_quit (service->loop);
+
+  g_mutex_lock (&service->lock);
+  while (!service->returned && g_cond_wait_until (&service->cond, &service->lock, until))
+    ;
+  returned = service->returned;
+  g_mutex_unlock (&service->lock);
+
+  if (!returned)
+    {
+      g_printerr (_("symfonic-gateway: a stage still holds the main thread; exiting without it\n"));
+      fflush (NULL);
+      _exit (0);
+    }
+  g_main_loop_quit (service->stop_loop);
 }
 
 /* The first SIGTERM or SIGINT drains, the second ends the streams left. */
@@ -50,11 +87,37 @@ on_stop_signal (gpointer data)
       return G_SOURCE_CONTINUE;
     }
 
+  /* a reload in progress ends first, and none starts after this */
+  g_mutex_lock (&service->lock);
   service->stopping = TRUE;
+  g_mutex_unlock (&service->lock);
   symfonic_service_notify ("STOPPING=1");
   g_print (_("symfonic-gateway: shutting down\n"));
   symfonic_server_drain_async (service->server, service->hurry, drained_cb, service);
   return G_SOURCE_CONTINUE;
+}
+
+static void
+add_signal (int          signum,
+            GSourceFunc  func,
+            Service     *service)
+{
+  g_autoptr(GSource) source = g_unix_signal_source_new (signum);
+
+  g_source_set_callback (source, func, service, NULL);
+  g_source_attach (source, g_main_loop_get_context (service->stop_loop));
+}
+
+static gpointer
+run_stop_thread (gpointer data)
+{
+  Service *service = data;
+
+  g_main_context_push_thread_default (g_main_loop_get_context (service->stop_loop));
+  g_main_loop_run (service->stop_loop);
+  g_main_context_pop_thread_default (g_main_loop_get_context (service->stop_loop));
+
+  return NULL;
 }
 
 /* SIGHUP: serve the pipeline file as it is now, or keep the running one if
@@ -66,8 +129,12 @@ on_reload_signal (gpointer data)
   g_autoptr(GError) error = NULL;
   g_autofree char *reloading = NULL;
 
+  g_mutex_lock (&service->lock);
   if (service->stopping)
-    return G_SOURCE_CONTINUE;
+    {
+      g_mutex_unlock (&service->lock);
+      return G_SOURCE_CONTINUE;
+    }
 
   reloading = g_strdup_printf ("RELOADING=1\nMONOTONIC_USEC=%" G_GINT64_FORMAT, g_get_monotonic_time ());
   symfonic_service_notify (reloading);
@@ -77,6 +144,7 @@ on_reload_signal (gpointer data)
     g_printerr (_("symfonic-gateway: reload refused, still serving the previous pipeline: %s\n"),
                 error->message);
   symfonic_service_notify ("READY=1");
+  g_mutex_unlock (&service->lock);
 
   return G_SOURCE_CONTINUE;
 }
@@ -125,6 +193,9 @@ main (int   argc,
   g_autoptr(SymfonicPipeline) pipeline = NULL;
   g_autoptr(SymfonicServer) server = NULL;
   g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(GMainContext) stop_context = NULL;
+  g_autoptr(GMainLoop) stop_loop = NULL;
+  GThread *stop_thread;
   g_autoptr(GSocket) passed = NULL;
   g_autoptr(GCancellable) hurry = NULL;
   Service service;
@@ -237,17 +308,29 @@ main (int   argc,
   /* the handlers first: whoever reads the banner may signal at once */
   loop = g_main_loop_new (NULL, FALSE);
   hurry = g_cancellable_new ();
+  stop_context = g_main_context_new ();
+  stop_loop = g_main_loop_new (stop_context, FALSE);
   service = (Service) { server, loop, display, hurry, FALSE };
-  g_unix_signal_add (SIGINT, on_stop_signal, &service);
-  g_unix_signal_add (SIGTERM, on_stop_signal, &service);
+  g_mutex_init (&service.lock);
+  g_cond_init (&service.cond);
+  service.stop_loop = stop_loop;
+  add_signal (SIGINT, on_stop_signal, &service);
+  add_signal (SIGTERM, on_stop_signal, &service);
   g_unix_signal_add (SIGHUP, on_reload_signal, &service);
+  stop_thread = g_thread_new ("symfonic-stop", run_stop_thread, &service);
 
   uri = symfonic_server_dup_uri (server);
   g_print (_("symfonic-gateway %s serving %s on %s\n"), SYMFONIC_VERSION, display, uri);
   symfonic_service_notify ("READY=1");
   g_main_loop_run (loop);
 
-  symfonic_server_stop (server);
+  g_mutex_lock (&service.lock);
+  service.returned = TRUE;
+  g_cond_signal (&service.cond);
+  g_mutex_unlock (&service.lock);
+  g_thread_join (stop_thread);
+  g_mutex_clear (&service.lock);
+  g_cond_clear (&service.cond);
 
   return 0;
 }

@@ -541,9 +541,9 @@ load_route (Loader      *loader,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout",
-                                        "max-streams", "max-streams-per-tenant", "heartbeat-seconds", "resume",
-                                        "resume-frames", "resume-seconds", NULL };
+  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "hook-timeout",
+                                        "stall-timeout", "max-streams", "max-streams-per-tenant",
+                                        "heartbeat-seconds", "resume", "resume-frames", "resume-seconds", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -571,8 +571,8 @@ load_route (Loader      *loader,
         {
           symfonic_config_file_set_error (loader->kf, error, group, keys[i],
                                           _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                            "stall-timeout, max-streams, max-streams-per-tenant, heartbeat-seconds, "
-                                            "resume, resume-frames, resume-seconds)"));
+                                            "hook-timeout, stall-timeout, max-streams, max-streams-per-tenant, "
+                                            "heartbeat-seconds, resume, resume-frames, resume-seconds)"));
           return FALSE;
         }
     }

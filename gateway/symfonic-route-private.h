@@ -5,6 +5,7 @@
 #pragma once
 
 #include "symfonic-route.h"
+#include "symfonic-stage-lane-private.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
 
@@ -25,6 +26,8 @@ typedef struct
   SymfonicAdmissionPhase    phase;
   /* the stage's own context (owned), or NULL when its hooks run inline */
   GMainContext             *context;
+  /* the hooks running on that context, or NULL with it */
+  SymfonicStageLane        *lane;
   /* its process hook, or NULL when it keeps the default one */
   SymfonicStageProcessFunc  process;
 } SymfonicRouteStage;

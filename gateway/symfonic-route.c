@@ -33,6 +33,7 @@ struct _SymfonicRoute
    * the route: a stage with a thread affinity answers only on its own */
   GArray            *stage_infos;
   guint              max_duration;
+  guint              hook_timeout;
   SymfonicStreamCap *cap;
   guint              stall_timeout;
   guint              heartbeat_seconds;
@@ -59,6 +60,7 @@ enum {
   PROP_KIND,
   PROP_SOURCE,
   PROP_MAX_DURATION,
+  PROP_HOOK_TIMEOUT,
   PROP_MAX_STREAMS,
   PROP_MAX_STREAMS_PER_TENANT,
   PROP_STALL_TIMEOUT,
@@ -115,6 +117,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_MAX_DURATION:
       g_value_set_uint (value, self->max_duration);
       break;
+    case PROP_HOOK_TIMEOUT:
+      g_value_set_uint (value, self->hook_timeout);
+      break;
     case PROP_MAX_STREAMS:
       g_value_set_uint (value, symfonic_route_get_max_streams (self));
       break;
@@ -168,6 +173,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_MAX_DURATION:
       symfonic_route_set_max_duration (self, g_value_get_uint (value));
+      break;
+    case PROP_HOOK_TIMEOUT:
+      symfonic_route_set_hook_timeout (self, g_value_get_uint (value));
       break;
     case PROP_MAX_STREAMS:
       symfonic_route_set_max_streams (self, g_value_get_uint (value));
@@ -235,6 +243,22 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
   properties[PROP_MAX_DURATION] =
     g_param_spec_uint ("max-duration", "Maximum duration", "The longest a stream may run, in seconds; 0 for no limit",
                        0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, 0,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:hook-timeout:
+   *
+   * How long a stage that runs on a thread of its own (a Python or
+   * JavaScript stage) may take to answer one call of its begin, process
+   * or finish hook for a stream of this route, in seconds, counted from
+   * when the stream handed the call over. Past it that stream ends with
+   * its one error frame (an upstream timeout, opaque) and the hook is
+   * interrupted where its interpreter allows, so that the streams behind
+   * it on the same thread go on. 0: no limit.
+   */
+  properties[PROP_HOOK_TIMEOUT] =
+    g_param_spec_uint ("hook-timeout", "Hook timeout",
+                       "How long a script stage may take to answer one call of a stream, in seconds; 0 for no limit",
+                       0, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicRoute:max-streams:
@@ -332,6 +356,7 @@ symfonic_route_init (SymfonicRoute *self)
   g_array_set_clear_func (self->stage_infos, stage_info_clear);
   self->cap = symfonic_stream_cap_new ();
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
+  self->hook_timeout = SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
   self->resume_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS;
 }
@@ -397,8 +422,12 @@ symfonic_route_add_stage (SymfonicRoute *self,
 
   info.phase = symfonic_stage_get_admission_phase (stage);
   info.context = symfonic_stage_type_get_main_context (G_OBJECT_TYPE (stage));
+  info.lane = NULL;
   if (info.context != NULL)
-    g_main_context_ref (info.context);
+    {
+      g_main_context_ref (info.context);
+      info.lane = symfonic_stage_lane_get (info.context);
+    }
   info.process = symfonic_stage_get_process_func (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
   g_array_append_val (self->stage_infos, info);
@@ -506,6 +535,45 @@ symfonic_route_set_max_duration (SymfonicRoute *self,
 
   self->max_duration = seconds;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_DURATION]);
+}
+
+/**
+ * symfonic_route_get_hook_timeout:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how long a stage on a thread of its own may take to answer one
+ *   call, in seconds; 0 when there is no limit
+ */
+guint
+symfonic_route_get_hook_timeout (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->hook_timeout;
+}
+
+/**
+ * symfonic_route_set_hook_timeout:
+ * @self: a #SymfonicRoute
+ * @seconds: how long a stage on a thread of its own may take to answer
+ *   one call, in seconds; 0 for no limit
+ *
+ * Bounds each call of a stream's hooks on a stage's own thread, see
+ * #SymfonicRoute:hook-timeout. Only while the route is assembled, before
+ * it serves.
+ */
+void
+symfonic_route_set_hook_timeout (SymfonicRoute *self,
+                                 guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  if (self->hook_timeout == seconds)
+    return;
+
+  self->hook_timeout = seconds;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_HOOK_TIMEOUT]);
 }
 
 static void

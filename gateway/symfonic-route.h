@@ -49,6 +49,13 @@ typedef enum {
 #define SYMFONIC_ROUTE_MAX_DURATION_LIMIT (7 * 24 * 3600)
 
 /**
+ * SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT:
+ *
+ * The default #SymfonicRoute:hook-timeout, in seconds.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT 10
+
+/**
  * SYMFONIC_ROUTE_MAX_STREAMS_LIMIT:
  *
  * The largest #SymfonicRoute:max-streams and
@@ -101,6 +108,9 @@ void               symfonic_route_set_release_line (SymfonicRoute  *self,
                                                     const char     *release_line);
 guint              symfonic_route_get_max_duration (SymfonicRoute  *self);
 void               symfonic_route_set_max_duration (SymfonicRoute  *self,
+                                                    guint           seconds);
+guint              symfonic_route_get_hook_timeout (SymfonicRoute  *self);
+void               symfonic_route_set_hook_timeout (SymfonicRoute  *self,
                                                     guint           seconds);
 guint              symfonic_route_get_max_streams (SymfonicRoute   *self);
 void               symfonic_route_set_max_streams (SymfonicRoute   *self,

@@ -124,4 +124,18 @@ void          symfonic_stage_type_set_main_context (GType         stage_type,
                                                     GMainContext *context);
 GMainContext *symfonic_stage_type_get_main_context (GType         stage_type);
 
+/**
+ * SymfonicStageInterruptFunc:
+ * @user_data: the data given to symfonic_stage_context_set_interrupt()
+ *
+ * Asks the thread of a stage context to stop the hook it runs; see
+ * symfonic_stage_context_set_interrupt(). Called on another thread.
+ */
+typedef void (*SymfonicStageInterruptFunc) (gpointer user_data);
+
+void     symfonic_stage_context_set_interrupt (GMainContext               *context,
+                                               SymfonicStageInterruptFunc  func,
+                                               gpointer                    user_data);
+gboolean symfonic_stage_context_hook_overdue  (GMainContext               *context);
+
 G_END_DECLS

@@ -86,6 +86,9 @@ typedef struct
   HopKind         kind;
   guint           index;
   GError         *error;
+  /* its number on the stage's lane once it runs there, 0 before (set on
+   * the stage's thread, read on the stream's) */
+  guint           serial;
 } Hop;
 
 /* The events of one batch. The executor empties a batch once per stage
@@ -173,6 +176,9 @@ struct _SymfonicStream
   /* a stage's thread has the batch arrays; what is pushed meanwhile waits
    * in @pending, and an end of the upstream in @end_pending */
   gboolean                  out;
+  /* the hop that has them, and the route's hook-timeout on its answer */
+  Hop                      *out_hop;
+  SymfonicTimer            *hook_deadline;
   EventList                *pending;
   gboolean                  end_pending;
   /* where the answers of a stage's thread come back to */
@@ -261,6 +267,7 @@ static void
 clear_deadline (SymfonicStream *self)
 {
   g_clear_pointer (&self->deadline, symfonic_timer_remove);
+  g_clear_pointer (&self->hook_deadline, symfonic_timer_remove);
 }
 
 /* The worker's poller, taken on first use by the thread that runs the
@@ -823,10 +830,15 @@ stream_end (SymfonicStream *self,
 }
 
 /* Runs stage @i over self->batch into self->spare, then makes the output
- * the batch; on the stream's thread or on the stage's own. */
+ * the batch; on the stream's thread or, @hopped, on the stage's own, where
+ * a stream that ended meanwhile (its deadline, its client gone, an error)
+ * gets none of its events past the one the stage has: a slow stage would
+ * otherwise go on with a whole batch of a stream nobody reads, holding
+ * every stream behind it on its thread. */
 static gboolean
 process_batch (SymfonicStream  *self,
                guint            i,
+               gboolean         hopped,
                GError         **error)
 {
   EventList *in = self->batch;
@@ -837,9 +849,16 @@ process_batch (SymfonicStream  *self,
   for (guint j = 0; j < in->len; j++)
     {
       SymfonicEvent *event = in->events[j];
+      gboolean ok;
 
-      self->handed = &in->events[j];
-      if (!symfonic_stage_run_process (slot->stage, slot->info.process, self, event, error))
+      if (hopped && g_cancellable_set_error_if_cancelled (self->cancellable, error))
+        ok = FALSE;
+      else
+        {
+          self->handed = &in->events[j];
+          ok = symfonic_stage_run_process (slot->stage, slot->info.process, self, event, error);
+        }
+      if (!ok)
         {
           self->handed = NULL;
           self->emit_target = NULL;
@@ -893,7 +912,7 @@ run_stages (SymfonicStream  *self,
           hop_send (self, HOP_PROCESS, i);
           return TRUE;
         }
-      if (!process_batch (self, i, error))
+      if (!process_batch (self, i, FALSE, error))
         return FALSE;
     }
 
@@ -1064,6 +1083,9 @@ hop_answered (gpointer data)
     case HOP_PROCESS:
     case HOP_FINISH:
       self->out = FALSE;
+      self->out_hop = NULL;
+      if (self->hook_deadline != NULL)
+        symfonic_timer_set_deadline (self->hook_deadline, -1);
       if (self->state == STREAM_OVER)
         {
           event_list_clear (self->batch);
@@ -1126,6 +1148,7 @@ hop_run (gpointer data)
   Hop *hop = data;
   SymfonicStream *self = hop->stream;
   SymfonicStage *stage = self->slots[hop->index].stage;
+  SymfonicStageLane *lane = self->slots[hop->index].info.lane;
   gboolean ended = g_cancellable_is_cancelled (self->cancellable);
 
   switch (hop->kind)
@@ -1139,19 +1162,58 @@ hop_run (gpointer data)
       break;
 
     case HOP_BEGIN:
-    case HOP_FINISH:
-      if (!ended)
-        run_edge_hook (self, hop->kind, hop->index, &hop->error);
-      break;
-
     case HOP_PROCESS:
-      if (!ended)
-        process_batch (self, hop->index, &hop->error);
+    case HOP_FINISH:
+      if (ended)
+        break;
+      /* numbered, so that an overrun stops this hook and no later one */
+      g_atomic_int_set (&hop->serial, symfonic_stage_lane_enter (lane));
+      if (hop->kind == HOP_PROCESS)
+        process_batch (self, hop->index, TRUE, &hop->error);
+      else
+        run_edge_hook (self, hop->kind, hop->index, &hop->error);
+      symfonic_stage_lane_leave (lane);
       break;
     }
 
   hop_answer (hop);
   return G_SOURCE_REMOVE;
+}
+
+/* The stage that has the batch did not answer within the route's
+ * hook-timeout: the stream ends with its error frame, and the hook is
+ * interrupted if it still runs, so that the streams behind it on the
+ * stage's thread are not held too. The batch stays the stage thread's
+ * until it answers. */
+static void
+hook_overran (gpointer data)
+{
+  SymfonicStream *self = data;
+  Hop *hop = self->out_hop;
+  StageSlot *slot = &self->slots[hop->index];
+  g_autoptr(GError) error = NULL;
+
+  error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
+                       _("Stage %s did not answer within %u seconds"), G_OBJECT_TYPE_NAME (slot->stage),
+                       symfonic_route_get_hook_timeout (self->route));
+  symfonic_stage_lane_interrupt (slot->info.lane, g_atomic_int_get (&hop->serial));
+  stream_end (self, error);
+}
+
+/* Armed on the stream's thread whenever a batch goes out; the timer is
+ * made once per stream and moved from hop to hop. */
+static void
+arm_hook_deadline (SymfonicStream *self)
+{
+  guint seconds = symfonic_route_get_hook_timeout (self->route);
+
+  if (seconds == 0 || self->state == STREAM_OVER)
+    return;
+
+  if (self->hook_deadline == NULL)
+    self->hook_deadline = symfonic_poller_timer (get_poller (self), hook_overran, self);
+  symfonic_timer_set_deadline (self->hook_deadline,
+                               g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC);
 }
 
 /* Hands a hook of stage @index to the stage's context. */
@@ -1168,7 +1230,11 @@ hop_send (SymfonicStream *self,
   if (self->home == NULL)
     self->home = g_main_context_ref_thread_default ();
   if (kind == HOP_BEGIN || kind == HOP_PROCESS || kind == HOP_FINISH)
-    self->out = TRUE;
+    {
+      self->out = TRUE;
+      self->out_hop = hop;
+      arm_hook_deadline (self);
+    }
 
   hop_post (hop, self->slots[index].info.context, hop_run, NULL);
 }

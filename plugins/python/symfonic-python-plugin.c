@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <glib/gi18n-lib.h>
 
 #include <symfonic.h>
@@ -38,6 +40,8 @@ typedef struct
   gboolean      started;
   char         *start_error;
   PyObject     *load;
+  /* the thread, for the signal that interrupts a hook that overran */
+  pthread_t     thread;
 } Interpreter;
 
 static Interpreter interpreter;
@@ -68,6 +72,34 @@ static PyMethodDef hook_failed_def = {
   "_hook_failed", hook_failed, METH_VARARGS, NULL
 };
 
+/* The helper's `_hook_overdue ()`, from the signal's handler: whether the
+ * hook it interrupted is the one that overran, not one that began since. */
+static PyObject *
+hook_overdue (PyObject *module,
+              PyObject *args)
+{
+  return PyBool_FromLong (symfonic_stage_context_hook_overdue (interpreter.context));
+}
+
+static PyMethodDef hook_overdue_def = {
+  "_hook_overdue", hook_overdue, METH_NOARGS, NULL
+};
+
+/* A hook that overran its route's hook-timeout holds this thread, and with
+ * it every Python stage of every route: it is interrupted by a signal sent
+ * to this thread alone. Its Python handler raises in the hook, through a
+ * busy loop (at the next bytecode) and through time.sleep() (which the
+ * signal cuts short) alike; Python runs signal handlers only on the thread
+ * that started it, which is this one. The first real-time signal is used
+ * by nothing else in the process. */
+#define INTERRUPT_SIGNAL SIGRTMIN
+
+static void
+interrupt_hook (gpointer data)
+{
+  pthread_kill (interpreter.thread, INTERRUPT_SIGNAL);
+}
+
 /* Runs one script as a module of its own; on failure, says where in the
  * script it broke and logs the traceback.
  *
@@ -93,6 +125,14 @@ static const char helper_source[] =
   "from gi.repository import GLib, Symfonic\n"
   "_scripts = []\n"
   "_loading = False\n"
+  "class HookTimeout(BaseException):\n"
+  "    pass\n"
+  "def _interrupt_on(signum):\n"
+  "    import signal\n"
+  "    def interrupted(signum, frame):\n"
+  "        if _hook_overdue():\n"
+  "            raise HookTimeout('the hook ran longer than its route allows')\n"
+  "    signal.signal(signum, interrupted)\n"
   "def _log(self, name, e):\n"
   "    text = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip()\n"
   "    return _hook_failed(type(self).__gtype__.name, name[len('do_'):], text)\n"
@@ -209,6 +249,9 @@ start_python (void)
   function = PyCFunction_New (&hook_failed_def, NULL);
   PyDict_SetItemString (globals, "_hook_failed", function);
   Py_DECREF (function);
+  function = PyCFunction_New (&hook_overdue_def, NULL);
+  PyDict_SetItemString (globals, "_hook_overdue", function);
+  Py_DECREF (function);
   result = PyRun_String (helper_source, Py_file_input, globals, globals);
   if (result == NULL)
     {
@@ -223,6 +266,22 @@ start_python (void)
   Py_DECREF (result);
   interpreter.load = PyDict_GetItemString (globals, "load");
   Py_INCREF (interpreter.load);
+
+  /* a program's interpreter runs signal handlers on the program's main
+   * thread, not here: its hooks that overrun end their streams, but are
+   * not interrupted */
+  if (!joined)
+    {
+      result = PyObject_CallFunction (PyDict_GetItemString (globals, "_interrupt_on"), "i", INTERRUPT_SIGNAL);
+      if (result == NULL)
+        PyErr_Print ();
+      else
+        {
+          interpreter.thread = pthread_self ();
+          symfonic_stage_context_set_interrupt (interpreter.context, interrupt_hook, NULL);
+        }
+      Py_XDECREF (result);
+    }
   Py_DECREF (globals);
 
   return NULL;

@@ -1786,6 +1786,240 @@ static const char *const js_source[] = { "js-source", "source.js",
                                          ("Error: js-source: a source cannot be written in JavaScript: it would run "
                                           "on the workers\n") };
 
+/* A pipeline whose routes each run one stuck script stage behind auth:
+ * py-stuck (never returns on "sleep" or "spin", 300 ms on "slow") on
+ * /stuck, with a hook-timeout of one second, on /other with the default,
+ * and on /slow with no hook-timeout but a max-duration of one second;
+ * js-stuck (never returns on "spin") on /js, with no hook-timeout. The
+ * drain lasts one second. */
+static char *
+write_stuck_pipeline (void)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *tokens = g_test_build_filename (G_TEST_DIST, "..", "data", "demo-tokens.ini", NULL);
+  g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "listen=127.0.0.1:8080\n"
+                                           "drain-seconds=1\n"
+                                           "\n"
+                                           "[route:stuck]\n"
+                                           "path=/stuck\n"
+                                           "kind=typed\n"
+                                           "source=fixtures\n"
+                                           "stages=auth;py\n"
+                                           "hook-timeout=1\n"
+                                           "\n"
+                                           "[route:other]\n"
+                                           "path=/other\n"
+                                           "kind=typed\n"
+                                           "source=fixtures\n"
+                                           "stages=auth;py\n"
+                                           "\n"
+                                           "[route:slow]\n"
+                                           "path=/slow\n"
+                                           "kind=typed\n"
+                                           "source=fixtures\n"
+                                           "stages=auth;py\n"
+                                           "hook-timeout=0\n"
+                                           "max-duration=1\n"
+                                           "\n"
+                                           "[route:js]\n"
+                                           "path=/js\n"
+                                           "kind=typed\n"
+                                           "source=fixtures\n"
+                                           "stages=auth;js\n"
+                                           "hook-timeout=0\n"
+                                           "\n"
+                                           "[source:fixtures]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=paced\n"
+                                           "transcript-header=X-Symfonic-Transcript\n"
+                                           "time-scale=0.1\n"
+                                           "\n"
+                                           "[stage:auth]\n"
+                                           "type=auth\n"
+                                           "tokens-file=%s\n"
+                                           "\n"
+                                           "[stage:py]\n"
+                                           "type=py-stuck\n"
+                                           "\n"
+                                           "[stage:js]\n"
+                                           "type=js-stuck\n",
+                                           transcripts, tokens);
+
+  return write_pipeline ("stuck.pipeline", text);
+}
+
+/* The stuck pipeline's gateway, with the stuck scripts on its plugin path. */
+static GSubprocess *
+start_stuck_gateway (GSubprocessLauncher  *launcher,
+                     char                **base_url)
+{
+  g_autofree char *plugin_path = script_plugin_path ("stuck-scripts");
+  g_autofree char *pipeline = write_stuck_pipeline ();
+
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  return start_gateway (launcher, pipeline, "2", base_url);
+}
+
+/* A stream of the stuck pipeline's @path, as @token's principal in
+ * @tenant, playing @transcript (NULL: the default one). */
+static SymfonicTestStream *
+post_stuck (SoupSession *session,
+            const char  *base_url,
+            const char  *path,
+            const char  *token,
+            const char  *tenant,
+            const char  *transcript)
+{
+  g_autofree char *url = g_strconcat (base_url, path, NULL);
+  g_autofree char *bearer = g_strconcat ("Bearer ", token, NULL);
+
+  if (transcript == NULL)
+    return symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", "Authorization", bearer,
+                                      "X-Tenant-ID", tenant, NULL);
+  return symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", "Authorization", bearer,
+                                    "X-Tenant-ID", tenant, "X-Symfonic-Transcript", transcript, NULL);
+}
+
+/* Another tenant's stream on another Python-stage route: all seven
+ * deltas, then its terminal. */
+static void
+assert_other_completes (SymfonicTestStream *other)
+{
+  SymfonicTestFrame *last;
+
+  symfonic_test_stream_wait_done (other);
+  g_test_message ("the other stream took %" G_GINT64_FORMAT " ms", (other->end_us - other->start_us) / 1000);
+  last = assert_one_terminal (other, "ResponseCompleteEvent");
+  /* seven deltas, the consolidation, the terminal */
+  g_assert_cmpuint (other->frames->len, ==, 9);
+  g_assert_true (g_str_has_prefix (last->data, "{\"text\":\"one two three four five six seven\","));
+  /* the paced transcript takes 140 ms at this time scale */
+  g_assert_cmpint (other->end_us - other->start_us, <, 3 * G_USEC_PER_SEC);
+}
+
+/* A Python stage's process hook that never returns (it sleeps, or it
+ * loops) holds the one interpreter thread: past its route's hook-timeout
+ * its stream ends with its one opaque error frame, the hook is
+ * interrupted with its traceback in the log, and another tenant's stream
+ * on another Python-stage route, queued behind it, completes. */
+static void
+test_python_stuck_stage (gconstpointer data)
+{
+  const char *transcript = data;
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stuck = NULL;
+  g_autoptr(SymfonicTestStream) other = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+
+  if (!python_loader_built ())
+    return;
+
+  process = start_stuck_gateway (launcher, &base_url);
+  stuck = post_stuck (session, base_url, "stuck", "demo-token-alice", "acme", transcript);
+  symfonic_test_stream_wait_frames (stuck, 1);
+  other = post_stuck (session, base_url, "other", "demo-token-bob", "globex", NULL);
+
+  symfonic_test_stream_wait_done (stuck);
+  g_test_message ("the stuck stream took %" G_GINT64_FORMAT " ms", (stuck->end_us - stuck->start_us) / 1000);
+  g_assert_cmpuint (stuck->frames->len, ==, 2);
+  assert_delta (g_ptr_array_index (stuck->frames, 0), "{\"text\":\"fine \"}");
+  last = assert_one_terminal (stuck, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_timeout\"}");
+  g_assert_cmpint (stuck->end_us - stuck->start_us, >=, G_USEC_PER_SEC);
+  g_assert_cmpint (stuck->end_us - stuck->start_us, <, 3 * G_USEC_PER_SEC);
+
+  assert_other_completes (other);
+  g_free (wait_line_matching (process, "stderr", "^HookTimeout: the hook ran longer than its route allows$"));
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* A stream that ended (its max-duration) while its Python stage works
+ * through a batch of its events gets none of them past the one the stage
+ * has: the stage, 300 ms per event, would otherwise go on for 12 s, and
+ * another tenant's stream on another Python-stage route would wait as
+ * long. */
+static void
+test_python_ended_stream_drops_events (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) slow = NULL;
+  g_autoptr(SymfonicTestStream) other = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+
+  if (!python_loader_built ())
+    return;
+
+  process = start_stuck_gateway (launcher, &base_url);
+  slow = post_stuck (session, base_url, "slow", "demo-token-alice", "acme", "slow");
+  symfonic_test_stream_wait_done (slow);
+  last = assert_one_terminal (slow, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500,\"code\":\"upstream_timeout\"}");
+
+  other = post_stuck (session, base_url, "other", "demo-token-bob", "globex", NULL);
+  assert_other_completes (other);
+
+  stop_gateway (process, SIGTERM);
+}
+
+/* A JavaScript stage's process hook that never returns holds the main
+ * thread, and gjs cannot be interrupted: SIGTERM still closes the listener
+ * at once, the stuck stream still ends with its one error frame, and the
+ * gateway exits 0 within drain-seconds, the drain's grace and a margin. */
+static void
+test_js_stuck_stage_sigterm (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stuck = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *base_url = NULL;
+  SymfonicTestFrame *last;
+  gboolean exited = FALSE;
+  gint64 signalled;
+  guint i;
+
+  if (!python_loader_built () || !gjs_loader_built ())
+    return;
+
+  process = start_stuck_gateway (launcher, &base_url);
+  stuck = post_stuck (session, base_url, "js", "demo-token-alice", "acme", "spin");
+  symfonic_test_stream_wait_frames (stuck, 1);
+  /* the stage has the event that makes it spin */
+  g_usleep (200 * 1000);
+
+  signalled = g_get_monotonic_time ();
+  g_subprocess_send_signal (process, SIGTERM);
+  for (i = 0; i < 50 && !refused (port_of (base_url)); i++)
+    g_usleep (10 * 1000);
+  g_test_message ("the listener closed within %u ms of the signal", i * 10);
+  g_assert_true (refused (port_of (base_url)));
+
+  symfonic_test_stream_wait_done (stuck);
+  last = assert_one_terminal (stuck, "error");
+  /* the route has no error-map stage: the 5xx detail is the opaque one */
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":503,\"code\":\"shutting_down\"}");
+
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+  g_test_message ("the gateway exited %" G_GINT64_FORMAT " ms after the signal",
+                  (g_get_monotonic_time () - signalled) / 1000);
+  /* one second of drain, two of grace for the error frames */
+  g_assert_cmpint (g_get_monotonic_time () - signalled, <, 5 * G_USEC_PER_SEC);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1828,6 +2062,10 @@ main (int   argc,
   g_test_add_func ("/binaries/scripts-need-no-typelib-path", test_scripts_need_no_typelib_path);
   g_test_add_func ("/binaries/example-plugin-names", test_example_plugin_names);
   g_test_add_func ("/binaries/script-named-like-module", test_script_named_like_module);
+  g_test_add_data_func ("/binaries/python-stuck-stage/sleep", "sleep", test_python_stuck_stage);
+  g_test_add_data_func ("/binaries/python-stuck-stage/spin", "spin", test_python_stuck_stage);
+  g_test_add_func ("/binaries/python-ended-stream-drops-events", test_python_ended_stream_drops_events);
+  g_test_add_func ("/binaries/js-stuck-stage-sigterm", test_js_stuck_stage_sigterm);
 
   return g_test_run ();
 }
