@@ -327,14 +327,16 @@ apply_delta (SymfonicProviderRequest      *request,
     symfonic_provider_request_text (request, delta->text);
 }
 
-static void
-set_usage (SymfonicProviderRequest *request,
-           JsonObject              *usage)
+static gboolean
+set_usage (SymfonicProviderRequest  *request,
+           JsonObject               *usage,
+           GError                  **error)
 {
   SymfonicUsageCounts counts;
 
   symfonic_usage_read_counts (usage, &counts);
-  symfonic_provider_request_set_usage (request, &counts);
+
+  return symfonic_provider_request_set_usage (request, &counts, error);
 }
 
 static gboolean
@@ -382,14 +384,14 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     {
       message = symfonic_provider_json_object (frame, "message");
       symfonic_provider_request_set_model (request, symfonic_provider_json_string (message, "model"));
-      set_usage (request, symfonic_provider_json_object (message, "usage"));
+      return set_usage (request, symfonic_provider_json_object (message, "usage"), error);
     }
   else if (strcmp (type, "message_delta") == 0)
     {
       stop_reason = symfonic_provider_json_string (symfonic_provider_json_object (frame, "delta"), "stop_reason");
       if (stop_reason != NULL)
         symfonic_provider_request_set_finish_reason (request, finish_reason_for (stop_reason));
-      set_usage (request, symfonic_provider_json_object (frame, "usage"));
+      return set_usage (request, symfonic_provider_json_object (frame, "usage"), error);
     }
   else if (strcmp (type, "message_stop") == 0)
     symfonic_provider_request_complete (request);

@@ -80,12 +80,14 @@ read_tool_calls (SymfonicProviderRequest *request,
     }
 }
 
-static void
-apply_chunk (SymfonicProviderRequest   *request,
-             const SymfonicOpenaiChunk *chunk)
+static gboolean
+apply_chunk (SymfonicProviderRequest    *request,
+             const SymfonicOpenaiChunk  *chunk,
+             GError                    **error)
 {
   symfonic_provider_request_set_model (request, chunk->model);
-  symfonic_provider_request_set_usage (request, &chunk->usage);
+  if (!symfonic_provider_request_set_usage (request, &chunk->usage, error))
+    return FALSE;
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
   if (chunk->text != NULL)
@@ -94,6 +96,8 @@ apply_chunk (SymfonicProviderRequest   *request,
     read_tool_calls (request, chunk->tool_calls);
   if (chunk->finish_reason != NULL)
     symfonic_provider_request_set_finish_reason (request, chunk->finish_reason);
+
+  return TRUE;
 }
 
 static gboolean
@@ -109,10 +113,7 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
 
   if (symfonic_openai_chunk_scan (data, data_length, symfonic_provider_request_get_memo (request),
                                   symfonic_provider_request_get_scratch (request), &chunk))
-    {
-      apply_chunk (request, &chunk);
-      return TRUE;
-    }
+    return apply_chunk (request, &chunk, error);
 
   root = symfonic_provider_parse_json (data, data_length, error);
   if (root == NULL)
@@ -125,9 +126,8 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
                                                                    "sent an error frame"));
       return FALSE;
     }
-  apply_chunk (request, &chunk);
 
-  return TRUE;
+  return apply_chunk (request, &chunk, error);
 }
 
 static void

@@ -85,8 +85,9 @@ void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *s
                                                       const char              *finish_reason);
 void     symfonic_provider_request_set_model         (SymfonicProviderRequest *self,
                                                       const char              *model);
-void     symfonic_provider_request_set_usage         (SymfonicProviderRequest   *self,
-                                                      const SymfonicUsageCounts *usage);
+gboolean symfonic_provider_request_set_usage         (SymfonicProviderRequest   *self,
+                                                      const SymfonicUsageCounts *usage,
+                                                      GError                   **error);
 void     symfonic_provider_request_complete          (SymfonicProviderRequest *self);
 GError  *symfonic_provider_request_failure           (SymfonicProviderRequest *self,
                                                       SymfonicError            code,
