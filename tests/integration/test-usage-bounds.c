@@ -203,6 +203,62 @@ test_lie (gconstpointer data)
   symfonic_server_stop (server);
 }
 
+/* A budget of 100 tokens: "count me" is 2 of them, leaving 392 bytes of
+ * text. The first delta (4 bytes) passes, the second (400) would not: the
+ * stream ends with budget_exceeded after one delta, and is charged
+ * 2 + ceil (4 / 4) = 3 tokens, not the 103 its refused delta would make.
+ * So another stream's reservation of 90 still fits. */
+static void
+test_refused_delta_not_charged (void)
+{
+  g_autofree char *dir = g_build_filename (g_get_tmp_dir (), "cut", NULL);
+  g_autofree char *transcript = g_build_filename (dir, "cut.jsonl", NULL);
+  g_autoptr(GString) lines = g_string_new ("{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"abcd\"}}\n"
+                                           "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"");
+  g_autofree char *text = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) cut = NULL;
+  g_autoptr(SymfonicTestStream) next = NULL;
+  g_autofree char *url = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicTestFrame *last;
+
+  for (guint i = 0; i < 400; i++)
+    g_string_append_c (lines, 'x');
+  g_string_append (lines, "\"}}\n{\"event\":\"ResponseCompleteEvent\",\"data\":{\"text\":\"\",\"duration_ms\":1}}\n");
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_file_set_contents (transcript, lines->str, -1, &error);
+  g_assert_no_error (error);
+
+  text = g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=1\n\n"
+                          "[route:cut]\npath=/cut\nkind=typed\nsource=replay\nstages=auth;budget;errors\n\n"
+                          "[source:replay]\ntype=replay\ntranscripts=%s\ndefault-transcript=cut\n\n"
+                          "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
+                          "[stage:budget]\ntype=budget\ntokens-per-window=100\nwindow-seconds=60\n"
+                          "reserve-tokens=90\n\n"
+                          "[stage:errors]\ntype=error-map\ntable=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n",
+                          dir);
+  server = symfonic_test_server_new (text, g_get_tmp_dir (), 1);
+  url = symfonic_test_server_dup_url (server, "/cut");
+
+  cut = symfonic_test_stream_post (session, url, QUERY, AUTH_HEADERS, NULL);
+  symfonic_test_stream_wait_done (cut);
+  next = symfonic_test_stream_post (session, url, QUERY, AUTH_HEADERS, NULL);
+  symfonic_test_stream_wait_headers (next);
+  g_test_message ("after the cut stream: HTTP %u", next->status);
+
+  g_assert_no_error (cut->error);
+  g_assert_cmpuint (cut->frames->len, ==, 2);
+  g_assert_cmpstr (frame_at (cut, 0)->data, ==, "{\"text\":\"abcd\"}");
+  last = frame_at (cut, 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_nonnull (strstr (last->data, "\"status\":429,\"code\":\"budget_exceeded\""));
+  g_assert_cmpuint (next->status, ==, 200);
+
+  symfonic_server_stop (server);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -215,6 +271,8 @@ main (int    argc,
 
       g_test_add_data_func (path, &lie_cases[i], test_lie);
     }
+
+  g_test_add_func ("/usage-bounds/budget/refused-delta-not-charged", test_refused_delta_not_charged);
 
   return g_test_run ();
 }
