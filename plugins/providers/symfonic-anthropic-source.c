@@ -300,9 +300,10 @@ read_block_start (SymfonicProviderRequest *request,
                                           symfonic_provider_json_string (block, "name"));
 }
 
-static void
-read_block_delta (SymfonicProviderRequest *request,
-                  JsonObject              *frame)
+static gboolean
+read_block_delta (SymfonicProviderRequest  *request,
+                  JsonObject               *frame,
+                  GError                  **error)
 {
   JsonObject *delta = symfonic_provider_json_object (frame, "delta");
   const char *type = symfonic_provider_json_string (delta, "type");
@@ -310,11 +311,13 @@ read_block_delta (SymfonicProviderRequest *request,
 
   /* text and thinking deltas are read by symfonic_anthropic_delta_read() */
   if (type == NULL)
-    return;
+    return TRUE;
   if (strcmp (type, "signature_delta") == 0 && (text = symfonic_provider_json_string (delta, "signature")) != NULL)
     symfonic_provider_request_thinking (request, "", text);
   else if (strcmp (type, "input_json_delta") == 0 && (text = symfonic_provider_json_string (delta, "partial_json")) != NULL)
-    symfonic_provider_request_tool_arguments (request, get_index (frame), text);
+    return symfonic_provider_request_tool_arguments (request, get_index (frame), text, error);
+
+  return TRUE;
 }
 
 static void
@@ -375,7 +378,7 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     return TRUE;
 
   if (strcmp (type, "content_block_delta") == 0)
-    read_block_delta (request, frame);
+    return read_block_delta (request, frame, error);
   else if (strcmp (type, "content_block_start") == 0)
     read_block_start (request, frame);
   else if (strcmp (type, "content_block_stop") == 0)

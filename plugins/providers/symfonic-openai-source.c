@@ -54,9 +54,10 @@ symfonic_openai_source_write_body (SymfonicProviderSource *source,
 
 /* A call's id comes with its first fragment; later fragments carry only
  * its index and more of its arguments. */
-static void
-read_tool_calls (SymfonicProviderRequest *request,
-                 JsonArray               *calls)
+static gboolean
+read_tool_calls (SymfonicProviderRequest  *request,
+                 JsonArray                *calls,
+                 GError                  **error)
 {
   for (guint i = 0; i < json_array_get_length (calls); i++)
     {
@@ -75,9 +76,11 @@ read_tool_calls (SymfonicProviderRequest *request,
 
       if (id != NULL)
         symfonic_provider_request_tool_start (request, index, id, symfonic_provider_json_string (function, "name"));
-      if (arguments != NULL)
-        symfonic_provider_request_tool_arguments (request, index, arguments);
+      if (arguments != NULL && !symfonic_provider_request_tool_arguments (request, index, arguments, error))
+        return FALSE;
     }
+
+  return TRUE;
 }
 
 static gboolean
@@ -92,8 +95,8 @@ apply_chunk (SymfonicProviderRequest    *request,
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
   if (chunk->text != NULL)
     symfonic_provider_request_text (request, chunk->text);
-  if (chunk->tool_calls != NULL)
-    read_tool_calls (request, chunk->tool_calls);
+  if (chunk->tool_calls != NULL && !read_tool_calls (request, chunk->tool_calls, error))
+    return FALSE;
   if (chunk->finish_reason != NULL)
     symfonic_provider_request_set_finish_reason (request, chunk->finish_reason);
 

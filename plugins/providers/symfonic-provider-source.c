@@ -72,6 +72,8 @@ static GParamSpec *properties[N_PROPS];
 /* a provider's largest frame is a tool call's argument fragment or a
  * usage report: far below this */
 #define MAX_EVENT_BYTES (1024 * 1024)
+/* a tool call's arguments, accumulated: one event's worth */
+#define MAX_TOOL_ARGUMENTS_BYTES MAX_EVENT_BYTES
 /* a key or a system prompt larger than this is a wrong file */
 #define MAX_KEY_BYTES 4096
 #define MAX_SYSTEM_PROMPT_BYTES (256 * 1024)
@@ -254,23 +256,32 @@ symfonic_provider_request_tool_start (SymfonicProviderRequest *self,
 }
 
 /* A fragment for a call that is not the pending one belongs to a call
- * already sent, or to none: the provider broke its own order. */
-void
-symfonic_provider_request_tool_arguments (SymfonicProviderRequest *self,
-                                          gint64                   index,
-                                          const char              *fragment)
+ * already sent, or to none: the provider broke its own order. Arguments
+ * past the bound fail the stream: cut short, they would go on as if
+ * complete. */
+gboolean
+symfonic_provider_request_tool_arguments (SymfonicProviderRequest  *self,
+                                          gint64                    index,
+                                          const char               *fragment,
+                                          GError                  **error)
 {
   if (self->tool_id == NULL || index != self->tool_index)
     {
       g_debug ("Run %s: dropped arguments for tool call %" G_GINT64_FORMAT, run_id (self), index);
-      return;
+      return TRUE;
     }
-  if (self->tool_arguments->len + strlen (fragment) > MAX_EVENT_BYTES)
+  if (strlen (fragment) > MAX_TOOL_ARGUMENTS_BYTES - self->tool_arguments->len)
     {
-      g_debug ("Run %s: dropped arguments past %u bytes", run_id (self), MAX_EVENT_BYTES);
-      return;
+      g_propagate_error (error, symfonic_provider_request_failure (self, SYMFONIC_ERROR_UPSTREAM,
+                                                                   _("The upstream sent a tool call too large to pass on"),
+                                                                   "the arguments of tool call %" G_GINT64_FORMAT
+                                                                   " went past %u bytes", index,
+                                                                   MAX_TOOL_ARGUMENTS_BYTES));
+      return FALSE;
     }
   g_string_append (self->tool_arguments, fragment);
+
+  return TRUE;
 }
 
 void

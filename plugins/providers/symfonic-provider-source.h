@@ -76,9 +76,10 @@ void     symfonic_provider_request_tool_start        (SymfonicProviderRequest *s
                                                       gint64                   index,
                                                       const char              *id,
                                                       const char              *name);
-void     symfonic_provider_request_tool_arguments    (SymfonicProviderRequest *self,
-                                                      gint64                   index,
-                                                      const char              *fragment);
+gboolean symfonic_provider_request_tool_arguments    (SymfonicProviderRequest  *self,
+                                                      gint64                    index,
+                                                      const char               *fragment,
+                                                      GError                  **error);
 void     symfonic_provider_request_tool_end          (SymfonicProviderRequest *self,
                                                       gint64                   index);
 void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,

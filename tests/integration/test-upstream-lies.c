@@ -1,4 +1,4 @@
-/* test-usage-bounds.c: an upstream's usage report is not trusted
+/* test-upstream-lies.c: what an upstream claims is not trusted
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
@@ -8,7 +8,8 @@
  * not an integer, or a running total that shrinks. The client must get
  * the delta and then exactly one error frame, an opaque 502; and the
  * budget its route shares with another route must still admit the
- * tenant there, at once.
+ * tenant there, at once. A provider's tool call whose arguments pass the
+ * bound ends the stream the same way, rather than going on cut short.
  */
 #include <string.h>
 
@@ -259,6 +260,85 @@ test_refused_delta_not_charged (void)
   symfonic_server_stop (server);
 }
 
+typedef struct
+{
+  const char *type;
+  const char *path;
+  /* the frames before and after the arguments, which are written as
+   * fragments, each a run of 'a's between @open and @close */
+  const char *before;
+  const char *open;
+  const char *close;
+  const char *after;
+} ToolCase;
+
+static const ToolCase tool_cases[] = {
+  { "openai", "/v1/chat/completions",
+    OPENAI_DELTA
+    OPENAI_CHUNK ("\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\","
+                  "\"type\":\"function\",\"function\":{\"name\":\"lookup\",\"arguments\":\"\"}}]}}]"),
+    "data: {\"id\":\"c-1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+    "\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"",
+    "\"}}]}}]}\n\n",
+    OPENAI_CHUNK ("\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]") OPENAI_END },
+  { "anthropic", "/v1/messages",
+    ANTHROPIC_START ("{\"input_tokens\":3,\"output_tokens\":1}") ANTHROPIC_DELTA
+    ANTHROPIC_EVENT ("content_block_start", "{\"type\":\"content_block_start\",\"index\":1,"
+                     "\"content_block\":{\"type\":\"tool_use\",\"id\":\"call_a\",\"name\":\"lookup\",\"input\":{}}}"),
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,"
+    "\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"",
+    "\"}}\n\n",
+    ANTHROPIC_EVENT ("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":1}")
+    ANTHROPIC_USAGE ("{\"output_tokens\":5}") ANTHROPIC_END },
+};
+
+/* Five fragments of 256 KiB: 1.25 MiB of arguments, each frame within
+ * the 1 MiB a provider's event may have. */
+static void
+test_tool_arguments_too_large (gconstpointer data)
+{
+  const ToolCase *c = data;
+  LieCase route = { NULL, c->type, c->path, NULL, "" };
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  GString *body = g_string_new (c->before);
+  g_autofree char *run = g_strnfill (256 * 1024, 'a');
+  g_autoptr(GBytes) bytes = NULL;
+  SymfonicTestScenario scenario = { .split = SYMFONIC_TEST_SPLIT_WHOLE };
+  g_autofree char *url = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *typed_url = NULL;
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_string_append (body, c->open);
+      g_string_append (body, run);
+      g_string_append (body, c->close);
+    }
+  g_string_append (body, c->after);
+  bytes = g_string_free_to_bytes (body);
+  scenario.body = bytes;
+  url = symfonic_test_upstream_add (fake, c->path, &scenario);
+  url[strlen (url) - strlen (c->path) + strlen ("/v1")] = '\0';
+  server = gateway_new (&route, url);
+  typed_url = symfonic_test_server_dup_url (server, "/lied");
+
+  stream = symfonic_test_stream_post (session, typed_url, QUERY, AUTH_HEADERS, NULL);
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("%s: HTTP %u, %u frames, last %s", c->type, stream->status, stream->frames->len,
+                  stream->frames->len > 0 ? frame_at (stream, stream->frames->len - 1)->event : "none");
+
+  g_assert_no_error (stream->error);
+  g_assert_cmpuint (stream->status, ==, 200);
+  g_assert_cmpuint (stream->frames->len, ==, 2);
+  g_assert_cmpstr (frame_at (stream, 0)->event, ==, "TextDeltaEvent");
+  g_assert_cmpstr (frame_at (stream, 1)->event, ==, "error");
+  g_assert_cmpstr (frame_at (stream, 1)->data, ==, LIE_FRAME);
+
+  symfonic_server_stop (server);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -267,12 +347,14 @@ main (int    argc,
 
   for (guint i = 0; i < G_N_ELEMENTS (lie_cases); i++)
     {
-      g_autofree char *path = g_strconcat ("/usage-bounds/lie/", lie_cases[i].name, NULL);
+      g_autofree char *path = g_strconcat ("/upstream-lies/lie/", lie_cases[i].name, NULL);
 
       g_test_add_data_func (path, &lie_cases[i], test_lie);
     }
 
-  g_test_add_func ("/usage-bounds/budget/refused-delta-not-charged", test_refused_delta_not_charged);
+  g_test_add_func ("/upstream-lies/budget/refused-delta-not-charged", test_refused_delta_not_charged);
+  g_test_add_data_func ("/upstream-lies/tool-call/openai-too-large", &tool_cases[0], test_tool_arguments_too_large);
+  g_test_add_data_func ("/upstream-lies/tool-call/anthropic-too-large", &tool_cases[1], test_tool_arguments_too_large);
 
   return g_test_run ();
 }
