@@ -272,11 +272,12 @@ symfonic_provider_request_tool_arguments (SymfonicProviderRequest  *self,
     }
   if (strlen (fragment) > MAX_TOOL_ARGUMENTS_BYTES - self->tool_arguments->len)
     {
-      g_propagate_error (error, symfonic_provider_request_failure (self, SYMFONIC_ERROR_UPSTREAM,
-                                                                   _("The upstream sent a tool call too large to pass on"),
-                                                                   "the arguments of tool call %" G_GINT64_FORMAT
-                                                                   " went past %u bytes", index,
-                                                                   MAX_TOOL_ARGUMENTS_BYTES));
+      g_propagate_error (error,
+                         symfonic_provider_request_failure (self, SYMFONIC_ERROR_UPSTREAM,
+                                                            _("The upstream sent a tool call too large to pass on"),
+                                                            "the arguments of tool call %" G_GINT64_FORMAT
+                                                            " went past %u bytes",
+                                                            index, MAX_TOOL_ARGUMENTS_BYTES));
       return FALSE;
     }
   g_string_append (self->tool_arguments, fragment);
@@ -517,7 +518,9 @@ symfonic_provider_source_start (SymfonicSource *source,
   req->memo = symfonic_json_scan_memo_new ();
   symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
   /* the provider was told to produce no more */
-  symfonic_stream_limit_output_tokens (stream, symfonic_provider_source_get_max_tokens (self, symfonic_stream_get_invocation (stream)));
+  symfonic_stream_limit_output_tokens (stream,
+                                       symfonic_provider_source_get_max_tokens (self,
+                                                                                symfonic_stream_get_invocation (stream)));
   req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
                                                  "application/json", payload,
                                                  &symfonic_upstream_reader_handlers, &req->reader);

@@ -339,6 +339,58 @@ test_tool_arguments_too_large (gconstpointer data)
   symfonic_server_stop (server);
 }
 
+/* On an OpenAI route the client's own max_tokens (10, below the source's
+ * 256) bounds what the provider may claim to have written. */
+static void
+test_request_max_tokens (void)
+{
+  static const char * const reports[] = { "10", "11" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (reports); i++)
+    {
+      g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+      g_autofree char *usage = g_strdup_printf ("{\"prompt_tokens\":3,\"completion_tokens\":%s}", reports[i]);
+      g_autofree char *text = g_strconcat (OPENAI_DELTA "data: {\"id\":\"c-1\",\"object\":\"chat.completion.chunk\","
+                                           "\"model\":\"m\",\"choices\":[],\"usage\":", usage, "}\n\n" OPENAI_END, NULL);
+      g_autoptr(GBytes) body = g_bytes_new (text, strlen (text));
+      SymfonicTestScenario scenario = { .body = body, .split = SYMFONIC_TEST_SPLIT_WHOLE };
+      g_autofree char *url = symfonic_test_upstream_add (fake, "/v1/chat/completions", &scenario);
+      g_autofree char *key_file = write_key_file ();
+      g_autofree char *pipeline = NULL;
+      g_autofree char *route_url = NULL;
+      g_autoptr(SymfonicServer) server = NULL;
+      g_autoptr(SoupSession) session = symfonic_test_session_new ();
+      g_autoptr(SymfonicTestResponse) response = NULL;
+      const char *answer;
+
+      url[strlen (url) - strlen ("/chat/completions")] = '\0';
+      pipeline = g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=1\n\n"
+                                  "[route:p]\npath=/p\nkind=openai\nsource=up\nstages=auth;errors\n\n"
+                                  "[source:up]\ntype=openai\nbase-url=%s\nmodel=m\napi-key-file=%s\nmax-tokens=256\n\n"
+                                  "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
+                                  "[stage:errors]\ntype=error-map\ntable=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n",
+                                  url, key_file);
+      server = symfonic_test_server_new (pipeline, g_get_tmp_dir (), 1);
+      route_url = symfonic_test_server_dup_url (server, "/p/chat/completions");
+      response = symfonic_test_request (session, "POST", route_url, "application/json",
+                                        "{\"model\":\"m\",\"max_tokens\":10,\"stream\":true,"
+                                        "\"messages\":[{\"role\":\"user\",\"content\":\"Why?\"}]}",
+                                        AUTH_HEADERS, NULL);
+      answer = symfonic_test_response_get_text (response);
+      g_test_message ("%s output tokens: HTTP %u, %s", reports[i], response->status, answer);
+
+      g_assert_cmpuint (response->status, ==, 200);
+      g_assert_nonnull (strstr (answer, "\"content\":\"Hi\""));
+      if (i == 0)
+        g_assert_null (strstr (answer, "\"error\""));
+      else
+        g_assert_nonnull (strstr (answer, "\"error\":{\"message\":\"Internal server error\",\"type\":\"server_error\","
+                                          "\"param\":null,\"code\":\"upstream_error\"}"));
+
+      symfonic_server_stop (server);
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -353,6 +405,7 @@ main (int    argc,
     }
 
   g_test_add_func ("/upstream-lies/budget/refused-delta-not-charged", test_refused_delta_not_charged);
+  g_test_add_func ("/upstream-lies/lie/openai/past-request-max-tokens", test_request_max_tokens);
   g_test_add_data_func ("/upstream-lies/tool-call/openai-too-large", &tool_cases[0], test_tool_arguments_too_large);
   g_test_add_data_func ("/upstream-lies/tool-call/anthropic-too-large", &tool_cases[1], test_tool_arguments_too_large);
 
