@@ -173,9 +173,8 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @reserved: (out): whether the reservation was granted
  * @retry_after_us: (out) (optional): when refused, how long until it could
- *   be granted (> 0): the rest of the window, and as many more windows as
- *   a debt carried into them needs, when settled usage alone leaves no
- *   room; 0 when granted
+ *   be granted (> 0), never longer than the window: its rest, when
+ *   settled usage alone leaves no room; 0 when granted
  * @allowance: (out) (optional): when granted, what the request may use in
  *   all before the budget is spent: @limit less the usage charged and the
  *   other reservations in flight (at least the amount reserved); 0 when
@@ -227,9 +226,9 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
  *
  * Settles a reservation: it stops counting and @actual is charged to the
  * current window, so `reserved − actual` is released. An @actual above
- * @reserved is charged in full: the window may then end above its limit,
- * and the excess is carried into the windows after it, which admit that
- * much less.
+ * @reserved is charged up to the window's limit: an overrun spends the
+ * window, never the windows after it, so no usage claimed, true or not,
+ * locks a budget for longer than a window.
  */
 void
 symfonic_meter_store_settle_async (SymfonicMeterStore  *self,

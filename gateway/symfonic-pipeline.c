@@ -543,7 +543,8 @@ load_route (Loader      *loader,
 {
   static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "hook-timeout",
                                         "stall-timeout", "max-streams", "max-streams-per-tenant",
-                                        "heartbeat-seconds", "resume", "resume-frames", "resume-seconds", NULL };
+                                        "heartbeat-seconds", "resume", "resume-frames", "resume-seconds",
+                                        "max-usage-tokens", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -569,10 +570,10 @@ load_route (Loader      *loader,
     {
       if (!g_strv_contains (known, keys[i]))
         {
+          g_autofree char *listing = g_strjoinv (", ", (char **) known);
+
           symfonic_config_file_set_error (loader->kf, error, group, keys[i],
-                                          _("unknown key for a route (known: path, kind, source, stages, max-duration, "
-                                            "hook-timeout, stall-timeout, max-streams, max-streams-per-tenant, "
-                                            "heartbeat-seconds, resume, resume-frames, resume-seconds)"));
+                                          _("unknown key for a route (known: %s)"), listing);
           return FALSE;
         }
     }

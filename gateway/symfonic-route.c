@@ -40,6 +40,7 @@ struct _SymfonicRoute
   gboolean           resume;
   guint              resume_frames;
   guint              resume_seconds;
+  guint64            max_usage_tokens;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -68,6 +69,7 @@ enum {
   PROP_RESUME,
   PROP_RESUME_FRAMES,
   PROP_RESUME_SECONDS,
+  PROP_MAX_USAGE_TOKENS,
   N_PROPS
 };
 
@@ -141,6 +143,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_RESUME_SECONDS:
       g_value_set_uint (value, self->resume_seconds);
       break;
+    case PROP_MAX_USAGE_TOKENS:
+      g_value_set_uint64 (value, self->max_usage_tokens);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -197,6 +202,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_RESUME_SECONDS:
       symfonic_route_set_resume_seconds (self, g_value_get_uint (value));
+      break;
+    case PROP_MAX_USAGE_TOKENS:
+      symfonic_route_set_max_usage_tokens (self, g_value_get_uint64 (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -345,6 +353,21 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                        1, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicRoute:max-usage-tokens:
+   *
+   * The most tokens, input and output together, that the upstream of one
+   * of the route's streams may report using. An upstream's usage report is
+   * not trusted: one past this bound (or past the `max_tokens` a source
+   * asked its upstream for) is a lie that ends the stream with its error
+   * frame, and metering charges at most the bound.
+   */
+  properties[PROP_MAX_USAGE_TOKENS] =
+    g_param_spec_uint64 ("max-usage-tokens", "Maximum usage tokens",
+                         "The most input plus output tokens an upstream may report for one stream",
+                         1, SYMFONIC_ROUTE_MAX_USAGE_TOKENS_LIMIT, SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -359,6 +382,7 @@ symfonic_route_init (SymfonicRoute *self)
   self->hook_timeout = SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
   self->resume_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS;
+  self->max_usage_tokens = SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS;
 }
 
 static void
@@ -797,6 +821,44 @@ symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
   g_return_if_fail (seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
 
   update_uint (self, &self->heartbeat_seconds, seconds, properties[PROP_HEARTBEAT_SECONDS]);
+}
+
+/**
+ * symfonic_route_get_max_usage_tokens:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: the most input plus output tokens an upstream may report for
+ *   one of the route's streams
+ */
+guint64
+symfonic_route_get_max_usage_tokens (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->max_usage_tokens;
+}
+
+/**
+ * symfonic_route_set_max_usage_tokens:
+ * @self: a #SymfonicRoute
+ * @tokens: the most input plus output tokens a stream's upstream may
+ *   report, at least 1
+ *
+ * Bounds the usage an upstream may claim for one stream. Only while the
+ * route is assembled, before it serves.
+ */
+void
+symfonic_route_set_max_usage_tokens (SymfonicRoute *self,
+                                     guint64        tokens)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (tokens >= 1 && tokens <= SYMFONIC_ROUTE_MAX_USAGE_TOKENS_LIMIT);
+
+  if (self->max_usage_tokens == tokens)
+    return;
+
+  self->max_usage_tokens = tokens;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_USAGE_TOKENS]);
 }
 
 /**

@@ -71,6 +71,21 @@ typedef enum {
 #define SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT 30
 
 /**
+ * SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS:
+ *
+ * The default #SymfonicRoute:max-usage-tokens: above the largest context
+ * windows models have, far below what would lock a budget for long.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS G_GUINT64_CONSTANT (2000000)
+
+/**
+ * SYMFONIC_ROUTE_MAX_USAGE_TOKENS_LIMIT:
+ *
+ * The largest #SymfonicRoute:max-usage-tokens.
+ */
+#define SYMFONIC_ROUTE_MAX_USAGE_TOKENS_LIMIT G_GUINT64_CONSTANT (1000000000000)
+
+/**
  * SYMFONIC_ROUTE_MAX_RESUME_FRAMES:
  *
  * The largest #SymfonicRoute:resume-frames.
@@ -121,6 +136,9 @@ void               symfonic_route_set_max_streams_per_tenant (SymfonicRoute *sel
 guint              symfonic_route_get_stall_timeout (SymfonicRoute *self);
 void               symfonic_route_set_stall_timeout (SymfonicRoute *self,
                                                      guint          seconds);
+guint64            symfonic_route_get_max_usage_tokens (SymfonicRoute *self);
+void               symfonic_route_set_max_usage_tokens (SymfonicRoute *self,
+                                                        guint64        tokens);
 guint              symfonic_route_get_heartbeat_seconds (SymfonicRoute *self);
 void               symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
                                                          guint          seconds);

@@ -147,7 +147,11 @@ struct _SymfonicStream
   GPtrArray                *response_headers;
   guint64                   input_tokens;
   guint64                   output_tokens;
+  /* the most output tokens the source asked its upstream for */
+  guint64                   max_output_tokens;
   gboolean                  usage_reported;
+  /* a report was past the bounds: no later one is believed */
+  gboolean                  usage_lied;
   gboolean                  holds_head;
 
   StageSlot                *slots;
@@ -371,6 +375,7 @@ symfonic_stream_new (SymfonicRoute      *route,
   self = g_object_new (SYMFONIC_TYPE_STREAM, NULL);
   self->route = g_object_ref (route);
   self->invocation = g_object_ref (invocation);
+  self->max_output_tokens = G_MAXUINT64;
   self->n_stages = symfonic_route_get_n_stages (route);
   self->release_line = g_strdup (symfonic_route_get_release_line (route));
   self->slots = g_new0 (StageSlot, self->n_stages);
@@ -591,24 +596,93 @@ symfonic_stream_list_response_headers (SymfonicStream *self)
 }
 
 /**
+ * symfonic_stream_limit_output_tokens:
+ * @self: a #SymfonicStream
+ * @max_tokens: the most output tokens the source asked its upstream for
+ *
+ * A source that tells its upstream how many tokens it may produce (a
+ * provider's `max_tokens`) says so here: a usage report of more output
+ * is then a lie, as one past #SymfonicRoute:max-usage-tokens is.
+ */
+void
+symfonic_stream_limit_output_tokens (SymfonicStream *self,
+                                     guint64         max_tokens)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  self->max_output_tokens = MIN (self->max_output_tokens, max_tokens);
+}
+
+/**
+ * symfonic_stream_discard_usage:
+ * @self: a #SymfonicStream
+ *
+ * The upstream's usage reports turned out to be lies: the stream's usage
+ * is as if never reported, so metering falls back on its own measure of
+ * what the stream let through, and symfonic_stream_add_usage() refuses
+ * every later report. A source that finds a report it cannot believe
+ * calls this, then ends the stream with an upstream failure.
+ */
+void
+symfonic_stream_discard_usage (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  self->usage_lied = TRUE;
+  self->usage_reported = FALSE;
+  self->input_tokens = self->output_tokens = 0;
+}
+
+/**
  * symfonic_stream_add_usage:
  * @self: a #SymfonicStream
  * @input_tokens: tokens the upstream read
  * @output_tokens: tokens the upstream produced
+ * @error: return location for a #GError
  *
  * Records usage the upstream reported; sources call this, metering stages
  * read it with symfonic_stream_get_usage(). Reports add up.
+ *
+ * The upstream is not trusted: reports that add up to more than the
+ * route's #SymfonicRoute:max-usage-tokens, or to more output than
+ * symfonic_stream_limit_output_tokens() allows, are a lie, and the
+ * stream's usage is discarded (see symfonic_stream_discard_usage()). The
+ * source must end the stream with @error, an upstream failure.
+ *
+ * Returns: %TRUE if the report is within the stream's bounds
  */
-void
-symfonic_stream_add_usage (SymfonicStream *self,
-                           guint64         input_tokens,
-                           guint64         output_tokens)
+gboolean
+symfonic_stream_add_usage (SymfonicStream  *self,
+                           guint64          input_tokens,
+                           guint64          output_tokens,
+                           GError         **error)
 {
-  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+  guint64 max_usage;
+  guint64 input, output, total;
 
-  self->input_tokens += input_tokens;
-  self->output_tokens += output_tokens;
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  max_usage = symfonic_route_get_max_usage_tokens (self->route);
+  if (self->usage_lied ||
+      !g_uint64_checked_add (&input, self->input_tokens, input_tokens) ||
+      !g_uint64_checked_add (&output, self->output_tokens, output_tokens) ||
+      !g_uint64_checked_add (&total, input, output) ||
+      total > max_usage || output > self->max_output_tokens)
+    {
+      symfonic_stream_discard_usage (self);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
+                   _("The upstream reported more usage than the stream allows (at most %" G_GUINT64_FORMAT
+                     " tokens, %" G_GUINT64_FORMAT " of them output)"),
+                   max_usage, MIN (max_usage, self->max_output_tokens));
+      return FALSE;
+    }
+
+  self->input_tokens = input;
+  self->output_tokens = output;
   self->usage_reported = TRUE;
+
+  return TRUE;
 }
 
 /**

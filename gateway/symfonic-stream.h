@@ -68,9 +68,13 @@ void                symfonic_stream_set_response_header (SymfonicStream   *self,
 const char         *symfonic_stream_get_response_header (SymfonicStream   *self,
                                                      const char           *name);
 char              **symfonic_stream_list_response_headers (SymfonicStream *self);
-void                symfonic_stream_add_usage       (SymfonicStream       *self,
+void                symfonic_stream_limit_output_tokens (SymfonicStream   *self,
+                                                     guint64               max_tokens);
+void                symfonic_stream_discard_usage   (SymfonicStream       *self);
+gboolean            symfonic_stream_add_usage       (SymfonicStream       *self,
                                                      guint64               input_tokens,
-                                                     guint64               output_tokens);
+                                                     guint64               output_tokens,
+                                                     GError              **error);
 void                symfonic_stream_get_usage       (SymfonicStream       *self,
                                                      guint64              *input_tokens,
                                                      guint64              *output_tokens,

@@ -354,8 +354,10 @@ read_member (Scan                         *s,
   SymfonicJsonScanKind kind = member != NULL ? member->kind : SYMFONIC_JSON_SCAN_REFUSE;
   guchar c = peek (s);
 
+  /* a count's null is no count; any other value that is not one is
+   * refused, for the general reader to judge */
   if ((kind == SYMFONIC_JSON_SCAN_STRING && c == '"') ||
-      (kind == SYMFONIC_JSON_SCAN_COUNT && (c == '-' || g_ascii_isdigit (c))))
+      (kind == SYMFONIC_JSON_SCAN_COUNT && c != 'n'))
     {
       Slot *slot = &s->slots[member->slot];
 

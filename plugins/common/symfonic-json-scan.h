@@ -23,8 +23,7 @@ typedef enum
   SYMFONIC_JSON_SCAN_REFUSE,
   /* a whole number of at most SYMFONIC_JSON_SCAN_COUNT_DIGITS digits, with
    * no sign, fraction or exponent, has its digits kept in the member's
-   * slot; any other number makes the scan give up; a string, boolean or
-   * null is as if absent */
+   * slot; null is as if absent; any other value makes the scan give up */
   SYMFONIC_JSON_SCAN_COUNT,
 } SymfonicJsonScanKind;
 

@@ -4,34 +4,63 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-upstream-failure.h"
 #include "symfonic-usage.h"
 
-/* A token count: a non-negative JSON number, else not a count. */
+typedef enum
+{
+  COUNT_ABSENT,
+  COUNT_VALID,
+  COUNT_INVALID,
+} CountState;
+
+/* A count is a non-negative JSON integer; null is no count at all, and
+ * anything else (a negative, a fraction, a string, a number too large for
+ * an integer) is not a count but a wrong one. */
+static CountState
+read_member (JsonObject *object,
+             const char *name,
+             guint64    *count)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return COUNT_ABSENT;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+      json_node_get_int (node) < 0)
+    return COUNT_INVALID;
+
+  *count = json_node_get_int (node);
+
+  return COUNT_VALID;
+}
+
+/* TRUE with @count set when @object's @name is a token count. */
 gboolean
 symfonic_usage_read_count (JsonObject *object,
                            const char *name,
                            guint64    *count)
 {
-  JsonNode *node = json_object_get_member (object, name);
+  return read_member (object, name, count) == COUNT_VALID;
+}
 
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
-    return FALSE;
+/* One side of a report, under Anthropic's name first, then OpenAI's. */
+static CountState
+read_side (JsonObject *usage,
+           const char *name,
+           const char *other_name,
+           gint64     *side)
+{
+  guint64 count;
+  CountState state = read_member (usage, name, &count);
 
-  switch (json_node_get_value_type (node))
-    {
-    case G_TYPE_INT64:
-      if (json_node_get_int (node) < 0)
-        return FALSE;
-      *count = json_node_get_int (node);
-      return TRUE;
-    case G_TYPE_DOUBLE:
-      if (!(json_node_get_double (node) >= 0 && json_node_get_double (node) < (double) G_MAXINT64))
-        return FALSE;
-      *count = json_node_get_double (node);
-      return TRUE;
-    default:
-      return FALSE;
-    }
+  if (state == COUNT_ABSENT)
+    state = read_member (usage, other_name, &count);
+  *side = state == COUNT_VALID ? (gint64) count : -1;
+
+  return state;
 }
 
 /* The counts of a usage object, which may be NULL: Anthropic's names
@@ -40,15 +69,53 @@ void
 symfonic_usage_read_counts (JsonObject          *usage,
                             SymfonicUsageCounts *counts)
 {
-  guint64 count;
-
   counts->input = counts->output = -1;
+  counts->invalid = FALSE;
   if (usage == NULL)
     return;
-  if (symfonic_usage_read_count (usage, "input_tokens", &count) ||
-      symfonic_usage_read_count (usage, "prompt_tokens", &count))
-    counts->input = count;
-  if (symfonic_usage_read_count (usage, "output_tokens", &count) ||
-      symfonic_usage_read_count (usage, "completion_tokens", &count))
-    counts->output = count;
+  counts->invalid |= read_side (usage, "input_tokens", "prompt_tokens", &counts->input) == COUNT_INVALID;
+  counts->invalid |= read_side (usage, "output_tokens", "completion_tokens", &counts->output) == COUNT_INVALID;
+}
+
+/* A lie in a usage report is an upstream failure like any other: the
+ * client learns nothing of it, the log learns why, and metering believes
+ * none of the upstream's reports. */
+GError *
+symfonic_usage_failure (SymfonicStream *stream,
+                        const char     *display_url,
+                        const char     *why)
+{
+  symfonic_stream_discard_usage (stream);
+
+  return symfonic_upstream_failure_new (symfonic_invocation_get_run_id (symfonic_stream_get_invocation (stream)),
+                                        display_url, SYMFONIC_ERROR_UPSTREAM,
+                                        _("The upstream sent a usage report that cannot be true"), "%s", why);
+}
+
+/* Adds @counts, a report of what the upstream used since its last one,
+ * to @stream's usage: FALSE with the failure that ends the stream in
+ * @error when the report is a lie. */
+gboolean
+symfonic_usage_add (SymfonicStream            *stream,
+                    const char                *display_url,
+                    const SymfonicUsageCounts *counts,
+                    GError                   **error)
+{
+  g_autoptr(GError) lie = NULL;
+
+  if (counts->invalid)
+    {
+      g_propagate_error (error, symfonic_usage_failure (stream, display_url,
+                                                        "a token count that is not a non-negative integer"));
+      return FALSE;
+    }
+  if (counts->input < 0 && counts->output < 0)
+    return TRUE;
+  if (!symfonic_stream_add_usage (stream, MAX (counts->input, 0), MAX (counts->output, 0), &lie))
+    {
+      g_propagate_error (error, symfonic_usage_failure (stream, display_url, lie->message));
+      return FALSE;
+    }
+
+  return TRUE;
 }

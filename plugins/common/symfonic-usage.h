@@ -8,11 +8,13 @@
 
 G_BEGIN_DECLS
 
-/* An upstream's token counts, each -1 where it did not give one. */
+/* An upstream's token counts, each -1 where it did not give one; invalid
+ * when a count was there but was not a count. */
 typedef struct
 {
-  gint64 input;
-  gint64 output;
+  gint64   input;
+  gint64   output;
+  gboolean invalid;
 } SymfonicUsageCounts;
 
 gboolean symfonic_usage_read_count  (JsonObject          *object,
@@ -20,5 +22,12 @@ gboolean symfonic_usage_read_count  (JsonObject          *object,
                                      guint64             *count);
 void     symfonic_usage_read_counts (JsonObject          *usage,
                                      SymfonicUsageCounts *counts);
+GError  *symfonic_usage_failure     (SymfonicStream      *stream,
+                                     const char          *display_url,
+                                     const char          *why);
+gboolean symfonic_usage_add         (SymfonicStream            *stream,
+                                     const char                *display_url,
+                                     const SymfonicUsageCounts *counts,
+                                     GError                   **error);
 
 G_END_DECLS

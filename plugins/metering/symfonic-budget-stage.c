@@ -37,11 +37,14 @@
  * every text and thinking delta that passed this stage. A stream that never
  * reached its upstream (a later stage refused it) used nothing.
  *
- * A stream that uses more than its reservation is charged all of it: the
- * window then ends above its limit by that overrun, and the excess is
- * carried into the next windows, which admit that much less. That only
- * happens when `reserve-tokens` is below the real worst case (the
- * upstream's max_tokens plus the longest prompt), and is logged. */
+ * A stream that uses more than its reservation is charged all of it, up
+ * to the window's limit: the window is then spent, and the next one opens
+ * with the whole budget. That only happens when `reserve-tokens` is below
+ * the real worst case (the upstream's max_tokens plus the longest prompt),
+ * or when streams admitted together overrun, and is logged. A stream this
+ * stage cut is charged what it let through, at most its allowance; a
+ * report the upstream could not have made true (see
+ * symfonic_stream_add_usage()) leaves the stream to the estimate. */
 struct _SymfonicBudgetStage
 {
   GObject             parent_instance;
@@ -70,8 +73,12 @@ typedef struct
   /* the text bytes whose estimate, added to the query's, fills the
    * allowance: the per-event check is one comparison */
   guint64   text_bytes_allowed;
+  /* of the deltas this stage let through */
   guint64   text_bytes;
   gboolean  begun;
+  /* this stage ended the stream: the event that would have passed the
+   * allowance was never let through */
+  gboolean  cut;
   gboolean  settled;
 } Reservation;
 
@@ -363,25 +370,31 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
 
   if (reservation != NULL)
     {
+      guint64 text_bytes = reservation->text_bytes;
+
       if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
         {
           gsize length;
 
           /* a delta's length was kept when it was made */
           symfonic_event_peek_text (event, &length);
-          reservation->text_bytes += length;
+          text_bytes = symfonic_meter_saturating_add (text_bytes, length);
         }
       symfonic_stream_get_usage (stream, &input, &output, NULL);
 
-      if (reservation->text_bytes > reservation->text_bytes_allowed ||
+      if (text_bytes > reservation->text_bytes_allowed ||
           symfonic_meter_saturating_add (input, output) > reservation->allowance)
         {
+          /* the refused event is not counted: the stream is charged for
+           * what reached its client */
+          reservation->cut = TRUE;
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
                        _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
                          "during this answer"),
                        self->tokens_per_window, self->window_seconds);
           return FALSE;
         }
+      reservation->text_bytes = text_bytes;
     }
 
   symfonic_stream_emit (stream, event);
@@ -441,16 +454,21 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
   symfonic_stream_get_usage (stream, &input, &output, &reported);
   if (reported)
     {
-      actual = input + output;
+      actual = symfonic_meter_saturating_add (input, output);
     }
   else if (reservation->begun)
     {
-      actual = query_estimate (stream) + symfonic_budget_estimate_tokens (reservation->text_bytes);
+      actual = symfonic_meter_saturating_add (query_estimate (stream),
+                                              symfonic_budget_estimate_tokens (reservation->text_bytes));
     }
   else
     {
       actual = 0;
     }
+  /* a stream cut here let through no more than its allowance; a report
+   * past it came with the event that was refused */
+  if (reservation->cut)
+    actual = MIN (actual, reservation->allowance);
 
   if (actual > reservation->reserved)
     notice_over_reservation (self, reservation, actual);

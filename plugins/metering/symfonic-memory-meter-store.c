@@ -28,7 +28,7 @@ typedef struct
   gint64  window_start;
   gint64  window_us;
   guint64 limit;
-  /* usage settled in the current window, plus debt carried into it */
+  /* usage settled in the current window, at most @limit */
   guint64 charged;
   /* reservations granted and not settled yet, whatever their window */
   guint64 outstanding;
@@ -64,21 +64,16 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryMeterStore, symfonic_memory_meter_s
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_METER_STORE,
                                                       symfonic_memory_meter_store_iface_init))
 
-/* Closes the window if it is over and opens one at @now; every whole
- * window that passed pays back @limit of the carried debt. */
+/* Closes the window if it is over and opens one at @now: a window owes
+ * nothing to the one before it. */
 static void
 budget_roll (Budget *budget,
              gint64  now_us)
 {
-  guint64 elapsed;
-  guint64 repaid;
-
   if (now_us - budget->window_start < budget->window_us)
     return;
 
-  elapsed = (guint64) ((now_us - budget->window_start) / budget->window_us);
-  repaid = symfonic_meter_saturating_mul (elapsed, budget->limit);
-  budget->charged = budget->charged > repaid ? budget->charged - repaid : 0;
+  budget->charged = 0;
   budget->window_start = now_us;
 }
 
@@ -293,15 +288,8 @@ reserve (SymfonicMemoryMeterStore *self,
     }
   else if (symfonic_meter_saturating_add (budget->charged, amount) > limit)
     {
-      /* Settled usage alone leaves no room: each window that closes pays
-       * back @limit, so the wait is as many windows as the excess needs,
-       * the current one's rest included. */
-      guint64 excess = symfonic_meter_saturating_add (budget->charged, amount) - limit;
-      guint64 windows = excess / limit + (excess % limit != 0);
-      guint64 rest = (guint64) MAX (budget->window_start + budget->window_us - now_us, 1);
-      guint64 wait = symfonic_meter_saturating_add (rest, symfonic_meter_saturating_mul (windows - 1, (guint64) budget->window_us));
-
-      verdict.retry_after_us = (gint64) MIN (wait, (guint64) G_MAXINT64);
+      /* settled usage alone leaves no room: the next window has it all */
+      verdict.retry_after_us = MAX (budget->window_start + budget->window_us - now_us, 1);
     }
   else
     {
@@ -414,7 +402,11 @@ symfonic_memory_meter_store_settle_async (SymfonicMeterStore  *store,
     {
       budget_roll (budget, now_us);
       budget->outstanding -= reserved;
-      budget->charged = symfonic_meter_saturating_add (budget->charged, actual);
+      /* Overruns (streams admitted together, a reserve-tokens below the
+       * real worst case) spend the window, never the ones after it: a
+       * refusal then never waits longer than a window, whatever an
+       * upstream claimed. */
+      budget->charged = MIN (symfonic_meter_saturating_add (budget->charged, actual), budget->limit);
     }
 
   g_mutex_unlock (&self->mutex);

@@ -300,9 +300,10 @@ read_block_start (SymfonicProviderRequest *request,
                                           symfonic_provider_json_string (block, "name"));
 }
 
-static void
-read_block_delta (SymfonicProviderRequest *request,
-                  JsonObject              *frame)
+static gboolean
+read_block_delta (SymfonicProviderRequest  *request,
+                  JsonObject               *frame,
+                  GError                  **error)
 {
   JsonObject *delta = symfonic_provider_json_object (frame, "delta");
   const char *type = symfonic_provider_json_string (delta, "type");
@@ -310,11 +311,13 @@ read_block_delta (SymfonicProviderRequest *request,
 
   /* text and thinking deltas are read by symfonic_anthropic_delta_read() */
   if (type == NULL)
-    return;
+    return TRUE;
   if (strcmp (type, "signature_delta") == 0 && (text = symfonic_provider_json_string (delta, "signature")) != NULL)
     symfonic_provider_request_thinking (request, "", text);
   else if (strcmp (type, "input_json_delta") == 0 && (text = symfonic_provider_json_string (delta, "partial_json")) != NULL)
-    symfonic_provider_request_tool_arguments (request, get_index (frame), text);
+    return symfonic_provider_request_tool_arguments (request, get_index (frame), text, error);
+
+  return TRUE;
 }
 
 static void
@@ -327,14 +330,16 @@ apply_delta (SymfonicProviderRequest      *request,
     symfonic_provider_request_text (request, delta->text);
 }
 
-static void
-set_usage (SymfonicProviderRequest *request,
-           JsonObject              *usage)
+static gboolean
+set_usage (SymfonicProviderRequest  *request,
+           JsonObject               *usage,
+           GError                  **error)
 {
   SymfonicUsageCounts counts;
 
   symfonic_usage_read_counts (usage, &counts);
-  symfonic_provider_request_set_usage (request, &counts);
+
+  return symfonic_provider_request_set_usage (request, &counts, error);
 }
 
 static gboolean
@@ -373,7 +378,7 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     return TRUE;
 
   if (strcmp (type, "content_block_delta") == 0)
-    read_block_delta (request, frame);
+    return read_block_delta (request, frame, error);
   else if (strcmp (type, "content_block_start") == 0)
     read_block_start (request, frame);
   else if (strcmp (type, "content_block_stop") == 0)
@@ -382,14 +387,14 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     {
       message = symfonic_provider_json_object (frame, "message");
       symfonic_provider_request_set_model (request, symfonic_provider_json_string (message, "model"));
-      set_usage (request, symfonic_provider_json_object (message, "usage"));
+      return set_usage (request, symfonic_provider_json_object (message, "usage"), error);
     }
   else if (strcmp (type, "message_delta") == 0)
     {
       stop_reason = symfonic_provider_json_string (symfonic_provider_json_object (frame, "delta"), "stop_reason");
       if (stop_reason != NULL)
         symfonic_provider_request_set_finish_reason (request, finish_reason_for (stop_reason));
-      set_usage (request, symfonic_provider_json_object (frame, "usage"));
+      return set_usage (request, symfonic_provider_json_object (frame, "usage"), error);
     }
   else if (strcmp (type, "message_stop") == 0)
     symfonic_provider_request_complete (request);

@@ -54,9 +54,10 @@ symfonic_openai_source_write_body (SymfonicProviderSource *source,
 
 /* A call's id comes with its first fragment; later fragments carry only
  * its index and more of its arguments. */
-static void
-read_tool_calls (SymfonicProviderRequest *request,
-                 JsonArray               *calls)
+static gboolean
+read_tool_calls (SymfonicProviderRequest  *request,
+                 JsonArray                *calls,
+                 GError                  **error)
 {
   for (guint i = 0; i < json_array_get_length (calls); i++)
     {
@@ -75,25 +76,31 @@ read_tool_calls (SymfonicProviderRequest *request,
 
       if (id != NULL)
         symfonic_provider_request_tool_start (request, index, id, symfonic_provider_json_string (function, "name"));
-      if (arguments != NULL)
-        symfonic_provider_request_tool_arguments (request, index, arguments);
+      if (arguments != NULL && !symfonic_provider_request_tool_arguments (request, index, arguments, error))
+        return FALSE;
     }
+
+  return TRUE;
 }
 
-static void
-apply_chunk (SymfonicProviderRequest   *request,
-             const SymfonicOpenaiChunk *chunk)
+static gboolean
+apply_chunk (SymfonicProviderRequest    *request,
+             const SymfonicOpenaiChunk  *chunk,
+             GError                    **error)
 {
   symfonic_provider_request_set_model (request, chunk->model);
-  symfonic_provider_request_set_usage (request, &chunk->usage);
+  if (!symfonic_provider_request_set_usage (request, &chunk->usage, error))
+    return FALSE;
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
   if (chunk->text != NULL)
     symfonic_provider_request_text (request, chunk->text);
-  if (chunk->tool_calls != NULL)
-    read_tool_calls (request, chunk->tool_calls);
+  if (chunk->tool_calls != NULL && !read_tool_calls (request, chunk->tool_calls, error))
+    return FALSE;
   if (chunk->finish_reason != NULL)
     symfonic_provider_request_set_finish_reason (request, chunk->finish_reason);
+
+  return TRUE;
 }
 
 static gboolean
@@ -109,10 +116,7 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
 
   if (symfonic_openai_chunk_scan (data, data_length, symfonic_provider_request_get_memo (request),
                                   symfonic_provider_request_get_scratch (request), &chunk))
-    {
-      apply_chunk (request, &chunk);
-      return TRUE;
-    }
+    return apply_chunk (request, &chunk, error);
 
   root = symfonic_provider_parse_json (data, data_length, error);
   if (root == NULL)
@@ -125,9 +129,8 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
                                                                    "sent an error frame"));
       return FALSE;
     }
-  apply_chunk (request, &chunk);
 
-  return TRUE;
+  return apply_chunk (request, &chunk, error);
 }
 
 static void

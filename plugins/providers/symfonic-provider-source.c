@@ -72,6 +72,8 @@ static GParamSpec *properties[N_PROPS];
 /* a provider's largest frame is a tool call's argument fragment or a
  * usage report: far below this */
 #define MAX_EVENT_BYTES (1024 * 1024)
+/* a tool call's arguments, accumulated: one event's worth */
+#define MAX_TOOL_ARGUMENTS_BYTES MAX_EVENT_BYTES
 /* a key or a system prompt larger than this is a wrong file */
 #define MAX_KEY_BYTES 4096
 #define MAX_SYSTEM_PROMPT_BYTES (256 * 1024)
@@ -99,8 +101,8 @@ struct _SymfonicProviderRequest
   guint64                  input_tokens;
   guint64                  output_tokens;
   gboolean                 usage_seen;
-  /* the usage went to the stream, or its absence to the log */
-  gboolean                 usage_settled;
+  /* the absence of usage went to the log */
+  gboolean                 usage_noted;
 
   /* where the frames read without a tree are decoded, and what the last
    * one was */
@@ -130,21 +132,18 @@ run_id (SymfonicProviderRequest *req)
   return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->reader.stream));
 }
 
-/* Before the terminal or the end, and also inside the stream's
- * cancellation when the client left, before its stages close: the budget
- * settles from what the stream holds then. */
+/* At the end, whichever it was: a stream whose budget settles on an
+ * estimate says why. */
 static void
-settle_usage (SymfonicUpstreamReader *reader)
+note_usage (SymfonicUpstreamReader *reader)
 {
   SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
 
-  if (req->usage_settled)
+  if (req->usage_noted)
     return;
-  req->usage_settled = TRUE;
+  req->usage_noted = TRUE;
 
-  if (req->usage_seen)
-    symfonic_stream_add_usage (reader->stream, req->input_tokens, req->output_tokens);
-  else
+  if (!req->usage_seen)
     g_message ("Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
 }
 
@@ -257,23 +256,33 @@ symfonic_provider_request_tool_start (SymfonicProviderRequest *self,
 }
 
 /* A fragment for a call that is not the pending one belongs to a call
- * already sent, or to none: the provider broke its own order. */
-void
-symfonic_provider_request_tool_arguments (SymfonicProviderRequest *self,
-                                          gint64                   index,
-                                          const char              *fragment)
+ * already sent, or to none: the provider broke its own order. Arguments
+ * past the bound fail the stream: cut short, they would go on as if
+ * complete. */
+gboolean
+symfonic_provider_request_tool_arguments (SymfonicProviderRequest  *self,
+                                          gint64                    index,
+                                          const char               *fragment,
+                                          GError                  **error)
 {
   if (self->tool_id == NULL || index != self->tool_index)
     {
       g_debug ("Run %s: dropped arguments for tool call %" G_GINT64_FORMAT, run_id (self), index);
-      return;
+      return TRUE;
     }
-  if (self->tool_arguments->len + strlen (fragment) > MAX_EVENT_BYTES)
+  if (strlen (fragment) > MAX_TOOL_ARGUMENTS_BYTES - self->tool_arguments->len)
     {
-      g_debug ("Run %s: dropped arguments past %u bytes", run_id (self), MAX_EVENT_BYTES);
-      return;
+      g_propagate_error (error,
+                         symfonic_provider_request_failure (self, SYMFONIC_ERROR_UPSTREAM,
+                                                            _("The upstream sent a tool call too large to pass on"),
+                                                            "the arguments of tool call %" G_GINT64_FORMAT
+                                                            " went past %u bytes",
+                                                            index, MAX_TOOL_ARGUMENTS_BYTES));
+      return FALSE;
     }
   g_string_append (self->tool_arguments, fragment);
+
+  return TRUE;
 }
 
 void
@@ -303,21 +312,37 @@ symfonic_provider_request_set_model (SymfonicProviderRequest *self,
 }
 
 /* Providers report running totals (Anthropic's message_delta) or one
- * final count (OpenAI's usage chunk): the last report of each side wins. */
-void
+ * final count (OpenAI's usage chunk): what a report adds to the stream is
+ * its growth since the last, and a total that shrinks is a lie. */
+gboolean
 symfonic_provider_request_set_usage (SymfonicProviderRequest   *self,
-                                     const SymfonicUsageCounts *usage)
+                                     const SymfonicUsageCounts *usage,
+                                     GError                   **error)
 {
+  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self->source);
+  SymfonicUsageCounts growth = { -1, -1, usage->invalid };
+
+  if ((usage->input >= 0 && (guint64) usage->input < self->input_tokens) ||
+      (usage->output >= 0 && (guint64) usage->output < self->output_tokens))
+    {
+      g_propagate_error (error, symfonic_usage_failure (self->reader.stream, priv->display_url,
+                                                        "a running token total that went down"));
+      return FALSE;
+    }
   if (usage->input >= 0)
     {
+      growth.input = usage->input - self->input_tokens;
       self->input_tokens = usage->input;
       self->usage_seen = TRUE;
     }
   if (usage->output >= 0)
     {
+      growth.output = usage->output - self->output_tokens;
       self->output_tokens = usage->output;
       self->usage_seen = TRUE;
     }
+
+  return symfonic_usage_add (self->reader.stream, priv->display_url, &growth, error);
 }
 
 /* The provider's end: the last tool call, the usage, then the terminal,
@@ -330,7 +355,7 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
   gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->reader.stream);
 
   flush_tool_call (self);
-  settle_usage (&self->reader);
+  note_usage (&self->reader);
 
   json_object_set_string_member (payload, "text", "");
   json_object_set_int_member (payload, "duration_ms", elapsed / 1000);
@@ -455,8 +480,8 @@ static const SymfonicUpstreamReaderVTable reader_vtable = {
   .frame = read_frame,
   .transport_failure = transport_failure,
   .truncated = truncated,
-  .cancelled = settle_usage,
-  .finish = settle_usage,
+  .cancelled = note_usage,
+  .finish = note_usage,
   .free = request_free,
 };
 
@@ -492,6 +517,10 @@ symfonic_provider_source_start (SymfonicSource *source,
   req->scratch = g_string_new (NULL);
   req->memo = symfonic_json_scan_memo_new ();
   symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
+  /* the provider was told to produce no more */
+  symfonic_stream_limit_output_tokens (stream,
+                                       symfonic_provider_source_get_max_tokens (self,
+                                                                                symfonic_stream_get_invocation (stream)));
   req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
                                                  "application/json", payload,
                                                  &symfonic_upstream_reader_handlers, &req->reader);

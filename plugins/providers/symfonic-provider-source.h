@@ -76,17 +76,19 @@ void     symfonic_provider_request_tool_start        (SymfonicProviderRequest *s
                                                       gint64                   index,
                                                       const char              *id,
                                                       const char              *name);
-void     symfonic_provider_request_tool_arguments    (SymfonicProviderRequest *self,
-                                                      gint64                   index,
-                                                      const char              *fragment);
+gboolean symfonic_provider_request_tool_arguments    (SymfonicProviderRequest  *self,
+                                                      gint64                    index,
+                                                      const char               *fragment,
+                                                      GError                  **error);
 void     symfonic_provider_request_tool_end          (SymfonicProviderRequest *self,
                                                       gint64                   index);
 void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,
                                                       const char              *finish_reason);
 void     symfonic_provider_request_set_model         (SymfonicProviderRequest *self,
                                                       const char              *model);
-void     symfonic_provider_request_set_usage         (SymfonicProviderRequest   *self,
-                                                      const SymfonicUsageCounts *usage);
+gboolean symfonic_provider_request_set_usage         (SymfonicProviderRequest   *self,
+                                                      const SymfonicUsageCounts *usage,
+                                                      GError                   **error);
 void     symfonic_provider_request_complete          (SymfonicProviderRequest *self);
 GError  *symfonic_provider_request_failure           (SymfonicProviderRequest *self,
                                                       SymfonicError            code,

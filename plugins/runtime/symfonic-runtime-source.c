@@ -179,16 +179,18 @@ transport_failure (SymfonicUpstreamReader *reader,
 }
 
 /* Anthropic-style (input/output) or OpenAI-style (prompt/completion)
- * counts; anything else is not a usage report. */
-static void
-add_usage (Request    *req,
-           JsonObject *usage)
+ * counts, each report what was used since the last; FALSE with @error set
+ * when the report is a lie. */
+static gboolean
+add_usage (Request     *req,
+           JsonObject  *usage,
+           GError     **error)
 {
   SymfonicUsageCounts counts;
 
   symfonic_usage_read_counts (usage, &counts);
-  if (counts.input >= 0 || counts.output >= 0)
-    symfonic_stream_add_usage (req->reader.stream, MAX (counts.input, 0), MAX (counts.output, 0));
+
+  return symfonic_usage_add (req->reader.stream, req->source->display_url, &counts, error);
 }
 
 static JsonObject *
@@ -253,12 +255,13 @@ handle_error_frame (const char  *data,
   return FALSE;
 }
 
-/* Usage reports are for metering only, and a broken one is no reason to
- * fail a stream that is otherwise fine. */
-static void
-handle_usage_frame (Request    *req,
-                    const char *data,
-                    gsize       data_length)
+/* A report that is not JSON says nothing and is ignored; one that gives
+ * counts must give true ones. */
+static gboolean
+handle_usage_frame (Request     *req,
+                    const char  *data,
+                    gsize        data_length,
+                    GError     **error)
 {
   g_autoptr(JsonNode) root = parse_json (data, data_length, NULL);
   JsonObject *usage;
@@ -266,13 +269,13 @@ handle_usage_frame (Request    *req,
   if (root == NULL)
     {
       g_debug ("Ignoring a usage report that is not JSON");
-      return;
+      return TRUE;
     }
   usage = get_usage_member (root);
   if (usage == NULL && JSON_NODE_HOLDS_OBJECT (root))
     usage = json_node_get_object (root);
-  if (usage != NULL)
-    add_usage (req, usage);
+
+  return usage == NULL || add_usage (req, usage, error);
 }
 
 /* Returns FALSE with @error set when the frame breaks the stream. */
@@ -296,10 +299,7 @@ handle_frame (Request     *req,
       if (strcmp (event, "error") == 0)
         return handle_error_frame (data, data_length, error);
       if (strcmp (event, "usage") == 0)
-        {
-          handle_usage_frame (req, data, data_length);
-          return TRUE;
-        }
+        return handle_usage_frame (req, data, data_length, error);
 
       if (!symfonic_event_kind_from_name (event, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
         {
@@ -327,8 +327,8 @@ handle_frame (Request     *req,
       JsonObject *usage = get_usage_member (root);
 
       /* before the push, so stages that see the terminal see the usage */
-      if (usage != NULL)
-        add_usage (req, usage);
+      if (usage != NULL && !add_usage (req, usage, error))
+        return FALSE;
       req->reader.completed = TRUE;
     }
 

@@ -443,10 +443,8 @@ test_budget_query_size (void)
  * tokens of the 30, leaving 28 tokens = 112 bytes of text: "w1 " to "w9 "
  * are 27 bytes, "w10 " to "w30 " 84 more (111), and "w31 " passes 112, so
  * 30 deltas reach the client, then one budget_exceeded frame. The stream
- * is charged 2 + ceil (115 / 4) = 31, one event over: a 28-token query
- * then waits for the next 60 s window alone (31 + 28 - 30 fits in one
- * window's pay-back), where an uncut stream (2 + 48 tokens) would owe a
- * second window. */
+ * is charged what reached its client, 2 + ceil (111 / 4) = 30: a 28-token
+ * query then waits for the next 60 s window. */
 static void
 test_budget_midstream (void)
 {

@@ -52,6 +52,7 @@ provider_frame_openai_agrees (SymfonicJsonScanMemo *memo,
   g_assert_cmpstr (fast.finish_reason, ==, tree.finish_reason);
   g_assert_cmpint (fast.usage.input, ==, tree.usage.input);
   g_assert_cmpint (fast.usage.output, ==, tree.usage.output);
+  g_assert_cmpint (fast.usage.invalid, ==, tree.usage.invalid);
   g_assert_null (fast.tool_calls);
   g_assert_null (tree.tool_calls);
 

@@ -116,8 +116,8 @@ static const OpenaiCase openai_taken[] = {
     "gpt-4o", NULL, NULL, NULL, 12, 200 },
   { "{\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":999999999999999999}}",
     NULL, NULL, NULL, NULL, 0, 999999999999999999 },
-  /* a count that is no number is as if not given, both ways */
-  { "{\"usage\":{\"prompt_tokens\":\"12\",\"completion_tokens\":null}}", NULL, NULL, NULL, NULL, -1, -1 },
+  /* a null count is as if not given, both ways */
+  { "{\"usage\":{\"completion_tokens\":null}}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"usage\":{\"total_tokens\":5,\"prompt_tokens_details\":null}}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"usage\":{}}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"usage\":7}", NULL, NULL, NULL, NULL, -1, -1 },
@@ -129,6 +129,8 @@ static const OpenaiCase openai_taken[] = {
 static const char * const openai_refused[] = {
   /* counts the general way reads differently, or not at all */
   "{\"usage\":{\"prompt_tokens\":-1}}",
+  "{\"usage\":{\"prompt_tokens\":\"12\",\"completion_tokens\":null}}",
+  "{\"usage\":{\"prompt_tokens\":true}}",
   "{\"usage\":{\"prompt_tokens\":12.0}}",
   "{\"usage\":{\"prompt_tokens\":1e3}}",
   "{\"usage\":{\"prompt_tokens\":012}}",
