@@ -296,6 +296,15 @@ receive_pending (SymfonicConnection  *self,
   return n;
 }
 
+/* libsoup 3.2.3 closes a connection on end of file only: a socket error
+ * (a reset, most often) left it open, with its descriptor and its slot.
+ * Any error but "try again" means the peer is gone. */
+static gboolean
+peer_gone (const GError *error)
+{
+  return !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+}
+
 static gssize
 connection_read (SymfonicConnection  *self,
                  guint8              *buffer,
@@ -307,6 +316,7 @@ connection_read (SymfonicConnection  *self,
 
   for (;;)
     {
+      g_autoptr(GError) local = NULL;
       gssize n;
 
       if (self->deliverable > 0)
@@ -318,21 +328,24 @@ connection_read (SymfonicConnection  *self,
 
       if (self->phase == PHASE_BODY && self->pending == NULL)
         {
-          n = receive_body (self, buffer, count, error);
+          n = receive_body (self, buffer, count, &local);
           if (n > 0)
             return n;
         }
       else
         {
-          n = receive_pending (self, error);
+          n = receive_pending (self, &local);
           if (n > 0)
             continue;
         }
 
-      if (n < 0)
-        return -1;
+      if (n < 0 && !peer_gone (local))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return -1;
+        }
 
-      /* end of file: the peer left */
+      /* end of file, or the peer left */
       self->ending = TRUE;
       self->deadline = 0;
     }
@@ -494,10 +507,24 @@ output_write_with_blocking (GOutputStream  *stream,
 {
   SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
 
+  g_autoptr(GError) local = NULL;
+  gssize n;
+
   if (connection == NULL || connection->ending)
     return count;
 
-  return g_socket_send_with_blocking (connection->socket, buffer, count, blocking, cancellable, error);
+  n = g_socket_send_with_blocking (connection->socket, buffer, count, blocking, cancellable, &local);
+  if (n >= 0)
+    return n;
+  if (!peer_gone (local) || g_cancellable_is_cancelled (cancellable))
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return -1;
+    }
+
+  /* the peer is gone: libsoup reads the end next and closes */
+  end (connection);
+  return count;
 }
 
 static gssize

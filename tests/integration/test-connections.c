@@ -7,11 +7,13 @@
  * more connections than allowed. Each answer is checked by its literal
  * status line, and each refusal by the connection being closed after it.
  *
- * Three servers: one with the default connection settings, one whose
- * timeouts are all 1 s, and one that allows 3 connections.
+ * Four servers: one with the default connection settings, one whose
+ * timeouts are all 1 s, one that allows 3 connections and one that allows
+ * 50.
  */
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "symfonic-test-support.h"
 
@@ -20,7 +22,7 @@
 /* how long a raw read waits for more before the test calls it stuck */
 #define READ_TIMEOUT_S 6
 
-static SymfonicServer *servers[3];
+static SymfonicServer *servers[4];
 
 static const char *
 data_dir (void)
@@ -70,6 +72,12 @@ static SymfonicServer *
 capped_server (void)
 {
   return server_get (2, "workers=1\nmax-connections=3\n");
+}
+
+static SymfonicServer *
+fifty_server (void)
+{
+  return server_get (3, "workers=1\nmax-connections=50\n");
 }
 
 /* --- raw sockets --------------------------------------------------------- */
@@ -179,6 +187,18 @@ count_occurrences (const char *haystack,
   return n;
 }
 
+/* Whether a new connection gets /healthz answered. */
+static gboolean
+healthz_served (SymfonicServer *server)
+{
+  g_autoptr(GSocket) socket = raw_connect (server);
+  g_auto(RawResult) result = { 0, };
+
+  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
+  raw_read (socket, "{\"status\":\"ok\"}", &result);
+  return g_str_has_prefix (result.received->str, HEALTHZ_OK);
+}
+
 /* --- item: a keep-alive connection the client closes --------------------- */
 
 /* Each client asks once on a keep-alive connection and hangs up. The
@@ -203,6 +223,75 @@ test_client_hangup_frees_fd (void)
   /* the workers notice each hang-up on their own schedule */
   if (!symfonic_test_iterate_until (NULL, symfonic_test_fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
     g_assert_cmpuint (symfonic_test_count_fds (), <=, before + 16);
+}
+
+/* --- item: a connection the client resets ------------------------------- */
+
+/* Closes with SO_LINGER 0: the peer gets a reset, not an end of file. */
+static void
+raw_reset (GSocket *socket)
+{
+  struct linger linger = { .l_onoff = 1, .l_linger = 0 };
+
+  g_assert_cmpint (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_LINGER, &linger, sizeof linger), ==, 0);
+  g_socket_close (socket, NULL);
+}
+
+/* Asks once on a keep-alive connection, reads nothing, part or all of the
+ * answer (by @i), and resets it. */
+static void
+ask_and_reset (SymfonicServer *server,
+               guint           i)
+{
+  g_autoptr(GSocket) socket = raw_connect (server);
+  g_auto(RawResult) result = { 0, };
+  char part[8];
+
+  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
+  if (i % 3 == 1)
+    g_assert_cmpint (g_socket_receive (socket, part, sizeof part, NULL, NULL), >, 0);
+  else if (i % 3 == 2)
+    {
+      raw_read (socket, "{\"status\":\"ok\"}", &result);
+      g_assert_true (g_str_has_prefix (result.received->str, HEALTHZ_OK));
+    }
+  raw_reset (socket);
+}
+
+/* A reset reads as an error, not as an end of file: the gateway must close
+ * those connections too, and give their slots back. */
+static void
+test_client_reset_frees_fd (void)
+{
+  SymfonicServer *server = plain_server ();
+  guint before = symfonic_test_count_fds ();
+
+  for (guint i = 0; i < 10000; i++)
+    ask_and_reset (server, i);
+
+  if (!symfonic_test_iterate_until (NULL, symfonic_test_fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
+    g_assert_cmpuint (symfonic_test_count_fds (), <=, before + 16);
+}
+
+/* With 50 allowed, 200 reset connections leave room for new ones. */
+static void
+test_client_reset_frees_slot (void)
+{
+  SymfonicServer *server = fifty_server ();
+  guint served = 0;
+
+  for (guint i = 0; i < 200; i++)
+    ask_and_reset (server, i);
+
+  /* the worker notices each reset on its own schedule */
+  for (guint attempt = 0; attempt < 50 && served < 50; attempt++)
+    {
+      served = 0;
+      g_usleep (100 * 1000);
+      for (guint i = 0; i < 50; i++)
+        served += healthz_served (server);
+    }
+  g_assert_cmpuint (served, ==, 50);
 }
 
 /* --- item: framing libsoup would get wrong ------------------------------- */
@@ -464,17 +553,6 @@ test_slow_stream_unaffected (void)
 
 /* --- item: max-connections -------------------------------------------------- */
 
-static gboolean
-healthz_served (SymfonicServer *server)
-{
-  g_autoptr(GSocket) socket = raw_connect (server);
-  g_auto(RawResult) result = { 0, };
-
-  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
-  raw_read (socket, "{\"status\":\"ok\"}", &result);
-  return g_str_has_prefix (result.received->str, HEALTHZ_OK);
-}
-
 /* With 3 allowed, a 4th connection is closed unanswered while the first 3
  * are served; once one of them is gone, a new one is served again. */
 static void
@@ -532,6 +610,8 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/connections/client-hangup-frees-fd", test_client_hangup_frees_fd);
+  g_test_add_func ("/connections/client-reset-frees-fd", test_client_reset_frees_fd);
+  g_test_add_func ("/connections/client-reset-frees-slot", test_client_reset_frees_slot);
   g_test_add_func ("/connections/framing-refused", test_framing_refused);
   g_test_add_func ("/connections/oversized-heads", test_oversized_heads);
   g_test_add_func ("/connections/pipelined-requests-answered", test_pipelined_requests_answered);
