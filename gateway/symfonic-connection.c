@@ -142,6 +142,46 @@ follow_body (SymfonicConnection *self)
     enter (self, PHASE_RESPONSE, 0);
 }
 
+/* libsoup 3.2.3 ends a chunked body after one line of its trailer
+ * section, whatever that line is, and would read the rest as the next
+ * request. The section is read and checked here instead, and libsoup gets
+ * only its final blank line: the body ends where it ends for the gateway.
+ * Trailer fields are dropped, as libsoup drops them. */
+static gboolean
+advance_trailers (SymfonicConnection *self,
+                  const guint8       *data,
+                  gsize               length)
+{
+  gsize end = symfonic_request_trailers_end (data, length);
+  const char *detail = NULL;
+  guint status;
+  gsize blank;
+
+  if (end == 0)
+    {
+      status = symfonic_request_trailers_incomplete_status (length, &detail);
+      if (status == 0)
+        return FALSE;
+      refuse (self, status, detail);
+      return TRUE;
+    }
+
+  status = symfonic_request_trailers_check (data, end, &detail);
+  if (status != 0)
+    {
+      refuse (self, status, detail);
+      return TRUE;
+    }
+
+  blank = end >= 2 && data[end - 2] == '\r' ? 2 : 1;
+  g_byte_array_remove_range (self->pending, self->deliverable, end - blank);
+  self->deliverable += blank;
+  self->body.trailers = FALSE;
+  self->body.done = TRUE;
+  follow_body (self);
+  return TRUE;
+}
+
 /* Moves the framing forward over the bytes already read. Returns whether
  * it made progress. */
 static gboolean
@@ -209,6 +249,8 @@ advance (SymfonicConnection *self)
     case PHASE_BODY:
       if (length <= self->deliverable)
         return FALSE;
+      if (self->body.trailers)
+        return advance_trailers (self, data + self->deliverable, length - self->deliverable);
       self->deliverable += symfonic_body_framing_scan (&self->body, data + self->deliverable,
                                                        length - self->deliverable);
       follow_body (self);
@@ -237,12 +279,20 @@ take_pending (SymfonicConnection *self,
 }
 
 /* What libsoup reads once the connection ends: one byte that starts (and
- * fails) a request if none is under way, then end of file. */
+ * fails) a request if none is under way, then end of file. A body cut
+ * short is an error: libsoup takes end of file at a chunk boundary for the
+ * end of the body, and would answer what it read of it. */
 static gssize
-take_ending (SymfonicConnection *self,
-             guint8             *buffer)
+take_ending (SymfonicConnection  *self,
+             guint8              *buffer,
+             GError             **error)
 {
-  if (self->phase == PHASE_BODY || self->marker_sent)
+  if (self->phase == PHASE_BODY)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
+      return -1;
+    }
+  if (self->marker_sent)
     return 0;
 
   self->marker_sent = TRUE;
@@ -266,7 +316,7 @@ receive_body (SymfonicConnection  *self,
     return n;
 
   in_body = symfonic_body_framing_scan (&self->body, buffer, n);
-  if (self->body.done && in_body < (gsize) n)
+  if ((self->body.done || self->body.trailers) && in_body < (gsize) n)
     {
       self->pending = g_byte_array_new ();
       g_byte_array_append (self->pending, buffer + in_body, n - in_body);
@@ -322,11 +372,11 @@ connection_read (SymfonicConnection  *self,
       if (self->deliverable > 0)
         return take_pending (self, buffer, count);
       if (self->ending)
-        return take_ending (self, buffer);
+        return take_ending (self, buffer, error);
       if (advance (self))
         continue;
 
-      if (self->phase == PHASE_BODY && self->pending == NULL)
+      if (self->phase == PHASE_BODY && self->pending == NULL && !self->body.trailers)
         {
           n = receive_body (self, buffer, count, &local);
           if (n > 0)
@@ -360,6 +410,8 @@ connection_is_readable (SymfonicConnection *self)
     return FALSE;
   if (self->phase == PHASE_HEAD)
     return symfonic_request_head_end (self->pending->data, self->pending->len) > 0;
+  if (self->phase == PHASE_BODY && self->body.trailers)
+    return symfonic_request_trailers_end (self->pending->data, self->pending->len) > 0;
 
   return TRUE;
 }

@@ -24,9 +24,6 @@ enum
   CHUNK_DATA,
   CHUNK_DATA_CR,
   CHUNK_DATA_LF,
-  CHUNK_TRAILER_START,
-  CHUNK_TRAILER_LINE,
-  CHUNK_TRAILER_END_LF,
 };
 
 /* Chunk sizes past this are refused rather than overflowing the count. */
@@ -129,6 +126,36 @@ refuse (guint        status,
   return status;
 }
 
+/* Checks one field line, @line up to its LF at @eol, of a head or of a
+ * trailer section, and sets the length of its name. */
+static guint
+check_field_line (const guint8  *line,
+                  const guint8  *eol,
+                  gsize         *name_length,
+                  const char   **detail)
+{
+  const guint8 *colon;
+
+  if (line[0] == ' ' || line[0] == '\t')
+    return refuse (400, _("Folded header lines are not accepted"), detail);
+
+  colon = memchr (line, ':', eol - line);
+  if (colon == NULL || colon == line)
+    return refuse (400, _("A header line is malformed"), detail);
+  *name_length = colon - line;
+  if (!symfonic_http_is_token ((const char *) line, *name_length))
+    return refuse (400, _("A header name is malformed"), detail);
+
+  return 0;
+}
+
+static gboolean
+is_blank_line (const guint8 *line,
+               const guint8 *eol)
+{
+  return eol == line || (eol == line + 1 && line[0] == '\r');
+}
+
 /* The status a head still incomplete after @length bytes must get now, or
  * 0 while it may still be fine. */
 guint
@@ -180,25 +207,19 @@ symfonic_request_head_check (const guint8        *head,
 
   for (line = eol + 1; line < end; line = eol + 1)
     {
-      const guint8 *colon;
       const guint8 *value;
       gsize name_length;
       gsize value_length;
+      guint status;
 
       eol = memchr (line, '\n', end - line);
-      if (eol == line || (eol == line + 1 && line[0] == '\r'))
+      if (is_blank_line (line, eol))
         break;
-      if (line[0] == ' ' || line[0] == '\t')
-        return refuse (400, _("Folded header lines are not accepted"), detail);
+      status = check_field_line (line, eol, &name_length, detail);
+      if (status != 0)
+        return status;
 
-      colon = memchr (line, ':', eol - line);
-      if (colon == NULL || colon == line)
-        return refuse (400, _("A header line is malformed"), detail);
-      name_length = colon - line;
-      if (!symfonic_http_is_token ((const char *) line, name_length))
-        return refuse (400, _("A header name is malformed"), detail);
-
-      value = colon + 1;
+      value = line + name_length + 1;
       value_length = eol - value;
       trim (&value, &value_length);
 
@@ -239,6 +260,17 @@ symfonic_request_head_check (const guint8        *head,
   return 0;
 }
 
+/* After the last chunk's size line comes the trailer section, which the
+ * scanner leaves to symfonic_request_trailers_end(). */
+static void
+end_size_line (SymfonicBodyFraming *self)
+{
+  if (self->left > 0)
+    self->state = CHUNK_DATA;
+  else
+    self->trailers = TRUE;
+}
+
 static gboolean
 chunk_step (SymfonicBodyFraming *self,
             guint8               c)
@@ -262,7 +294,7 @@ chunk_step (SymfonicBodyFraming *self,
       else if (c == '\r')
         self->state = CHUNK_SIZE_LF;
       else if (c == '\n')
-        self->state = self->left > 0 ? CHUNK_DATA : CHUNK_TRAILER_START;
+        end_size_line (self);
       else
         return FALSE;
       return TRUE;
@@ -270,7 +302,7 @@ chunk_step (SymfonicBodyFraming *self,
     case CHUNK_EXTENSION:
     case CHUNK_SIZE_LF:
       if (c == '\n')
-        self->state = self->left > 0 ? CHUNK_DATA : CHUNK_TRAILER_START;
+        end_size_line (self);
       else if (self->state == CHUNK_SIZE_LF)
         return FALSE;
       return TRUE;
@@ -288,32 +320,14 @@ chunk_step (SymfonicBodyFraming *self,
       self->state = CHUNK_SIZE_FIRST;
       return TRUE;
 
-    case CHUNK_TRAILER_START:
-      if (c == '\n')
-        self->done = TRUE;
-      else
-        self->state = c == '\r' ? CHUNK_TRAILER_END_LF : CHUNK_TRAILER_LINE;
-      return TRUE;
-
-    case CHUNK_TRAILER_LINE:
-      if (c == '\n')
-        self->state = CHUNK_TRAILER_START;
-      return TRUE;
-
-    case CHUNK_TRAILER_END_LF:
-      if (c != '\n')
-        return FALSE;
-      self->done = TRUE;
-      return TRUE;
-
     default:
       g_assert_not_reached ();
     }
 }
 
 /* Follows @length more body bytes and returns how many of them belong to
- * the body: fewer when it ended (done) or broke its framing (invalid)
- * inside @data. */
+ * the body: fewer when it ended (done), reached its trailer section
+ * (trailers) or broke its framing (invalid) inside @data. */
 gsize
 symfonic_body_framing_scan (SymfonicBodyFraming *self,
                             const guint8        *data,
@@ -321,7 +335,7 @@ symfonic_body_framing_scan (SymfonicBodyFraming *self,
 {
   gsize i = 0;
 
-  while (i < length && !self->done && !self->invalid)
+  while (i < length && !self->done && !self->trailers && !self->invalid)
     {
       if (self->kind == SYMFONIC_BODY_LENGTH || self->state == CHUNK_DATA)
         {
@@ -346,4 +360,63 @@ symfonic_body_framing_scan (SymfonicBodyFraming *self,
     }
 
   return i;
+}
+
+/* The length of the trailer section at the start of @data, its final
+ * blank line included, or 0 while it is incomplete. */
+gsize
+symfonic_request_trailers_end (const guint8 *data,
+                               gsize         length)
+{
+  if (length > 0 && data[0] == '\n')
+    return 1;
+  if (length > 1 && data[0] == '\r' && data[1] == '\n')
+    return 2;
+
+  return symfonic_request_head_end (data, length);
+}
+
+/* The status a trailer section still incomplete after @length bytes must
+ * get now, or 0 while it may still be fine. */
+guint
+symfonic_request_trailers_incomplete_status (gsize         length,
+                                             const char  **detail)
+{
+  if (length >= SYMFONIC_REQUEST_HEAD_LIMIT)
+    return refuse (431, _("The request trailers are too large"), detail);
+
+  return 0;
+}
+
+/* Checks the complete trailer section @trailers (from
+ * symfonic_request_trailers_end()) as a head's field lines are checked.
+ * Returns 0 when it is well formed, or the status to refuse it with and a
+ * fixed @detail. */
+guint
+symfonic_request_trailers_check (const guint8  *trailers,
+                                 gsize          length,
+                                 const char   **detail)
+{
+  const guint8 *end = trailers + length;
+  const guint8 *eol;
+
+  if (length > SYMFONIC_REQUEST_HEAD_LIMIT)
+    return refuse (431, _("The request trailers are too large"), detail);
+  if (memchr (trailers, '\0', length) != NULL)
+    return refuse (400, _("The request contains a NUL byte"), detail);
+
+  for (const guint8 *line = trailers; line < end; line = eol + 1)
+    {
+      gsize name_length;
+      guint status;
+
+      eol = memchr (line, '\n', end - line);
+      if (is_blank_line (line, eol))
+        break;
+      status = check_field_line (line, eol, &name_length, detail);
+      if (status != 0)
+        return status;
+    }
+
+  return 0;
 }

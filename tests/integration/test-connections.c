@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "symfonic-test-support.h"
 
@@ -327,6 +329,16 @@ static const FramingCase framing_cases[] = {
     "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked, identity\r\n\r\n"
     "0\r\n\r\n" HEALTHZ,
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a request in the trailers",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
+    "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
+    "0\r\nX: y\r\nGET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a folded trailer line",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
+    "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
+    "0\r\nX: y\r\n z\r\n\r\n" HEALTHZ,
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
   { "NUL in the path",
     "GET /healthz%00.json HTTP/1.1\r\nHost: gateway\r\n\r\n",
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
@@ -377,6 +389,92 @@ test_oversized_heads (void)
   g_assert_true (g_str_has_prefix (head_result.received->str, "HTTP/1.1 431 Request Header Fields Too Large\r\n"));
   g_assert_nonnull (strstr (head_result.received->str, "\"status\":431,\"code\":\"headers_too_large\"}"));
   g_assert_true (head_result.closed);
+}
+
+/* --- item: a chunked body's trailer section ------------------------------ */
+
+#define TRAILED_HEAD                                                                                   \
+  "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"           \
+  "Content-Type: application/json\r\n\r\n"
+#define TRAILED_BODY "5\r\n{\"que\r\n9\r\nry\":\"hi\"}\r\n"
+#define TRAILERS "0\r\nX-Checksum: 5d41402a\r\nX-Empty:\r\n\r\n"
+#define HEALTHZ_CLOSE "GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n"
+
+/* The stream answered (so its body reached the handler whole, as JSON),
+ * then the next request: the body ended where the trailer section did. */
+static void
+assert_trailed_answers (const RawResult *result)
+{
+  g_assert_true (g_str_has_prefix (result->received->str, "HTTP/1.1 200 OK\r\n"));
+  g_assert_nonnull (strstr (result->received->str, "event: ResponseCompleteEvent"));
+  g_assert_cmpuint (count_occurrences (result->received->str, "HTTP/1.1 "), ==, 2);
+  g_assert_cmpuint (count_occurrences (result->received->str, "{\"status\":\"ok\"}"), ==, 1);
+  g_assert_true (result->closed);
+}
+
+/* Valid trailer fields are read and dropped; the connection goes on. */
+static void
+test_trailers_accepted (void)
+{
+  const char *requests = TRAILED_HEAD TRAILED_BODY TRAILERS HEALTHZ_CLOSE;
+  g_auto(RawResult) result = { 0, };
+
+  raw_exchange (plain_server (), requests, strlen (requests), &result);
+  assert_trailed_answers (&result);
+}
+
+/* The trailer section split across two reads at every byte of it (and of
+ * the last chunk before it) is read as when it comes whole. The streams
+ * run side by side, one connection per split. */
+static void
+test_trailers_split (void)
+{
+  const char *requests = TRAILED_HEAD TRAILED_BODY TRAILERS HEALTHZ_CLOSE;
+  gsize from = strlen (TRAILED_HEAD TRAILED_BODY);
+  gsize n = strlen (TRAILERS) + 1;
+  g_autoptr(GPtrArray) sockets = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      GSocket *socket = raw_connect (plain_server ());
+
+      g_socket_set_option (socket, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
+      raw_send (socket, requests, from + i);
+      g_ptr_array_add (sockets, socket);
+    }
+  /* the gateway reads the first parts on their own */
+  g_usleep (50 * 1000);
+  for (gsize i = 0; i < n; i++)
+    raw_send (sockets->pdata[i], requests + from + i, strlen (requests) - from - i);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_auto(RawResult) result = { 0, };
+
+      g_test_message ("split after %zu bytes of the trailer section", i);
+      raw_read (sockets->pdata[i], NULL, &result);
+      assert_trailed_answers (&result);
+    }
+}
+
+/* A trailer section is bounded as a head is. */
+static void
+test_trailers_oversized (void)
+{
+  g_autoptr(GString) request = g_string_new (TRAILED_HEAD TRAILED_BODY "0\r\n");
+  g_auto(RawResult) result = { 0, };
+
+  for (guint i = 0; i < 1000; i++)
+    g_string_append (request, "X-Filler: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n");
+  g_string_append (request, "\r\n" HEALTHZ);
+
+  raw_exchange (plain_server (), request->str, request->len, &result);
+  g_test_message ("answer: %s", result.received->str);
+  g_assert_true (g_str_has_prefix (result.received->str, "HTTP/1.1 431 Request Header Fields Too Large\r\n"));
+  g_assert_nonnull (strstr (result.received->str, "{\"detail\":\"The request trailers are too large\","
+                                                  "\"status\":431,\"code\":\"headers_too_large\"}"));
+  g_assert_cmpuint (count_occurrences (result.received->str, "HTTP/1."), ==, 1);
+  g_assert_true (result.closed);
 }
 
 /* Well-framed requests one after the other on one connection, chunked
@@ -614,6 +712,9 @@ main (int   argc,
   g_test_add_func ("/connections/client-reset-frees-slot", test_client_reset_frees_slot);
   g_test_add_func ("/connections/framing-refused", test_framing_refused);
   g_test_add_func ("/connections/oversized-heads", test_oversized_heads);
+  g_test_add_func ("/connections/trailers-accepted", test_trailers_accepted);
+  g_test_add_func ("/connections/trailers-split", test_trailers_split);
+  g_test_add_func ("/connections/trailers-oversized", test_trailers_oversized);
   g_test_add_func ("/connections/pipelined-requests-answered", test_pipelined_requests_answered);
   g_test_add_func ("/connections/malformed-framing-does-not-grow", test_malformed_framing_does_not_grow);
   g_test_add_func ("/connections/http10-stream-not-chunked", test_http10_stream_not_chunked);
