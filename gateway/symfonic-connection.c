@@ -114,8 +114,9 @@ code_for_status (guint status)
     }
 }
 
-/* Answers a head libsoup must not see with a JSON error on the raw
- * connection, which the refusal then owns and closes. */
+/* Answers a request libsoup must not see (its head, or the rest of its
+ * body) with a JSON error on the raw connection, which the refusal then
+ * owns and closes. */
 static void
 refuse (SymfonicConnection *self,
         guint               status,
@@ -132,12 +133,10 @@ refuse (SymfonicConnection *self,
 static void
 follow_body (SymfonicConnection *self)
 {
+  /* libsoup has the head and would fail on the same bytes with a silent
+   * close; what it writes once the connection ends is dropped */
   if (self->body.invalid)
-    {
-      /* libsoup has the head and will fail on the same bytes: stop there */
-      self->ending = TRUE;
-      self->deadline = 0;
-    }
+    refuse (self, 400, _("The request body's chunked framing is malformed"));
   else if (self->body.done)
     enter (self, PHASE_RESPONSE, 0);
 }

@@ -329,6 +329,10 @@ static const FramingCase framing_cases[] = {
     "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked, identity\r\n\r\n"
     "0\r\n\r\n" HEALTHZ,
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a malformed chunk size",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n"
+    "2x\r\n{}\r\n0\r\n\r\n" HEALTHZ,
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
   { "a request in the trailers",
     "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
     "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
