@@ -107,8 +107,12 @@ code_for_status (guint status)
     {
     case 414:
       return "uri_too_long";
+    case 417:
+      return "expectation_failed";
     case 431:
       return "headers_too_large";
+    case 505:
+      return "http_version_not_supported";
     default:
       return "bad_request";
     }

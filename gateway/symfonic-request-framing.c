@@ -83,6 +83,131 @@ has_nul_escape (const guint8 *target,
   return FALSE;
 }
 
+static guint
+refuse (guint        status,
+        const char  *why,
+        const char **detail)
+{
+  *detail = why;
+  return status;
+}
+
+static gboolean
+is_hex_escape (const guint8 *at,
+               const guint8 *end)
+{
+  return end - at >= 3 && g_ascii_isxdigit (at[1]) && g_ascii_isxdigit (at[2]);
+}
+
+/* A Host value (or an absolute target's authority) GLib's URI parser
+ * takes, as libsoup parses it: a name or address, an optional port. */
+static gboolean
+is_host (const guint8 *host,
+         gsize         length)
+{
+  const guint8 *end = host + length;
+  const guint8 *close = length > 0 && host[0] == '[' ? memchr (host, ']', length) : NULL;
+
+  for (const guint8 *at = host; at < end; at++)
+    {
+      if (*at == '[' || *at == ']')
+        {
+          /* an IP literal: [...] at the start, then only a port */
+          if (close == NULL || (at != host && at != close))
+            return FALSE;
+          continue;
+        }
+      if (*at == '%' && !is_hex_escape (at, end))
+        return FALSE;
+      if (!g_ascii_isalnum (*at) && strchr ("-._~!$&'()*+,;=:%", *at) == NULL)
+        return FALSE;
+    }
+
+  return close == NULL || close + 1 == end || close[1] == ':';
+}
+
+/* A request target libsoup can turn into a URI: an absolute path, or an
+ * absolute http(s) URI, with visible characters and whole %-escapes. */
+static gboolean
+is_target (const guint8 *target,
+           gsize         length)
+{
+  const guint8 *end = target + length;
+  const guint8 *path = target;
+
+  if (length > strlen ("http://") && g_ascii_strncasecmp ((const char *) target, "http://", 7) == 0)
+    path = target + 7;
+  else if (length > strlen ("https://") && g_ascii_strncasecmp ((const char *) target, "https://", 8) == 0)
+    path = target + 8;
+  if (path != target)
+    {
+      const guint8 *authority = path;
+
+      while (path < end && *path != '/' && *path != '?' && *path != '#')
+        path++;
+      if (path == authority || !is_host (authority, path - authority))
+        return FALSE;
+    }
+  else if (length == 0 || target[0] != '/')
+    return FALSE;
+
+  for (const guint8 *at = path; at < end; at++)
+    {
+      if (*at <= ' ' || *at == 0x7f || (*at == '%' && !is_hex_escape (at, end)))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Checks the HTTP version at @version, up to the line end at @eol, and
+ * says whether it is HTTP/1.0. libsoup answers any other version itself,
+ * with an empty body. */
+static guint
+check_version (const guint8  *version,
+               const guint8  *eol,
+               gboolean      *http10,
+               const char   **detail)
+{
+  gsize length = eol - version;
+  const guint8 *at = version + strlen ("HTTP/");
+  gsize major = 0;
+  gsize minor = 0;
+
+  if (length > 0 && version[length - 1] == '\r')
+    length--;
+  if (length == strlen ("HTTP/1.1") && memcmp (version, "HTTP/1.", 7) == 0 &&
+      (version[7] == '0' || version[7] == '1'))
+    {
+      *http10 = version[7] == '0';
+      return 0;
+    }
+
+  /* a well-formed version the gateway does not speak */
+  if (length > strlen ("HTTP/") && memcmp (version, "HTTP/", 5) == 0)
+    {
+      const guint8 *end = version + length;
+
+      while (at < end && g_ascii_isdigit (*at))
+        at++, major++;
+      if (at < end && *at == '.')
+        for (at++; at < end && g_ascii_isdigit (*at); at++)
+          minor++;
+      if (major > 0 && minor > 0 && at == end)
+        return refuse (505, _("The request's HTTP version is not supported"), detail);
+    }
+
+  return refuse (400, _("The request line is malformed"), detail);
+}
+
+static gboolean
+is_field (const guint8 *name,
+          gsize         length,
+          const char   *wanted)
+{
+  return length == strlen (wanted) && g_ascii_strncasecmp ((const char *) name, wanted, length) == 0;
+}
+
 /* Trims optional whitespace around a header value. */
 static void
 trim (const guint8 **value,
@@ -115,15 +240,6 @@ parse_length (const guint8 *value,
 
   *out = number;
   return TRUE;
-}
-
-static guint
-refuse (guint        status,
-        const char  *why,
-        const char **detail)
-{
-  *detail = why;
-  return status;
 }
 
 /* Checks one field line, @line up to its LF at @eol, of a head or of a
@@ -187,7 +303,10 @@ symfonic_request_head_check (const guint8        *head,
   const guint8 *target_end;
   gboolean have_length = FALSE;
   gboolean chunked = FALSE;
+  gboolean http10 = FALSE;
+  guint hosts = 0;
   guint64 content_length = 0;
+  guint status;
 
   memset (framing, 0, sizeof *framing);
 
@@ -200,17 +319,21 @@ symfonic_request_head_check (const guint8        *head,
 
   target = memchr (head, ' ', eol - head);
   target_end = target != NULL ? memchr (target + 1, ' ', eol - target - 1) : NULL;
-  if (target == NULL || target_end == NULL)
+  if (target == NULL || target_end == NULL || !symfonic_http_is_token ((const char *) head, target - head))
     return refuse (400, _("The request line is malformed"), detail);
+  status = check_version (target_end + 1, eol, &http10, detail);
+  if (status != 0)
+    return status;
   if (has_nul_escape (target + 1, target_end - target - 1))
     return refuse (400, _("The request path contains a NUL byte"), detail);
+  if (!is_target (target + 1, target_end - target - 1))
+    return refuse (400, _("The request target is malformed"), detail);
 
   for (line = eol + 1; line < end; line = eol + 1)
     {
       const guint8 *value;
       gsize name_length;
       gsize value_length;
-      guint status;
 
       eol = memchr (line, '\n', end - line);
       if (is_blank_line (line, eol))
@@ -223,8 +346,7 @@ symfonic_request_head_check (const guint8        *head,
       value_length = eol - value;
       trim (&value, &value_length);
 
-      if (name_length == strlen ("Content-Length") &&
-          g_ascii_strncasecmp ((const char *) line, "Content-Length", name_length) == 0)
+      if (is_field (line, name_length, "Content-Length"))
         {
           guint64 number;
 
@@ -234,15 +356,27 @@ symfonic_request_head_check (const guint8        *head,
           have_length = TRUE;
           content_length = number;
         }
-      else if (name_length == strlen ("Transfer-Encoding") &&
-               g_ascii_strncasecmp ((const char *) line, "Transfer-Encoding", name_length) == 0)
+      else if (is_field (line, name_length, "Transfer-Encoding"))
         {
           if (chunked || value_length != strlen ("chunked") ||
               g_ascii_strncasecmp ((const char *) value, "chunked", value_length) != 0)
             return refuse (400, _("Only one Transfer-Encoding, chunked, is accepted"), detail);
           chunked = TRUE;
         }
+      else if (is_field (line, name_length, "Host"))
+        {
+          if (++hosts > 1 || !is_host (value, value_length))
+            return refuse (400, _("The request's Host header is invalid"), detail);
+        }
+      else if (is_field (line, name_length, "Expect"))
+        {
+          if (!is_field (value, value_length, "100-continue"))
+            return refuse (417, _("Only Expect: 100-continue is accepted"), detail);
+        }
     }
+
+  if (hosts == 0 && !http10)
+    return refuse (400, _("The request has no Host header"), detail);
 
   if (have_length && chunked)
     return refuse (400, _("A request may not have both Content-Length and Transfer-Encoding"), detail);

@@ -343,6 +343,27 @@ static const FramingCase framing_cases[] = {
     "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
     "0\r\nX: y\r\n z\r\n\r\n" HEALTHZ,
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "an HTTP version the gateway does not speak",
+    "GET /healthz HTTP/2.0\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 505 HTTP Version Not Supported\r\n", "http_version_not_supported" },
+  { "a malformed HTTP version",
+    "GET /healthz HTTP/x.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "no Host on HTTP/1.1",
+    "GET /healthz HTTP/1.1\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a Host with a slash",
+    "GET /healthz HTTP/1.1\r\nHost: gate/way\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a broken %-escape in the path",
+    "GET /health%zz HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a target that is not a path",
+    "OPTIONS * HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "an unknown expectation",
+    "GET /healthz HTTP/1.1\r\nHost: gateway\r\nExpect: something\r\n\r\n",
+    "HTTP/1.1 417 Expectation Failed\r\n", "expectation_failed" },
   { "NUL in the path",
     "GET /healthz%00.json HTTP/1.1\r\nHost: gateway\r\n\r\n",
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
@@ -350,7 +371,8 @@ static const FramingCase framing_cases[] = {
 
 /* A request libsoup would frame one way and a proxy another gets 400 and
  * the connection closed: what follows it, a smuggled request, is never
- * answered. */
+ * answered. One libsoup would refuse itself (with an empty body) gets the
+ * same JSON refusal as any other. */
 static void
 test_framing_refused (void)
 {
