@@ -503,6 +503,60 @@ test_trailers_oversized (void)
   g_assert_true (result.closed);
 }
 
+/* --- item: a body no handler reads ----------------------------------------- */
+
+typedef struct
+{
+  const char *name;
+  const char *head;
+} UnusedBodyCase;
+
+static const UnusedBodyCase unused_body_cases[] = {
+  { "/healthz", "GET /healthz HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+  { "/metrics", "POST /metrics HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+  { "an unknown path", "POST /nowhere HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n" },
+  { "a route's wrong method",
+    "PUT /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+};
+
+/* A request that takes no body, announcing 1 GB of one, is refused at
+ * once: the gateway does not read the body before answering. */
+static void
+test_unused_body_refused (void)
+{
+  g_autofree char *some = g_strnfill (64 * 1024, 'x');
+
+  for (guint i = 0; i < G_N_ELEMENTS (unused_body_cases); i++)
+    {
+      const UnusedBodyCase *c = &unused_body_cases[i];
+      g_autoptr(GSocket) socket = raw_connect (plain_server ());
+      g_auto(RawResult) result = { 0, };
+
+      g_test_message ("%s", c->name);
+      raw_send (socket, c->head, strlen (c->head));
+      raw_send (socket, some, strlen (some));
+      raw_read (socket, NULL, &result);
+      g_test_message ("answer: %s", result.received->str);
+      g_assert_true (g_str_has_prefix (result.received->str, "HTTP/1.1 413 Request Entity Too Large\r\n"));
+      g_assert_nonnull (strstr (result.received->str, "Connection: close\r\n"));
+      g_assert_nonnull (strstr (result.received->str, "{\"detail\":\"This request takes no body\",\"status\":413,"
+                                                      "\"code\":\"payload_too_large\"}"));
+      g_assert_true (result.closed);
+    }
+}
+
+/* A few bytes of body on such a request are read and ignored as before. */
+static void
+test_small_unused_body_read (void)
+{
+  const char *request = "GET /healthz HTTP/1.1\r\nHost: gateway\r\nContent-Length: 2\r\n\r\n{}" HEALTHZ_CLOSE;
+  g_auto(RawResult) result = { 0, };
+
+  raw_exchange (plain_server (), request, strlen (request), &result);
+  g_assert_cmpuint (count_occurrences (result.received->str, "HTTP/1.1 200 OK\r\n"), ==, 2);
+  g_assert_true (result.closed);
+}
+
 /* Well-framed requests one after the other on one connection, chunked
  * bodies included, are each answered in turn: the checks take nothing
  * from libsoup that it used to do. */
@@ -741,6 +795,8 @@ main (int   argc,
   g_test_add_func ("/connections/trailers-accepted", test_trailers_accepted);
   g_test_add_func ("/connections/trailers-split", test_trailers_split);
   g_test_add_func ("/connections/trailers-oversized", test_trailers_oversized);
+  g_test_add_func ("/connections/unused-body-refused", test_unused_body_refused);
+  g_test_add_func ("/connections/small-unused-body-read", test_small_unused_body_read);
   g_test_add_func ("/connections/pipelined-requests-answered", test_pipelined_requests_answered);
   g_test_add_func ("/connections/malformed-framing-does-not-grow", test_malformed_framing_does_not_grow);
   g_test_add_func ("/connections/http10-stream-not-chunked", test_http10_stream_not_chunked);
