@@ -561,7 +561,6 @@ output_write_with_blocking (GOutputStream  *stream,
                             GError        **error)
 {
   SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
-
   g_autoptr(GError) local = NULL;
   gssize n;
 

@@ -170,9 +170,6 @@ check_version (const guint8  *version,
                const char   **detail)
 {
   gsize length = eol - version;
-  const guint8 *at = version + strlen ("HTTP/");
-  gsize major = 0;
-  gsize minor = 0;
 
   if (length > 0 && version[length - 1] == '\r')
     length--;
@@ -187,13 +184,16 @@ check_version (const guint8  *version,
   if (length > strlen ("HTTP/") && memcmp (version, "HTTP/", 5) == 0)
     {
       const guint8 *end = version + length;
+      const guint8 *at = version + strlen ("HTTP/");
+      gsize major_digits = 0;
+      gsize minor_digits = 0;
 
       while (at < end && g_ascii_isdigit (*at))
-        at++, major++;
+        at++, major_digits++;
       if (at < end && *at == '.')
         for (at++; at < end && g_ascii_isdigit (*at); at++)
-          minor++;
-      if (major > 0 && minor > 0 && at == end)
+          minor_digits++;
+      if (major_digits > 0 && minor_digits > 0 && at == end)
         return refuse (505, _("The request's HTTP version is not supported"), detail);
     }
 
