@@ -107,15 +107,20 @@ code_for_status (guint status)
     {
     case 414:
       return "uri_too_long";
+    case 417:
+      return "expectation_failed";
     case 431:
       return "headers_too_large";
+    case 505:
+      return "http_version_not_supported";
     default:
       return "bad_request";
     }
 }
 
-/* Answers a head libsoup must not see with a JSON error on the raw
- * connection, which the refusal then owns and closes. */
+/* Answers a request libsoup must not see (its head, or the rest of its
+ * body) with a JSON error on the raw connection, which the refusal then
+ * owns and closes. */
 static void
 refuse (SymfonicConnection *self,
         guint               status,
@@ -132,14 +137,52 @@ refuse (SymfonicConnection *self,
 static void
 follow_body (SymfonicConnection *self)
 {
+  /* libsoup has the head and would fail on the same bytes with a silent
+   * close; what it writes once the connection ends is dropped */
   if (self->body.invalid)
-    {
-      /* libsoup has the head and will fail on the same bytes: stop there */
-      self->ending = TRUE;
-      self->deadline = 0;
-    }
+    refuse (self, 400, _("The request body's chunked framing is malformed"));
   else if (self->body.done)
     enter (self, PHASE_RESPONSE, 0);
+}
+
+/* libsoup 3.2.3 ends a chunked body after one line of its trailer
+ * section, whatever that line is, and would read the rest as the next
+ * request. The section is read and checked here instead, and libsoup gets
+ * only its final blank line: the body ends where it ends for the gateway.
+ * Trailer fields are dropped, as libsoup drops them. */
+static gboolean
+advance_trailers (SymfonicConnection *self,
+                  const guint8       *data,
+                  gsize               length)
+{
+  gsize end = symfonic_request_trailers_end (data, length);
+  const char *detail = NULL;
+  guint status;
+  gsize blank;
+
+  if (end == 0)
+    {
+      status = symfonic_request_trailers_incomplete_status (length, &detail);
+      if (status == 0)
+        return FALSE;
+      refuse (self, status, detail);
+      return TRUE;
+    }
+
+  status = symfonic_request_trailers_check (data, end, &detail);
+  if (status != 0)
+    {
+      refuse (self, status, detail);
+      return TRUE;
+    }
+
+  blank = end >= 2 && data[end - 2] == '\r' ? 2 : 1;
+  g_byte_array_remove_range (self->pending, self->deliverable, end - blank);
+  self->deliverable += blank;
+  self->body.trailers = FALSE;
+  self->body.done = TRUE;
+  follow_body (self);
+  return TRUE;
 }
 
 /* Moves the framing forward over the bytes already read. Returns whether
@@ -209,6 +252,8 @@ advance (SymfonicConnection *self)
     case PHASE_BODY:
       if (length <= self->deliverable)
         return FALSE;
+      if (self->body.trailers)
+        return advance_trailers (self, data + self->deliverable, length - self->deliverable);
       self->deliverable += symfonic_body_framing_scan (&self->body, data + self->deliverable,
                                                        length - self->deliverable);
       follow_body (self);
@@ -237,12 +282,20 @@ take_pending (SymfonicConnection *self,
 }
 
 /* What libsoup reads once the connection ends: one byte that starts (and
- * fails) a request if none is under way, then end of file. */
+ * fails) a request if none is under way, then end of file. A body cut
+ * short is an error: libsoup takes end of file at a chunk boundary for the
+ * end of the body, and would answer what it read of it. */
 static gssize
-take_ending (SymfonicConnection *self,
-             guint8             *buffer)
+take_ending (SymfonicConnection  *self,
+             guint8              *buffer,
+             GError             **error)
 {
-  if (self->phase == PHASE_BODY || self->marker_sent)
+  if (self->phase == PHASE_BODY)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
+      return -1;
+    }
+  if (self->marker_sent)
     return 0;
 
   self->marker_sent = TRUE;
@@ -266,7 +319,7 @@ receive_body (SymfonicConnection  *self,
     return n;
 
   in_body = symfonic_body_framing_scan (&self->body, buffer, n);
-  if (self->body.done && in_body < (gsize) n)
+  if ((self->body.done || self->body.trailers) && in_body < (gsize) n)
     {
       self->pending = g_byte_array_new ();
       g_byte_array_append (self->pending, buffer + in_body, n - in_body);
@@ -296,6 +349,15 @@ receive_pending (SymfonicConnection  *self,
   return n;
 }
 
+/* libsoup 3.2.3 closes a connection on end of file only: a socket error
+ * (a reset, most often) left it open, with its descriptor and its slot.
+ * Any error but "try again" means the peer is gone. */
+static gboolean
+peer_gone (const GError *error)
+{
+  return !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+}
+
 static gssize
 connection_read (SymfonicConnection  *self,
                  guint8              *buffer,
@@ -307,32 +369,36 @@ connection_read (SymfonicConnection  *self,
 
   for (;;)
     {
+      g_autoptr(GError) local = NULL;
       gssize n;
 
       if (self->deliverable > 0)
         return take_pending (self, buffer, count);
       if (self->ending)
-        return take_ending (self, buffer);
+        return take_ending (self, buffer, error);
       if (advance (self))
         continue;
 
-      if (self->phase == PHASE_BODY && self->pending == NULL)
+      if (self->phase == PHASE_BODY && self->pending == NULL && !self->body.trailers)
         {
-          n = receive_body (self, buffer, count, error);
+          n = receive_body (self, buffer, count, &local);
           if (n > 0)
             return n;
         }
       else
         {
-          n = receive_pending (self, error);
+          n = receive_pending (self, &local);
           if (n > 0)
             continue;
         }
 
-      if (n < 0)
-        return -1;
+      if (n < 0 && !peer_gone (local))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return -1;
+        }
 
-      /* end of file: the peer left */
+      /* end of file, or the peer left */
       self->ending = TRUE;
       self->deadline = 0;
     }
@@ -347,6 +413,8 @@ connection_is_readable (SymfonicConnection *self)
     return FALSE;
   if (self->phase == PHASE_HEAD)
     return symfonic_request_head_end (self->pending->data, self->pending->len) > 0;
+  if (self->phase == PHASE_BODY && self->body.trailers)
+    return symfonic_request_trailers_end (self->pending->data, self->pending->len) > 0;
 
   return TRUE;
 }
@@ -493,11 +561,24 @@ output_write_with_blocking (GOutputStream  *stream,
                             GError        **error)
 {
   SymfonicConnection *connection = SYMFONIC_CONNECTION_OUTPUT (stream)->connection;
+  g_autoptr(GError) local = NULL;
+  gssize n;
 
   if (connection == NULL || connection->ending)
     return count;
 
-  return g_socket_send_with_blocking (connection->socket, buffer, count, blocking, cancellable, error);
+  n = g_socket_send_with_blocking (connection->socket, buffer, count, blocking, cancellable, &local);
+  if (n >= 0)
+    return n;
+  if (!peer_gone (local) || g_cancellable_is_cancelled (cancellable))
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return -1;
+    }
+
+  /* the peer is gone: libsoup reads the end next and closes */
+  end (connection);
+  return count;
 }
 
 static gssize

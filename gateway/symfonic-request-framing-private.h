@@ -27,6 +27,8 @@ typedef struct
   guint            state;
   guint64          left;
   gboolean         done;
+  /* a chunked body reached its trailer section, not yet read */
+  gboolean         trailers;
   gboolean         invalid;
 } SymfonicBodyFraming;
 
@@ -49,5 +51,15 @@ G_GNUC_INTERNAL
 gsize    symfonic_body_framing_scan  (SymfonicBodyFraming *self,
                                       const guint8        *data,
                                       gsize                length);
+G_GNUC_INTERNAL
+gsize    symfonic_request_trailers_end (const guint8      *data,
+                                        gsize              length);
+G_GNUC_INTERNAL
+guint    symfonic_request_trailers_incomplete_status (gsize         length,
+                                                      const char  **detail);
+G_GNUC_INTERNAL
+guint    symfonic_request_trailers_check (const guint8    *trailers,
+                                          gsize            length,
+                                          const char     **detail);
 
 G_END_DECLS

@@ -33,6 +33,7 @@ symfonic_service_take_listen_socket (GError **error)
   const char *fds = g_getenv ("LISTEN_FDS");
   g_autoptr(GSocket) socket = NULL;
   guint64 number;
+  gint listening;
   int flags;
 
   if (pid == NULL || fds == NULL ||
@@ -67,6 +68,16 @@ symfonic_service_take_listen_socket (GError **error)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            _("The socket passed in is not a stream socket"));
+      return NULL;
+    }
+  /* one that does not listen is readable at once and for ever: accepting
+   * from it fails each time and the workers would spin */
+  if (!g_socket_get_option (socket, SOL_SOCKET, SO_ACCEPTCONN, &listening, error))
+    return NULL;
+  if (!listening)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("The socket passed in is not listening"));
       return NULL;
     }
 

@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-acceptor-private.h"
+#include "symfonic-early-refusal-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-model-listing-private.h"
@@ -100,9 +101,41 @@ method_of (SymfonicRoute *route)
   return symfonic_route_get_kind (route) == SYMFONIC_ROUTE_KIND_RUNS ? SOUP_METHOD_GET : SOUP_METHOD_POST;
 }
 
+/* A request that is no invocation takes no body: one announcing more than
+ * this is refused before libsoup reads any of it. */
+#define NO_BODY_BYTES 1024
+
+/* libsoup reads a whole body before the handler runs, however large and
+ * from whoever sent it: a body a request cannot use is refused at once,
+ * unread, on a connection then closed. */
+static void
+refuse_unused_body (SoupServerMessage *message)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (message);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicErrorFrame) frame = NULL;
+
+  switch (soup_message_headers_get_encoding (headers))
+    {
+    case SOUP_ENCODING_CHUNKED:
+      break;
+    case SOUP_ENCODING_CONTENT_LENGTH:
+      if (soup_message_headers_get_content_length (headers) <= NO_BODY_BYTES)
+        return;
+      break;
+    default:
+      return;
+    }
+
+  error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, _("This request takes no body"));
+  frame = symfonic_error_frame_new_for_error (error);
+  symfonic_early_refusal_send (message, frame, NULL);
+}
+
 /* Runs once the request headers are in, before any body byte is read: an
  * invocation request starts its exchange, which authenticates it before
- * libsoup reads the body. Anything else waits for handle_request(). */
+ * libsoup reads the body. Anything else waits for handle_request(), unless
+ * it came with a body. */
 static void
 handle_headers (SoupServer        *server,
                 SoupServerMessage *message,
@@ -119,7 +152,10 @@ handle_headers (SoupServer        *server,
 
   if (route == NULL || soup_server_message_get_method (message) != method_of (route) ||
       symfonic_route_get_endpoint (route, path) != SYMFONIC_ENDPOINT_INVOKE)
-    return;
+    {
+      refuse_unused_body (message);
+      return;
+    }
 
   symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
                           self->metrics, self->run_store, self->live);

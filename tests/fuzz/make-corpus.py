@@ -9,6 +9,8 @@
 #         and cut into small pieces
 #   text  the answer and thinking text of each transcript, cut where the
 #         transcript cut its deltas
+#   split each fixture as it is, whole and cut into small pieces (network
+#         input such as request bodies)
 import hashlib
 import json
 import os
@@ -44,6 +46,13 @@ def text_seeds(path):
         yield split_header([len(d) for d in deltas]) + b''.join(deltas)
 
 
+def split_seeds(path):
+    with open(path, 'rb') as f:
+        data = f.read()
+    yield split_header([]) + data
+    yield split_header([1, 2, 3, 5]) + data
+
+
 def file_seeds(path):
     with open(path, 'rb') as f:
         yield f.read()
@@ -51,7 +60,7 @@ def file_seeds(path):
 
 def main():
     fmt, outdir, fixtures = sys.argv[1], sys.argv[2], sys.argv[3:]
-    seeds = {'file': file_seeds, 'sse': sse_seeds, 'text': text_seeds}[fmt]
+    seeds = {'file': file_seeds, 'sse': sse_seeds, 'text': text_seeds, 'split': split_seeds}[fmt]
     shutil.rmtree(outdir, ignore_errors=True)
     os.makedirs(outdir)
     for fixture in fixtures:

@@ -997,6 +997,41 @@ test_socket_activation (void)
   g_unlink (notify_path);
 }
 
+/* Passed a socket that is bound but not listening, the gateway refuses to
+ * start, with an error that says why, rather than spin on it. */
+static void
+test_socket_activation_not_listening (void)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  gboolean exited = FALSE;
+  guint16 port;
+
+  socket = symfonic_test_loopback_socket (FALSE, &port);
+  g_subprocess_launcher_take_fd (launcher, dup (g_socket_get_fd (socket)), 3);
+  g_subprocess_launcher_setenv (launcher, "LISTEN_FDS", "1", TRUE);
+  process = g_subprocess_launcher_spawn (launcher, &error, "/bin/sh", "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"",
+                                         binary ("SYMFONIC_GATEWAY"), "--workers", "2", NULL);
+  g_assert_no_error (error);
+  g_subprocess_wait_async (process, NULL, wait_cb, &exited);
+  if (!symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS))
+    {
+      g_subprocess_force_exit (process);
+      g_assert_true (symfonic_test_iterate_until (NULL, is_set, &exited, SYMFONIC_TEST_WAIT_MS));
+      g_assert_not_reached ();
+    }
+  g_subprocess_communicate_utf8 (process, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_test_message ("gateway: %s", err);
+  g_assert_true (g_subprocess_get_if_exited (process));
+  g_assert_cmpint (g_subprocess_get_exit_status (process), !=, 0);
+  g_assert_nonnull (strstr (err, "The socket passed in is not listening"));
+}
+
 /* The runtime source's connections go direct: nothing looks up the
  * desktop's proxy settings, which would start a dconf thread. */
 static void
@@ -2041,6 +2076,7 @@ main (int   argc,
   g_test_add_func ("/binaries/drain/time-over", test_drain_time_over);
   g_test_add_func ("/binaries/reload", test_reload);
   g_test_add_func ("/binaries/socket-activation", test_socket_activation);
+  g_test_add_func ("/binaries/socket-activation-not-listening", test_socket_activation_not_listening);
   g_test_add_data_func ("/binaries/drain/second-sigterm", GINT_TO_POINTER (SIGTERM), test_second_signal_ends_streams);
   g_test_add_data_func ("/binaries/drain/second-sigint", GINT_TO_POINTER (SIGINT), test_second_signal_ends_streams);
   g_test_add_func ("/binaries/junk-on-plugin-path", test_junk_on_plugin_path);

@@ -7,11 +7,15 @@
  * more connections than allowed. Each answer is checked by its literal
  * status line, and each refusal by the connection being closed after it.
  *
- * Three servers: one with the default connection settings, one whose
- * timeouts are all 1 s, and one that allows 3 connections.
+ * Four servers: one with the default connection settings, one whose
+ * timeouts are all 1 s, one that allows 3 connections and one that allows
+ * 50.
  */
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "symfonic-test-support.h"
 
@@ -20,7 +24,7 @@
 /* how long a raw read waits for more before the test calls it stuck */
 #define READ_TIMEOUT_S 6
 
-static SymfonicServer *servers[3];
+static SymfonicServer *servers[4];
 
 static const char *
 data_dir (void)
@@ -70,6 +74,12 @@ static SymfonicServer *
 capped_server (void)
 {
   return server_get (2, "workers=1\nmax-connections=3\n");
+}
+
+static SymfonicServer *
+fifty_server (void)
+{
+  return server_get (3, "workers=1\nmax-connections=50\n");
 }
 
 /* --- raw sockets --------------------------------------------------------- */
@@ -179,6 +189,18 @@ count_occurrences (const char *haystack,
   return n;
 }
 
+/* Whether a new connection gets /healthz answered. */
+static gboolean
+healthz_served (SymfonicServer *server)
+{
+  g_autoptr(GSocket) socket = raw_connect (server);
+  g_auto(RawResult) result = { 0, };
+
+  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
+  raw_read (socket, "{\"status\":\"ok\"}", &result);
+  return g_str_has_prefix (result.received->str, HEALTHZ_OK);
+}
+
 /* --- item: a keep-alive connection the client closes --------------------- */
 
 /* Each client asks once on a keep-alive connection and hangs up. The
@@ -203,6 +225,75 @@ test_client_hangup_frees_fd (void)
   /* the workers notice each hang-up on their own schedule */
   if (!symfonic_test_iterate_until (NULL, symfonic_test_fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
     g_assert_cmpuint (symfonic_test_count_fds (), <=, before + 16);
+}
+
+/* --- item: a connection the client resets ------------------------------- */
+
+/* Closes with SO_LINGER 0: the peer gets a reset, not an end of file. */
+static void
+raw_reset (GSocket *socket)
+{
+  struct linger linger = { .l_onoff = 1, .l_linger = 0 };
+
+  g_assert_cmpint (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_LINGER, &linger, sizeof linger), ==, 0);
+  g_socket_close (socket, NULL);
+}
+
+/* Asks once on a keep-alive connection, reads nothing, part or all of the
+ * answer (by @i), and resets it. */
+static void
+ask_and_reset (SymfonicServer *server,
+               guint           i)
+{
+  g_autoptr(GSocket) socket = raw_connect (server);
+  g_auto(RawResult) result = { 0, };
+  char part[8];
+
+  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
+  if (i % 3 == 1)
+    g_assert_cmpint (g_socket_receive (socket, part, sizeof part, NULL, NULL), >, 0);
+  else if (i % 3 == 2)
+    {
+      raw_read (socket, "{\"status\":\"ok\"}", &result);
+      g_assert_true (g_str_has_prefix (result.received->str, HEALTHZ_OK));
+    }
+  raw_reset (socket);
+}
+
+/* A reset reads as an error, not as an end of file: the gateway must close
+ * those connections too, and give their slots back. */
+static void
+test_client_reset_frees_fd (void)
+{
+  SymfonicServer *server = plain_server ();
+  guint before = symfonic_test_count_fds ();
+
+  for (guint i = 0; i < 10000; i++)
+    ask_and_reset (server, i);
+
+  if (!symfonic_test_iterate_until (NULL, symfonic_test_fds_at_most, GUINT_TO_POINTER (before + 16), SYMFONIC_TEST_WAIT_MS))
+    g_assert_cmpuint (symfonic_test_count_fds (), <=, before + 16);
+}
+
+/* With 50 allowed, 200 reset connections leave room for new ones. */
+static void
+test_client_reset_frees_slot (void)
+{
+  SymfonicServer *server = fifty_server ();
+  guint served = 0;
+
+  for (guint i = 0; i < 200; i++)
+    ask_and_reset (server, i);
+
+  /* the worker notices each reset on its own schedule */
+  for (guint attempt = 0; attempt < 50 && served < 50; attempt++)
+    {
+      served = 0;
+      g_usleep (100 * 1000);
+      for (guint i = 0; i < 50; i++)
+        served += healthz_served (server);
+    }
+  g_assert_cmpuint (served, ==, 50);
 }
 
 /* --- item: framing libsoup would get wrong ------------------------------- */
@@ -238,6 +329,41 @@ static const FramingCase framing_cases[] = {
     "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked, identity\r\n\r\n"
     "0\r\n\r\n" HEALTHZ,
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a malformed chunk size",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n"
+    "2x\r\n{}\r\n0\r\n\r\n" HEALTHZ,
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a request in the trailers",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
+    "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
+    "0\r\nX: y\r\nGET /metrics HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a folded trailer line",
+    "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"
+    "Content-Type: application/json\r\n\r\n10\r\n{\"query\":\"hi\"}  \r\n"
+    "0\r\nX: y\r\n z\r\n\r\n" HEALTHZ,
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "an HTTP version the gateway does not speak",
+    "GET /healthz HTTP/2.0\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 505 HTTP Version Not Supported\r\n", "http_version_not_supported" },
+  { "a malformed HTTP version",
+    "GET /healthz HTTP/x.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "no Host on HTTP/1.1",
+    "GET /healthz HTTP/1.1\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a Host with a slash",
+    "GET /healthz HTTP/1.1\r\nHost: gate/way\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a broken %-escape in the path",
+    "GET /health%zz HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "a target that is not a path",
+    "OPTIONS * HTTP/1.1\r\nHost: gateway\r\n\r\n",
+    "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
+  { "an unknown expectation",
+    "GET /healthz HTTP/1.1\r\nHost: gateway\r\nExpect: something\r\n\r\n",
+    "HTTP/1.1 417 Expectation Failed\r\n", "expectation_failed" },
   { "NUL in the path",
     "GET /healthz%00.json HTTP/1.1\r\nHost: gateway\r\n\r\n",
     "HTTP/1.1 400 Bad Request\r\n", "bad_request" },
@@ -245,7 +371,8 @@ static const FramingCase framing_cases[] = {
 
 /* A request libsoup would frame one way and a proxy another gets 400 and
  * the connection closed: what follows it, a smuggled request, is never
- * answered. */
+ * answered. One libsoup would refuse itself (with an empty body) gets the
+ * same JSON refusal as any other. */
 static void
 test_framing_refused (void)
 {
@@ -288,6 +415,146 @@ test_oversized_heads (void)
   g_assert_true (g_str_has_prefix (head_result.received->str, "HTTP/1.1 431 Request Header Fields Too Large\r\n"));
   g_assert_nonnull (strstr (head_result.received->str, "\"status\":431,\"code\":\"headers_too_large\"}"));
   g_assert_true (head_result.closed);
+}
+
+/* --- item: a chunked body's trailer section ------------------------------ */
+
+#define TRAILED_HEAD                                                                                   \
+  "POST /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n"           \
+  "Content-Type: application/json\r\n\r\n"
+#define TRAILED_BODY "5\r\n{\"que\r\n9\r\nry\":\"hi\"}\r\n"
+#define TRAILERS "0\r\nX-Checksum: 5d41402a\r\nX-Empty:\r\n\r\n"
+#define HEALTHZ_CLOSE "GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n"
+
+/* The stream answered (so its body reached the handler whole, as JSON),
+ * then the next request: the body ended where the trailer section did. */
+static void
+assert_trailed_answers (const RawResult *result)
+{
+  g_assert_true (g_str_has_prefix (result->received->str, "HTTP/1.1 200 OK\r\n"));
+  g_assert_nonnull (strstr (result->received->str, "event: ResponseCompleteEvent"));
+  g_assert_cmpuint (count_occurrences (result->received->str, "HTTP/1.1 "), ==, 2);
+  g_assert_cmpuint (count_occurrences (result->received->str, "{\"status\":\"ok\"}"), ==, 1);
+  g_assert_true (result->closed);
+}
+
+/* Valid trailer fields are read and dropped; the connection goes on. */
+static void
+test_trailers_accepted (void)
+{
+  const char *requests = TRAILED_HEAD TRAILED_BODY TRAILERS HEALTHZ_CLOSE;
+  g_auto(RawResult) result = { 0, };
+
+  raw_exchange (plain_server (), requests, strlen (requests), &result);
+  assert_trailed_answers (&result);
+}
+
+/* The trailer section split across two reads at every byte of it (and of
+ * the last chunk before it) is read as when it comes whole. The streams
+ * run side by side, one connection per split. */
+static void
+test_trailers_split (void)
+{
+  const char *requests = TRAILED_HEAD TRAILED_BODY TRAILERS HEALTHZ_CLOSE;
+  gsize from = strlen (TRAILED_HEAD TRAILED_BODY);
+  gsize n = strlen (TRAILERS) + 1;
+  g_autoptr(GPtrArray) sockets = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      GSocket *socket = raw_connect (plain_server ());
+
+      g_socket_set_option (socket, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
+      raw_send (socket, requests, from + i);
+      g_ptr_array_add (sockets, socket);
+    }
+  /* the gateway reads the first parts on their own */
+  g_usleep (50 * 1000);
+  for (gsize i = 0; i < n; i++)
+    raw_send (sockets->pdata[i], requests + from + i, strlen (requests) - from - i);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_auto(RawResult) result = { 0, };
+
+      g_test_message ("split after %zu bytes of the trailer section", i);
+      raw_read (sockets->pdata[i], NULL, &result);
+      assert_trailed_answers (&result);
+    }
+}
+
+/* A trailer section is bounded as a head is. */
+static void
+test_trailers_oversized (void)
+{
+  g_autoptr(GString) request = g_string_new (TRAILED_HEAD TRAILED_BODY "0\r\n");
+  g_auto(RawResult) result = { 0, };
+
+  for (guint i = 0; i < 1000; i++)
+    g_string_append (request, "X-Filler: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n");
+  g_string_append (request, "\r\n" HEALTHZ);
+
+  raw_exchange (plain_server (), request->str, request->len, &result);
+  g_test_message ("answer: %s", result.received->str);
+  g_assert_true (g_str_has_prefix (result.received->str, "HTTP/1.1 431 Request Header Fields Too Large\r\n"));
+  g_assert_nonnull (strstr (result.received->str, "{\"detail\":\"The request trailers are too large\","
+                                                  "\"status\":431,\"code\":\"headers_too_large\"}"));
+  g_assert_cmpuint (count_occurrences (result.received->str, "HTTP/1."), ==, 1);
+  g_assert_true (result.closed);
+}
+
+/* --- item: a body no handler reads ----------------------------------------- */
+
+typedef struct
+{
+  const char *name;
+  const char *head;
+} UnusedBodyCase;
+
+static const UnusedBodyCase unused_body_cases[] = {
+  { "/healthz", "GET /healthz HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+  { "/metrics", "POST /metrics HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+  { "an unknown path", "POST /nowhere HTTP/1.1\r\nHost: gateway\r\nTransfer-Encoding: chunked\r\n\r\n" },
+  { "a route's wrong method",
+    "PUT /api/v1/stream/typed HTTP/1.1\r\nHost: gateway\r\nContent-Length: 1073741824\r\n\r\n" },
+};
+
+/* A request that takes no body, announcing 1 GB of one, is refused at
+ * once: the gateway does not read the body before answering. */
+static void
+test_unused_body_refused (void)
+{
+  g_autofree char *some = g_strnfill (64 * 1024, 'x');
+
+  for (guint i = 0; i < G_N_ELEMENTS (unused_body_cases); i++)
+    {
+      const UnusedBodyCase *c = &unused_body_cases[i];
+      g_autoptr(GSocket) socket = raw_connect (plain_server ());
+      g_auto(RawResult) result = { 0, };
+
+      g_test_message ("%s", c->name);
+      raw_send (socket, c->head, strlen (c->head));
+      raw_send (socket, some, strlen (some));
+      raw_read (socket, NULL, &result);
+      g_test_message ("answer: %s", result.received->str);
+      g_assert_true (g_str_has_prefix (result.received->str, "HTTP/1.1 413 Request Entity Too Large\r\n"));
+      g_assert_nonnull (strstr (result.received->str, "Connection: close\r\n"));
+      g_assert_nonnull (strstr (result.received->str, "{\"detail\":\"This request takes no body\",\"status\":413,"
+                                                      "\"code\":\"payload_too_large\"}"));
+      g_assert_true (result.closed);
+    }
+}
+
+/* A few bytes of body on such a request are read and ignored as before. */
+static void
+test_small_unused_body_read (void)
+{
+  const char *request = "GET /healthz HTTP/1.1\r\nHost: gateway\r\nContent-Length: 2\r\n\r\n{}" HEALTHZ_CLOSE;
+  g_auto(RawResult) result = { 0, };
+
+  raw_exchange (plain_server (), request, strlen (request), &result);
+  g_assert_cmpuint (count_occurrences (result.received->str, "HTTP/1.1 200 OK\r\n"), ==, 2);
+  g_assert_true (result.closed);
 }
 
 /* Well-framed requests one after the other on one connection, chunked
@@ -464,17 +731,6 @@ test_slow_stream_unaffected (void)
 
 /* --- item: max-connections -------------------------------------------------- */
 
-static gboolean
-healthz_served (SymfonicServer *server)
-{
-  g_autoptr(GSocket) socket = raw_connect (server);
-  g_auto(RawResult) result = { 0, };
-
-  raw_send (socket, HEALTHZ, strlen (HEALTHZ));
-  raw_read (socket, "{\"status\":\"ok\"}", &result);
-  return g_str_has_prefix (result.received->str, HEALTHZ_OK);
-}
-
 /* With 3 allowed, a 4th connection is closed unanswered while the first 3
  * are served; once one of them is gone, a new one is served again. */
 static void
@@ -532,8 +788,15 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/connections/client-hangup-frees-fd", test_client_hangup_frees_fd);
+  g_test_add_func ("/connections/client-reset-frees-fd", test_client_reset_frees_fd);
+  g_test_add_func ("/connections/client-reset-frees-slot", test_client_reset_frees_slot);
   g_test_add_func ("/connections/framing-refused", test_framing_refused);
   g_test_add_func ("/connections/oversized-heads", test_oversized_heads);
+  g_test_add_func ("/connections/trailers-accepted", test_trailers_accepted);
+  g_test_add_func ("/connections/trailers-split", test_trailers_split);
+  g_test_add_func ("/connections/trailers-oversized", test_trailers_oversized);
+  g_test_add_func ("/connections/unused-body-refused", test_unused_body_refused);
+  g_test_add_func ("/connections/small-unused-body-read", test_small_unused_body_read);
   g_test_add_func ("/connections/pipelined-requests-answered", test_pipelined_requests_answered);
   g_test_add_func ("/connections/malformed-framing-does-not-grow", test_malformed_framing_does_not_grow);
   g_test_add_func ("/connections/http10-stream-not-chunked", test_http10_stream_not_chunked);
