@@ -279,6 +279,13 @@ memory_read (SymfonicRunStore  *store,
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
       return NULL;
     }
+  last = run->first_seq + run->frames.length - 1;
+  /* checked first: after + 1 wraps for the largest id */
+  if (after > last)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      return NULL;
+    }
   if (after + 1 < run->first_seq)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
@@ -287,7 +294,6 @@ memory_read (SymfonicRunStore  *store,
     }
 
   /* the new frames are at the end: walk back to the first of them */
-  last = run->first_seq + run->frames.length - 1;
   frames = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
   l = run->frames.tail;
   for (guint64 seq = last; l != NULL && seq > after + 1; seq--)

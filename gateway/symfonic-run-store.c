@@ -115,8 +115,9 @@ symfonic_run_store_close_run (SymfonicRunStore *self,
  * Returns the frames kept after @after, in order: the first has the id
  * @after + 1. A run that does not exist, or that another principal or
  * tenant started, is %SYMFONIC_ERROR_NOT_FOUND (the store does not say
- * which); a run that no longer keeps the frame after @after is
- * %SYMFONIC_ERROR_GONE.
+ * which); @after past the id of the run's last frame so far is
+ * %SYMFONIC_ERROR_BAD_REQUEST (no client got such a frame); a run that no
+ * longer keeps the frame after @after is %SYMFONIC_ERROR_GONE.
  *
  * Returns: (transfer full) (element-type GBytes): the frames, possibly
  *   none

@@ -774,6 +774,96 @@ test_resume_malformed (void)
   }
 }
 
+/* Every Last-Event-ID a client may send, against a run of nine frames
+ * that ended: a frame id it got reads on after it; anything else is 400,
+ * whatever libsoup makes of it. */
+static void
+test_resume_last_event_id (void)
+{
+  static const struct
+  {
+    const char *name;
+    /* the request's Last-Event-ID lines, whole */
+    const char *lines;
+    guint       status;
+    /* the frames a 200 sends */
+    guint       frames;
+  } cases[] = {
+    { "none", "", 200, 9 },
+    { "zero", "Last-Event-ID: 0\r\n", 200, 9 },
+    { "first", "Last-Event-ID: 1\r\n", 200, 8 },
+    { "leading zero", "Last-Event-ID: 03\r\n", 200, 6 },
+    /* optional whitespace around a field value is not part of it */
+    { "surrounding spaces", "Last-Event-ID:   3  \r\n", 200, 6 },
+    { "last", "Last-Event-ID: 9\r\n", 200, 0 },
+    { "empty", "Last-Event-ID:\r\n", 400, 0 },
+    { "blank", "Last-Event-ID:   \r\n", 400, 0 },
+    { "plus", "Last-Event-ID: +3\r\n", 400, 0 },
+    { "minus", "Last-Event-ID: -3\r\n", 400, 0 },
+    { "minus zero", "Last-Event-ID: -0\r\n", 400, 0 },
+    { "inner space", "Last-Event-ID: 1 2\r\n", 400, 0 },
+    { "inner tab", "Last-Event-ID: 1\t2\r\n", 400, 0 },
+    { "folded", "Last-Event-ID: 3\r\n 4\r\n", 400, 0 },
+    { "list", "Last-Event-ID: 3,4\r\n", 400, 0 },
+    { "twice", "Last-Event-ID: 3\r\nLast-Event-ID: 4\r\n", 400, 0 },
+    { "twice, one bad", "Last-Event-ID: x\r\nLast-Event-ID: 3\r\n", 400, 0 },
+    { "hex", "Last-Event-ID: 0x3\r\n", 400, 0 },
+    { "decimal point", "Last-Event-ID: 3.0\r\n", 400, 0 },
+    { "non-ASCII digit", "Last-Event-ID: \xd9\xa3\r\n", 400, 0 },
+    { "past the last", "Last-Event-ID: 10\r\n", 400, 0 },
+    { "far past the last", "Last-Event-ID: 1000\r\n", 400, 0 },
+    { "largest id", "Last-Event-ID: 18446744073709551615\r\n", 400, 0 },
+    { "overflow", "Last-Event-ID: 18446744073709551616\r\n", 400, 0 },
+    { "21 digits", "Last-Event-ID: 123456789012345678901\r\n", 400, 0 },
+  };
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autofree char *run_id = client_run_id (run);
+
+  client_read_to_end (run);
+  g_assert_cmpuint (run->frames->len, ==, 9);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *request = g_strdup_printf ("GET " RUNS_PATH "/%s/stream HTTP/1.1\r\nHost: gateway\r\n" ALICE
+                                                  "%sAccept: text/event-stream\r\n\r\n",
+                                                  run_id, cases[i].lines);
+      g_autoptr(Client) client = client_send (server, request);
+
+      g_test_message ("case %s", cases[i].name);
+      if (cases[i].status != 200)
+        {
+          assert_refused (client, cases[i].status, "bad_request");
+          continue;
+        }
+      client_read_to_end (client);
+      g_assert_cmpuint (client->status, ==, 200);
+      g_assert_cmpuint (client->frames->len, ==, cases[i].frames);
+    }
+}
+
+/* A run still going has no frame past the one it sent last: an id beyond
+ * it is 400 at once, not a wait for the run's end and an empty body. */
+static void
+test_resume_last_event_id_live (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  g_autofree char *run_id = client_run_id (run);
+  gint64 asked_us;
+
+  client_read_frames (run, 2);
+  asked_us = g_get_monotonic_time ();
+  {
+    g_autoptr(Client) ahead = client_get (server, run_id, ALICE, "1000");
+
+    assert_refused (ahead, 400, "bad_request");
+  }
+  /* the transcript lasts 5 s */
+  g_assert_cmpint (g_get_monotonic_time () - asked_us, <, 2 * G_USEC_PER_SEC);
+  client_read_to_end (run);
+  g_assert_cmpstr (frame_at (run->frames, run->frames->len - 1)->event, ==, "ResponseCompleteEvent");
+}
+
 /* A run keeps its last resume-frames frames: older ones are 410. */
 static void
 test_resume_gone (void)
@@ -957,6 +1047,8 @@ main (int    argc,
   g_test_add_func ("/resume/chunks-random-drops", test_resume_chunks_random_drops);
   g_test_add_func ("/resume/from-start-and-owner-only", test_resume_from_start_and_owner_only);
   g_test_add_func ("/resume/malformed", test_resume_malformed);
+  g_test_add_func ("/resume/last-event-id", test_resume_last_event_id);
+  g_test_add_func ("/resume/last-event-id-live", test_resume_last_event_id_live);
   g_test_add_func ("/resume/gone", test_resume_gone);
   g_test_add_func ("/resume/detached-cancelled", test_resume_detached_cancelled);
   g_test_add_func ("/resume/detached-settles-budget", test_resume_detached_settles_budget);
