@@ -160,6 +160,34 @@ test_run_ids_differ (void)
   g_assert_cmpstr (run_id_of (a), !=, run_id_of (b));
 }
 
+/* Run ids come from the kernel, not from GLib's generator: seeded with 33,
+ * that generator's first three UUIDs are the ones below, and whoever
+ * learns its state (it is a Mersenne Twister) could name runs not yet
+ * started. */
+static void
+test_run_ids_unpredictable (void)
+{
+  static const char * const seeded[] = {
+    "145c9e3f-8709-4fb0-9896-3173420256ab",
+    "926a3369-c96c-42eb-b900-a342c328251c",
+    "6640d2de-3d88-4cc0-93c6-5e2f8eb5ea9c",
+  };
+  g_autoptr(SymfonicServer) server = start_server ("");
+
+  g_random_set_seed (33);
+  for (guint i = 0; i < G_N_ELEMENTS (seeded); i++)
+    {
+      g_autoptr(SymfonicTestStream) stream = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+      const char *run_id = run_id_of (stream);
+
+      g_assert_true (g_uuid_string_is_valid (run_id));
+      /* a random (version 4) UUID, as before */
+      g_assert_cmpint (run_id[14], ==, '4');
+      g_assert_nonnull (strchr ("89ab", run_id[19]));
+      g_assert_cmpstr (run_id, !=, seeded[i]);
+    }
+}
+
 /* --- a store whose runs end late ----------------------------------------- */
 
 /* A memory store that holds back each run's end until the test lets it
@@ -1043,6 +1071,7 @@ main (int    argc,
   g_test_add_func ("/resume/ids/chunks", test_ids_chunks);
   g_test_add_func ("/resume/ids/error-terminal", test_ids_error_terminal);
   g_test_add_func ("/resume/run-ids-differ", test_run_ids_differ);
+  g_test_add_func ("/resume/run-ids-unpredictable", test_run_ids_unpredictable);
   g_test_add_func ("/resume/typed-random-drops", test_resume_typed_random_drops);
   g_test_add_func ("/resume/chunks-random-drops", test_resume_chunks_random_drops);
   g_test_add_func ("/resume/from-start-and-owner-only", test_resume_from_start_and_owner_only);
