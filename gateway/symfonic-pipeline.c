@@ -543,7 +543,7 @@ load_route (Loader      *loader,
 {
   static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "stall-timeout",
                                         "max-streams", "max-streams-per-tenant", "heartbeat-seconds", "resume",
-                                        "resume-frames", "resume-seconds", NULL };
+                                        "resume-frames", "resume-bytes", "resume-seconds", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
@@ -572,7 +572,7 @@ load_route (Loader      *loader,
           symfonic_config_file_set_error (loader->kf, error, group, keys[i],
                                           _("unknown key for a route (known: path, kind, source, stages, max-duration, "
                                             "stall-timeout, max-streams, max-streams-per-tenant, heartbeat-seconds, "
-                                            "resume, resume-frames, resume-seconds)"));
+                                            "resume, resume-frames, resume-bytes, resume-seconds)"));
           return FALSE;
         }
     }
