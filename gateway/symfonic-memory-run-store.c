@@ -23,6 +23,16 @@
  * while the store is full lets its own oldest frames go.
  */
 
+/* One kept frame: its bytes behind an 8-byte header, in one allocation,
+ * shared with the readers it was handed to (GRcBox's header is 32 bytes,
+ * half an average frame). */
+typedef struct
+{
+  gatomicrefcount ref_count;
+  guint32         length;
+  char            data[];
+} Frame;
+
 typedef struct
 {
   char    *principal_id;
@@ -30,10 +40,8 @@ typedef struct
   guint    max_frames;
   guint64  max_bytes;
   /* the kept frames, oldest first from @head, in a ring of @capacity
-   * that grows to max_frames at most; the first has id first_seq. A
-   * frame is one atomic refcounted box of its bytes, shared with the
-   * readers it was handed to: one allocation per frame. */
-  char   **frames;
+   * that grows to max_frames at most; the first has id first_seq */
+  Frame  **frames;
   guint    capacity;
   guint    head;
   guint    length;
@@ -100,7 +108,35 @@ wake_waiters (GSList *waiters)
   g_slist_free (waiters);
 }
 
-static char *
+static Frame *
+frame_new (const char *data,
+           gsize       length)
+{
+  Frame *frame = g_malloc (sizeof (Frame) + length);
+
+  g_atomic_ref_count_init (&frame->ref_count);
+  frame->length = length;
+  memcpy (frame->data, data, length);
+
+  return frame;
+}
+
+static Frame *
+frame_ref (Frame *frame)
+{
+  g_atomic_ref_count_inc (&frame->ref_count);
+
+  return frame;
+}
+
+static void
+frame_unref (Frame *frame)
+{
+  if (g_atomic_ref_count_dec (&frame->ref_count))
+    g_free (frame);
+}
+
+static Frame *
 frame_at (Run   *run,
           guint  i)
 {
@@ -112,12 +148,11 @@ static void
 drop_oldest (SymfonicMemoryRunStore *self,
              Run                    *run)
 {
-  char *frame = frame_at (run, 0);
-  gsize size = g_atomic_rc_box_get_size (frame);
+  Frame *frame = frame_at (run, 0);
 
-  run->bytes -= size;
-  self->bytes -= size;
-  g_atomic_rc_box_release (frame);
+  run->bytes -= frame->length;
+  self->bytes -= frame->length;
+  frame_unref (frame);
   run->head = (run->head + 1) % run->capacity;
   run->length--;
   run->first_seq++;
@@ -127,16 +162,14 @@ drop_oldest (SymfonicMemoryRunStore *self,
 static void
 push_frame (SymfonicMemoryRunStore *self,
             Run                    *run,
-            char                   *frame)
+            Frame                  *frame)
 {
-  gsize size = g_atomic_rc_box_get_size (frame);
-
   if (run->length == run->capacity)
     {
       /* grows by doubling, so a run reallocates a few times in its life,
        * and unrolls the ring into the new room */
       guint capacity = MIN (MAX (run->capacity * 2, MIN_CAPACITY), run->max_frames);
-      char **frames = g_new (char *, capacity);
+      Frame **frames = g_new (Frame *, capacity);
 
       for (guint i = 0; i < run->length; i++)
         frames[i] = frame_at (run, i);
@@ -147,8 +180,8 @@ push_frame (SymfonicMemoryRunStore *self,
     }
   run->frames[(run->head + run->length) % run->capacity] = frame;
   run->length++;
-  run->bytes += size;
-  self->bytes += size;
+  run->bytes += frame->length;
+  self->bytes += frame->length;
 }
 
 static void
@@ -157,7 +190,7 @@ run_free (gpointer data)
   Run *run = data;
 
   for (guint i = 0; i < run->length; i++)
-    g_atomic_rc_box_release (frame_at (run, i));
+    frame_unref (frame_at (run, i));
   g_free (run->frames);
   /* the store is going: its waiting readers are told (an expired run's
    * were taken by forget_expired()) */
@@ -287,10 +320,10 @@ memory_append (SymfonicRunStore *store,
 {
   SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
   GSList *waiters = NULL;
-  /* copied before the lock is taken: the store holds it only briefly */
-  char *frame = g_atomic_rc_box_alloc (length);
+  /* copied before the lock is taken, which the store holds only
+   * briefly, unless no run could keep it */
+  Frame *frame = length <= MIN (self->max_bytes, G_MAXUINT32) ? frame_new (data, length) : NULL;
 
-  memcpy (frame, data, length);
   g_mutex_lock (&self->lock);
   {
     Run *run = g_hash_table_lookup (self->runs, run_id);
@@ -302,7 +335,7 @@ memory_append (SymfonicRunStore *store,
                (run->length >= run->max_frames || run->bytes + length > run->max_bytes ||
                 self->bytes + length > self->max_bytes))
           drop_oldest (self, run);
-        if (length <= run->max_bytes && self->bytes + length <= self->max_bytes)
+        if (frame != NULL && length <= run->max_bytes && self->bytes + length <= self->max_bytes)
           push_frame (self, run, g_steal_pointer (&frame));
         else
           /* too large to keep: readable again from the next frame */
@@ -314,7 +347,7 @@ memory_append (SymfonicRunStore *store,
   }
   g_mutex_unlock (&self->lock);
 
-  g_clear_pointer (&frame, g_atomic_rc_box_release);
+  g_clear_pointer (&frame, frame_unref);
   wake_waiters (waiters);
 }
 
@@ -397,11 +430,10 @@ memory_read (SymfonicRunStore  *store,
   frames = g_ptr_array_new_full (last - after, (GDestroyNotify) g_bytes_unref);
   for (guint i = after + 1 - run->first_seq; i < run->length; i++)
     {
-      char *frame = frame_at (run, i);
+      Frame *frame = frame_at (run, i);
 
-      g_ptr_array_add (frames, g_bytes_new_with_free_func (frame, g_atomic_rc_box_get_size (frame),
-                                                           (GDestroyNotify) g_atomic_rc_box_release,
-                                                           g_atomic_rc_box_acquire (frame)));
+      g_ptr_array_add (frames, g_bytes_new_with_free_func (frame->data, frame->length, (GDestroyNotify) frame_unref,
+                                                           frame_ref (frame)));
     }
   *ended = run->ended && after + frames->len >= last;
 
