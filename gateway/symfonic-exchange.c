@@ -415,9 +415,8 @@ keep_frames (Exchange *self,
     {
       const char *boundary = g_strstr_len (p, end - p, "\n\n");
       gsize length = boundary != NULL ? (gsize) (boundary + 2 - p) : (gsize) (end - p);
-      g_autoptr(GBytes) frame = g_bytes_new (p, length);
 
-      symfonic_run_store_append (self->run_store, run_id_of (self), seq++, frame);
+      symfonic_run_store_append (self->run_store, run_id_of (self), seq++, p, length);
       p += length;
     }
 }
@@ -896,7 +895,8 @@ open_run (Exchange  *self,
   if (!symfonic_run_store_open_run (self->run_store, run_id_of (self),
                                     symfonic_invocation_get_principal_id (invocation),
                                     symfonic_invocation_get_tenant_id (invocation),
-                                    symfonic_route_get_resume_frames (self->route), error))
+                                    symfonic_route_get_resume_frames (self->route),
+                                    symfonic_route_get_resume_bytes (self->route), error))
     return FALSE;
 
   self->keeps_run = TRUE;

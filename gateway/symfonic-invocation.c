@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
@@ -183,8 +185,33 @@ symfonic_invocation_class_init (SymfonicInvocationClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
+/* Fills @buffer from the kernel's CSPRNG: a run id is what stands between
+ * a run and a stranger guessing its URL. The pool is seeded once, early
+ * in boot; until then GRND_NONBLOCK says EAGAIN, and waiting for it beats
+ * an id someone can predict. */
+static void
+random_bytes (guint8 *buffer,
+              gsize   length)
+{
+  unsigned int flags = GRND_NONBLOCK;
+  gsize got = 0;
+
+  while (got < length)
+    {
+      gssize n = getrandom (buffer + got, length - got, flags);
+
+      if (n >= 0)
+        got += n;
+      else if (errno == EAGAIN)
+        flags = 0;
+      else if (errno != EINTR)
+        g_error ("Cannot read random bytes for a run id: %s", g_strerror (errno));
+    }
+}
+
 /* A random (version 4) UUID, as g_uuid_string_random() makes one, but
- * written without printf: every request gets one. */
+ * from the kernel's CSPRNG and written without printf: every request gets
+ * one. */
 static char *
 new_run_id (void)
 {
@@ -193,12 +220,7 @@ new_run_id (void)
   char *id = g_malloc (37);
   char *p = id;
 
-  for (guint i = 0; i < sizeof bytes; i += 4)
-    {
-      guint32 r = g_random_int ();
-
-      memcpy (bytes + i, &r, 4);
-    }
+  random_bytes (bytes, sizeof bytes);
   bytes[6] = (bytes[6] & 0x0f) | 0x40;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   for (guint i = 0; i < sizeof bytes; i++)

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
@@ -13,20 +14,38 @@
  * SymfonicMemoryRunStore:
  *
  * The #SymfonicRunStore of one process: runs in a table under one lock,
- * each with its recent frames in a queue. Runs that ended are forgotten
+ * each with its recent frames in a ring. Runs that ended are forgotten
  * once their keep time is over, when a run is opened, at most once a
- * second or whenever the store is full. The number of
- * runs it holds, in all and per tenant, is bounded, so that clients that
- * start runs and leave cannot grow the process without end.
+ * second or whenever the store is full. What it holds is bounded in runs
+ * (in all, per tenant and per principal) and in bytes, so that clients
+ * that start runs and leave cannot grow the process without end: a new
+ * run is refused without room for its `max_bytes`, and a run that grows
+ * while the store is full lets its own oldest frames go.
  */
+
+/* One kept frame: its bytes behind an 8-byte header, in one allocation,
+ * shared with the readers it was handed to (GRcBox's header is 32 bytes,
+ * half an average frame). */
+typedef struct
+{
+  gatomicrefcount ref_count;
+  guint32         length;
+  char            data[];
+} Frame;
 
 typedef struct
 {
   char    *principal_id;
   char    *tenant_id;
   guint    max_frames;
-  /* the kept frames (GBytes), oldest first; the first has id first_seq */
-  GQueue   frames;
+  guint64  max_bytes;
+  /* the kept frames, oldest first from @head, in a ring of @capacity
+   * that grows to max_frames at most; the first has id first_seq */
+  Frame  **frames;
+  guint    capacity;
+  guint    head;
+  guint    length;
+  guint64  bytes;
   guint64  first_seq;
   gboolean ended;
   gint64   expires_us;
@@ -41,10 +60,15 @@ struct _SymfonicMemoryRunStore
   GMutex      lock;
   /* run id -> Run */
   GHashTable *runs;
-  /* tenant -> runs held, as a pointer-sized count */
+  /* tenant, principal -> runs held, as a pointer-sized count */
   GHashTable *per_tenant;
+  GHashTable *per_principal;
   guint       max_runs;
   guint       max_runs_per_tenant;
+  guint       max_runs_per_principal;
+  /* the bytes of all the frames kept */
+  guint64     bytes;
+  guint64     max_bytes;
   gint64      next_sweep_us;
 };
 
@@ -58,12 +82,18 @@ enum {
   PROP_0,
   PROP_MAX_RUNS,
   PROP_MAX_RUNS_PER_TENANT,
+  PROP_MAX_RUNS_PER_PRINCIPAL,
+  PROP_MAX_BYTES,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-#define TENANT_KEY(tenant) ((tenant) != NULL ? (tenant) : "")
+/* runs without a tenant or principal count as one */
+#define COUNT_KEY(id) ((id) != NULL ? (id) : "")
+
+/* the ring's first size: most runs are short */
+#define MIN_CAPACITY 16
 
 /* Readers that wait are told once, whatever happened to the run. */
 static void
@@ -78,12 +108,90 @@ wake_waiters (GSList *waiters)
   g_slist_free (waiters);
 }
 
+static Frame *
+frame_new (const char *data,
+           gsize       length)
+{
+  Frame *frame = g_malloc (sizeof (Frame) + length);
+
+  g_atomic_ref_count_init (&frame->ref_count);
+  frame->length = length;
+  memcpy (frame->data, data, length);
+
+  return frame;
+}
+
+static Frame *
+frame_ref (Frame *frame)
+{
+  g_atomic_ref_count_inc (&frame->ref_count);
+
+  return frame;
+}
+
+static void
+frame_unref (Frame *frame)
+{
+  if (g_atomic_ref_count_dec (&frame->ref_count))
+    g_free (frame);
+}
+
+static Frame *
+frame_at (Run   *run,
+          guint  i)
+{
+  return run->frames[(run->head + i) % run->capacity];
+}
+
+/* Lets the oldest frame go. Called with the lock held. */
+static void
+drop_oldest (SymfonicMemoryRunStore *self,
+             Run                    *run)
+{
+  Frame *frame = frame_at (run, 0);
+
+  run->bytes -= frame->length;
+  self->bytes -= frame->length;
+  frame_unref (frame);
+  run->head = (run->head + 1) % run->capacity;
+  run->length--;
+  run->first_seq++;
+}
+
+/* Adds a frame to a run with room for it. Called with the lock held. */
+static void
+push_frame (SymfonicMemoryRunStore *self,
+            Run                    *run,
+            Frame                  *frame)
+{
+  if (run->length == run->capacity)
+    {
+      /* grows by doubling, so a run reallocates a few times in its life,
+       * and unrolls the ring into the new room */
+      guint capacity = MIN (MAX (run->capacity * 2, MIN_CAPACITY), run->max_frames);
+      Frame **frames = g_new (Frame *, capacity);
+
+      for (guint i = 0; i < run->length; i++)
+        frames[i] = frame_at (run, i);
+      g_free (run->frames);
+      run->frames = frames;
+      run->capacity = capacity;
+      run->head = 0;
+    }
+  run->frames[(run->head + run->length) % run->capacity] = frame;
+  run->length++;
+  run->bytes += frame->length;
+  self->bytes += frame->length;
+}
+
 static void
 run_free (gpointer data)
 {
   Run *run = data;
 
-  g_queue_clear_full (&run->frames, (GDestroyNotify) g_bytes_unref);
+  for (guint i = 0; i < run->length; i++)
+    frame_unref (frame_at (run, i));
+  g_free (run->frames);
   /* the store is going: its waiting readers are told (an expired run's
    * were taken by forget_expired()) */
   wake_waiters (g_steal_pointer (&run->waiters));
@@ -92,17 +200,24 @@ run_free (gpointer data)
   g_free (run);
 }
 
-static void
-count_tenant (SymfonicMemoryRunStore *self,
-              const char             *tenant_id,
-              int                     delta)
+static guint
+count_of (GHashTable *counts,
+          const char *id)
 {
-  guint n = GPOINTER_TO_UINT (g_hash_table_lookup (self->per_tenant, TENANT_KEY (tenant_id))) + delta;
+  return GPOINTER_TO_UINT (g_hash_table_lookup (counts, COUNT_KEY (id)));
+}
+
+static void
+count (GHashTable *counts,
+       const char *id,
+       int         delta)
+{
+  guint n = count_of (counts, id) + delta;
 
   if (n == 0)
-    g_hash_table_remove (self->per_tenant, TENANT_KEY (tenant_id));
+    g_hash_table_remove (counts, COUNT_KEY (id));
   else
-    g_hash_table_insert (self->per_tenant, g_strdup (TENANT_KEY (tenant_id)), GUINT_TO_POINTER (n));
+    g_hash_table_insert (counts, g_strdup (COUNT_KEY (id)), GUINT_TO_POINTER (n));
 }
 
 /* Forgets the runs that ended and whose keep time is over. Called with
@@ -124,7 +239,9 @@ forget_expired (SymfonicMemoryRunStore *self)
       if (run->ended && run->expires_us <= now)
         {
           waiters = g_slist_concat (waiters, g_steal_pointer (&run->waiters));
-          count_tenant (self, run->tenant_id, -1);
+          count (self->per_tenant, run->tenant_id, -1);
+          count (self->per_principal, run->principal_id, -1);
+          self->bytes -= run->bytes;
           g_hash_table_iter_remove (&iter);
         }
     }
@@ -132,12 +249,19 @@ forget_expired (SymfonicMemoryRunStore *self)
   return waiters;
 }
 
+/* Full for a new run: at a bound in runs, or without room for all the
+ * bytes the run may keep (a run that wants more than the store holds
+ * needs it empty). */
 static gboolean
 is_full (SymfonicMemoryRunStore *self,
-         const char             *tenant_id)
+         const char             *principal_id,
+         const char             *tenant_id,
+         guint64                 max_bytes)
 {
   return g_hash_table_size (self->runs) >= self->max_runs ||
-         GPOINTER_TO_UINT (g_hash_table_lookup (self->per_tenant, TENANT_KEY (tenant_id))) >= self->max_runs_per_tenant;
+         count_of (self->per_tenant, tenant_id) >= self->max_runs_per_tenant ||
+         count_of (self->per_principal, principal_id) >= self->max_runs_per_principal ||
+         self->bytes > self->max_bytes - MIN (max_bytes, self->max_bytes);
 }
 
 static gboolean
@@ -146,6 +270,7 @@ memory_open_run (SymfonicRunStore  *store,
                  const char        *principal_id,
                  const char        *tenant_id,
                  guint              max_frames,
+                 guint64            max_bytes,
                  GError           **error)
 {
   SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
@@ -154,12 +279,12 @@ memory_open_run (SymfonicRunStore  *store,
   Run *run;
 
   g_mutex_lock (&self->lock);
-  full = is_full (self, tenant_id);
+  full = is_full (self, principal_id, tenant_id, max_bytes);
   if (full || g_get_monotonic_time () >= self->next_sweep_us)
     {
       waiters = forget_expired (self);
       self->next_sweep_us = g_get_monotonic_time () + G_USEC_PER_SEC;
-      full = is_full (self, tenant_id);
+      full = is_full (self, principal_id, tenant_id, max_bytes);
     }
   if (!full)
     {
@@ -167,10 +292,11 @@ memory_open_run (SymfonicRunStore  *store,
       run->principal_id = g_strdup (principal_id);
       run->tenant_id = g_strdup (tenant_id);
       run->max_frames = max_frames;
+      run->max_bytes = max_bytes;
       run->first_seq = 1;
-      g_queue_init (&run->frames);
       g_hash_table_insert (self->runs, g_strdup (run_id), run);
-      count_tenant (self, tenant_id, 1);
+      count (self->per_tenant, tenant_id, 1);
+      count (self->per_principal, principal_id, 1);
     }
   g_mutex_unlock (&self->lock);
   wake_waiters (waiters);
@@ -189,23 +315,31 @@ static void
 memory_append (SymfonicRunStore *store,
                const char       *run_id,
                guint64           seq,
-               GBytes           *frame)
+               const char       *data,
+               gsize             length)
 {
   SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
   GSList *waiters = NULL;
+  /* copied before the lock is taken, which the store holds only
+   * briefly, unless no run could keep it */
+  Frame *frame = length <= MIN (self->max_bytes, G_MAXUINT32) ? frame_new (data, length) : NULL;
 
   g_mutex_lock (&self->lock);
   {
     Run *run = g_hash_table_lookup (self->runs, run_id);
 
-    if (run != NULL && !run->ended && seq == run->first_seq + run->frames.length)
+    if (run != NULL && !run->ended && seq == run->first_seq + run->length)
       {
-        g_queue_push_tail (&run->frames, g_bytes_ref (frame));
-        if (run->frames.length > run->max_frames)
-          {
-            g_bytes_unref (g_queue_pop_head (&run->frames));
-            run->first_seq++;
-          }
+        /* the run pays for its own growth, never another run */
+        while (run->length > 0 &&
+               (run->length >= run->max_frames || run->bytes + length > run->max_bytes ||
+                self->bytes + length > self->max_bytes))
+          drop_oldest (self, run);
+        if (frame != NULL && length <= run->max_bytes && self->bytes + length <= self->max_bytes)
+          push_frame (self, run, g_steal_pointer (&frame));
+        else
+          /* too large to keep: readable again from the next frame */
+          run->first_seq++;
         waiters = g_steal_pointer (&run->waiters);
       }
     else if (run != NULL)
@@ -213,6 +347,7 @@ memory_append (SymfonicRunStore *store,
   }
   g_mutex_unlock (&self->lock);
 
+  g_clear_pointer (&frame, frame_unref);
   wake_waiters (waiters);
 }
 
@@ -272,11 +407,17 @@ memory_read (SymfonicRunStore  *store,
   Run *run = lookup_for (self, run_id, principal_id, tenant_id);
   GPtrArray *frames;
   guint64 last;
-  GList *l;
 
   if (run == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      return NULL;
+    }
+  last = run->first_seq + run->length - 1;
+  /* checked first: after + 1 wraps for the largest id */
+  if (after > last)
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
       return NULL;
     }
   if (after + 1 < run->first_seq)
@@ -286,14 +427,14 @@ memory_read (SymfonicRunStore  *store,
       return NULL;
     }
 
-  /* the new frames are at the end: walk back to the first of them */
-  last = run->first_seq + run->frames.length - 1;
-  frames = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  l = run->frames.tail;
-  for (guint64 seq = last; l != NULL && seq > after + 1; seq--)
-    l = l->prev;
-  for (; l != NULL && after < last; l = l->next)
-    g_ptr_array_add (frames, g_bytes_ref (l->data));
+  frames = g_ptr_array_new_full (last - after, (GDestroyNotify) g_bytes_unref);
+  for (guint i = after + 1 - run->first_seq; i < run->length; i++)
+    {
+      Frame *frame = frame_at (run, i);
+
+      g_ptr_array_add (frames, g_bytes_new_with_free_func (frame->data, frame->length, (GDestroyNotify) frame_unref,
+                                                           frame_ref (frame)));
+    }
   *ended = run->ended && after + frames->len >= last;
 
   return frames;
@@ -317,7 +458,7 @@ memory_wait_async (SymfonicRunStore    *store,
   {
     Run *run = g_hash_table_lookup (self->runs, run_id);
 
-    if (run != NULL && !run->ended && run->first_seq + run->frames.length - 1 <= after)
+    if (run != NULL && !run->ended && run->first_seq + run->length - 1 <= after)
       {
         run->waiters = g_slist_prepend (run->waiters, g_object_ref (task));
         now = FALSE;
@@ -357,6 +498,7 @@ symfonic_memory_run_store_finalize (GObject *object)
 
   g_hash_table_unref (self->runs);
   g_hash_table_unref (self->per_tenant);
+  g_hash_table_unref (self->per_principal);
   g_mutex_clear (&self->lock);
 
   G_OBJECT_CLASS (symfonic_memory_run_store_parent_class)->finalize (object);
@@ -378,6 +520,12 @@ symfonic_memory_run_store_get_property (GObject    *object,
     case PROP_MAX_RUNS_PER_TENANT:
       g_value_set_uint (value, self->max_runs_per_tenant);
       break;
+    case PROP_MAX_RUNS_PER_PRINCIPAL:
+      g_value_set_uint (value, self->max_runs_per_principal);
+      break;
+    case PROP_MAX_BYTES:
+      g_value_set_uint64 (value, self->max_bytes);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -398,6 +546,12 @@ symfonic_memory_run_store_set_property (GObject      *object,
       break;
     case PROP_MAX_RUNS_PER_TENANT:
       self->max_runs_per_tenant = g_value_get_uint (value);
+      break;
+    case PROP_MAX_RUNS_PER_PRINCIPAL:
+      self->max_runs_per_principal = g_value_get_uint (value);
+      break;
+    case PROP_MAX_BYTES:
+      self->max_bytes = g_value_get_uint64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -432,6 +586,30 @@ symfonic_memory_run_store_class_init (SymfonicMemoryRunStoreClass *klass)
     g_param_spec_uint ("max-runs-per-tenant", "Maximum runs per tenant", "Resumable runs of one tenant held at once",
                        1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_TENANT,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicMemoryRunStore:max-runs-per-principal:
+   *
+   * How many runs of one principal the store holds at once, so that one
+   * principal cannot take all of its tenant's runs. Runs without a
+   * principal count as one principal's.
+   */
+  properties[PROP_MAX_RUNS_PER_PRINCIPAL] =
+    g_param_spec_uint ("max-runs-per-principal", "Maximum runs per principal",
+                       "Resumable runs of one principal held at once",
+                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_PRINCIPAL,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicMemoryRunStore:max-bytes:
+   *
+   * How many bytes of frames the store holds at once, for all its runs. A
+   * new run is refused with %SYMFONIC_ERROR_OVERLOADED unless the store
+   * has room for all the bytes the run may keep; a run that grows when
+   * the store is full lets its own oldest frames go.
+   */
+  properties[PROP_MAX_BYTES] =
+    g_param_spec_uint64 ("max-bytes", "Maximum bytes", "Bytes of frames held at once, for all runs",
+                         1, G_MAXUINT64, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_BYTES,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -442,6 +620,7 @@ symfonic_memory_run_store_init (SymfonicMemoryRunStore *self)
   g_mutex_init (&self->lock);
   self->runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, run_free);
   self->per_tenant = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->per_principal = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 /**
@@ -472,4 +651,21 @@ symfonic_memory_run_store_get_n_runs (SymfonicMemoryRunStore *self)
 
   locker = g_mutex_locker_new (&self->lock);
   return g_hash_table_size (self->runs);
+}
+
+/**
+ * symfonic_memory_run_store_get_n_bytes:
+ * @self: a #SymfonicMemoryRunStore
+ *
+ * Returns: how many bytes of frames the store holds, for all its runs
+ */
+guint64
+symfonic_memory_run_store_get_n_bytes (SymfonicMemoryRunStore *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_MEMORY_RUN_STORE (self), 0);
+
+  locker = g_mutex_locker_new (&self->lock);
+  return self->bytes;
 }

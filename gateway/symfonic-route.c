@@ -39,6 +39,7 @@ struct _SymfonicRoute
   guint              heartbeat_seconds;
   gboolean           resume;
   guint              resume_frames;
+  guint              resume_bytes;
   guint              resume_seconds;
   guint64            max_usage_tokens;
 };
@@ -68,6 +69,7 @@ enum {
   PROP_HEARTBEAT_SECONDS,
   PROP_RESUME,
   PROP_RESUME_FRAMES,
+  PROP_RESUME_BYTES,
   PROP_RESUME_SECONDS,
   PROP_MAX_USAGE_TOKENS,
   N_PROPS
@@ -140,6 +142,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_RESUME_FRAMES:
       g_value_set_uint (value, self->resume_frames);
       break;
+    case PROP_RESUME_BYTES:
+      g_value_set_uint (value, self->resume_bytes);
+      break;
     case PROP_RESUME_SECONDS:
       g_value_set_uint (value, self->resume_seconds);
       break;
@@ -199,6 +204,9 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_RESUME_FRAMES:
       symfonic_route_set_resume_frames (self, g_value_get_uint (value));
+      break;
+    case PROP_RESUME_BYTES:
+      symfonic_route_set_resume_bytes (self, g_value_get_uint (value));
       break;
     case PROP_RESUME_SECONDS:
       symfonic_route_set_resume_seconds (self, g_value_get_uint (value));
@@ -341,6 +349,20 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                        1, SYMFONIC_ROUTE_MAX_RESUME_FRAMES, SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /**
+   * SymfonicRoute:resume-bytes:
+   *
+   * How many bytes of a resumable run's most recent frames are kept: past
+   * it the oldest go, as past #SymfonicRoute:resume-frames, and a frame
+   * larger than it is sent but not kept. Reading the run from before the
+   * frames kept is then %SYMFONIC_ERROR_GONE; the run's own client does
+   * not notice.
+   */
+  properties[PROP_RESUME_BYTES] =
+    g_param_spec_uint ("resume-bytes", "Resume bytes", "How many bytes of recent frames a resumable run keeps",
+                       SYMFONIC_ROUTE_MIN_RESUME_BYTES, SYMFONIC_ROUTE_MAX_RESUME_BYTES,
+                       SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
    * SymfonicRoute:resume-seconds:
    *
    * How long a resumable run goes on without a client, in seconds, before
@@ -381,6 +403,7 @@ symfonic_route_init (SymfonicRoute *self)
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
   self->hook_timeout = SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
+  self->resume_bytes = SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES;
   self->resume_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS;
   self->max_usage_tokens = SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS;
 }
@@ -928,6 +951,39 @@ symfonic_route_set_resume_frames (SymfonicRoute *self,
   g_return_if_fail (frames >= 1 && frames <= SYMFONIC_ROUTE_MAX_RESUME_FRAMES);
 
   update_uint (self, &self->resume_frames, frames, properties[PROP_RESUME_FRAMES]);
+}
+
+/**
+ * symfonic_route_get_resume_bytes:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: how many bytes of recent frames a resumable run keeps
+ */
+guint
+symfonic_route_get_resume_bytes (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->resume_bytes;
+}
+
+/**
+ * symfonic_route_set_resume_bytes:
+ * @self: a #SymfonicRoute
+ * @bytes: how many bytes of recent frames a resumable run keeps, from
+ *   %SYMFONIC_ROUTE_MIN_RESUME_BYTES to %SYMFONIC_ROUTE_MAX_RESUME_BYTES
+ *
+ * Bounds what a resumable run keeps, in bytes. Only while the route is
+ * assembled, before it serves.
+ */
+void
+symfonic_route_set_resume_bytes (SymfonicRoute *self,
+                                 guint          bytes)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (bytes >= SYMFONIC_ROUTE_MIN_RESUME_BYTES && bytes <= SYMFONIC_ROUTE_MAX_RESUME_BYTES);
+
+  update_uint (self, &self->resume_bytes, bytes, properties[PROP_RESUME_BYTES]);
 }
 
 /**

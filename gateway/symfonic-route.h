@@ -100,6 +100,27 @@ typedef enum {
 #define SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES 4096
 
 /**
+ * SYMFONIC_ROUTE_MIN_RESUME_BYTES:
+ *
+ * The smallest #SymfonicRoute:resume-bytes.
+ */
+#define SYMFONIC_ROUTE_MIN_RESUME_BYTES 1024
+
+/**
+ * SYMFONIC_ROUTE_MAX_RESUME_BYTES:
+ *
+ * The largest #SymfonicRoute:resume-bytes.
+ */
+#define SYMFONIC_ROUTE_MAX_RESUME_BYTES (1024 * 1024 * 1024)
+
+/**
+ * SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES:
+ *
+ * The default #SymfonicRoute:resume-bytes.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES (4 * 1024 * 1024)
+
+/**
  * SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS:
  *
  * The default #SymfonicRoute:resume-seconds.
@@ -148,6 +169,9 @@ void               symfonic_route_set_resume        (SymfonicRoute *self,
 guint              symfonic_route_get_resume_frames (SymfonicRoute *self);
 void               symfonic_route_set_resume_frames (SymfonicRoute *self,
                                                      guint          frames);
+guint              symfonic_route_get_resume_bytes  (SymfonicRoute *self);
+void               symfonic_route_set_resume_bytes  (SymfonicRoute *self,
+                                                     guint          bytes);
 guint              symfonic_route_get_resume_seconds (SymfonicRoute *self);
 void               symfonic_route_set_resume_seconds (SymfonicRoute *self,
                                                       guint          seconds);

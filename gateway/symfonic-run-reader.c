@@ -83,14 +83,16 @@ malformed:
   return NULL;
 }
 
-/* Last-Event-ID: a frame id, digits only; none means from the start. */
+/* Last-Event-ID: a frame id, digits only; none means from the start.
+ * The header read as a list: sent twice, it is malformed instead of
+ * whichever copy libsoup would pick. */
 static gboolean
 parse_last_event_id (SoupServerMessage  *message,
                      guint64            *after,
                      GError            **error)
 {
-  const char *value = soup_message_headers_get_one (soup_server_message_get_request_headers (message),
-                                                    "Last-Event-ID");
+  const char *value = soup_message_headers_get_list (soup_server_message_get_request_headers (message),
+                                                     "Last-Event-ID");
   gsize length;
 
   *after = 0;
@@ -122,8 +124,9 @@ read_frames (SymfonicRunReader  *self,
 }
 
 /* Checks the request and reads what the run keeps, before any byte of the
- * response: a malformed request is 400, a run that is not the asker's (or
- * none) 404, frames no longer kept 410. */
+ * response: a malformed request, or a Last-Event-ID past the run's last
+ * frame, is 400, a run that is not the asker's (or none) 404, frames no
+ * longer kept 410. */
 SymfonicRunReader *
 symfonic_run_reader_new (SymfonicRunStore   *store,
                          SoupServerMessage  *message,

@@ -16,8 +16,9 @@
  *
  * A run is opened once with the principal and tenant that started it, gets
  * its frames in order, numbered from 1 with no gap, and is closed after its
- * terminal frame; it stays readable for a while after that. Frames are
- * kept as #GBytes and handed out by reference: every reader shares them.
+ * terminal frame; it stays readable for a while after that. A store keeps
+ * its own copy of each frame and hands frames out as #GBytes: every
+ * reader shares them.
  * The server owns one store for its lifetime (#SymfonicServer:run-store),
  * so runs outlive a reload of the pipeline. #SymfonicMemoryRunStore is the
  * in-process default.
@@ -37,10 +38,12 @@ symfonic_run_store_default_init (SymfonicRunStoreInterface *iface)
  * @principal_id: (nullable): the principal that started the run
  * @tenant_id: (nullable): the tenant it runs for
  * @max_frames: how many of its most recent frames to keep, at least 1
+ * @max_bytes: how many bytes of its most recent frames to keep, at least 1
  * @error: return location for a #GError
  *
- * Starts keeping the frames of a run. A store at its capacity refuses
- * with %SYMFONIC_ERROR_OVERLOADED.
+ * Starts keeping the frames of a run. A store at its capacity (in runs,
+ * or without room for @max_bytes more) refuses with
+ * %SYMFONIC_ERROR_OVERLOADED.
  *
  * Returns: %TRUE if the run is kept
  */
@@ -50,14 +53,16 @@ symfonic_run_store_open_run (SymfonicRunStore  *self,
                              const char        *principal_id,
                              const char        *tenant_id,
                              guint              max_frames,
+                             guint64            max_bytes,
                              GError           **error)
 {
   g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), FALSE);
   g_return_val_if_fail (run_id != NULL, FALSE);
-  g_return_val_if_fail (max_frames >= 1, FALSE);
+  g_return_val_if_fail (max_frames >= 1 && max_bytes >= 1, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_RUN_STORE_GET_IFACE (self)->open_run (self, run_id, principal_id, tenant_id, max_frames, error);
+  return SYMFONIC_RUN_STORE_GET_IFACE (self)->open_run (self, run_id, principal_id, tenant_id, max_frames, max_bytes,
+                                                        error);
 }
 
 /**
@@ -65,21 +70,25 @@ symfonic_run_store_open_run (SymfonicRunStore  *self,
  * @self: a #SymfonicRunStore
  * @run_id: an open run's id
  * @seq: the frame's id: one more than the previous frame's, 1 for the first
- * @frame: the frame's bytes, whole, as the client gets them
+ * @frame: (array length=length) (element-type guint8): the frame's bytes,
+ *   whole, as the client gets them; the store copies what it keeps
+ * @length: the frame's length in bytes, at least 1
  *
- * Keeps the next frame of a run; the oldest goes when the run holds its
- * `max_frames`.
+ * Keeps the next frame of a run; the oldest go when the run would hold
+ * more than its `max_frames` or `max_bytes`. A frame larger than
+ * `max_bytes` is not kept: the run is then readable from the next one.
  */
 void
 symfonic_run_store_append (SymfonicRunStore *self,
                            const char       *run_id,
                            guint64           seq,
-                           GBytes           *frame)
+                           const char       *frame,
+                           gsize             length)
 {
   g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
-  g_return_if_fail (run_id != NULL && seq >= 1 && frame != NULL);
+  g_return_if_fail (run_id != NULL && seq >= 1 && frame != NULL && length >= 1);
 
-  SYMFONIC_RUN_STORE_GET_IFACE (self)->append (self, run_id, seq, frame);
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->append (self, run_id, seq, frame, length);
 }
 
 /**
@@ -115,8 +124,9 @@ symfonic_run_store_close_run (SymfonicRunStore *self,
  * Returns the frames kept after @after, in order: the first has the id
  * @after + 1. A run that does not exist, or that another principal or
  * tenant started, is %SYMFONIC_ERROR_NOT_FOUND (the store does not say
- * which); a run that no longer keeps the frame after @after is
- * %SYMFONIC_ERROR_GONE.
+ * which); @after past the id of the run's last frame so far is
+ * %SYMFONIC_ERROR_BAD_REQUEST (no client got such a frame); a run that no
+ * longer keeps the frame after @after is %SYMFONIC_ERROR_GONE.
  *
  * Returns: (transfer full) (element-type GBytes): the frames, possibly
  *   none

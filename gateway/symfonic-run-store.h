@@ -38,11 +38,13 @@ struct _SymfonicRunStoreInterface
                              const char           *principal_id,
                              const char           *tenant_id,
                              guint                 max_frames,
+                             guint64               max_bytes,
                              GError              **error);
   void       (*append)      (SymfonicRunStore     *self,
                              const char           *run_id,
                              guint64               seq,
-                             GBytes               *frame);
+                             const char           *frame,
+                             gsize                 length);
   void       (*close_run)   (SymfonicRunStore     *self,
                              const char           *run_id,
                              guint                 keep_seconds);
@@ -69,11 +71,13 @@ gboolean   symfonic_run_store_open_run    (SymfonicRunStore     *self,
                                            const char           *principal_id,
                                            const char           *tenant_id,
                                            guint                 max_frames,
+                                           guint64               max_bytes,
                                            GError              **error);
 void       symfonic_run_store_append      (SymfonicRunStore     *self,
                                            const char           *run_id,
                                            guint64               seq,
-                                           GBytes               *frame);
+                                           const char           *frame,
+                                           gsize                 length);
 void       symfonic_run_store_close_run   (SymfonicRunStore     *self,
                                            const char           *run_id,
                                            guint                 keep_seconds);

@@ -227,6 +227,9 @@ test_route_keys_validated (void)
     { "resume=maybe", "resume" },
     { "resume-frames=0", "resume-frames" },
     { "resume-frames=1000001", "resume-frames" },
+    { "resume-bytes=1023", "resume-bytes" },
+    { "resume-bytes=1073741825", "resume-bytes" },
+    { "resume-bytes=4M", "resume-bytes" },
     { "resume-seconds=0", "resume-seconds" },
   };
   g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();

@@ -160,6 +160,34 @@ test_run_ids_differ (void)
   g_assert_cmpstr (run_id_of (a), !=, run_id_of (b));
 }
 
+/* Run ids come from the kernel, not from GLib's generator: seeded with 33,
+ * that generator's first three UUIDs are the ones below, and whoever
+ * learns its state (it is a Mersenne Twister) could name runs not yet
+ * started. */
+static void
+test_run_ids_unpredictable (void)
+{
+  static const char * const seeded[] = {
+    "145c9e3f-8709-4fb0-9896-3173420256ab",
+    "926a3369-c96c-42eb-b900-a342c328251c",
+    "6640d2de-3d88-4cc0-93c6-5e2f8eb5ea9c",
+  };
+  g_autoptr(SymfonicServer) server = start_server ("");
+
+  g_random_set_seed (33);
+  for (guint i = 0; i < G_N_ELEMENTS (seeded); i++)
+    {
+      g_autoptr(SymfonicTestStream) stream = run_whole (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+      const char *run_id = run_id_of (stream);
+
+      g_assert_true (g_uuid_string_is_valid (run_id));
+      /* a random (version 4) UUID, as before */
+      g_assert_cmpint (run_id[14], ==, '4');
+      g_assert_nonnull (strchr ("89ab", run_id[19]));
+      g_assert_cmpstr (run_id, !=, seeded[i]);
+    }
+}
+
 /* --- a store whose runs end late ----------------------------------------- */
 
 /* A memory store that holds back each run's end until the test lets it
@@ -218,19 +246,21 @@ late_open_run (SymfonicRunStore  *store,
                const char        *principal_id,
                const char        *tenant_id,
                guint              max_frames,
+               guint64            max_bytes,
                GError           **error)
 {
   return symfonic_run_store_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
-                                      max_frames, error);
+                                      max_frames, max_bytes, error);
 }
 
 static void
 late_append (SymfonicRunStore *store,
              const char       *run_id,
              guint64           seq,
-             GBytes           *frame)
+             const char       *frame,
+             gsize             length)
 {
-  symfonic_run_store_append (TEST_LATE_CLOSE_STORE (store)->inner, run_id, seq, frame);
+  symfonic_run_store_append (TEST_LATE_CLOSE_STORE (store)->inner, run_id, seq, frame, length);
 }
 
 static void
@@ -311,6 +341,7 @@ test_late_close_store_release (TestLateCloseStore *self)
 
 static char *
 resume_pipeline (guint       resume_frames,
+                 guint       resume_bytes,
                  guint       resume_seconds,
                  double      time_scale,
                  const char *extra_stages,
@@ -322,29 +353,45 @@ resume_pipeline (guint       resume_frames,
   g_ascii_dtostr (scale, sizeof scale, time_scale);
   return g_strdup_printf ("[gateway]\nlisten=127.0.0.1:8080\nworkers=2\n\n"
                           "[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=fixtures\n"
-                          "stages=auth%s\nresume=true\nresume-frames=%u\nresume-seconds=%u\n\n"
+                          "stages=auth%s\nresume=true\nresume-frames=%u\nresume-bytes=%u\nresume-seconds=%u\n\n"
                           "[route:chunks]\npath=" CHUNKS_PATH "\nkind=chunks\nsource=fixtures\n"
-                          "stages=auth;projection\nresume=true\nresume-frames=%u\nresume-seconds=%u\n\n"
+                          "stages=auth;projection\nresume=true\nresume-frames=%u\nresume-bytes=%u\nresume-seconds=%u\n\n"
                           "[route:runs]\npath=" RUNS_PATH "\nkind=runs\nsource=fixtures\nstages=auth\n\n"
                           "[source:fixtures]\ntype=replay\ntranscripts=transcripts\ndefault-transcript=long\n"
                           "transcript-header=X-Symfonic-Transcript\ntime-scale=%s\n\n"
                           "[stage:auth]\ntype=auth\ntokens-file=%s\n\n"
                           "[stage:projection]\ntype=projection\n\n%s",
-                          extra_stages, resume_frames, resume_seconds, resume_frames, resume_seconds,
+                          extra_stages, resume_frames, resume_bytes, resume_seconds, resume_frames, resume_bytes,
+                          resume_seconds,
                           scale, tokens, extra_groups);
 }
 
 static SymfonicServer *
 resume_server (guint       resume_frames,
+               guint       resume_bytes,
                guint       resume_seconds,
                double      time_scale,
                const char *extra_stages,
                const char *extra_groups)
 {
   g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
-  g_autofree char *text = resume_pipeline (resume_frames, resume_seconds, time_scale, extra_stages, extra_groups);
+  g_autofree char *text = resume_pipeline (resume_frames, resume_bytes, resume_seconds, time_scale, extra_stages,
+                                           extra_groups);
 
   return symfonic_test_server_new (text, base_dir, 2);
+}
+
+/* Restarts @server on @store, so that a test sees what the store holds. */
+static void
+serve_from (SymfonicServer *server,
+            gpointer        store)
+{
+  g_autoptr(GError) error = NULL;
+
+  symfonic_server_stop (server);
+  symfonic_server_set_run_store (server, SYMFONIC_RUN_STORE (store));
+  g_assert_true (symfonic_server_start (server, &error));
+  g_assert_no_error (error);
 }
 
 typedef struct
@@ -662,7 +709,7 @@ read_uninterrupted (SymfonicServer *server,
 static void
 resume_at_random_points (const char *path)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.3, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.3, "", "");
   guint32 seed = g_test_rand_int ();
   g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
   g_autoptr(GPtrArray) expected = read_uninterrupted (server, path);
@@ -713,7 +760,7 @@ test_resume_chunks_random_drops (void)
 static void
 test_resume_from_start_and_owner_only (void)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
   g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
   g_autofree char *run_id = client_run_id (run);
   g_autofree char *header = NULL;
@@ -756,7 +803,7 @@ static void
 test_resume_malformed (void)
 {
   static const char * const bad_ids[] = { "x1", "-1", "1.0", "1 2", "123456789012345678901", "0x10" };
-  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
   g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
   g_autofree char *run_id = client_run_id (run);
 
@@ -774,11 +821,101 @@ test_resume_malformed (void)
   }
 }
 
+/* Every Last-Event-ID a client may send, against a run of nine frames
+ * that ended: a frame id it got reads on after it; anything else is 400,
+ * whatever libsoup makes of it. */
+static void
+test_resume_last_event_id (void)
+{
+  static const struct
+  {
+    const char *name;
+    /* the request's Last-Event-ID lines, whole */
+    const char *lines;
+    guint       status;
+    /* the frames a 200 sends */
+    guint       frames;
+  } cases[] = {
+    { "none", "", 200, 9 },
+    { "zero", "Last-Event-ID: 0\r\n", 200, 9 },
+    { "first", "Last-Event-ID: 1\r\n", 200, 8 },
+    { "leading zero", "Last-Event-ID: 03\r\n", 200, 6 },
+    /* optional whitespace around a field value is not part of it */
+    { "surrounding spaces", "Last-Event-ID:   3  \r\n", 200, 6 },
+    { "last", "Last-Event-ID: 9\r\n", 200, 0 },
+    { "empty", "Last-Event-ID:\r\n", 400, 0 },
+    { "blank", "Last-Event-ID:   \r\n", 400, 0 },
+    { "plus", "Last-Event-ID: +3\r\n", 400, 0 },
+    { "minus", "Last-Event-ID: -3\r\n", 400, 0 },
+    { "minus zero", "Last-Event-ID: -0\r\n", 400, 0 },
+    { "inner space", "Last-Event-ID: 1 2\r\n", 400, 0 },
+    { "inner tab", "Last-Event-ID: 1\t2\r\n", 400, 0 },
+    { "folded", "Last-Event-ID: 3\r\n 4\r\n", 400, 0 },
+    { "list", "Last-Event-ID: 3,4\r\n", 400, 0 },
+    { "twice", "Last-Event-ID: 3\r\nLast-Event-ID: 4\r\n", 400, 0 },
+    { "twice, one bad", "Last-Event-ID: x\r\nLast-Event-ID: 3\r\n", 400, 0 },
+    { "hex", "Last-Event-ID: 0x3\r\n", 400, 0 },
+    { "decimal point", "Last-Event-ID: 3.0\r\n", 400, 0 },
+    { "non-ASCII digit", "Last-Event-ID: \xd9\xa3\r\n", 400, 0 },
+    { "past the last", "Last-Event-ID: 10\r\n", 400, 0 },
+    { "far past the last", "Last-Event-ID: 1000\r\n", 400, 0 },
+    { "largest id", "Last-Event-ID: 18446744073709551615\r\n", 400, 0 },
+    { "overflow", "Last-Event-ID: 18446744073709551616\r\n", 400, 0 },
+    { "21 digits", "Last-Event-ID: 123456789012345678901\r\n", 400, 0 },
+  };
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  g_autofree char *run_id = client_run_id (run);
+
+  client_read_to_end (run);
+  g_assert_cmpuint (run->frames->len, ==, 9);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *request = g_strdup_printf ("GET " RUNS_PATH "/%s/stream HTTP/1.1\r\nHost: gateway\r\n" ALICE
+                                                  "%sAccept: text/event-stream\r\n\r\n",
+                                                  run_id, cases[i].lines);
+      g_autoptr(Client) client = client_send (server, request);
+
+      g_test_message ("case %s", cases[i].name);
+      if (cases[i].status != 200)
+        {
+          assert_refused (client, cases[i].status, "bad_request");
+          continue;
+        }
+      client_read_to_end (client);
+      g_assert_cmpuint (client->status, ==, 200);
+      g_assert_cmpuint (client->frames->len, ==, cases[i].frames);
+    }
+}
+
+/* A run still going has no frame past the one it sent last: an id beyond
+ * it is 400 at once, not a wait for the run's end and an empty body. */
+static void
+test_resume_last_event_id_live (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 1, "", "");
+  g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  g_autofree char *run_id = client_run_id (run);
+  gint64 asked_us;
+
+  client_read_frames (run, 2);
+  asked_us = g_get_monotonic_time ();
+  {
+    g_autoptr(Client) ahead = client_get (server, run_id, ALICE, "1000");
+
+    assert_refused (ahead, 400, "bad_request");
+  }
+  /* the transcript lasts 5 s */
+  g_assert_cmpint (g_get_monotonic_time () - asked_us, <, 2 * G_USEC_PER_SEC);
+  client_read_to_end (run);
+  g_assert_cmpstr (frame_at (run->frames, run->frames->len - 1)->event, ==, "ResponseCompleteEvent");
+}
+
 /* A run keeps its last resume-frames frames: older ones are 410. */
 static void
 test_resume_gone (void)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4, 300, 0.1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
   g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
   g_autofree char *run_id = client_run_id (run);
 
@@ -805,7 +942,7 @@ test_resume_gone (void)
 static void
 test_resume_detached_cancelled (void)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4096, 2, 1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 2, 1, "", "");
   g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
   g_autofree char *run_id = client_run_id (run);
   gint64 dropped_us;
@@ -839,7 +976,7 @@ static void
 test_resume_detached_settles_budget (void)
 {
   g_autoptr(SymfonicServer) server =
-    resume_server (4096, 300, 0.6, ";budget",
+    resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.6, ";budget",
                    "[stage:budget]\ntype=budget\ntokens-per-window=1500\nreserve-tokens=1000\nwindow-seconds=60\n");
   g_autoptr(Client) run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
   g_autofree char *run_id = client_run_id (run);
@@ -884,19 +1021,15 @@ test_resume_detached_settles_budget (void)
 static void
 test_resume_terminal_before_end (void)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
   g_autoptr(TestLateCloseStore) store = g_object_new (TEST_TYPE_LATE_CLOSE_STORE, NULL);
-  g_autoptr(GError) error = NULL;
   g_autoptr(Client) run = NULL;
   g_autoptr(Client) reader = NULL;
   g_autofree char *run_id = NULL;
   g_autofree char *before_last = NULL;
   SymfonicTestFrame *terminal;
 
-  symfonic_server_stop (server);
-  symfonic_server_set_run_store (server, SYMFONIC_RUN_STORE (store));
-  g_assert_true (symfonic_server_start (server, &error));
-  g_assert_no_error (error);
+  serve_from (server, store);
 
   run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
   run_id = client_run_id (run);
@@ -923,14 +1056,10 @@ test_resume_terminal_before_end (void)
 static void
 test_resume_store_bound (void)
 {
-  g_autoptr(SymfonicServer) server = resume_server (4096, 300, 0.1, "", "");
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
   g_autoptr(GObject) store = g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, "max-runs-per-tenant", 1, NULL);
-  g_autoptr(GError) error = NULL;
 
-  symfonic_server_stop (server);
-  symfonic_server_set_run_store (server, SYMFONIC_RUN_STORE (store));
-  g_assert_true (symfonic_server_start (server, &error));
-  g_assert_no_error (error);
+  serve_from (server, store);
   {
     g_autoptr(Client) first = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
     g_autoptr(Client) second = NULL;
@@ -943,6 +1072,158 @@ test_resume_store_bound (void)
   g_assert_cmpuint (symfonic_memory_run_store_get_n_runs (SYMFONIC_MEMORY_RUN_STORE (store)), ==, 1);
 }
 
+/* The large-result transcript's frames, in bytes as kept: the tool call
+ * (86), the 20,000-byte result (20,074), the answer's delta (56) and the
+ * consolidation (82); the terminal's length varies with its duration. */
+#define LARGE_RESULT_FRAME 20074
+#define LARGE_RESULT_AFTER 138
+
+static void
+assert_large_result_whole (Client *run)
+{
+  g_autofree char *result = g_strnfill (20000, 'r');
+  g_autofree char *data = g_strdup_printf ("{\"tool_call_id\":\"call-1\",\"result\":\"%s\"}", result);
+
+  client_read_to_end (run);
+  g_assert_cmpuint (run->frames->len, ==, 5);
+  g_assert_cmpstr (frame_at (run->frames, 1)->data, ==, data);
+  g_assert_cmpstr (frame_at (run->frames, 4)->event, ==, "ResponseCompleteEvent");
+}
+
+/* A run keeps resume-bytes of its recent frames at most: a frame larger
+ * than that is sent whole to the run's own client, but not kept, nor is
+ * what came before it; reading from there is 410, from after it 200. */
+static void
+test_resume_bytes_per_run (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 8192, 300, 0.1, "", "");
+  g_autoptr(SymfonicMemoryRunStore) store = symfonic_memory_run_store_new ();
+  g_autoptr(Client) run = NULL;
+  g_autofree char *run_id = NULL;
+  guint64 held;
+
+  serve_from (server, store);
+  run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "large-result");
+  run_id = client_run_id (run);
+  assert_large_result_whole (run);
+
+  held = symfonic_memory_run_store_get_n_bytes (store);
+  g_test_message ("bytes held: %" G_GUINT64_FORMAT, held);
+  g_assert_cmpuint (held, >, LARGE_RESULT_AFTER);
+  g_assert_cmpuint (held, <, LARGE_RESULT_AFTER + 100);
+  {
+    g_autoptr(Client) from_start = client_get (server, run_id, ALICE, NULL);
+
+    assert_refused (from_start, 410, "gone");
+  }
+  {
+    g_autoptr(Client) before_result = client_get (server, run_id, ALICE, "1");
+
+    assert_refused (before_result, 410, "gone");
+  }
+  {
+    g_autoptr(Client) after_result = client_get (server, run_id, ALICE, "2");
+
+    client_read_to_end (after_result);
+    g_assert_cmpuint (after_result->status, ==, 200);
+    g_assert_cmpuint (after_result->frames->len, ==, 3);
+    g_assert_cmpstr (frame_at (after_result->frames, 0)->id, ==, "3");
+    g_assert_cmpstr (frame_at (after_result->frames, 2)->event, ==, "ResponseCompleteEvent");
+  }
+}
+
+/* A store without room for a new run's resume-bytes refuses it before
+ * the handshake; the runs it holds stay readable. */
+static void
+test_resume_bytes_store_full (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 24576, 300, 0.1, "", "");
+  g_autoptr(GObject) store = g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, "max-bytes", G_GUINT64_CONSTANT (30000),
+                                           NULL);
+  g_autoptr(Client) first = NULL;
+  g_autofree char *run_id = NULL;
+  guint64 held;
+
+  serve_from (server, store);
+  first = client_post (server, SYMFONIC_TEST_TYPED_PATH, "large-result");
+  run_id = client_run_id (first);
+  assert_large_result_whole (first);
+  held = symfonic_memory_run_store_get_n_bytes (SYMFONIC_MEMORY_RUN_STORE (store));
+  g_test_message ("bytes held: %" G_GUINT64_FORMAT, held);
+  g_assert_cmpuint (held, >, 86 + LARGE_RESULT_FRAME + LARGE_RESULT_AFTER);
+  {
+    g_autoptr(Client) second = client_post (server, SYMFONIC_TEST_TYPED_PATH, "large-result");
+
+    assert_refused (second, 503, "overloaded");
+  }
+  g_assert_cmpuint (symfonic_memory_run_store_get_n_runs (SYMFONIC_MEMORY_RUN_STORE (store)), ==, 1);
+  g_assert_cmpuint (symfonic_memory_run_store_get_n_bytes (SYMFONIC_MEMORY_RUN_STORE (store)), ==, held);
+  {
+    g_autoptr(Client) again = client_get (server, run_id, ALICE, NULL);
+
+    client_read_to_end (again);
+    g_assert_cmpuint (again->status, ==, 200);
+    g_assert_cmpuint (again->frames->len, ==, 5);
+  }
+}
+
+/* A run that grows past what the store holds lets its own frames go: the
+ * store never holds more than max-bytes, and the run's client gets all. */
+static void
+test_resume_bytes_store_bound_while_running (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, 24576, 300, 0.1, "", "");
+  g_autoptr(GObject) store = g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, "max-bytes", G_GUINT64_CONSTANT (10000),
+                                           NULL);
+  g_autoptr(Client) run = NULL;
+  g_autofree char *run_id = NULL;
+
+  serve_from (server, store);
+  run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "large-result");
+  run_id = client_run_id (run);
+  assert_large_result_whole (run);
+  g_assert_cmpuint (symfonic_memory_run_store_get_n_bytes (SYMFONIC_MEMORY_RUN_STORE (store)), <=, 10000);
+  {
+    g_autoptr(Client) before_result = client_get (server, run_id, ALICE, "1");
+
+    assert_refused (before_result, 410, "gone");
+  }
+  {
+    g_autoptr(Client) after_result = client_get (server, run_id, ALICE, "2");
+
+    client_read_to_end (after_result);
+    g_assert_cmpuint (after_result->status, ==, 200);
+    g_assert_cmpuint (after_result->frames->len, ==, 3);
+  }
+}
+
+/* One principal at its bound of runs does not lock out the other
+ * principals of its tenant. */
+static void
+test_resume_principal_bound (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.1, "", "");
+  g_autoptr(GObject) store = g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, "max-runs-per-principal", 1, NULL);
+  g_autoptr(Client) first = NULL;
+  g_autoptr(Client) second = NULL;
+  g_autoptr(Client) other = NULL;
+
+  serve_from (server, store);
+  first = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  client_read_to_end (first);
+  g_assert_cmpuint (first->status, ==, 200);
+  second = client_post (server, SYMFONIC_TEST_TYPED_PATH, "paced");
+  assert_refused (second, 503, "overloaded");
+  other = client_send (server, "POST " SYMFONIC_TEST_TYPED_PATH " HTTP/1.1\r\nHost: gateway\r\n"
+                               "Authorization: Bearer demo-token-admin\r\nX-Tenant-ID: acme\r\n"
+                               "X-Symfonic-Transcript: paced\r\nContent-Type: application/json\r\n"
+                               "Content-Length: 13\r\n\r\n{\"query\":\"q\"}");
+  client_read_to_end (other);
+  g_assert_cmpuint (other->status, ==, 200);
+  g_assert_cmpuint (other->frames->len, ==, 9);
+  g_assert_cmpuint (symfonic_memory_run_store_get_n_runs (SYMFONIC_MEMORY_RUN_STORE (store)), ==, 2);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -953,14 +1234,21 @@ main (int    argc,
   g_test_add_func ("/resume/ids/chunks", test_ids_chunks);
   g_test_add_func ("/resume/ids/error-terminal", test_ids_error_terminal);
   g_test_add_func ("/resume/run-ids-differ", test_run_ids_differ);
+  g_test_add_func ("/resume/run-ids-unpredictable", test_run_ids_unpredictable);
   g_test_add_func ("/resume/typed-random-drops", test_resume_typed_random_drops);
   g_test_add_func ("/resume/chunks-random-drops", test_resume_chunks_random_drops);
   g_test_add_func ("/resume/from-start-and-owner-only", test_resume_from_start_and_owner_only);
   g_test_add_func ("/resume/malformed", test_resume_malformed);
+  g_test_add_func ("/resume/last-event-id", test_resume_last_event_id);
+  g_test_add_func ("/resume/last-event-id-live", test_resume_last_event_id_live);
   g_test_add_func ("/resume/gone", test_resume_gone);
   g_test_add_func ("/resume/detached-cancelled", test_resume_detached_cancelled);
   g_test_add_func ("/resume/detached-settles-budget", test_resume_detached_settles_budget);
   g_test_add_func ("/resume/store-bound", test_resume_store_bound);
+  g_test_add_func ("/resume/bytes-per-run", test_resume_bytes_per_run);
+  g_test_add_func ("/resume/bytes-store-full", test_resume_bytes_store_full);
+  g_test_add_func ("/resume/bytes-store-bound-while-running", test_resume_bytes_store_bound_while_running);
+  g_test_add_func ("/resume/principal-bound", test_resume_principal_bound);
   g_test_add_func ("/resume/terminal-before-end", test_resume_terminal_before_end);
 
   return g_test_run ();
