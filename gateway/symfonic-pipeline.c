@@ -543,8 +543,8 @@ load_route (Loader      *loader,
 {
   static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "hook-timeout",
                                         "stall-timeout", "max-streams", "max-streams-per-tenant",
-                                        "heartbeat-seconds", "resume", "resume-frames", "resume-bytes", "resume-seconds",
-                                        "max-usage-tokens", NULL };
+                                        "heartbeat-seconds", "resume", "resume-frames", "resume-bytes",
+                                        "resume-seconds", "max-usage-tokens", NULL };
   /* the keys that are not plain properties of the route */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
