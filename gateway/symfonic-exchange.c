@@ -186,6 +186,11 @@ typedef struct
   SymfonicRunStore  *run_store;
   /* the run's frames also go to the run store (the route's resume) */
   gboolean           keeps_run;
+  /* the success terminal is queued: the stream counts as completed once
+   * it starts to go out */
+  gboolean           success_unsent;
+  /* the stream was counted as ended for a slow client */
+  gboolean           slow_counted;
   /* where a detached run's frames are built, for the store only */
   GString           *scratch;
   /* a detached run ends when nobody came back in time */
@@ -378,17 +383,59 @@ map_error (Exchange     *self,
   return frame;
 }
 
+static void
+count_slow_client (Exchange *self)
+{
+  if (self->slow_counted)
+    return;
+  self->slow_counted = TRUE;
+  symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_SLOW_CLIENT, 1);
+}
+
+/* How a stream ended, counted once what its client gets is certain. */
+static void
+count_end (Exchange     *self,
+           const GError *error)
+{
+  if (error == NULL)
+    {
+      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
+      return;
+    }
+
+  symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_FAILED, 1);
+  if (g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT))
+    count_slow_client (self);
+}
+
 /* The client is too slow for the stream to go on: it ends with its one
- * error frame, whose room the writer keeps. */
+ * error frame, whose room the writer keeps. A stream that had ended
+ * already lost its terminal with what the stalled client did not take,
+ * and gets the error frame in its place. */
 static void
 end_for_slow_client (Exchange   *self,
                      const char *why)
 {
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, why);
+  g_autoptr(SymfonicErrorFrame) frame = NULL;
 
   g_debug ("Route %s, run %s: %s", symfonic_route_get_name (self->route),
            symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)), why);
-  symfonic_stream_abort (self->stream, error);
+  if (!symfonic_stream_is_over (self->stream))
+    {
+      symfonic_stream_abort (self->stream, error);
+      return;
+    }
+
+  /* an error terminal was counted as a failure already */
+  if (self->success_unsent)
+    count_end (self, error);
+  else
+    count_slow_client (self);
+  self->success_unsent = FALSE;
+  frame = map_error (self, error);
+  symfonic_encoder_error (self->encoder, frame, symfonic_sse_writer_begin_frame (self->writer));
+  symfonic_sse_writer_close (self->writer);
 }
 
 static void open_event_stream (Exchange *self);
@@ -506,12 +553,10 @@ sink_end (gpointer      data,
 
   if (!advance (self, EXCHANGE_END))
     return;
-  if (error == NULL)
-    symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
-  else
+  if (error != NULL)
     {
       frame = map_error (self, error);
-      symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_FAILED, 1);
+      count_end (self, error);
     }
 
   /* a held head that no event released: a success still streams, a
@@ -544,9 +589,12 @@ sink_end (gpointer      data,
     }
   if (self->writer != NULL)
     {
+      self->success_unsent = frame == NULL;
       symfonic_sse_writer_close (self->writer);
       return;
     }
+  if (frame == NULL)
+    count_end (self, NULL);
   if (self->keeps_run && !held)
     {
       /* a detached run: nothing goes out, and the exchange ends once the
@@ -582,6 +630,16 @@ writer_drained (gpointer data)
 }
 
 static void
+writer_ending (gpointer data)
+{
+  Exchange *self = data;
+
+  if (self->success_unsent)
+    count_end (self, NULL);
+  self->success_unsent = FALSE;
+}
+
+static void
 writer_stalled (gpointer data)
 {
   Exchange *self = data;
@@ -608,6 +666,16 @@ count_writer (Exchange *self)
 static void
 stream_closed (Exchange *self)
 {
+  /* a success whose terminal did not start to go out: the client left or
+   * was let go as too slow before */
+  if (self->success_unsent)
+    {
+      if (symfonic_sse_writer_is_stalled (self->writer))
+        count_slow_client (self);
+      else
+        symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_CANCELLED, 1);
+      self->success_unsent = FALSE;
+    }
   count_writer (self);
   if (self->encoder != NULL)
     symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_EVENTS_DROPPED, symfonic_encoder_get_dropped (self->encoder));
@@ -680,6 +748,7 @@ writer_finished (gpointer data)
 
 static const SymfonicSseWriterCallbacks writer_callbacks = {
   writer_drained,
+  writer_ending,
   writer_stalled,
   writer_finished,
 };

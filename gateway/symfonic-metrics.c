@@ -30,6 +30,7 @@ static const struct
   [SYMFONIC_COUNTER_STREAMS_COMPLETED] = { "symfonic_streams_completed_total", "Streams that ended with their success terminal" },
   [SYMFONIC_COUNTER_STREAMS_FAILED] = { "symfonic_streams_failed_total", "Streams that ended with an error frame" },
   [SYMFONIC_COUNTER_STREAMS_CANCELLED] = { "symfonic_streams_cancelled_total", "Streams whose client went away before the end" },
+  [SYMFONIC_COUNTER_STREAMS_SLOW_CLIENT] = { "symfonic_streams_slow_client_total", "Streams ended because their client read too slowly" },
   [SYMFONIC_COUNTER_FRAMES_WRITTEN] = { "symfonic_frames_written_total", "Frames handed to connections" },
   [SYMFONIC_COUNTER_FRAMES_SHED] = { "symfonic_frames_shed_total", "Droppable frames shed because a client read too slowly" },
   [SYMFONIC_COUNTER_EVENTS_DROPPED] = { "symfonic_events_dropped_total", "Upstream events dropped because they would break the stream contract" },

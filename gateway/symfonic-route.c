@@ -303,9 +303,11 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
    * SymfonicRoute:stall-timeout:
    *
    * How long a streaming client may take no byte at all while frames wait
-   * for it, in seconds; past it the stream ends with its one error frame
-   * (`slow_client`), which the client gets a short grace to read before
-   * its connection is closed. 0: no limit.
+   * for it, in seconds (what counts is what it took, not how often the
+   * gateway could write); past it the stream ends with its one error frame
+   * (`slow_client`) at a frame boundary, which the client gets a short
+   * grace, renewed while it reads, to read before its connection is
+   * closed. 0: no limit.
    */
   properties[PROP_STALL_TIMEOUT] =
     g_param_spec_uint ("stall-timeout", "Stall timeout",

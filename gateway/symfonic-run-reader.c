@@ -259,7 +259,12 @@ writer_drained (gpointer data)
 static void
 writer_stalled (gpointer data)
 {
-  /* the writer closes the connection after its grace */
+  SymfonicRunReader *self = data;
+
+  /* the body ends at the frame boundary the writer cut at: the client
+   * reads on from there with Last-Event-ID */
+  symfonic_sse_writer_begin_frame (self->writer);
+  symfonic_sse_writer_close (self->writer);
 }
 
 static void
@@ -270,8 +275,10 @@ writer_finished (gpointer data)
   self->finished (self->data);
 }
 
+/* a run read again was counted when it ran */
 static const SymfonicSseWriterCallbacks writer_callbacks = {
   writer_drained,
+  NULL,
   writer_stalled,
   writer_finished,
 };

@@ -26,7 +26,8 @@ G_BEGIN_DECLS
 #define SYMFONIC_SSE_LOW_WATER_FRAMES (SYMFONIC_SSE_MAX_FRAMES / 8)
 #define SYMFONIC_SSE_LOW_WATER_BYTES (64 * 1024)
 
-/* How long a client that stalled gets to take its terminal frame. */
+/* How long a client that stalled gets to take a byte of its terminal
+ * frame, renewed while it does. */
 #define SYMFONIC_SSE_CLOSE_GRACE_US (2 * G_USEC_PER_SEC)
 
 /* What a frame is, for the writer. */
@@ -54,7 +55,13 @@ typedef struct
 {
   /* below the low-water mark again after being full */
   void (*drained) (gpointer data);
-  /* the client took no byte for the stall timeout while frames waited */
+  /* the chunk with the terminal starts to go out: the stream ends with
+   * it, unless the client leaves or stalls in it; may be %NULL */
+  void (*ending)   (gpointer data);
+  /* the client took no byte for the stall timeout while frames waited
+   * (and the terminal had not started to go out): what it did not start
+   * to take was dropped, the body's end with it, and the owner closes the
+   * writer with the stream's terminal */
   void (*stalled)  (gpointer data);
   /* the writer let the connection go: the body went out whole, or the
    * client left or was dropped; the writer may be freed from here */
@@ -81,6 +88,8 @@ G_GNUC_INTERNAL
 gboolean               symfonic_sse_writer_is_full     (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 void                   symfonic_sse_writer_close       (SymfonicSseWriter *self);
+G_GNUC_INTERNAL
+gboolean               symfonic_sse_writer_is_stalled  (SymfonicSseWriter *self);
 G_GNUC_INTERNAL
 guint64                symfonic_sse_writer_get_frames  (SymfonicSseWriter *self);
 G_GNUC_INTERNAL

@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include "symfonic-connection-private.h"
 #include "symfonic-json-private.h"
@@ -39,6 +41,16 @@
  * text_reconstruction='terminal-only'), and the next frame queued after a
  * gap is preceded by a comment, `: shed N`, which SSE clients ignore, so a
  * client can still tell that N frames are missing there.
+ *
+ * A client is stalled when it took no byte for the stall timeout while
+ * bytes waited for its socket: what counts is what it took, the bytes
+ * sent less what the kernel still holds unacknowledged, read once per
+ * check (a kernel buffer of megabytes drains for a long while before the
+ * socket is writable again). A stalled client's frames that did not start
+ * to go out are dropped, so that what it gets ends at a frame boundary and
+ * its owner's error frame comes right after; the client then has the close
+ * grace, renewed while it takes bytes, to read on before its connection is
+ * closed.
  *
  * A stream quiet for the route's heartbeat gets a `: keepalive` comment,
  * which clients ignore and proxies take as life. It is appended by a
@@ -83,10 +95,12 @@ struct _SymfonicSseWriter
   SymfonicPoller                   *poller;
   SymfonicWatch                    *watch;
   SymfonicDeferred                  flush;
-  /* the stall deadline while bytes wait, then the close grace */
+  /* the stall check while bytes wait, then the close grace */
   SymfonicTimer                    *timer;
   gint64                            stall_us;
   gboolean                          stalled;
+  /* what the client had taken at the last check */
+  guint64                           taken;
   SymfonicTimer                    *heartbeat;
   gint64                            heartbeat_us;
 
@@ -99,10 +113,16 @@ struct _SymfonicSseWriter
   gsize                             frame_start;
   guint                             pending_frames;
 
-  /* chunks queued whose end was not sent yet */
+  /* chunks queued whose end was not sent yet (the head is one) */
   GArray                           *chunks;
   guint                             chunks_head;
   guint                             queued_frames;
+  /* where the last chunk that went out whole ended */
+  guint64                           sent_boundary;
+  /* where the last chunk, with the terminal, starts; once it starts to
+   * go out, it is the stream's end */
+  guint64                           terminal_start;
+  gboolean                          terminal_sent;
 
   guint64                           frames;
   guint64                           shed;
@@ -119,6 +139,19 @@ struct _SymfonicSseWriter
 };
 
 static void flush (gpointer data);
+
+/* What the client took of the bytes sent: those the kernel no longer
+ * holds for it. */
+static guint64
+taken_bytes (SymfonicSseWriter *self)
+{
+  int unacknowledged = 0;
+
+  if (ioctl (self->fd, SIOCOUTQ, &unacknowledged) < 0)
+    unacknowledged = 0;
+
+  return self->consumed + self->head - (guint64) MAX (unacknowledged, 0);
+}
 
 static gsize
 held_bytes (SymfonicSseWriter *self)
@@ -189,6 +222,7 @@ forget_sent_chunks (SymfonicSseWriter *self)
       if (chunk->end > sent)
         break;
       self->queued_frames -= chunk->frames;
+      self->sent_boundary = chunk->end;
       self->chunks_head++;
     }
   if (self->chunks_head == self->chunks->len)
@@ -263,12 +297,26 @@ send_queued (SymfonicSseWriter *self)
 {
   GIOCondition events = symfonic_watch_get_events (self->watch);
   gboolean waiting = (events & G_IO_OUT) != 0;
-  gboolean progress = FALSE;
 
   while (self->head < self->queued_end)
     {
-      gssize n = send (self->fd, self->out->str + self->head, self->queued_end - self->head,
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
+      gsize end = self->queued_end;
+      gssize n;
+
+      /* the owner learns that the terminal goes out before the client can
+       * see a byte of it */
+      if (self->state == WRITER_CLOSING && !self->terminal_sent)
+        {
+          if (self->consumed + self->head < self->terminal_start)
+            end = self->terminal_start - self->consumed;
+          else
+            {
+              self->terminal_sent = TRUE;
+              if (self->callbacks->ending != NULL)
+                self->callbacks->ending (self->data);
+            }
+        }
+      n = send (self->fd, self->out->str + self->head, end - self->head, MSG_NOSIGNAL | MSG_DONTWAIT);
 
       if (n < 0 && errno == EINTR)
         continue;
@@ -280,18 +328,22 @@ send_queued (SymfonicSseWriter *self)
           return FALSE;
         }
       self->head += n;
-      progress = TRUE;
     }
 
   forget_sent_chunks (self);
   if (self->head < self->queued_end)
     {
+      /* from here the client has the stall timeout to take a byte; once
+       * stalled, the timer holds its grace instead */
       if (!waiting)
-        symfonic_watch_set_events (self->watch, events | G_IO_OUT);
-      /* the client has the stall timeout to take a byte; once stalled,
-       * the timer holds its grace instead */
-      if (!self->stalled && (progress || !waiting))
-        set_timer (self, g_get_monotonic_time () + self->stall_us);
+        {
+          symfonic_watch_set_events (self->watch, events | G_IO_OUT);
+          if (!self->stalled && self->timer != NULL)
+            {
+              self->taken = taken_bytes (self);
+              set_timer (self, g_get_monotonic_time () + self->stall_us);
+            }
+        }
     }
   else if (waiting)
     {
@@ -368,14 +420,54 @@ on_socket (gpointer     data,
     flush (self);
 }
 
+/* Drops what a stalled client did not start to take: the frames after the
+ * chunk on its way out, unless the terminal started to go out. Returns
+ * whether the body's end went with them, the writer then open for a
+ * terminal. */
+static gboolean
+drop_unsent (SymfonicSseWriter *self)
+{
+  guint64 sent = self->consumed + self->head;
+  guint kept = self->chunks_head;
+  gsize keep = self->head;
+
+  if (self->terminal_sent)
+    return FALSE;
+  /* the response head goes out whole, like any chunk */
+  if (kept < self->chunks->len && (sent > self->sent_boundary || sent == 0))
+    {
+      keep = g_array_index (self->chunks, Chunk, kept).end - self->consumed;
+      kept++;
+    }
+
+  g_array_set_size (self->chunks, kept);
+  self->queued_frames = kept > self->chunks_head ? g_array_index (self->chunks, Chunk, self->chunks_head).frames : 0;
+  self->pending_frames = 0;
+  self->gap = 0;
+  g_string_truncate (self->out, keep);
+  self->queued_end = keep;
+  self->frame_start = keep;
+  self->state = WRITER_OPEN;
+
+  return TRUE;
+}
+
 static void
 on_timer (gpointer data)
 {
   SymfonicSseWriter *self = data;
+  guint64 taken = taken_bytes (self);
+
+  if (taken > self->taken)
+    {
+      self->taken = taken;
+      set_timer (self, g_get_monotonic_time () + (self->stalled ? SYMFONIC_SSE_CLOSE_GRACE_US : self->stall_us));
+      return;
+    }
 
   if (self->stalled)
     {
-      /* the grace is over: the connection goes, with what it did not take */
+      /* the client took nothing in its grace: the connection goes */
       g_debug ("Closing a stalled client's connection");
       finish (self, FALSE);
       return;
@@ -383,7 +475,8 @@ on_timer (gpointer data)
 
   self->stalled = TRUE;
   set_timer (self, g_get_monotonic_time () + SYMFONIC_SSE_CLOSE_GRACE_US);
-  self->callbacks->stalled (self->data);
+  if (drop_unsent (self))
+    self->callbacks->stalled (self->data);
 }
 
 static void
@@ -462,6 +555,7 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   GSocket *socket = symfonic_connection_get_message_socket (message);
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
   g_autoptr(GIOStream) stolen = NULL;
+  Chunk head_chunk = { 0, 0 };
 
   if (G_UNLIKELY (connection == NULL || socket == NULL))
     {
@@ -482,6 +576,8 @@ symfonic_sse_writer_new (SoupServerMessage                *message,
   append_head (self->out, message);
   self->queued_end = self->out->len;
   self->chunks = g_array_new (FALSE, FALSE, sizeof (Chunk));
+  head_chunk.end = self->out->len;
+  g_array_append_val (self->chunks, head_chunk);
   self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
   self->flush.func = flush;
   self->flush.data = self;
@@ -565,7 +661,7 @@ symfonic_sse_writer_end_frame (SymfonicSseWriter     *self,
 {
   gboolean droppable = (flags & SYMFONIC_SSE_FRAME_DROPPABLE) != 0;
 
-  if (self->state != WRITER_OPEN)
+  if (self->state != WRITER_OPEN || self->stalled)
     {
       g_string_truncate (self->out, self->frame_start);
       return SYMFONIC_SSE_FRAME_SHED;
@@ -621,8 +717,9 @@ symfonic_sse_writer_is_full (SymfonicSseWriter *self)
   return self->full;
 }
 
-/* Queues the terminal, the frame appended since begin_frame(), whatever
- * the bounds (its room is reserved), and the end of the body after it. */
+/* Queues the terminal, the frame appended since begin_frame() if any,
+ * whatever the bounds (its room is reserved), and the end of the body
+ * after it. */
 void
 symfonic_sse_writer_close (SymfonicSseWriter *self)
 {
@@ -632,7 +729,11 @@ symfonic_sse_writer_close (SymfonicSseWriter *self)
       return;
     }
 
-  queue_frame (self);
+  if (self->out->len > self->frame_start)
+    queue_frame (self);
+  else
+    symfonic_poller_defer (self->poller, &self->flush);
+  self->terminal_start = self->consumed + self->queued_end;
   seal_chunk (self);
   if (self->chunked)
     {
@@ -640,6 +741,13 @@ symfonic_sse_writer_close (SymfonicSseWriter *self)
       self->queued_end = self->out->len;
     }
   self->state = WRITER_CLOSING;
+}
+
+/* Whether the client was found stalled. */
+gboolean
+symfonic_sse_writer_is_stalled (SymfonicSseWriter *self)
+{
+  return self->stalled;
 }
 
 guint64

@@ -20,7 +20,10 @@
  * the gateway hold more than the declared bound either: its deltas are
  * shed with their marks, and frames that may not be shed end the stream
  * with its one error frame. A client that takes nothing for the route's
- * stall-timeout ends its stream the same way.
+ * stall-timeout ends its stream the same way, also when its whole answer
+ * was queued already: what it reads ends at a frame boundary with that
+ * error frame. A client that reads at 30 KB/s, slower than the stream but
+ * steadily, is never taken for stalled.
  */
 #include <string.h>
 #include <netinet/in.h>
@@ -53,18 +56,36 @@ delta_text (guint i)
   return g_strdup_printf ("d%05u%s ", i, padding);
 }
 
-/* The upstream's answer; @pause_at is where the late deltas start. */
+/* Deltas so large that a whole answer of them fits the frames the gateway
+ * holds for a client, and only part of it the kernel's buffers. */
+#define LARGE_DELTA_PADDING 3000
+#define LARGE_DELTAS 60
+
+static char *
+large_delta_text (guint i)
+{
+  g_autofree char *padding = g_strnfill (LARGE_DELTA_PADDING, '.');
+
+  return g_strdup_printf ("d%05u%s ", i, padding);
+}
+
+typedef char *(*DeltaText) (guint i);
+
+/* The upstream's answer: @n_deltas deltas and LATE_DELTAS more, each
+ * @text_of its number; @pause_at is where the late deltas start. */
 static GBytes *
-runtime_body (GString *text,
-              gsize   *pause_at)
+runtime_body (GString   *text,
+              guint      n_deltas,
+              DeltaText  text_of,
+              gsize     *pause_at)
 {
   GString *body = g_string_new (NULL);
 
-  for (guint i = 0; i < N_DELTAS + LATE_DELTAS; i++)
+  for (guint i = 0; i < n_deltas + LATE_DELTAS; i++)
     {
-      g_autofree char *delta = delta_text (i);
+      g_autofree char *delta = text_of (i);
 
-      if (i == N_DELTAS)
+      if (i == n_deltas)
         *pause_at = body->len;
       g_string_append (text, delta);
       g_string_append_printf (body, "event: TextDeltaEvent\ndata: {\"text\":\"%s\"}\n\n", delta);
@@ -204,8 +225,6 @@ stall_then_read (guint16    port,
 
   return frames;
 }
-
-typedef char *(*DeltaText) (guint i);
 
 /* Checks that the events named @event carry `data: @prefix TEXT @suffix`,
  * TEXT being @text_of their number, in order, and that each `: shed N` comment sits on a frame
@@ -414,12 +433,16 @@ stream_failed (gpointer data)
 }
 
 /* A route with a one-second stall-timeout in front of a runtime whose
- * answer is far larger than what the kernel holds for a client. */
+ * answer of @n_deltas (and the late) deltas, @text, is far larger than
+ * what the kernel holds for a client; @pause_ms before the late ones. */
 static SymfonicServer *
 stall_server (SymfonicTestUpstream *upstream,
+              guint                 n_deltas,
+              DeltaText             text_of,
+              guint                 pause_ms,
+              GString              *text,
               GBytes              **answer)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
   g_autofree char *upstream_url = symfonic_test_upstream_dup_url (upstream, "/run");
   g_autofree char *pipeline_text = g_strdup_printf ("[gateway]\n"
                                                     "listen=127.0.0.1:8080\n"
@@ -434,9 +457,9 @@ stall_server (SymfonicTestUpstream *upstream,
                                                     "[source:up]\n"
                                                     "type=runtime\n"
                                                     "url=%s\n", upstream_url);
-  SymfonicTestScenario scenario = { .pause_ms = PAUSE_MS };
+  SymfonicTestScenario scenario = { .pause_ms = pause_ms };
 
-  *answer = runtime_body (text, &scenario.pause_at);
+  *answer = runtime_body (text, n_deltas, text_of, &scenario.pause_at);
   scenario.body = *answer;
   g_free (symfonic_test_upstream_add (upstream, "/run", &scenario));
 
@@ -450,8 +473,9 @@ static void
 test_slow_client_stall_timeout (void)
 {
   g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autoptr(GString) text = g_string_new (NULL);
   g_autoptr(GBytes) answer = NULL;
-  g_autoptr(SymfonicServer) server = stall_server (upstream, &answer);
+  g_autoptr(SymfonicServer) server = stall_server (upstream, N_DELTAS, delta_text, PAUSE_MS, text, &answer);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
   MetricWait wait = { session, base_url };
@@ -482,6 +506,144 @@ test_slow_client_stall_timeout (void)
   symfonic_server_stop (server);
 }
 
+/* A client that reads at STEADY_RATE bytes a second, in small reads,
+ * through a small receive buffer: it takes the stream far slower than the
+ * gateway produces it, but never stops. */
+#define STEADY_DELTAS 1500
+#define STEADY_READ 1536
+#define STEADY_RATE (30 * 1024)
+
+static GString *
+read_steadily (GSocket *socket)
+{
+  GString *raw = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+  char buffer[STEADY_READ];
+  gssize n;
+
+  while ((n = g_socket_receive (socket, buffer, sizeof buffer, NULL, &error)) > 0)
+    {
+      g_string_append_len (raw, buffer, n);
+      g_usleep ((gulong) n * G_USEC_PER_SEC / STEADY_RATE);
+    }
+  g_assert_no_error (error);
+
+  return raw;
+}
+
+/* A client that reads slowly but steadily is never taken for stalled,
+ * however long its answer and however full the buffers between: it gets
+ * every delta and the terminal. */
+static void
+test_slow_client_steady_reader (void)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autoptr(GBytes) answer = NULL;
+  g_autoptr(SymfonicServer) server = stall_server (upstream, STEADY_DELTAS, delta_text, 0, text, &answer);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
+  g_autoptr(GSocket) socket = connect_slow (symfonic_server_get_port (server));
+  g_autofree char *request = request_text ();
+  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+  g_autoptr(GString) raw = NULL;
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(JsonNode) terminal = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 start_us = g_get_monotonic_time ();
+  guint64 shed;
+  guint marks, delivered;
+
+  g_socket_send (socket, request, strlen (request), NULL, &error);
+  g_assert_no_error (error);
+  raw = read_steadily (socket);
+  g_test_message ("%" G_GSIZE_FORMAT " bytes read in %" G_GINT64_FORMAT " ms", raw->len,
+                  (g_get_monotonic_time () - start_us) / 1000);
+
+  g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
+  sse = dechunk (raw->str, raw->len);
+  symfonic_test_sse_parser_feed (parser, sse->str, sse->len, frames);
+  g_assert_true (symfonic_test_sse_parser_is_between_frames (parser));
+  delivered = check_numbered (sse, "TextDeltaEvent", "{\"text\":\"", delta_text, "\"}", &shed, &marks);
+  g_test_message ("%u deltas delivered of %u, %u frames", delivered, STEADY_DELTAS + LATE_DELTAS, frames->len);
+
+  g_assert_cmpuint (marks, ==, 0);
+  g_assert_cmpuint (delivered, ==, STEADY_DELTAS + LATE_DELTAS);
+  g_assert_cmpuint (frames->len, ==, STEADY_DELTAS + LATE_DELTAS + 2);
+  g_assert_cmpstr (frame_event (frames, 1), ==, "ResponseCompleteEvent");
+  g_assert_cmpstr (json_object_get_string_member (frame_object (frames, 1, &terminal), "text"), ==, text->str);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_completed_total"), ==, 1);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_failed_total"), ==, 0);
+
+  symfonic_server_stop (server);
+}
+
+static gboolean
+slow_client_ended (gpointer data)
+{
+  MetricWait *wait = data;
+
+  return symfonic_test_fetch_metric (wait->session, wait->base_url, "symfonic_streams_slow_client_total") >= 1;
+}
+
+/* A client that stops reading after its whole answer, terminal and all,
+ * was queued for it is ended like one that stops earlier: the frames it
+ * did not start to take go, the error frame takes the place of the
+ * success terminal, and what it reads when it reads on, however slowly,
+ * ends with that one error frame at a frame boundary. */
+static void
+test_slow_client_stalls_after_terminal (void)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(SymfonicTestUpstream) upstream = symfonic_test_upstream_new ();
+  g_autoptr(GBytes) answer = NULL;
+  g_autoptr(SymfonicServer) server = stall_server (upstream, LARGE_DELTAS, large_delta_text, 0, text, &answer);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
+  MetricWait wait = { session, base_url };
+  g_autoptr(GSocket) socket = connect_slow (symfonic_server_get_port (server));
+  g_autofree char *request = request_text ();
+  g_autoptr(SymfonicTestSseParser) parser = symfonic_test_sse_parser_new ();
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_test_frame_free);
+  g_autoptr(GString) raw = NULL;
+  g_autoptr(GString) sse = NULL;
+  g_autoptr(JsonNode) terminal = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonObject *payload;
+  guint64 shed;
+  guint marks, delivered;
+
+  g_socket_send (socket, request, strlen (request), NULL, &error);
+  g_assert_no_error (error);
+  /* reads nothing until the stream was ended, or for long if it never is */
+  symfonic_test_iterate_until (NULL, slow_client_ended, &wait, SYMFONIC_TEST_WAIT_MS);
+  raw = read_steadily (socket);
+  g_test_message ("%" G_GSIZE_FORMAT " bytes read after the stall", raw->len);
+
+  g_assert_true (g_str_has_prefix (raw->str, "HTTP/1.1 200 "));
+  sse = dechunk (raw->str, raw->len);
+  symfonic_test_sse_parser_feed (parser, sse->str, sse->len, frames);
+  g_assert_true (symfonic_test_sse_parser_is_between_frames (parser));
+  delivered = check_numbered (sse, "TextDeltaEvent", "{\"text\":\"", large_delta_text, "\"}", &shed, &marks);
+  g_test_message ("%u deltas delivered of %u, %u frames", delivered, LARGE_DELTAS + LATE_DELTAS, frames->len);
+
+  g_assert_cmpuint (marks, ==, 0);
+  g_assert_cmpuint (delivered, >, 0);
+  g_assert_cmpuint (delivered, <, LARGE_DELTAS + LATE_DELTAS);
+  g_assert_cmpuint (frames->len, ==, delivered + 1);
+  g_assert_cmpstr (frame_event (frames, 1), ==, "error");
+  payload = frame_object (frames, 1, &terminal);
+  g_assert_cmpint (json_object_get_int_member (payload, "status"), ==, 408);
+  g_assert_cmpstr (json_object_get_string_member (payload, "code"), ==, "slow_client");
+  g_assert_cmpstr (json_object_get_string_member (payload, "detail"), ==, "The client read nothing for 1 seconds");
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_slow_client_total"), ==, 1);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_failed_total"), ==, 1);
+  g_assert_cmpfloat (symfonic_test_fetch_metric (session, base_url, "symfonic_streams_completed_total"), ==, 0);
+
+  symfonic_server_stop (server);
+}
+
 static void
 test_slow_client_holds_upstream (void)
 {
@@ -502,7 +664,7 @@ test_slow_client_holds_upstream (void)
                                                     "url=%s\n", upstream_url);
   g_autoptr(SymfonicServer) server = symfonic_test_server_new (pipeline_text, g_get_tmp_dir (), 1);
   SymfonicTestScenario scenario = { .pause_ms = PAUSE_MS };
-  g_autoptr(GBytes) answer = runtime_body (text, &scenario.pause_at);
+  g_autoptr(GBytes) answer = runtime_body (text, N_DELTAS, delta_text, &scenario.pause_at);
   g_autoptr(SoupSession) session = symfonic_test_session_new ();
   g_autofree char *base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (server));
   g_autoptr(GString) sse = NULL;
@@ -578,6 +740,8 @@ main (int   argc,
   g_test_add_func ("/sse/slow-client/sheds-from-uncooperative-source", test_slow_client_sheds_from_uncooperative_source);
   g_test_add_func ("/sse/slow-client/overflow-ends-stream", test_slow_client_overflow_ends_stream);
   g_test_add_func ("/sse/slow-client/stall-timeout", test_slow_client_stall_timeout);
+  g_test_add_func ("/sse/slow-client/steady-reader", test_slow_client_steady_reader);
+  g_test_add_func ("/sse/slow-client/stalls-after-terminal", test_slow_client_stalls_after_terminal);
 
   return g_test_run ();
 }
