@@ -28,15 +28,23 @@ symfonic_upstream_parse_url (const char  *key,
       return NULL;
     }
 
+  /* a URL may carry a password: an error shows none of it */
   uri = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
-  scheme = uri != NULL ? g_uri_get_scheme (uri) : NULL;
-  host = uri != NULL ? g_uri_get_host (uri) : NULL;
-  if (uri == NULL ||
-      (g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
+  if (uri == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: the value is not a URL"), key);
+      return NULL;
+    }
+  scheme = g_uri_get_scheme (uri);
+  host = g_uri_get_host (uri);
+  if ((g_ascii_strcasecmp (scheme, "http") != 0 && g_ascii_strcasecmp (scheme, "https") != 0) ||
       host == NULL || *host == '\0')
     {
+      g_autofree char *shown = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY |
+                                                        G_URI_HIDE_FRAGMENT);
+
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: “%s” is not an http or https URL"), key, url);
+                   _("%s: “%s” is not an http or https URL"), key, shown);
       return NULL;
     }
 
@@ -90,10 +98,11 @@ symfonic_header_lines_parse (const char         *key,
       g_autofree char *name = NULL;
       g_autofree char *value = NULL;
 
+      /* the line may hold a secret: only its place is named */
       if (colon == NULL || !is_token (line, colon - line))
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("%s: “%s” is not “Name: value”"), key, line);
+                       _("%s: entry %u is not “Name: value”"), key, i + 1);
           return NULL;
         }
 

@@ -646,24 +646,31 @@ static const char * const reserved_headers[] = {
   "Transfer-Encoding", "Upgrade", "Authorization", "x-api-key", "anthropic-version", NULL,
 };
 
+/* Through the one checked loader: a device, a FIFO or a directory is
+ * refused without reading or blocking. Errors name the file, never what
+ * it holds. */
 static char *
 read_setting_file (const char  *key,
                    GFile       *file,
                    gsize        max_bytes,
                    GError     **error)
 {
+  g_autoptr(GError) local_error = NULL;
   g_autofree char *contents = NULL;
   gsize length;
 
-  /* the error names the file only, never what it holds */
-  if (!g_file_load_contents (file, NULL, &contents, &length, NULL, NULL) || length > max_bytes ||
-      !g_utf8_validate (contents, length, NULL) || memchr (contents, '\0', length) != NULL)
+  if (!symfonic_config_file_load (file, max_bytes, &contents, &length, &local_error))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", key, local_error->message);
+      return NULL;
+    }
+  if (!g_utf8_validate (contents, length, NULL) || memchr (contents, '\0', length) != NULL)
     {
       g_autofree char *name = g_file_get_parse_name (file);
 
+      memset (contents, 0, length);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: “%s” cannot be read as text of at most %" G_GSIZE_FORMAT " bytes"),
-                   key, name, max_bytes);
+                   _("%s: “%s” is not UTF-8 text"), key, name);
       return NULL;
     }
 
@@ -727,8 +734,8 @@ symfonic_provider_source_initable_init_impl (GInitable     *initable,
     return FALSE;
   if (g_uri_get_query (uri) != NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("base-url: “%s” must not have a query"), priv->base_url);
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("base-url: the URL must not have a query"));
       return FALSE;
     }
 

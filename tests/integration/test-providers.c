@@ -10,6 +10,9 @@
  * a deployment would; the client is real HTTP on the main thread.
  */
 #include <string.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
 
 #include "symfonic-test-raw-upstream.h"
 #include "symfonic-test-support.h"
@@ -839,6 +842,63 @@ test_config_key_not_echoed (void)
   g_assert_null (strstr (error->message, API_KEY));
 }
 
+/* A device or a FIFO named as a key or prompt is refused at once: read
+ * whole, /dev/zero grew the process without end, and a FIFO blocked the
+ * load (and a reload, with it the signal thread) until a writer came. */
+static void
+test_config_special_files (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("providers-XXXXXX", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "provider.fifo", NULL);
+  static const char * const keys[] = { "api-key-file", "system-prompt-file" };
+
+  g_assert_nonnull (dir);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
+    {
+      const char *paths[] = { "/dev/zero", fifo, g_get_tmp_dir () };
+
+      for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+        {
+          g_autofree char *lines = g_strdup_printf ("type=openai\nbase-url=http://h/v1\nmodel=m\n%s=%s",
+                                                    keys[k], paths[i]);
+          gint64 start = g_get_monotonic_time ();
+
+          symfonic_test_check_source_config (symfonic_registry_get_default (), lines, keys[k]);
+          g_assert_cmpint (g_get_monotonic_time () - start, <, G_USEC_PER_SEC);
+        }
+    }
+  g_assert_cmpint (g_unlink (fifo), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+/* A password in a URL or a secret on a malformed header line never
+ * appears in the load error that names it. */
+static void
+test_config_secrets_not_echoed (void)
+{
+  static const char * const cases[] = {
+    "type=openai\nbase-url=ftp://user:" SECRET "@h/v1\nmodel=m",
+    "type=openai\nbase-url=http://user:" SECRET "@h/v1?q=1\nmodel=m",
+    "type=anthropic\nbase-url=http://user:" SECRET "@h:99999/v1\nmodel=m",
+    "type=openai\nbase-url=http://h/v1\nmodel=m\nextra-headers=X-Key " SECRET,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
+      g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
+                                               "[source:up]\n%s\n", cases[i]);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SymfonicPipeline) pipeline =
+        symfonic_pipeline_new_from_data (symfonic_registry_get_default (), text, -1, base, "p.pipeline", &error);
+
+      g_test_message ("%s", error != NULL ? error->message : "loads");
+      g_assert_null (pipeline);
+      g_assert_null (strstr (error->message, SECRET));
+    }
+}
+
 static void
 test_properties (void)
 {
@@ -884,6 +944,8 @@ main (int   argc,
   g_test_add_func ("/providers/properties", test_properties);
   g_test_add_func ("/providers/config", test_config);
   g_test_add_func ("/providers/config/key-not-echoed", test_config_key_not_echoed);
+  g_test_add_func ("/providers/config/special-files", test_config_special_files);
+  g_test_add_func ("/providers/config/secrets-not-echoed", test_config_secrets_not_echoed);
   g_test_add_func ("/providers/openai/turn/whole", test_openai_turn_whole);
   g_test_add_func ("/providers/openai/turn/random", test_openai_turn_random);
   g_test_add_func ("/providers/anthropic/turn/whole", test_anthropic_turn_whole);
