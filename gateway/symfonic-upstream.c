@@ -171,6 +171,8 @@ struct _SymfonicUpstreamRequest
   SymfonicDeferred          report;
   GError                   *error;
   guint                     timeout;
+  /* monotonic time by which the request fails whatever arrives, or 0 */
+  gint64                    deadline;
 
   State                     state;
   /* nobody listens any more: its handlers are never called again */
@@ -500,12 +502,19 @@ conn_arm_timeout (Conn *conn)
 {
   SymfonicUpstreamRequest *req = conn->request;
 
+  gint64 idle = -1;
+
   if (req != NULL && req->lingering)
-    symfonic_timer_set_deadline (conn->timer, req->linger_until);
-  else if (req == NULL || req->timeout == 0 || req->paused)
-    symfonic_timer_set_deadline (conn->timer, -1);
-  else
-    symfonic_timer_set_deadline (conn->timer, g_get_monotonic_time () + (gint64) req->timeout * G_USEC_PER_SEC);
+    {
+      symfonic_timer_set_deadline (conn->timer, req->linger_until);
+      return;
+    }
+  if (req != NULL && req->timeout != 0 && !req->paused)
+    idle = g_get_monotonic_time () + (gint64) req->timeout * G_USEC_PER_SEC;
+  /* what arrives moves the idle deadline, never the request's own */
+  if (req != NULL && req->deadline != 0 && (idle < 0 || req->deadline < idle))
+    idle = req->deadline;
+  symfonic_timer_set_deadline (conn->timer, idle);
 }
 
 static void
@@ -557,8 +566,9 @@ on_conn_timer (gpointer data)
     }
 
   request_fail (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
-                                          conn->connecting || conn->handshake != NULL
-                                          ? "connecting timed out" : "silent for too long"));
+                                          conn->connecting || conn->handshake != NULL ? "connecting timed out"
+                                          : req->deadline != 0 && g_get_monotonic_time () >= req->deadline
+                                          ? "no answer in time" : "silent for too long"));
 }
 
 /* A plain read() or send() result as GIO reports it; errno is still the
@@ -1180,6 +1190,27 @@ symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest *request,
   g_return_if_fail (request != NULL);
 
   request->timeout = seconds;
+  if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
+    conn_arm_timeout (request->conn);
+}
+
+/**
+ * symfonic_upstream_request_set_deadline: (skip)
+ * @request: a request
+ * @seconds: how long from now the request may run, or 0 for no deadline
+ *
+ * Fails the request with %G_IO_ERROR_TIMED_OUT @seconds from now, however
+ * much arrives before: unlike the idle timeout, bytes that carry nothing
+ * (keep-alive comments, interim `1xx` heads) do not move it. Setting 0
+ * takes the deadline away.
+ */
+void
+symfonic_upstream_request_set_deadline (SymfonicUpstreamRequest *request,
+                                        guint                    seconds)
+{
+  g_return_if_fail (request != NULL);
+
+  request->deadline = seconds != 0 ? g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC : 0;
   if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
     conn_arm_timeout (request->conn);
 }

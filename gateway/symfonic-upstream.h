@@ -65,6 +65,8 @@ const char              *symfonic_upstream_request_get_header (SymfonicUpstreamR
                                                                const char                     *name);
 void                     symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest       *request,
                                                                guint                           seconds);
+void                     symfonic_upstream_request_set_deadline (SymfonicUpstreamRequest       *request,
+                                                                 guint                          seconds);
 void                     symfonic_upstream_request_pause      (SymfonicUpstreamRequest        *request);
 void                     symfonic_upstream_request_resume     (SymfonicUpstreamRequest        *request);
 void                     symfonic_upstream_request_cancel     (SymfonicUpstreamRequest        *request);

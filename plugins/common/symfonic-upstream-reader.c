@@ -66,6 +66,7 @@ void
 symfonic_upstream_reader_push (SymfonicUpstreamReader *self,
                                SymfonicEvent          *event)
 {
+  self->answered = TRUE;
   if (symfonic_stream_push (self->stream, event) == SYMFONIC_FLOW_WAIT)
     self->waiting = TRUE;
 }

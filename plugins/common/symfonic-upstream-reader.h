@@ -56,6 +56,8 @@ struct _SymfonicUpstreamReader
   /* the stream cannot take more now (the client is behind, or other work
    * goes first): nothing more is read until the stream is ready */
   gboolean                 waiting;
+  /* an event went to the stream */
+  gboolean                 answered;
   /* the upstream's body ended; frames may still wait in the parser */
   gboolean                 upstream_ended;
   /* the parser failed: the stream ends with this once the whole frames

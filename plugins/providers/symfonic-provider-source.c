@@ -87,7 +87,12 @@ struct _SymfonicProviderRequest
   SymfonicUpstreamReader   reader;
   SymfonicProviderSource  *source;
   /* the head arrived: idle-timeout applies from then on */
+  gboolean                 head_in;
+  /* the first event went out: the client's head with it, and the deadline
+   * below no longer applies */
   gboolean                 answering;
+  /* monotonic time by which the first event must go out, or 0 */
+  gint64                   deadline;
 
   /* the tool call whose arguments are still arriving; tool_id is NULL
    * when there is none */
@@ -385,8 +390,18 @@ read_frame (SymfonicUpstreamReader  *reader,
       return TRUE;
     }
 
-  return SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, data_length,
-                                                                         error);
+  if (!SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, data_length,
+                                                                       error))
+    return FALSE;
+
+  /* the first event: the client's head goes out with it */
+  if (G_UNLIKELY (!req->answering && reader->answered))
+    {
+      req->answering = TRUE;
+      symfonic_upstream_request_set_deadline (reader->upstream, 0);
+    }
+
+  return TRUE;
 }
 
 static GError *
@@ -404,8 +419,11 @@ transport_failure (SymfonicUpstreamReader *reader,
   SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
 
+  gboolean first_event_late = !req->answering && req->deadline != 0 && g_get_monotonic_time () >= req->deadline;
+
   return symfonic_upstream_failure_for_transport (run_id (req), priv->display_url, error,
-                                                  req->answering ? priv->idle_timeout : priv->timeout);
+                                                  req->head_in && !first_event_late ? priv->idle_timeout
+                                                                                    : priv->timeout);
 }
 
 /* A provider's Retry-After goes to the client only as delta-seconds: an
@@ -470,8 +488,10 @@ read_head (SymfonicUpstreamReader *reader,
       return;
     }
 
-  /* the provider answers: from now on it may only pause between bytes */
-  req->answering = TRUE;
+
+  /* the provider answers: from now on it may only pause between bytes,
+   * and still has until `timeout` for its first event */
+  req->head_in = TRUE;
   symfonic_upstream_request_set_timeout (reader->upstream, priv->idle_timeout);
 }
 
@@ -524,8 +544,12 @@ symfonic_provider_source_start (SymfonicSource *source,
   req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
                                                  "application/json", payload,
                                                  &symfonic_upstream_reader_handlers, &req->reader);
-  /* until the head; idle-timeout from then on */
+  /* the client's head waits for the first event: pings, comments and
+   * interim heads do not hold it past `timeout` */
   symfonic_upstream_request_set_timeout (req->reader.upstream, priv->timeout);
+  symfonic_upstream_request_set_deadline (req->reader.upstream, priv->timeout);
+  if (priv->timeout != 0)
+    req->deadline = g_get_monotonic_time () + (gint64) priv->timeout * G_USEC_PER_SEC;
   symfonic_upstream_reader_watch (&req->reader);
 }
 
@@ -919,8 +943,8 @@ symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_TIMEOUT] =
     g_param_spec_uint ("timeout", "Timeout",
-                       "Seconds the provider has for the first byte of its answer; the client's "
-                       "response waits for it. 0 waits forever",
+                       "Seconds the provider has for the first event of its answer (pings and "
+                       "comments do not count); the client's response waits for it. 0 waits forever",
                        0, G_MAXUINT, DEFAULT_TIMEOUT,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_IDLE_TIMEOUT] =

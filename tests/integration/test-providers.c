@@ -553,6 +553,12 @@ static const FailureCase failures[] = {
     SYMFONIC_TEST_AFTER_STALL, "idle-timeout=1", 200, "upstream_timeout" },
   { "anthropic/stall-before-first-event", &anthropic, 200, "text/event-stream", ": nothing yet\n\n",
     SYMFONIC_TEST_AFTER_STALL, "idle-timeout=1", 500, "upstream_timeout" },
+  /* bytes that carry no event do not hold the client's head past
+   * `timeout`, however often they come */
+  { "anthropic/only-pings", &anthropic, 200, "text/event-stream", ANTHROPIC_PING,
+    SYMFONIC_TEST_AFTER_KEEPALIVE, "timeout=1\nidle-timeout=30", 500, "upstream_timeout" },
+  { "openai/only-comments", &openai, 200, "text/event-stream", ": keep-alive\n\n",
+    SYMFONIC_TEST_AFTER_KEEPALIVE, "timeout=1\nidle-timeout=30", 500, "upstream_timeout" },
 };
 
 static void
@@ -602,9 +608,10 @@ test_failure (gconstpointer data)
   assert_failure (stream, c->client_status, c->code);
   assert_nothing_leaked (stream->raw->str);
 
-  if (c->after == SYMFONIC_TEST_AFTER_STALL)
+  if (c->after != SYMFONIC_TEST_AFTER_CLOSE)
     {
-      /* idle-timeout=1: not before a second of silence, and not much after */
+      /* idle-timeout=1, or timeout=1 for the first event: not before a
+       * second, and not much after */
       g_assert_cmpint (stream->end_us - stream->start_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
       g_assert_cmpint (stream->end_us - stream->start_us, <, 5 * G_USEC_PER_SEC);
     }
@@ -677,6 +684,37 @@ test_no_first_byte (void)
   assert_failure (stream, 500, "upstream_timeout");
   g_assert_cmpint (stream->end_us - stream->start_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
   g_assert_cmpint (stream->end_us - stream->start_us, <, 5 * G_USEC_PER_SEC);
+
+  symfonic_server_stop (server);
+}
+
+/* A provider that answers with interim heads, one after another: each is
+ * a byte of progress for the idle timeout, none an answer, so only the
+ * deadline of the first event ends the wait. */
+static void
+test_interim_heads_forever (void)
+{
+  g_autoptr(SymfonicTestRawUpstream) raw = symfonic_test_raw_upstream_new ();
+  g_autoptr(GPtrArray) pieces = g_ptr_array_new ();
+  g_autofree char *url = symfonic_test_raw_upstream_dup_url (raw);
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+
+  /* at least 2 ms apart: longer than the test allows the wait */
+  for (guint i = 0; i < 3000; i++)
+    g_ptr_array_add (pieces, (gpointer) "HTTP/1.1 100 Continue\r\n\r\n");
+  g_ptr_array_add (pieces, NULL);
+  symfonic_test_raw_upstream_set_answer (raw, (const char * const *) pieces->pdata, FALSE);
+  server = gateway_new (&openai, url, "timeout=1", NULL);
+  stream = post_typed (server, session);
+
+  symfonic_test_stream_wait_done (stream);
+  g_test_message ("interim heads: HTTP %u after %" G_GINT64_FORMAT " ms", stream->status,
+                  (stream->end_us - stream->start_us) / 1000);
+  assert_failure (stream, 500, "upstream_timeout");
+  g_assert_cmpint (stream->end_us - stream->start_us, >=, 900 * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpint (stream->end_us - stream->start_us, <, 3 * G_USEC_PER_SEC);
 
   symfonic_server_stop (server);
 }
@@ -957,6 +995,7 @@ main (int   argc,
   g_test_add_func ("/providers/failure/rate-limited", test_rate_limited);
   g_test_add_func ("/providers/failure/connection-refused", test_connection_refused);
   g_test_add_func ("/providers/failure/no-first-byte", test_no_first_byte);
+  g_test_add_func ("/providers/failure/interim-heads-forever", test_interim_heads_forever);
   for (guint i = 0; i < G_N_ELEMENTS (failures); i++)
     {
       g_autofree char *path = g_strconcat ("/providers/failure/", failures[i].name, NULL);
