@@ -6,7 +6,7 @@
 
 #include <json-glib/json-glib.h>
 
-#include "symfonic.h"
+#include "symfonic-json.h"
 
 G_BEGIN_DECLS
 
