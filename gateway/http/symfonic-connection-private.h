@@ -45,6 +45,8 @@ void                symfonic_connection_serve         (SymfonicConnection *self,
 G_GNUC_INTERNAL
 void                symfonic_connection_hand_back     (SymfonicConnection *self);
 G_GNUC_INTERNAL
+GIOStream          *symfonic_connection_steal_base    (SymfonicConnection *self);
+G_GNUC_INTERNAL
 GSocketAddress     *symfonic_connection_get_remote_address (SymfonicConnection *self);
 G_GNUC_INTERNAL
 gint64              symfonic_connection_get_deadline  (SymfonicConnection *self);

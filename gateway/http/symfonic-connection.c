@@ -134,6 +134,27 @@ refuse (SymfonicConnection *self,
   end (self);
 }
 
+/**
+ * symfonic_connection_steal_base:
+ * @self: a connection libsoup let go of
+ *
+ * Takes the socket from under the connection, for an answer written on
+ * it directly: the framing checks end with it, so that what a refusal
+ * reads and drops is not judged as a request and answered a second time.
+ * The connection itself still has to be closed, which frees its slot.
+ *
+ * Returns: (transfer full) (nullable): the socket's connection, or %NULL
+ *   when a refusal of the connection's own took it already
+ */
+GIOStream *
+symfonic_connection_steal_base (SymfonicConnection *self)
+{
+  GIOStream *base = G_IO_STREAM (g_steal_pointer (&self->base));
+
+  end (self);
+  return base;
+}
+
 static void
 follow_body (SymfonicConnection *self)
 {

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-status-private.h"
 
@@ -135,7 +136,16 @@ symfonic_early_refusal_send (SoupServerMessage  *message,
                              SymfonicErrorFrame *frame,
                              const char         *body)
 {
+  SymfonicConnection *connection = symfonic_connection_for_message (message);
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection (message);
+  g_autoptr(GIOStream) base = connection != NULL ? symfonic_connection_steal_base (connection) : NULL;
 
-  symfonic_early_refusal_send_on (stream, frame, body);
+  if (base == NULL)
+    {
+      symfonic_early_refusal_send_on (stream, frame, body);
+      return;
+    }
+  /* frees the connection's slot; the refusal owns the socket from here */
+  g_io_stream_close (stream, NULL, NULL);
+  symfonic_early_refusal_send_on (base, frame, body);
 }

@@ -538,6 +538,8 @@ test_unused_body_refused (void)
       raw_read (socket, NULL, &result);
       g_test_message ("answer: %s", result.received->str);
       g_assert_true (g_str_has_prefix (result.received->str, "HTTP/1.1 413 Request Entity Too Large\r\n"));
+      /* and nothing else: the body it drops is not read as a request */
+      g_assert_cmpuint (count_occurrences (result.received->str, "HTTP/1."), ==, 1);
       g_assert_nonnull (strstr (result.received->str, "Connection: close\r\n"));
       g_assert_nonnull (strstr (result.received->str, "{\"detail\":\"This request takes no body\",\"status\":413,"
                                                       "\"code\":\"payload_too_large\"}"));
