@@ -111,6 +111,10 @@ static const InvalidCase invalid_cases[] = {
   { "route-relative-path", "[route:r]\npath=api/v1\nsource=s\n" SOURCE, 2, { "[route:r]", "path", "api/v1" } },
   { "route-bad-kind", "[route:r]\npath=/r\nkind=stream\nsource=s\n" SOURCE, 3, { "[route:r]", "kind", "stream" } },
   { "route-unknown-key", "[route:r]\npath=/r\nsource=s\nmethod=GET\n" SOURCE, 4, { "[route:r]", "method" } },
+  /* properties of the route that its group does not set */
+  { "route-name-key", "[route:r]\npath=/r\nsource=s\nname=other\n" SOURCE, 4, { "[route:r]", "name", "max-usage-tokens" } },
+  { "route-release-line-key", "[route:r]\npath=/r\nsource=s\nrelease-line=10.4\n" SOURCE, 4,
+    { "[route:r]", "release-line", "stages" } },
   { "route-max-duration-not-a-number", "[route:r]\npath=/r\nsource=s\nmax-duration=10m\n" SOURCE, 4,
     { "[route:r]", "max-duration", "10m" } },
   { "route-max-duration-negative", "[route:r]\npath=/r\nsource=s\nmax-duration=-1\n" SOURCE, 4,
@@ -875,6 +879,113 @@ test_pipeline_file_not_regular (void)
   trap_with_resource_dir ();
 }
 
+/* --- the keys of [route:NAME] and [gateway] -------------------------------- */
+
+static char *
+join_key_names (const char *group)
+{
+  g_autofree GParamSpec **keys = NULL;
+  GString *names = g_string_new (NULL);
+  guint n_keys;
+
+  keys = symfonic_pipeline_list_keys (group, &n_keys);
+  g_assert_null (keys[n_keys]);
+  for (guint i = 0; i < n_keys; i++)
+    g_string_append_printf (names, "%s%s", i > 0 ? ";" : "", g_param_spec_get_name (keys[i]));
+
+  return g_string_free (names, FALSE);
+}
+
+/* The keys are the classes' properties, but for the route's name and
+ * release line (another group's), and for the two the loader reads
+ * itself. */
+static void
+test_pipeline_keys (void)
+{
+  g_autofree char *route = join_key_names ("route");
+  g_autofree char *gateway = join_key_names ("gateway");
+
+  g_assert_cmpstr (route, ==,
+                   "path;kind;source;stages;max-duration;hook-timeout;max-streams;max-streams-per-tenant;"
+                   "stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
+                   "max-usage-tokens");
+  g_assert_cmpstr (gateway, ==,
+                   "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
+                   "max-connections;drain-seconds;plugin-path");
+}
+
+/* A property a route gains is a key of its group, with nothing else to
+ * change: here one added to the class at run time, in a child so that the
+ * other tests keep the class as it is. */
+#define ADDED_PROP_ID 1000
+
+static GObjectSetPropertyFunc route_set_property;
+static GObjectGetPropertyFunc route_get_property;
+static guint added_value;
+
+static void
+added_set_property (GObject      *object,
+                    guint         prop_id,
+                    const GValue *value,
+                    GParamSpec   *pspec)
+{
+  if (prop_id == ADDED_PROP_ID)
+    added_value = g_value_get_uint (value);
+  else
+    route_set_property (object, prop_id, value, pspec);
+}
+
+static void
+added_get_property (GObject    *object,
+                    guint       prop_id,
+                    GValue     *value,
+                    GParamSpec *pspec)
+{
+  if (prop_id == ADDED_PROP_ID)
+    g_value_set_uint (value, added_value);
+  else
+    route_get_property (object, prop_id, value, pspec);
+}
+
+static void
+test_pipeline_route_key_added (void)
+{
+  if (g_test_subprocess ())
+    {
+      GObjectClass *klass = g_type_class_ref (SYMFONIC_TYPE_ROUTE);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *keys = NULL;
+
+      route_set_property = klass->set_property;
+      route_get_property = klass->get_property;
+      klass->set_property = added_set_property;
+      klass->get_property = added_get_property;
+      g_object_class_install_property (klass, ADDED_PROP_ID,
+                                       g_param_spec_uint ("added-key", "Added key", "A key new to the loader",
+                                                          0, 100, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+      keys = join_key_names ("route");
+      g_assert_true (g_str_has_suffix (keys, ";max-usage-tokens;added-key"));
+
+      pipeline = load ("[route:r]\npath=/r\nsource=s\nadded-key=42\n" SOURCE, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (added_value, ==, 42);
+
+      /* and converted and checked like any other */
+      g_clear_object (&pipeline);
+      pipeline = load ("[route:r]\npath=/r\nsource=s\nadded-key=420\n" SOURCE, &error);
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_nonnull (strstr (error->message, "t.pipeline:4: [route:r] added-key: "));
+      g_type_class_unref (klass);
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -918,6 +1029,8 @@ main (int   argc,
   g_test_add_func ("/pipeline/missing-file", test_pipeline_missing_file);
   g_test_add_func ("/pipeline/file-not-regular", test_pipeline_file_not_regular);
   g_test_add_func ("/pipeline/resource-files", test_pipeline_resource_files);
+  g_test_add_func ("/pipeline/keys", test_pipeline_keys);
+  g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
 
   ret = g_test_run ();
   g_object_unref (registry);
