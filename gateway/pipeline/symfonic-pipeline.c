@@ -353,6 +353,11 @@ collect_properties (Loader            *loader,
 {
   g_autoptr(GTypeClass) klass = g_type_class_ref (type);
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  /* the property and the key, as the file spells it, of each value
+   * appended */
+  g_autoptr(GPtrArray) pspecs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) set = g_ptr_array_new ();
+  guint first = values->len;
 
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
@@ -386,6 +391,22 @@ collect_properties (Loader            *loader,
 
       g_ptr_array_add (names, (gpointer) g_param_spec_get_name (pspec));
       g_array_append_val (values, value);
+      g_ptr_array_add (pspecs, pspec);
+      g_ptr_array_add (set, keys[i]);
+    }
+
+  /* The files the values name are checked once every value converted: a
+   * value the text itself gets wrong is reported before the state of a
+   * file, whichever comes first in the group, as when the objects found
+   * out about their files. */
+  for (guint i = 0; i < set->len; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      if (!symfonic_property_check_file (g_ptr_array_index (pspecs, i), &g_array_index (values, GValue, first + i),
+                                         &local_error))
+        return symfonic_config_file_set_error (loader->kf, error, group, g_ptr_array_index (set, i),
+                                               "%s", local_error->message);
     }
 
   return TRUE;

@@ -108,6 +108,8 @@ describe_type (GParamSpec *pspec)
 
   if (type == G_TYPE_STRV)
     return g_strdup (_("string list (a;b;c)"));
+  if (type == G_TYPE_FILE && symfonic_param_spec_is_folder (pspec))
+    return g_strdup (_("path of a folder (relative to the pipeline file)"));
   if (type == G_TYPE_FILE)
     return g_strdup (_("path (relative to the pipeline file)"));
   if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))

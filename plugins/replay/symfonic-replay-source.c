@@ -446,10 +446,9 @@ symfonic_replay_source_class_init (SymfonicReplaySourceClass *klass)
   object_class->set_property = symfonic_replay_source_set_property;
 
   properties[PROP_TRANSCRIPTS] =
-    g_param_spec_object ("transcripts", "Transcripts",
-                         "Folder of NAME.jsonl transcripts, one upstream event per line",
-                         G_TYPE_FILE,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+    symfonic_param_spec_folder ("transcripts", "Transcripts",
+                                "Folder of NAME.jsonl transcripts, one upstream event per line",
+                                G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_DEFAULT_TRANSCRIPT] =
     g_param_spec_string ("default-transcript", "Default transcript",
                          "The transcript played when a request names none",

@@ -275,6 +275,11 @@ test_inspect_groups (void)
   g_assert_nonnull (strstr (out, "[gateway] (pipeline file group)"));
   g_assert_nonnull (strstr (out, "  drain-seconds "));
   g_assert_nonnull (strstr (out, "  plugin-path "));
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "replay", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "type: path of a folder (relative to the pipeline file)"));
 }
 
 typedef struct
