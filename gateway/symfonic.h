@@ -17,6 +17,7 @@
 #include "symfonic-invocation.h"
 #include "symfonic-json.h"
 #include "symfonic-meter-store.h"
+#include "symfonic-param-spec.h"
 #include "symfonic-stage.h"
 #include "symfonic-stage-order.h"
 #include "symfonic-source.h"

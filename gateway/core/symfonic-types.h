@@ -16,5 +16,6 @@ typedef struct _SymfonicStage  SymfonicStage;
 typedef struct _SymfonicSource SymfonicSource;
 typedef struct _SymfonicStream SymfonicStream;
 typedef struct _SymfonicRoute  SymfonicRoute;
+typedef struct _SymfonicErrorMapper SymfonicErrorMapper;
 
 G_END_DECLS

@@ -32,9 +32,6 @@ void                symfonic_exchange_end_all       (GHashTable         *live);
 G_GNUC_INTERNAL
 void                symfonic_exchange_abandon_all   (GHashTable         *live);
 G_GNUC_INTERNAL
-SymfonicErrorFrame *symfonic_exchange_map_error     (SymfonicRoute      *route,
-                                                     const GError       *error);
-G_GNUC_INTERNAL
 void                symfonic_exchange_respond_json  (SoupServerMessage  *message,
                                                      guint               status,
                                                      const char         *body);

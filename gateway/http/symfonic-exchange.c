@@ -10,7 +10,6 @@
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
-#include "symfonic-error-mapper.h"
 #include "symfonic-event-private.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-json.h"
@@ -345,28 +344,11 @@ respond (Exchange           *self,
   soup_server_message_unpause (self->message);
 }
 
-/* The last stage of the route that maps errors decides; without one the
- * built-in mapping applies. */
-SymfonicErrorFrame *
-symfonic_exchange_map_error (SymfonicRoute *route,
-                             const GError  *error)
-{
-  for (guint i = symfonic_route_get_n_stages (route); i > 0; i--)
-    {
-      SymfonicStage *stage = symfonic_route_get_stage (route, i - 1);
-
-      if (SYMFONIC_IS_ERROR_MAPPER (stage))
-        return symfonic_error_mapper_map (SYMFONIC_ERROR_MAPPER (stage), error, route);
-    }
-
-  return symfonic_error_frame_new_for_error (error);
-}
-
 static SymfonicErrorFrame *
 map_error (Exchange     *self,
            const GError *error)
 {
-  SymfonicErrorFrame *frame = symfonic_exchange_map_error (self->route, error);
+  SymfonicErrorFrame *frame = symfonic_route_map_error (self->route, error);
   g_auto(GStrv) names = symfonic_stream_list_response_headers (self->stream);
 
   /* the real message of a server-side fault goes to the log only */

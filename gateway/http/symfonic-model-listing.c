@@ -59,7 +59,7 @@ answer (Listing      *self,
 
   if (error != NULL)
     {
-      g_autoptr(SymfonicErrorFrame) frame = symfonic_exchange_map_error (self->route, error);
+      g_autoptr(SymfonicErrorFrame) frame = symfonic_route_map_error (self->route, error);
 
       symfonic_exchange_respond_error (self->message, self->route, frame);
       return;

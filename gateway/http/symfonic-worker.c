@@ -67,7 +67,7 @@ respond_error (SoupServerMessage *message,
                const char        *detail)
 {
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, code, detail);
-  g_autoptr(SymfonicErrorFrame) frame = route != NULL ? symfonic_exchange_map_error (route, error)
+  g_autoptr(SymfonicErrorFrame) frame = route != NULL ? symfonic_route_map_error (route, error)
                                                       : symfonic_error_frame_new_for_error (error);
 
   symfonic_exchange_respond_error (message, route, frame);

@@ -60,6 +60,64 @@ read_capped (int          fd,
   return TRUE;
 }
 
+/* Opens @file without blocking and checks what it is: for a @folder a
+ * directory, else a regular file of at most @max_size bytes. A device
+ * (`/dev/zero`) or a FIFO is refused from its fstat(), never read or
+ * waited on. Returns the descriptor, or -1 with @error set. */
+static int
+open_checked (GFile       *file,
+              gboolean     folder,
+              gsize        max_size,
+              struct stat *st,
+              GError     **error)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *display = NULL;
+  int fd;
+
+  display = g_file_get_parse_name (file);
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: not a local file"), display);
+      return -1;
+    }
+
+  fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      set_errno_error (error, display, errno);
+      return -1;
+    }
+
+  if (fstat (fd, st) != 0)
+    {
+      int errsv = errno;
+
+      close (fd);
+      set_errno_error (error, display, errsv);
+      return -1;
+    }
+
+  if (folder ? !S_ISDIR (st->st_mode) : !S_ISREG (st->st_mode))
+    {
+      close (fd);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   folder ? _("%s: not a folder") : _("%s: not a regular file"), display);
+      return -1;
+    }
+
+  if (!folder && (guint64) st->st_size > max_size)
+    {
+      close (fd);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: larger than %" G_GSIZE_FORMAT " bytes"), display, max_size);
+      return -1;
+    }
+
+  return fd;
+}
+
 /**
  * symfonic_config_file_load:
  * @file: a local file a pipeline names
@@ -87,7 +145,6 @@ symfonic_config_file_load (GFile   *file,
                            gsize   *length,
                            GError **error)
 {
-  g_autofree char *path = NULL;
   g_autofree char *display = NULL;
   g_autoptr(GString) buffer = NULL;
   struct stat st;
@@ -98,41 +155,11 @@ symfonic_config_file_load (GFile   *file,
   g_return_val_if_fail (contents != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  display = g_file_get_parse_name (file);
-  path = g_file_get_path (file);
-  if (path == NULL)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: not a local file"), display);
-      return FALSE;
-    }
-
-  fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  fd = open_checked (file, FALSE, max_size, &st, error);
   if (fd < 0)
-    return set_errno_error (error, display, errno);
+    return FALSE;
 
-  if (fstat (fd, &st) != 0)
-    {
-      int errsv = errno;
-
-      close (fd);
-      return set_errno_error (error, display, errsv);
-    }
-
-  if (!S_ISREG (st.st_mode))
-    {
-      close (fd);
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: not a regular file"), display);
-      return FALSE;
-    }
-
-  if ((guint64) st.st_size > max_size)
-    {
-      close (fd);
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: larger than %" G_GSIZE_FORMAT " bytes"), display, max_size);
-      return FALSE;
-    }
-
+  display = g_file_get_parse_name (file);
   ok = read_capped (fd, display, st.st_size, max_size, &buffer, error);
   close (fd);
   if (!ok)
@@ -141,6 +168,73 @@ symfonic_config_file_load (GFile   *file,
   if (length != NULL)
     *length = buffer->len;
   *contents = g_string_free (g_steal_pointer (&buffer), FALSE);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_config_file_check:
+ * @file: a local file a pipeline names
+ * @max_size: the most bytes it may hold, usually
+ *   %SYMFONIC_CONFIG_FILE_MAX_SIZE
+ * @error: return location for a #GError
+ *
+ * Checks, without reading it, that symfonic_config_file_load() would
+ * accept @file: that it exists, is a regular file the process may open
+ * for reading and holds at most @max_size bytes. The pipeline loader
+ * checks every file a key names so, where it can still name the key.
+ *
+ * Errors are those of symfonic_config_file_load().
+ *
+ * Returns: %TRUE if @file can be loaded
+ */
+gboolean
+symfonic_config_file_check (GFile   *file,
+                            gsize    max_size,
+                            GError **error)
+{
+  struct stat st;
+  int fd;
+
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  fd = open_checked (file, FALSE, max_size, &st, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+
+  return TRUE;
+}
+
+/**
+ * symfonic_config_file_check_folder:
+ * @folder: a local folder a pipeline names
+ * @error: return location for a #GError
+ *
+ * Checks that @folder exists and is a directory the process may open for
+ * reading, refusing a file, a device or a FIFO in its place without
+ * blocking. What the folder holds is its reader's to check, each file
+ * with symfonic_config_file_load().
+ *
+ * Errors are %SYMFONIC_ERROR_CONFIG and begin with the folder's name.
+ *
+ * Returns: %TRUE if @folder can be read
+ */
+gboolean
+symfonic_config_file_check_folder (GFile   *folder,
+                                   GError **error)
+{
+  struct stat st;
+  int fd;
+
+  g_return_val_if_fail (G_IS_FILE (folder), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  fd = open_checked (folder, TRUE, 0, &st, error);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
 
   return TRUE;
 }

@@ -20,11 +20,16 @@ G_BEGIN_DECLS
  */
 #define SYMFONIC_CONFIG_FILE_MAX_SIZE (16 * 1024 * 1024)
 
-gboolean symfonic_config_file_load (GFile   *file,
-                                    gsize    max_size,
-                                    char   **contents,
-                                    gsize   *length,
-                                    GError **error);
+gboolean symfonic_config_file_load         (GFile   *file,
+                                            gsize    max_size,
+                                            char   **contents,
+                                            gsize   *length,
+                                            GError **error);
+gboolean symfonic_config_file_check        (GFile   *file,
+                                            gsize    max_size,
+                                            GError **error);
+gboolean symfonic_config_file_check_folder (GFile   *folder,
+                                            GError **error);
 
 #define SYMFONIC_TYPE_CONFIG_FILE (symfonic_config_file_get_type ())
 

@@ -27,7 +27,9 @@
  * #SymfonicPipeline:release-line, the connection limits). Each `[stage:NAME]` and `[source:NAME]`
  * group creates one object of the registered `type`, every other key
  * setting the property of that name; `[route:NAME]` binds a `path` to a
- * `source` and a list of `stages`. Loading is strict: anything unknown or
+ * `source` and a list of `stages`, its other keys setting the properties
+ * of the #SymfonicRoute (symfonic_pipeline_list_keys() lists the keys of
+ * both groups). Loading is strict: anything unknown or
  * unconvertible is an error naming the file, the line and the key, and
  * objects that need resources open them while loading.
  */
@@ -351,6 +353,11 @@ collect_properties (Loader            *loader,
 {
   g_autoptr(GTypeClass) klass = g_type_class_ref (type);
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  /* the property and the key, as the file spells it, of each value
+   * appended */
+  g_autoptr(GPtrArray) pspecs = g_ptr_array_new ();
+  g_autoptr(GPtrArray) set = g_ptr_array_new ();
+  guint first = values->len;
 
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
@@ -384,6 +391,22 @@ collect_properties (Loader            *loader,
 
       g_ptr_array_add (names, (gpointer) g_param_spec_get_name (pspec));
       g_array_append_val (values, value);
+      g_ptr_array_add (pspecs, pspec);
+      g_ptr_array_add (set, keys[i]);
+    }
+
+  /* The files the values name are checked once every value converted: a
+   * value the text itself gets wrong is reported before the state of a
+   * file, whichever comes first in the group, as when the objects found
+   * out about their files. */
+  for (guint i = 0; i < set->len; i++)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      if (!symfonic_property_check_file (g_ptr_array_index (pspecs, i), &g_array_index (values, GValue, first + i),
+                                         &local_error))
+        return symfonic_config_file_set_error (loader->kf, error, group, g_ptr_array_index (set, i),
+                                               "%s", local_error->message);
     }
 
   return TRUE;
@@ -535,20 +558,47 @@ stage_type_name (Loader     *loader,
   return g_key_file_get_string (loader->key_file, group, "type", NULL);
 }
 
+/* Refuses a key of the route group @group that is not one of
+ * symfonic_pipeline_list_keys(), listing those. */
+static gboolean
+check_route_keys (Loader      *loader,
+                  const char  *group,
+                  GError     **error)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  g_autofree GParamSpec **known = NULL;
+  guint n_known;
+
+  known = symfonic_pipeline_list_keys ("route", &n_known);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      g_autoptr(GString) listing = NULL;
+      guint j;
+
+      for (j = 0; j < n_known && !g_str_equal (known[j]->name, keys[i]); j++)
+        ;
+      if (j < n_known)
+        continue;
+
+      listing = g_string_new (NULL);
+      for (j = 0; j < n_known; j++)
+        g_string_append_printf (listing, "%s%s", j > 0 ? ", " : "", known[j]->name);
+      return symfonic_config_file_set_error (loader->kf, error, group, keys[i],
+                                             _("unknown key for a route (known: %s)"), listing->str);
+    }
+
+  return TRUE;
+}
+
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
             const char  *name,
             GError     **error)
 {
-  static const char * const known[] = { "path", "kind", "source", "stages", "max-duration", "hook-timeout",
-                                        "stall-timeout", "max-streams", "max-streams-per-tenant",
-                                        "heartbeat-seconds", "resume", "resume-frames", "resume-bytes",
-                                        "resume-seconds", "max-usage-tokens", NULL };
-  /* the keys that are not plain properties of the route */
+  /* the keys read before the route exists, to create it */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
   SymfonicPipeline *self = loader->self;
-  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
   g_auto(GStrv) stages = NULL;
   g_auto(GStrv) served = NULL;
   g_autofree char *path = NULL;
@@ -566,17 +616,8 @@ load_route (Loader      *loader,
   SymfonicRoute *other;
   SymfonicSource *source;
 
-  for (guint i = 0; keys[i] != NULL; i++)
-    {
-      if (!g_strv_contains (known, keys[i]))
-        {
-          g_autofree char *listing = g_strjoinv (", ", (char **) known);
-
-          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
-                                          _("unknown key for a route (known: %s)"), listing);
-          return FALSE;
-        }
-    }
+  if (!check_route_keys (loader, group, error))
+    return FALSE;
 
   path = g_key_file_get_string (loader->key_file, group, "path", NULL);
   if (path == NULL)
@@ -938,6 +979,88 @@ symfonic_pipeline_reload (SymfonicPipeline  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return load_file (registry, self->file, self, error);
+}
+
+/* A key the loader reads itself rather than setting a property with it:
+ * a route's stages are objects named by other groups, and plugin folders
+ * load before any group is read, since they register the types. Each
+ * still has a #GParamSpec, so that it is listed like the others. */
+static GParamSpec *
+loader_key (GParamSpec **spec,
+            const char  *name,
+            const char  *nick,
+            const char  *blurb)
+{
+  if (g_once_init_enter (spec))
+    g_once_init_leave (spec, g_param_spec_ref_sink (g_param_spec_boxed (name, nick, blurb, G_TYPE_STRV,
+                                                                        G_PARAM_WRITABLE | G_PARAM_STATIC_STRINGS)));
+
+  return *spec;
+}
+
+/* Properties a route group does not set: the route's name is the group's,
+ * its release line the [gateway]'s (a release-line stage picks another
+ * per stream). */
+static const char * const route_properties_not_keys[] = { "name", "release-line", NULL };
+
+/**
+ * symfonic_pipeline_list_keys:
+ * @group: `gateway` for the `[gateway]` group, `route` for the
+ *   `[route:NAME]` groups
+ * @n_keys: (out) (optional): where to store how many keys there are
+ *
+ * Lists the keys the group may have, each as the #GParamSpec of what it
+ * sets: the writable properties of #SymfonicPipeline, or of
+ * #SymfonicRoute but its #SymfonicRoute:name and #SymfonicRoute:release-line.
+ * The two keys the loader reads itself, `plugin-path` and a route's
+ * `stages`, are listed by a #GParamSpec of their own that belongs to no
+ * class. A property added to either class is a key of its group without
+ * further ado; the loader refuses any other key.
+ *
+ * Returns: (array length=n_keys zero-terminated=1) (transfer container):
+ *   the keys' #GParamSpecs, in the order their class installs them
+ */
+GParamSpec **
+symfonic_pipeline_list_keys (const char *group,
+                             guint      *n_keys)
+{
+  static GParamSpec *stages_spec;
+  static GParamSpec *plugin_path_spec;
+  g_autoptr(GTypeClass) klass = NULL;
+  g_autofree GParamSpec **pspecs = NULL;
+  GPtrArray *keys;
+  gboolean route;
+  guint n;
+
+  g_return_val_if_fail (g_strcmp0 (group, "gateway") == 0 || g_strcmp0 (group, "route") == 0, NULL);
+
+  route = g_str_equal (group, "route");
+  klass = g_type_class_ref (route ? SYMFONIC_TYPE_ROUTE : SYMFONIC_TYPE_PIPELINE);
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
+  keys = g_ptr_array_sized_new (n + 2);
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *pspec = pspecs[i];
+
+      if (!(pspec->flags & G_PARAM_WRITABLE) || pspec->owner_type == G_TYPE_OBJECT ||
+          (route && g_strv_contains (route_properties_not_keys, pspec->name)))
+        continue;
+      g_ptr_array_add (keys, pspec);
+      /* beside the upstream, as a route is read */
+      if (route && g_str_equal (pspec->name, "source"))
+        g_ptr_array_add (keys, loader_key (&stages_spec, "stages", "Stages",
+                                           "The [stage:NAME]s the route runs, in order, each at most once"));
+    }
+  if (!route)
+    g_ptr_array_add (keys, loader_key (&plugin_path_spec, "plugin-path", "Plugin path",
+                                       "Folders of plugins (C modules, Python and JavaScript scripts), "
+                                       "relative to the file, loaded before any group is read"));
+
+  if (n_keys != NULL)
+    *n_keys = keys->len;
+  g_ptr_array_add (keys, NULL);
+
+  return (GParamSpec **) g_ptr_array_free (keys, FALSE);
 }
 
 /**

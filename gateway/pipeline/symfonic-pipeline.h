@@ -49,5 +49,7 @@ SymfonicSource   *symfonic_pipeline_get_source     (SymfonicPipeline  *self,
 gboolean          symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self);
 
 GFile            *symfonic_pipeline_get_default_file (void);
+GParamSpec      **symfonic_pipeline_list_keys      (const char        *group,
+                                                    guint             *n_keys);
 
 G_END_DECLS

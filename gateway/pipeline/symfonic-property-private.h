@@ -16,5 +16,9 @@ gboolean symfonic_property_parse (GParamSpec   *pspec,
                                   GFile        *base_dir,
                                   GValue       *value,
                                   GError      **error);
+G_GNUC_INTERNAL
+gboolean symfonic_property_check_file (GParamSpec    *pspec,
+                                       const GValue  *value,
+                                       GError       **error);
 
 G_END_DECLS

@@ -7,7 +7,9 @@
 #include <math.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-config-file.h"
 #include "symfonic-error.h"
+#include "symfonic-param-spec.h"
 #include "symfonic-property-private.h"
 
 static gboolean
@@ -109,7 +111,8 @@ parse_double (const char  *text,
 
 /* Converts the text of @key into @value by @pspec's type: strings, numbers
  * (range checked), booleans, enums and flags by nick, string lists (a;b;c)
- * and files (resolved against @base_dir, the pipeline file's folder). */
+ * and files (resolved against @base_dir, the pipeline file's folder; see
+ * symfonic_property_check_file()). */
 gboolean
 symfonic_property_parse (GParamSpec  *pspec,
                          GKeyFile    *key_file,
@@ -275,6 +278,31 @@ symfonic_property_parse (GParamSpec  *pspec,
 
   if (g_param_value_validate (pspec, value))
     return fail (error, _("“%s” is out of range"), text != NULL ? text : key);
+
+  return TRUE;
+}
+
+/* Checks the file a file property's @value names, as the object that
+ * reads it will find it: a regular file within the size cap, or a
+ * directory for a symfonic_param_spec_folder(). Checked by the loader,
+ * where the key is still known, rather than left to the object: a missing
+ * or special file is then reported at its key, as what it is, whichever
+ * object names it. Any other @value passes. */
+gboolean
+symfonic_property_check_file (GParamSpec    *pspec,
+                              const GValue  *value,
+                              GError       **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  GFile *file;
+
+  if (G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_FILE || (file = g_value_get_object (value)) == NULL)
+    return TRUE;
+
+  if (symfonic_param_spec_is_folder (pspec)
+      ? !symfonic_config_file_check_folder (file, &local_error)
+      : !symfonic_config_file_check (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &local_error))
+    return fail (error, "%s", local_error->message);
 
   return TRUE;
 }

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-enums.h"
+#include "symfonic-error-mapper.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stream-cap-private.h"
 #include "symfonic-version.h"
@@ -32,6 +33,9 @@ struct _SymfonicRoute
   /* a SymfonicRouteStage for each stage, read on the thread that built
    * the route: a stage with a thread affinity answers only on its own */
   GArray            *stage_infos;
+  /* the stage of the chain that maps its failures (borrowed from
+   * stages), found when it joined: a failure is no time to search */
+  SymfonicErrorMapper *error_mapper;
   guint              max_duration;
   guint              hook_timeout;
   SymfonicStreamCap *cap;
@@ -480,6 +484,10 @@ symfonic_route_add_stage (SymfonicRoute *self,
   info.process = symfonic_stage_get_process_func (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
   g_array_append_val (self->stage_infos, info);
+
+  /* the last one decides: it sees failures as the client will */
+  if (SYMFONIC_IS_ERROR_MAPPER (stage))
+    self->error_mapper = SYMFONIC_ERROR_MAPPER (stage);
 }
 
 /**
@@ -1089,4 +1097,46 @@ symfonic_route_get_stage_info (SymfonicRoute *self,
   g_return_val_if_fail (position < self->stage_infos->len, NULL);
 
   return &g_array_index (self->stage_infos, SymfonicRouteStage, position);
+}
+
+/**
+ * symfonic_route_get_error_mapper:
+ * @self: a #SymfonicRoute
+ *
+ * Gets the stage that maps the route's failures to error frames: the last
+ * stage of the chain implementing #SymfonicErrorMapper.
+ *
+ * Returns: (transfer none) (nullable): the mapper, or %NULL when no stage
+ *   of the route maps errors
+ */
+SymfonicErrorMapper *
+symfonic_route_get_error_mapper (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return self->error_mapper;
+}
+
+/**
+ * symfonic_route_map_error:
+ * @self: a #SymfonicRoute
+ * @error: a failure of one of the route's requests
+ *
+ * Maps @error to what the client gets, for every entry point of the route:
+ * through the route's error mapper, or without one through
+ * symfonic_error_frame_new_for_error().
+ *
+ * Returns: (transfer full): the frame the client gets
+ */
+SymfonicErrorFrame *
+symfonic_route_map_error (SymfonicRoute *self,
+                          const GError  *error)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+  g_return_val_if_fail (error != NULL, NULL);
+
+  if (self->error_mapper != NULL)
+    return symfonic_error_mapper_map (self->error_mapper, error, self);
+
+  return symfonic_error_frame_new_for_error (error);
 }

@@ -10,6 +10,7 @@
 
 #include <glib-object.h>
 
+#include "symfonic-error-frame.h"
 #include "symfonic-source.h"
 #include "symfonic-stage.h"
 #include "symfonic-types.h"
@@ -180,5 +181,8 @@ SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);
 SymfonicStage     *symfonic_route_get_stage    (SymfonicRoute      *self,
                                                 guint               position);
+SymfonicErrorMapper *symfonic_route_get_error_mapper (SymfonicRoute *self);
+SymfonicErrorFrame *symfonic_route_map_error   (SymfonicRoute      *self,
+                                                const GError       *error);
 
 G_END_DECLS

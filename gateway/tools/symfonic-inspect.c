@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <locale.h>
+#include <string.h>
 #include <glib/gi18n.h>
 
 #include <symfonic.h>
@@ -18,6 +19,45 @@ kind_of (GType type)
     return "store";
 
   return "stage";
+}
+
+/* The groups of a pipeline file whose keys are no type's properties. */
+static const struct {
+  const char *name;
+  const char *header;
+} groups[] = {
+  { "gateway", "[gateway]" },
+  { "route", "[route:NAME]" },
+};
+
+/* Prints the names of @pspecs after @column columns, wrapped to keep
+ * within 80 columns. */
+static void
+print_names (GParamSpec **pspecs,
+             guint        n_pspecs,
+             guint        column)
+{
+  guint at = column;
+
+  for (guint i = 0; i < n_pspecs; i++)
+    {
+      g_autofree char *token = g_strconcat (g_param_spec_get_name (pspecs[i]), i + 1 < n_pspecs ? "," : "", NULL);
+      gsize width = strlen (token);
+
+      if (i > 0 && at + 1 + width > 80)
+        {
+          g_print ("\n%*s", (int) column, "");
+          at = column;
+        }
+      else if (i > 0)
+        {
+          g_print (" ");
+          at++;
+        }
+      g_print ("%s", token);
+      at += width;
+    }
+  g_print ("\n");
 }
 
 static void
@@ -48,6 +88,17 @@ list_all (SymfonicRegistry *registry)
       g_print ("  %-16s %-7s %-28s %s\n", types[i], kind_of (type), g_type_name (type),
                plugin != NULL ? symfonic_plugin_get_name (plugin) : "");
     }
+
+  g_print (_("\nGroups (“symfonic-inspect gateway” or “route” describes their keys):\n"));
+  for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
+    {
+      g_autofree GParamSpec **keys = NULL;
+      guint n_keys;
+
+      keys = symfonic_pipeline_list_keys (groups[i].name, &n_keys);
+      g_print ("  %-16s", groups[i].header);
+      print_names (keys, n_keys, 2 + 16);
+    }
 }
 
 static char *
@@ -57,8 +108,12 @@ describe_type (GParamSpec *pspec)
 
   if (type == G_TYPE_STRV)
     return g_strdup (_("string list (a;b;c)"));
+  if (type == G_TYPE_FILE && symfonic_param_spec_is_folder (pspec))
+    return g_strdup (_("path of a folder (relative to the pipeline file)"));
   if (type == G_TYPE_FILE)
     return g_strdup (_("path (relative to the pipeline file)"));
+  if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
+    return g_strdup (_("the NAME of a [source:NAME]"));
   if (G_TYPE_IS_ENUM (type))
     return g_strdup_printf (_("enum %s"), g_type_name (type));
   if (G_TYPE_IS_FLAGS (type))
@@ -99,33 +154,10 @@ describe_range (GParamSpec *pspec)
   return NULL;
 }
 
-static int
-inspect_type (SymfonicRegistry *registry,
-              const char       *name)
+static void
+print_properties (GParamSpec **pspecs,
+                  guint        n)
 {
-  GType type = symfonic_registry_lookup (registry, name);
-  g_autoptr(GTypeClass) klass = NULL;
-  g_autofree GParamSpec **pspecs = NULL;
-  SymfonicPlugin *plugin;
-  guint n;
-
-  if (type == G_TYPE_INVALID)
-    {
-      g_printerr (_("symfonic-inspect: no type named “%s”\n"), name);
-      return 1;
-    }
-
-  plugin = symfonic_registry_get_type_plugin (registry, name);
-  g_print ("%s (%s %s)\n", name, kind_of (type), g_type_name (type));
-  if (plugin != NULL)
-    g_print (_("  from plugin %s %s (%s): %s\n"), symfonic_plugin_get_name (plugin),
-             symfonic_plugin_get_version (plugin) != NULL ? symfonic_plugin_get_version (plugin) : "",
-             symfonic_plugin_get_license (plugin) != NULL ? symfonic_plugin_get_license (plugin) : "",
-             symfonic_plugin_get_filename (plugin));
-  g_print (_("\nProperties:\n"));
-
-  klass = g_type_class_ref (type);
-  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
   for (guint i = 0; i < n; i++)
     {
       GParamSpec *pspec = pspecs[i];
@@ -152,6 +184,61 @@ inspect_type (SymfonicRegistry *registry,
       if (range != NULL)
         g_print ("  %-20s %s: %s\n", "", _("values"), range);
     }
+}
+
+/* A group of the pipeline file itself, if @name is one: its keys are
+ * listed like a type's properties. */
+static gboolean
+inspect_group (const char *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (groups); i++)
+    {
+      g_autofree GParamSpec **keys = NULL;
+      guint n_keys;
+
+      if (!g_str_equal (name, groups[i].name))
+        continue;
+
+      keys = symfonic_pipeline_list_keys (groups[i].name, &n_keys);
+      g_print (_("%s (pipeline file group)\n"), groups[i].header);
+      g_print (_("\nKeys:\n"));
+      print_properties (keys, n_keys);
+      return TRUE;
+    }
+
+  return FALSE;
+}
+
+static int
+inspect_type (SymfonicRegistry *registry,
+              const char       *name)
+{
+  GType type = symfonic_registry_lookup (registry, name);
+  g_autoptr(GTypeClass) klass = NULL;
+  g_autofree GParamSpec **pspecs = NULL;
+  SymfonicPlugin *plugin;
+  guint n;
+
+  if (type == G_TYPE_INVALID)
+    {
+      if (inspect_group (name))
+        return 0;
+      g_printerr (_("symfonic-inspect: no type named “%s”\n"), name);
+      return 1;
+    }
+
+  plugin = symfonic_registry_get_type_plugin (registry, name);
+  g_print ("%s (%s %s)\n", name, kind_of (type), g_type_name (type));
+  if (plugin != NULL)
+    g_print (_("  from plugin %s %s (%s): %s\n"), symfonic_plugin_get_name (plugin),
+             symfonic_plugin_get_version (plugin) != NULL ? symfonic_plugin_get_version (plugin) : "",
+             symfonic_plugin_get_license (plugin) != NULL ? symfonic_plugin_get_license (plugin) : "",
+             symfonic_plugin_get_filename (plugin));
+  g_print (_("\nProperties:\n"));
+
+  klass = g_type_class_ref (type);
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
+  print_properties (pspecs, n);
 
   return 0;
 }
@@ -171,7 +258,8 @@ main (int   argc,
 
   context = g_option_context_new (_("[TYPE]"));
   g_option_context_set_summary (context, _("Lists the plugins and the stage and source types they register;\n"
-                                           "with TYPE, prints each of its properties."));
+                                           "with TYPE, prints each of its properties, and with “gateway”\n"
+                                           "or “route”, each key of that group of a pipeline file."));
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("symfonic-inspect: %s\n", error->message);

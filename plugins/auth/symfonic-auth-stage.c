@@ -38,6 +38,10 @@ struct _SymfonicAuthStage
 
   SymfonicTokenTable  *tokens;
   SymfonicJwtVerifier *jwt;
+
+  /* what the first g_initable_init() said, which every later call says */
+  gboolean             init_done;
+  GError              *init_error;
 };
 
 static void symfonic_auth_stage_initable_init (GInitableIface *iface);
@@ -268,11 +272,9 @@ symfonic_auth_stage_stage_init (SymfonicStageInterface *iface)
 }
 
 static gboolean
-symfonic_auth_stage_initable_init_impl (GInitable     *initable,
-                                        GCancellable  *cancellable,
-                                        GError       **error)
+load (SymfonicAuthStage  *self,
+      GError            **error)
 {
-  SymfonicAuthStage *self = SYMFONIC_AUTH_STAGE (initable);
   g_autoptr(GError) local_error = NULL;
   SymfonicJwtSettings settings = {
     .hs256_secret_file = self->jwt_hs256_secret_file,
@@ -285,9 +287,6 @@ symfonic_auth_stage_initable_init_impl (GInitable     *initable,
     .issuer = self->jwt_issuer,
     .audience = self->jwt_audience,
   };
-
-  if (self->tokens != NULL || self->jwt != NULL)
-    return TRUE;
 
   if (self->tokens_file == NULL && self->jwt_hs256_secret_file == NULL && self->jwt_public_key_file == NULL)
     {
@@ -311,7 +310,7 @@ symfonic_auth_stage_initable_init_impl (GInitable     *initable,
       self->tokens = symfonic_token_table_new_from_file (self->tokens_file, &local_error);
       if (self->tokens == NULL)
         {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "tokens-file: %s", local_error->message);
+          g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "tokens-file: ");
           return FALSE;
         }
     }
@@ -320,7 +319,31 @@ symfonic_auth_stage_initable_init_impl (GInitable     *initable,
   if (local_error != NULL)
     {
       g_clear_pointer (&self->tokens, symfonic_token_table_free);
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, local_error->message);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+symfonic_auth_stage_initable_init_impl (GInitable     *initable,
+                                        GCancellable  *cancellable,
+                                        GError       **error)
+{
+  SymfonicAuthStage *self = SYMFONIC_AUTH_STAGE (initable);
+
+  /* the files may have changed since: reading them again could make a
+   * stage that failed work, or one that works fail */
+  if (!self->init_done)
+    {
+      self->init_done = TRUE;
+      load (self, &self->init_error);
+    }
+
+  if (self->init_error != NULL)
+    {
+      g_propagate_error (error, g_error_copy (self->init_error));
       return FALSE;
     }
 
@@ -349,6 +372,7 @@ symfonic_auth_stage_finalize (GObject *object)
   g_free (self->jwt_audience);
   g_clear_pointer (&self->tokens, symfonic_token_table_free);
   g_clear_pointer (&self->jwt, symfonic_jwt_verifier_free);
+  g_clear_error (&self->init_error);
 
   G_OBJECT_CLASS (symfonic_auth_stage_parent_class)->finalize (object);
 }

@@ -96,7 +96,7 @@ load_secret (GFile   *file,
 
   if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "jwt-hs256-secret-file: %s", local_error->message);
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "jwt-hs256-secret-file: ");
       return NULL;
     }
 
@@ -137,7 +137,7 @@ load_public_key (GFile      *file,
 
   if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, &local_error))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "jwt-public-key-file: %s", local_error->message);
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "jwt-public-key-file: ");
       return NULL;
     }
 

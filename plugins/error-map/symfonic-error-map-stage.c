@@ -57,6 +57,9 @@ struct _SymfonicErrorMapStage
   gboolean      use_target_statuses;
 
   gboolean      loaded;
+  /* what the first g_initable_init() said, which every later call says */
+  gboolean      init_done;
+  GError       *init_error;
   /* indexed by SymfonicError code, n_codes long: the published code name
    * (borrowed, NULL for codes without one) and the row (NULL: none) */
   guint         n_codes;
@@ -534,19 +537,14 @@ load_code (SymfonicErrorMapStage  *self,
 }
 
 static gboolean
-symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
-                                             GCancellable  *cancellable,
-                                             GError       **error)
+load (SymfonicErrorMapStage  *self,
+      GError                **error)
 {
-  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
   g_autoptr(GEnumClass) codes_class = NULL;
   g_autoptr(GEnumClass) kinds_class = NULL;
   g_autoptr(SymfonicConfigFile) table = NULL;
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) groups = NULL;
-
-  if (self->loaded)
-    return TRUE;
 
   if (self->table == NULL)
     {
@@ -558,7 +556,7 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
   table = symfonic_config_file_new_for_file (self->table, &local_error);
   if (table == NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "table: %s", local_error->message);
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "table: ");
       return FALSE;
     }
 
@@ -614,6 +612,30 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
   return TRUE;
 }
 
+static gboolean
+symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
+                                             GCancellable  *cancellable,
+                                             GError       **error)
+{
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
+
+  /* loading again would fill the rows a failed load left half made, and
+   * could read a table edited since */
+  if (!self->init_done)
+    {
+      self->init_done = TRUE;
+      load (self, &self->init_error);
+    }
+
+  if (self->init_error != NULL)
+    {
+      g_propagate_error (error, g_error_copy (self->init_error));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
 static void
 symfonic_error_map_stage_initable_init (GInitableIface *iface)
 {
@@ -634,6 +656,7 @@ symfonic_error_map_stage_finalize (GObject *object)
   g_free (self->code_names);
   g_free (self->by_kind);
   g_ptr_array_unref (self->policies);
+  g_clear_error (&self->init_error);
 
   G_OBJECT_CLASS (symfonic_error_map_stage_parent_class)->finalize (object);
 }

@@ -25,6 +25,10 @@ struct _SymfonicReplaySource
 
   /* name -> SymfonicTranscript */
   GHashTable *by_name;
+
+  /* what the first g_initable_init() said, which every later call says */
+  gboolean    init_done;
+  GError     *init_error;
 };
 
 static void symfonic_replay_source_initable_init (GInitableIface *iface);
@@ -294,11 +298,10 @@ compare_files (gconstpointer a,
 }
 
 static gboolean
-symfonic_replay_source_initable_init_impl (GInitable     *initable,
-                                           GCancellable  *cancellable,
-                                           GError       **error)
+load (SymfonicReplaySource  *self,
+      GCancellable          *cancellable,
+      GError               **error)
 {
-  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (initable);
   g_autoptr(GFileEnumerator) children = NULL;
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
@@ -317,8 +320,7 @@ symfonic_replay_source_initable_init_impl (GInitable     *initable,
                                         G_FILE_QUERY_INFO_NONE, cancellable, &local_error);
   if (children == NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("transcripts: %s"), local_error->message);
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "transcripts: ");
       return FALSE;
     }
 
@@ -332,8 +334,7 @@ symfonic_replay_source_initable_init_impl (GInitable     *initable,
     }
   if (local_error != NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("transcripts: %s"), local_error->message);
+      g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "transcripts: ");
       return FALSE;
     }
   g_ptr_array_sort (names, compare_files);
@@ -361,6 +362,30 @@ symfonic_replay_source_initable_init_impl (GInitable     *initable,
   return TRUE;
 }
 
+static gboolean
+symfonic_replay_source_initable_init_impl (GInitable     *initable,
+                                           GCancellable  *cancellable,
+                                           GError       **error)
+{
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (initable);
+
+  /* reading the folder again would replace transcripts that streams may
+   * be playing, and could find it changed */
+  if (!self->init_done)
+    {
+      self->init_done = TRUE;
+      load (self, cancellable, &self->init_error);
+    }
+
+  if (self->init_error != NULL)
+    {
+      g_propagate_error (error, g_error_copy (self->init_error));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
 static void
 symfonic_replay_source_initable_init (GInitableIface *iface)
 {
@@ -376,6 +401,7 @@ symfonic_replay_source_finalize (GObject *object)
   g_free (self->default_transcript);
   g_free (self->transcript_header);
   g_hash_table_unref (self->by_name);
+  g_clear_error (&self->init_error);
 
   G_OBJECT_CLASS (symfonic_replay_source_parent_class)->finalize (object);
 }
@@ -446,10 +472,9 @@ symfonic_replay_source_class_init (SymfonicReplaySourceClass *klass)
   object_class->set_property = symfonic_replay_source_set_property;
 
   properties[PROP_TRANSCRIPTS] =
-    g_param_spec_object ("transcripts", "Transcripts",
-                         "Folder of NAME.jsonl transcripts, one upstream event per line",
-                         G_TYPE_FILE,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+    symfonic_param_spec_folder ("transcripts", "Transcripts",
+                                "Folder of NAME.jsonl transcripts, one upstream event per line",
+                                G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_DEFAULT_TRANSCRIPT] =
     g_param_spec_string ("default-transcript", "Default transcript",
                          "The transcript played when a request names none",

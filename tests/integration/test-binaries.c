@@ -234,6 +234,54 @@ test_inspect_type (void)
   g_assert_nonnull (strstr (err, "no-such-type"));
 }
 
+/* The keys of the groups that configure no registered type are listed
+ * from the properties they set, like a type's. */
+static void
+test_inspect_groups (void)
+{
+  static const char * const route_expected[] = {
+    "[route:NAME] (pipeline file group)",
+    "  path ",
+    "  source ",
+    "type: the NAME of a [source:NAME]",
+    "  stages ",
+    "type: string list (a;b;c)",
+    "  max-usage-tokens ",
+    "values: 1 .. 1000000000000",
+  };
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
+  g_assert_true (g_regex_match_simple ("^  \\[gateway\\] +listen, workers, ", out, G_REGEX_MULTILINE, 0));
+  g_assert_true (g_regex_match_simple ("^  \\[route:NAME\\] +path, kind, source, stages, ", out, G_REGEX_MULTILINE, 0));
+  g_assert_nonnull (strstr (out, " max-usage-tokens\n"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "route", NULL), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (route_expected); i++)
+    {
+      g_test_message ("expecting “%s”", route_expected[i]);
+      g_assert_nonnull (strstr (out, route_expected[i]));
+    }
+  /* the route's own name and release line are no keys of its group */
+  g_assert_null (strstr (out, "  name "));
+  g_assert_null (strstr (out, "  release-line "));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "gateway", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "[gateway] (pipeline file group)"));
+  g_assert_nonnull (strstr (out, "  drain-seconds "));
+  g_assert_nonnull (strstr (out, "  plugin-path "));
+
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), "replay", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "type: path of a folder (relative to the pipeline file)"));
+}
+
 typedef struct
 {
   char     *line;
@@ -2070,6 +2118,7 @@ main (int   argc,
   g_test_add_func ("/binaries/bad-usage", test_bad_usage);
   g_test_add_func ("/binaries/inspect-lists", test_inspect_lists);
   g_test_add_func ("/binaries/inspect-type", test_inspect_type);
+  g_test_add_func ("/binaries/inspect-groups", test_inspect_groups);
   g_test_add_data_func ("/binaries/serve-sigterm", GINT_TO_POINTER (SIGTERM), test_serve_and_stop);
   g_test_add_data_func ("/binaries/serve-sigint", GINT_TO_POINTER (SIGINT), test_serve_and_stop);
   g_test_add_func ("/binaries/drain/lets-streams-finish", test_drain_lets_streams_finish);

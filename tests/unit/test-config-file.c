@@ -4,6 +4,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <glib/gstdio.h>
 #include <symfonic.h>
 
@@ -181,6 +186,75 @@ test_config_file_for_file (void)
   g_assert_cmpstr (error->message, ==, expected);
 }
 
+typedef struct
+{
+  const char *name;
+  /* in the test's folder, or absolute */
+  const char *path;
+  gboolean    folder;
+  /* what the error says after the name: the system's words for @errsv,
+   * else @what; neither: the check passes */
+  int         errsv;
+  const char *what;
+} CheckCase;
+
+static const CheckCase check_cases[] = {
+  { "file", "file.ini", FALSE, 0, NULL },
+  { "file-missing", "no-such.ini", FALSE, ENOENT, NULL },
+  { "file-is-folder", "folder", FALSE, 0, "not a regular file" },
+  { "file-is-fifo", "fifo", FALSE, 0, "not a regular file" },
+  { "file-is-device", "/dev/zero", FALSE, 0, "not a regular file" },
+  { "file-oversized", "oversized.ini", FALSE, 0, "larger than 16777216 bytes" },
+  { "folder", "folder", TRUE, 0, NULL },
+  { "folder-missing", "no-such-folder", TRUE, ENOENT, NULL },
+  { "folder-is-file", "file.ini", TRUE, 0, "not a folder" },
+  { "folder-is-fifo", "fifo", TRUE, 0, "not a folder" },
+  { "folder-is-device", "/dev/zero", TRUE, 0, "not a folder" },
+};
+
+/* What the loader checks a key's file or folder with, before anything
+ * reads it: a FIFO or a device is refused without blocking, and a file
+ * over the cap without reading it. */
+static void
+test_config_file_check (gconstpointer data)
+{
+  const CheckCase *c = data;
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "check", NULL);
+  g_autofree char *file = g_build_filename (dir, "file.ini", NULL);
+  g_autofree char *folder = g_build_filename (dir, "folder", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "fifo", NULL);
+  g_autofree char *oversized = g_build_filename (dir, "oversized.ini", NULL);
+  g_autofree char *path = g_path_is_absolute (c->path) ? g_strdup (c->path) : g_build_filename (dir, c->path, NULL);
+  g_autoptr(GFile) checked = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+  gboolean ok;
+  int fd;
+
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (file, "[a]\nk=1\n", -1, &error));
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  /* sparse: over the cap without writing it */
+  fd = g_open (oversized, O_WRONLY | O_CREAT, 0600);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ftruncate (fd, SYMFONIC_CONFIG_FILE_MAX_SIZE + 1), ==, 0);
+  close (fd);
+
+  ok = c->folder ? symfonic_config_file_check_folder (checked, &error)
+                 : symfonic_config_file_check (checked, SYMFONIC_CONFIG_FILE_MAX_SIZE, &error);
+  if (c->errsv == 0 && c->what == NULL)
+    {
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      return;
+    }
+
+  expected = g_strdup_printf ("%s: %s", path, c->errsv != 0 ? g_strerror (c->errsv) : c->what);
+  g_assert_false (ok);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==, expected);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -197,6 +271,12 @@ main (int   argc,
   g_test_add_func ("/config-file/errors", test_config_file_errors);
   g_test_add_func ("/config-file/check-keys", test_config_file_check_keys);
   g_test_add_func ("/config-file/for-file", test_config_file_for_file);
+  for (guint i = 0; i < G_N_ELEMENTS (check_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/config-file/check/%s", check_cases[i].name);
+
+      g_test_add_data_func (path, &check_cases[i], test_config_file_check);
+    }
 
   return g_test_run ();
 }

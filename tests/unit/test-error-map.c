@@ -61,7 +61,8 @@ load_shipped (gboolean use_target_statuses)
   return pipeline;
 }
 
-/* What the exchange does: the last stage of the route that maps errors. */
+/* What the exchange does: the route's mapper, the last of its stages that
+ * maps errors. */
 static SymfonicErrorFrame *
 map_on (SymfonicPipeline *pipeline,
         const char       *path,
@@ -82,8 +83,9 @@ map_on (SymfonicPipeline *pipeline,
         mapper = SYMFONIC_ERROR_MAPPER (stage);
     }
   g_assert_nonnull (mapper);
+  g_assert_true (symfonic_route_get_error_mapper (route) == mapper);
 
-  return symfonic_error_mapper_map (mapper, error, route);
+  return symfonic_route_map_error (route, error);
 }
 
 static void
@@ -586,6 +588,48 @@ test_error_map_table_required (void)
   g_assert_nonnull (strstr (error->message, PIPELINES_DIR "/no-such-table.ini"));
 }
 
+/* A route finds its mapper once, when its stages are added: the last of
+ * them that maps errors, whatever follows it. A route without one maps by
+ * the library's own rules. */
+static void
+test_error_map_route_mapper (void)
+{
+  static const char text[] =
+    "[route:two]\npath=/two\nkind=typed\nsource=s\nstages=errors;target;plain\n"
+    "[route:none]\npath=/none\nkind=typed\nsource=s\nstages=plain\n"
+    "[source:s]\ntype=replay\ntranscripts=" SYMFONIC_TEST_UNIT_DIR "/fixtures/transcripts\n"
+    "[stage:errors]\ntype=error-map\ntable=../error-map.ini\n"
+    "[stage:target]\ntype=error-map\ntable=../error-map.ini\nuse-target-statuses=true\n"
+    "[stage:plain]\ntype=release-line\n";
+  g_autoptr(GFile) base_dir = g_file_new_for_path (PIPELINES_DIR);
+  g_autoptr(GError) timeout = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT, SECRET);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(SymfonicErrorFrame) frame = NULL;
+  g_autoptr(SymfonicErrorFrame) builtin = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRoute *route;
+
+  pipeline = symfonic_pipeline_new_from_data (registry, text, -1, base_dir, "t.pipeline", &error);
+  g_assert_no_error (error);
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/two");
+  g_assert_true (symfonic_route_get_error_mapper (route) ==
+                 SYMFONIC_ERROR_MAPPER (symfonic_pipeline_get_stage (pipeline, "target")));
+  frame = symfonic_route_map_error (route, timeout);
+  g_assert_cmpuint (symfonic_error_frame_get_status (frame), ==, 504);
+  g_assert_cmpstr (symfonic_error_frame_get_code (frame), ==, "upstream_timeout");
+  g_assert_cmpstr (symfonic_error_frame_get_detail (frame), ==, OPAQUE);
+  g_clear_pointer (&frame, symfonic_error_frame_unref);
+
+  route = symfonic_pipeline_lookup_route (pipeline, "/none");
+  g_assert_null (symfonic_route_get_error_mapper (route));
+  frame = symfonic_route_map_error (route, timeout);
+  builtin = symfonic_error_frame_new_for_error (timeout);
+  g_assert_cmpuint (symfonic_error_frame_get_status (frame), ==, symfonic_error_frame_get_status (builtin));
+  g_assert_cmpstr (symfonic_error_frame_get_code (frame), ==, symfonic_error_frame_get_code (builtin));
+  g_assert_cmpstr (symfonic_error_frame_get_detail (frame), ==, symfonic_error_frame_get_detail (builtin));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -608,6 +652,7 @@ main (int   argc,
   g_test_add_func ("/error-map/policy-by-kind", test_error_map_policy_by_kind);
   g_test_add_func ("/error-map/headers", test_error_map_headers);
   g_test_add_func ("/error-map/table-required", test_error_map_table_required);
+  g_test_add_func ("/error-map/route-mapper", test_error_map_route_mapper);
   for (guint i = 0; i < G_N_ELEMENTS (broken_cases); i++)
     {
       g_autofree char *name = g_strconcat ("/error-map/broken/", broken_cases[i].name, NULL);

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -102,15 +103,28 @@ static const InvalidCase invalid_cases[] = {
   { "stage-type-as-source", "[route:r]\npath=/r\nsource=s\n[source:s]\ntype=test-upper\n", 5,
     { "[source:s]", "type", "test-upper" } },
   { "source-type-as-stage", ROUTE SOURCE "[stage:u]\ntype=replay\n", 9, { "[stage:u]", "type", "replay" } },
-  { "initable-stage", ROUTE SOURCE STAGE "data-file=missing-file.txt\n", 8,
-    { "[stage:u]", PIPELINES_DIR "/missing-file.txt" } },
-  { "initable-source", ROUTE "[source:s]\ntype=replay\ntranscripts=no-such-folder\n" STAGE, 5,
-    { "[source:s]", PIPELINES_DIR "/no-such-folder" } },
+  /* a file a key names is checked at the key, before the object reads it */
+  { "initable-stage", ROUTE SOURCE STAGE "data-file=missing-file.txt\n", 10,
+    { "[stage:u]", "data-file", PIPELINES_DIR "/missing-file.txt" } },
+  { "initable-source", ROUTE "[source:s]\ntype=replay\ntranscripts=no-such-folder\n" STAGE, 7,
+    { "[source:s]", "transcripts", PIPELINES_DIR "/no-such-folder" } },
+  /* a value the text gets wrong comes first, wherever it is */
+  { "file-checked-after-values", ROUTE SOURCE STAGE "data-file=missing-file.txt\nrepeat=many\n", 11,
+    { "[stage:u]", "repeat", "many" } },
+  /* what the object itself refuses at load is the group's */
+  { "initable-stage-refuses", ROUTE SOURCE STAGE "[stage:b]\ntype=budget\ntokens-per-window=10\nreserve-tokens=20\n", 10,
+    { "[stage:b]", "reserve-tokens" } },
+  { "initable-source-refuses", ROUTE "[source:s]\ntype=replay\ntranscripts=../transcripts\ndefault-transcript=nope\n" STAGE, 5,
+    { "[source:s]", "default-transcript", "nope.jsonl" } },
   { "route-missing-path", "[route:r]\nsource=s\n" SOURCE, 1, { "[route:r]", "path" } },
   { "route-missing-source", "[route:r]\npath=/r\n" SOURCE, 1, { "[route:r]", "source" } },
   { "route-relative-path", "[route:r]\npath=api/v1\nsource=s\n" SOURCE, 2, { "[route:r]", "path", "api/v1" } },
   { "route-bad-kind", "[route:r]\npath=/r\nkind=stream\nsource=s\n" SOURCE, 3, { "[route:r]", "kind", "stream" } },
   { "route-unknown-key", "[route:r]\npath=/r\nsource=s\nmethod=GET\n" SOURCE, 4, { "[route:r]", "method" } },
+  /* properties of the route that its group does not set */
+  { "route-name-key", "[route:r]\npath=/r\nsource=s\nname=other\n" SOURCE, 4, { "[route:r]", "name", "max-usage-tokens" } },
+  { "route-release-line-key", "[route:r]\npath=/r\nsource=s\nrelease-line=10.4\n" SOURCE, 4,
+    { "[route:r]", "release-line", "stages" } },
   { "route-max-duration-not-a-number", "[route:r]\npath=/r\nsource=s\nmax-duration=10m\n" SOURCE, 4,
     { "[route:r]", "max-duration", "10m" } },
   { "route-max-duration-negative", "[route:r]\npath=/r\nsource=s\nmax-duration=-1\n" SOURCE, 4,
@@ -830,8 +844,11 @@ test_pipeline_resource_files (void)
             g_autofree char *text = g_strconcat ("[route:r]\npath=/r\nsource=s\n", SOURCE, group, NULL);
             g_autoptr(SymfonicPipeline) pipeline = NULL;
             g_autoptr(GError) error = NULL;
-            g_autofree char *where = g_strdup_printf ("t.pipeline:7: %s: %s: %s: ",
-                                                      folder ? "[source:t]" : "[stage:a]", key->key, shown);
+            /* A file is checked at its key; a folder is, but what it
+             * holds is its reader's to check. */
+            g_autofree char *where = folder
+              ? g_strdup_printf ("t.pipeline:7: [source:t]: %s: %s: ", key->key, shown)
+              : g_strdup_printf ("t.pipeline:9: [stage:a] %s: %s: ", key->key, shown);
 
             g_test_message ("%s naming a %s", key->name, resource_kinds[j]);
             pipeline = load (text, &error);
@@ -873,6 +890,231 @@ test_pipeline_file_not_regular (void)
     }
 
   trap_with_resource_dir ();
+}
+
+/* --- files the keys name, checked at the key ------------------------------ */
+
+typedef struct
+{
+  const char *name;
+  /* the group naming the file, before its key */
+  const char *group;
+  const char *key;
+  /* relative to the folder the pipeline file is in, or absolute */
+  const char *value;
+  /* what the error says after the file's name, the system's words for
+   * @errsv, or else @what; neither: the pipeline loads */
+  int         errsv;
+  const char *what;
+} FileKeyCase;
+
+#define FILE_KEY_AUTH "[stage:a]\ntype=auth"
+#define FILE_KEY_UPPER "[stage:a]\ntype=test-upper"
+#define FILE_KEY_REPLAY "[source:a]\ntype=replay"
+#define FILE_KEY_ERRORS "[stage:a]\ntype=error-map"
+
+static const FileKeyCase file_key_cases[] = {
+  { "tokens-file-missing", FILE_KEY_AUTH, "tokens-file", "no-such-tokens.ini", ENOENT, NULL },
+  { "tokens-file-fifo", FILE_KEY_AUTH, "tokens-file", "fifo", 0, "not a regular file" },
+  { "tokens-file-device", FILE_KEY_AUTH, "tokens-file", "/dev/zero", 0, "not a regular file" },
+  { "tokens-file-directory", FILE_KEY_AUTH, "tokens-file", "folder", 0, "not a regular file" },
+  { "tokens-file-unreadable", FILE_KEY_AUTH, "tokens-file", "unreadable.ini", EACCES, NULL },
+  { "tokens-file-in-subfolder", FILE_KEY_AUTH, "tokens-file", "sub/tokens.ini", 0, NULL },
+  { "tokens-file-in-missing-subfolder", FILE_KEY_AUTH, "tokens-file", "nowhere/tokens.ini", ENOENT, NULL },
+  { "jwt-secret-missing", FILE_KEY_AUTH, "jwt-hs256-secret-file", "keys/secret", ENOENT, NULL },
+  { "jwt-public-key-missing", FILE_KEY_AUTH, "jwt-public-key-file", "keys/rsa.pub", ENOENT, NULL },
+  { "table-missing", FILE_KEY_ERRORS, "table", "no-such-table.ini", ENOENT, NULL },
+  { "table-directory", FILE_KEY_ERRORS, "table", "sub", 0, "not a regular file" },
+  { "transcripts-missing", FILE_KEY_REPLAY, "transcripts", "no-such-folder", ENOENT, NULL },
+  { "transcripts-regular-file", FILE_KEY_REPLAY, "transcripts", "sub/tokens.ini", 0, "not a folder" },
+  { "transcripts-fifo", FILE_KEY_REPLAY, "transcripts", "fifo", 0, "not a folder" },
+  { "transcripts-device", FILE_KEY_REPLAY, "transcripts", "/dev/zero", 0, "not a folder" },
+  { "transcripts-in-subfolder", FILE_KEY_REPLAY, "transcripts", "sub/transcripts", 0, NULL },
+  /* a plugin's own file property, which the loader knows nothing about */
+  { "plugin-file-missing", FILE_KEY_UPPER, "data-file", "sub/no-such.txt", ENOENT, NULL },
+  { "plugin-file-fifo", FILE_KEY_UPPER, "data-file", "fifo", 0, "not a regular file" },
+  { "plugin-file-in-subfolder", FILE_KEY_UPPER, "data-file", "sub/tokens.ini", 0, NULL },
+};
+
+/* The folder a pipeline file of the cases is in. */
+static char *
+make_file_key_dir (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_build_filename (g_get_user_cache_dir (), "file-keys", NULL);
+  g_autofree char *tokens = NULL;
+  g_autofree char *transcript = NULL;
+  g_autofree char *sub_tokens = g_build_filename (dir, "sub", "tokens.ini", NULL);
+  g_autofree char *sub_transcript = g_build_filename (dir, "sub", "transcripts", "plain.jsonl", NULL);
+  g_autofree char *sub_transcripts = g_path_get_dirname (sub_transcript);
+  g_autofree char *folder = g_build_filename (dir, "folder", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "fifo", NULL);
+  g_autofree char *unreadable = g_build_filename (dir, "unreadable.ini", NULL);
+
+  g_assert_true (g_file_get_contents (SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini", &tokens, NULL, &error));
+  g_assert_true (g_file_get_contents (FIXTURES_DIR "/transcripts/plain.jsonl", &transcript, NULL, &error));
+  g_assert_cmpint (g_mkdir_with_parents (sub_transcripts, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (sub_tokens, tokens, -1, &error));
+  g_assert_true (g_file_set_contents (sub_transcript, transcript, -1, &error));
+  g_assert_true (g_file_set_contents (unreadable, tokens, -1, &error));
+  g_assert_cmpint (g_chmod (unreadable, 0), ==, 0);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+
+  return dir;
+}
+
+/* Every file a key names is checked where the loader still knows the key:
+ * the error names the file, the key's line and the key, and says what is
+ * wrong with the file, not what its reader made of it. A relative name is
+ * the pipeline file's folder's. */
+static void
+test_pipeline_file_key (gconstpointer data)
+{
+  const FileKeyCase *c = data;
+  g_autofree char *dir = make_file_key_dir ();
+  g_autoptr(GFile) base_dir = g_file_new_for_path (dir);
+  g_autoptr(GFile) named = g_file_resolve_relative_path (base_dir, c->value);
+  g_autofree char *text = g_strdup_printf ("[route:r]\npath=/r\nsource=s\n"
+                                           "[source:s]\ntype=replay\ntranscripts=" FIXTURES_DIR "/transcripts\n"
+                                           "%s\n%s=%s\n", c->group, c->key, c->value);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *group = NULL;
+  g_autofree char *expected = NULL;
+  g_autoptr(GFile) value = NULL;
+  GObject *object;
+
+  if (c->errsv == EACCES && geteuid () == 0)
+    {
+      g_test_skip ("root reads any file");
+      return;
+    }
+
+  pipeline = load_in (text, base_dir, &error);
+  group = g_strndup (c->group, strchr (c->group, '\n') - c->group);
+  if (c->errsv != 0 || c->what != NULL)
+    {
+      expected = g_strdup_printf ("t.pipeline:9: %s %s: %s: %s", group, c->key, g_file_peek_path (named),
+                                  c->errsv != 0 ? g_strerror (c->errsv) : c->what);
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_cmpstr (error->message, ==, expected);
+      return;
+    }
+
+  g_assert_no_error (error);
+  object = g_str_has_prefix (group, "[source:") ? G_OBJECT (symfonic_pipeline_get_source (pipeline, "a"))
+                                                : G_OBJECT (symfonic_pipeline_get_stage (pipeline, "a"));
+  g_object_get (object, c->key, &value, NULL);
+  g_assert_cmpstr (g_file_peek_path (value), ==, g_file_peek_path (named));
+}
+
+/* --- the keys of [route:NAME] and [gateway] -------------------------------- */
+
+static char *
+join_key_names (const char *group)
+{
+  g_autofree GParamSpec **keys = NULL;
+  GString *names = g_string_new (NULL);
+  guint n_keys;
+
+  keys = symfonic_pipeline_list_keys (group, &n_keys);
+  g_assert_null (keys[n_keys]);
+  for (guint i = 0; i < n_keys; i++)
+    g_string_append_printf (names, "%s%s", i > 0 ? ";" : "", g_param_spec_get_name (keys[i]));
+
+  return g_string_free (names, FALSE);
+}
+
+/* The keys are the classes' properties, but for the route's name and
+ * release line (another group's), and for the two the loader reads
+ * itself. */
+static void
+test_pipeline_keys (void)
+{
+  g_autofree char *route = join_key_names ("route");
+  g_autofree char *gateway = join_key_names ("gateway");
+
+  g_assert_cmpstr (route, ==,
+                   "path;kind;source;stages;max-duration;hook-timeout;max-streams;max-streams-per-tenant;"
+                   "stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
+                   "max-usage-tokens");
+  g_assert_cmpstr (gateway, ==,
+                   "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
+                   "max-connections;drain-seconds;plugin-path");
+}
+
+/* A property a route gains is a key of its group, with nothing else to
+ * change: here one added to the class at run time, in a child so that the
+ * other tests keep the class as it is. */
+#define ADDED_PROP_ID 1000
+
+static GObjectSetPropertyFunc route_set_property;
+static GObjectGetPropertyFunc route_get_property;
+static guint added_value;
+
+static void
+added_set_property (GObject      *object,
+                    guint         prop_id,
+                    const GValue *value,
+                    GParamSpec   *pspec)
+{
+  if (prop_id == ADDED_PROP_ID)
+    added_value = g_value_get_uint (value);
+  else
+    route_set_property (object, prop_id, value, pspec);
+}
+
+static void
+added_get_property (GObject    *object,
+                    guint       prop_id,
+                    GValue     *value,
+                    GParamSpec *pspec)
+{
+  if (prop_id == ADDED_PROP_ID)
+    g_value_set_uint (value, added_value);
+  else
+    route_get_property (object, prop_id, value, pspec);
+}
+
+static void
+test_pipeline_route_key_added (void)
+{
+  if (g_test_subprocess ())
+    {
+      GObjectClass *klass = g_type_class_ref (SYMFONIC_TYPE_ROUTE);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *keys = NULL;
+
+      route_set_property = klass->set_property;
+      route_get_property = klass->get_property;
+      klass->set_property = added_set_property;
+      klass->get_property = added_get_property;
+      g_object_class_install_property (klass, ADDED_PROP_ID,
+                                       g_param_spec_uint ("added-key", "Added key", "A key new to the loader",
+                                                          0, 100, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+      keys = join_key_names ("route");
+      g_assert_true (g_str_has_suffix (keys, ";max-usage-tokens;added-key"));
+
+      pipeline = load ("[route:r]\npath=/r\nsource=s\nadded-key=42\n" SOURCE, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (added_value, ==, 42);
+
+      /* and converted and checked like any other */
+      g_clear_object (&pipeline);
+      pipeline = load ("[route:r]\npath=/r\nsource=s\nadded-key=420\n" SOURCE, &error);
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_nonnull (strstr (error->message, "t.pipeline:4: [route:r] added-key: "));
+      g_type_class_unref (klass);
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
 }
 
 int
@@ -918,6 +1160,14 @@ main (int   argc,
   g_test_add_func ("/pipeline/missing-file", test_pipeline_missing_file);
   g_test_add_func ("/pipeline/file-not-regular", test_pipeline_file_not_regular);
   g_test_add_func ("/pipeline/resource-files", test_pipeline_resource_files);
+  for (guint i = 0; i < G_N_ELEMENTS (file_key_cases); i++)
+    {
+      g_autofree char *path = g_strconcat ("/pipeline/file-key/", file_key_cases[i].name, NULL);
+
+      g_test_add_data_func (path, &file_key_cases[i], test_pipeline_file_key);
+    }
+  g_test_add_func ("/pipeline/keys", test_pipeline_keys);
+  g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
 
   ret = g_test_run ();
   g_object_unref (registry);
