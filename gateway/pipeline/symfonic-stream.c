@@ -1681,10 +1681,11 @@ admit_cb (GObject      *object,
   admission_decided (self, error);
 }
 
-/* Asks the stages of the phase, in route order from admit_next on: each
- * that decides at once in place, since going through a stage's
- * asynchronous hook would cost the request a main-loop turn, up to the
- * first that answers later, which is then asked. */
+/* Asks the stages of the phase, in route order from admit_next on. Each
+ * is tried in place first, since going through a stage's asynchronous
+ * hook would cost the request a main-loop turn; the first that cannot
+ * decide at once (G_IO_ERROR_WOULD_BLOCK, or it admits asynchronously
+ * only, or on a thread of its own) is asked to answer later. */
 static SymfonicAdmitResult
 admit_from_next (SymfonicStream  *self,
                  GError         **error)
@@ -1694,6 +1695,7 @@ admit_from_next (SymfonicStream  *self,
   for (; self->admit_next < self->n_stages; self->admit_next++)
     {
       StageSlot *slot = &self->slots[self->admit_next];
+      GError *local_error = NULL;
 
       if (slot->info.phase != phase)
         continue;
@@ -1704,18 +1706,25 @@ admit_from_next (SymfonicStream  *self,
           hop_send (self, HOP_ADMIT, self->admit_next);
           return SYMFONIC_ADMIT_PENDING;
         }
-      if (!symfonic_stage_admits_inline (slot->stage))
+      if (slot->info.admit != NULL)
         {
-          advance (self, STREAM_WAIT);
-          symfonic_stage_admit_async (slot->stage, self, self->cancellable, admit_cb, g_object_ref (self));
-          return SYMFONIC_ADMIT_PENDING;
+          if (symfonic_stage_run_admit (slot->stage, slot->info.admit, self, &local_error))
+            {
+              slot->admitted = TRUE;
+              continue;
+            }
+          if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+            {
+              g_propagate_error (error, local_error);
+              refuse_admission (self);
+              return SYMFONIC_ADMIT_REFUSED;
+            }
+          g_error_free (local_error);
         }
-      if (!symfonic_stage_admit (slot->stage, self, error))
-        {
-          refuse_admission (self);
-          return SYMFONIC_ADMIT_REFUSED;
-        }
-      slot->admitted = TRUE;
+
+      advance (self, STREAM_WAIT);
+      symfonic_stage_admit_async (slot->stage, self, self->cancellable, admit_cb, g_object_ref (self));
+      return SYMFONIC_ADMIT_PENDING;
     }
 
   return pass_phase (self, error) ? SYMFONIC_ADMIT_PASSED : SYMFONIC_ADMIT_REFUSED;
