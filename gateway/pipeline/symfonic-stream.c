@@ -360,6 +360,14 @@ is_over (SymfonicStream *self)
   return self->state >= STREAM_REFUSED;
 }
 
+/* The source ended its upstream, and what it sent is still worked
+ * through. */
+static inline gboolean
+upstream_ended (SymfonicStream *self)
+{
+  return self->state == STREAM_ENDING || self->state == STREAM_FINISHING;
+}
+
 /* Events go from the source through the stages to the sink: the source
  * runs, or what it sent before its end is still worked through. */
 static inline gboolean
@@ -1494,8 +1502,10 @@ hop_send (SymfonicStream *self,
  * @self: a #SymfonicStream
  * @event: an upstream event
  *
- * Hands one upstream event to the stream; sources call this. Ignored once
- * the stream is over.
+ * Hands one upstream event to the stream; sources call this. Ignored
+ * unless the stream runs: once it is over, and before it started (a
+ * source driven on its own). A source that ended its upstream pushes
+ * nothing more.
  *
  * Returns: whether the source may push on, should stop reading its
  *   upstream until the stream's ready function runs, or should stop
@@ -1511,9 +1521,7 @@ symfonic_stream_push (SymfonicStream *self,
 
   if (G_UNLIKELY (self->state != STREAM_RUNNING))
     {
-      /* a source pushes until it hears that the stream is over; before it
-       * was started, or once it ended its upstream, it has no business to */
-      g_return_val_if_fail (is_over (self), SYMFONIC_FLOW_OVER);
+      g_return_val_if_fail (!upstream_ended (self), SYMFONIC_FLOW_OVER);
       return SYMFONIC_FLOW_OVER;
     }
 
@@ -1608,10 +1616,10 @@ symfonic_stream_push_end (SymfonicStream *self,
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
 
-  /* a source ends its upstream once it heard that the stream is over */
-  if (is_over (self))
+  /* a source ends its upstream also once it heard that the stream is
+   * over, and a source driven on its own ends a stream never started */
+  if (!flows (self))
     return;
-  g_return_if_fail (self->state >= STREAM_RUNNING);
 
   if (error != NULL)
     {

@@ -722,13 +722,11 @@ test_invalid_transitions (void)
   g_test_assert_expected_messages ();
   g_assert_no_error (error);
 
-  /* a source that pushes, or ends, before the stream started */
-  g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*assertion*is_over*failed*");
+  /* a source driven on its own, on a stream never started: what it
+   * pushes goes nowhere, and its end is no end of the stream */
   g_assert_cmpint (symfonic_stream_push (stream, event), ==, SYMFONIC_FLOW_OVER);
-  g_test_assert_expected_messages ();
-  g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*assertion*STREAM_RUNNING*failed*");
   symfonic_stream_push_end (stream, NULL);
-  g_test_assert_expected_messages ();
+  g_assert_false (symfonic_stream_is_over (stream));
 
   g_assert_cmpint (symfonic_stream_admit (stream, SYMFONIC_ADMISSION_PHASE_HEAD, decided, &outcome, &error), ==,
                    SYMFONIC_ADMIT_PASSED);
@@ -814,7 +812,7 @@ test_upstream_ends_twice (void)
                          "A stream in state ending got the event upstream-end, which is not allowed there");
   symfonic_stream_push_end (stream, NULL);
   g_test_assert_expected_messages ();
-  g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*assertion*is_over*failed*");
+  g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*assertion*upstream_ended*failed*");
   g_assert_cmpint (symfonic_stream_push (stream, event), ==, SYMFONIC_FLOW_OVER);
   g_test_assert_expected_messages ();
   g_assert_false (symfonic_stream_is_over (stream));
