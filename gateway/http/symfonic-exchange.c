@@ -29,59 +29,53 @@
  * Its life is one state machine; every change of state goes through
  * advance(), which refuses a move the table does not list:
  *
- *   state \ event  ADMIT_ASYNC     ADMITTED   BODY_IN         REFUSED  END    FINISHED  WRITTEN  RELEASED
- *   HEAD           HEAD_ADMITTING  BODY       -               REFUSED  -      -         -        DONE
- *   HEAD_ADMITTING -               BODY       -               REFUSED  -      ORPHANED  -        DONE
- *   BODY           -               -          BODY_ADMITTING  -        -      DONE      -        DONE
- *   BODY_ADMITTING -               STREAMING  -               REFUSED  -      ORPHANED  -        DONE
- *   STREAMING      -               -          -               -        ENDED  DONE      DONE     DONE
- *   ENDED          -               -          -               -        -      DONE      DONE     DONE
- *   REFUSED        -               -          -               -        -      DONE      -        DONE
- *   ORPHANED       -               -          -               -        -      -         -        DONE
- *   DETACHED       -               -          -               -        ENDED  -         -        DONE
+ *   state \ event  ADMITTED   GOT_BODY  REFUSED  END    FINISHED  WRITTEN  RELEASED  DETACH
+ *   HEAD           BODY       -         REFUSED  -      DONE      -        DONE      -
+ *   BODY           -          BODY_IN   -        -      DONE      -        DONE      -
+ *   BODY_IN        STREAMING  -         REFUSED  -      DONE      -        DONE      -
+ *   STREAMING      -          -         -        ENDED  DONE      DONE     DONE      DETACHED
+ *   ENDED          -          -         -        -      DONE      DONE     DONE      -
+ *   REFUSED        -          -         -        -      DONE      -        DONE      -
+ *   DETACHED       -          -         -        ENDED  -         -        DONE      -
  *
- *   STREAMING + DETACH: DETACHED
- *
- * HEAD: the head is in; head-phase stages (authentication) that decide at
- *   once run here. ADMIT_ASYNC: one of them answers later; libsoup's
- *   reading is paused meanwhile (HEAD_ADMITTING).
- * ADMITTED: the stages of the phase admitted the request. After the head,
- *   libsoup reads the body, bounded (BODY); after the body, the stream
- *   starts (STREAMING).
- * BODY_IN: the body is in; libsoup is paused while it is decoded (415,
- *   400, 413) and the body-phase stages (metering) decide.
+ * What the admission stages decide, and whether the stream waits for one
+ * of them, is the stream's to track (symfonic_stream_admit()); the
+ * exchange follows the HTTP message, and keeps libsoup from reading while
+ * the stream waits.
+ * HEAD: the head is in, nothing of the body is read; the head-phase stages
+ *   (authentication) decide. ADMITTED: they admitted the request, and
+ *   libsoup reads the body, bounded (BODY).
+ * GOT_BODY: the body is in; libsoup is paused while it is decoded (415,
+ *   400, 413) and the body-phase stages (metering) decide (BODY_IN).
+ *   ADMITTED: the stream starts (STREAMING).
  * REFUSED: a JSON refusal is handed to libsoup, before any byte of a
  *   stream. END: the stream's terminal (or its JSON answer) is handed over.
- * FINISHED: libsoup finished the message (answered, or the client left):
- *   the exchange is freed (DONE), unless an admission hook still runs, which
- *   owns it until it answers (ORPHANED).
+ * FINISHED: libsoup finished the message (answered, or the client left,
+ *   also while a stage decided): the exchange is freed (DONE), and with it
+ *   the stream, which drops an admission answer still owed.
  * WRITTEN: an event stream's writer, which took the connection from
  *   libsoup when the stream started (libsoup then finishes nothing), let
  *   it go: the body went out whole, or the client left or stalled.
  * RELEASED: the exchange lets go of its message at once: an early refusal
- *   took the connection, an orphan's hook answered, a detached run ended,
- *   or the worker stops.
+ *   took the connection, a detached run ended, or the worker stops.
  * DETACH: the client of a resumable run left before its terminal: the run
  *   goes on without a writer, its frames to the run store only, until it
  *   ends (ENDED, then RELEASED) or nobody came back for resume-seconds. */
 typedef enum {
   EXCHANGE_HEAD,
-  EXCHANGE_HEAD_ADMITTING,
   EXCHANGE_BODY,
-  EXCHANGE_BODY_ADMITTING,
+  EXCHANGE_BODY_IN,
   EXCHANGE_STREAMING,
   EXCHANGE_ENDED,
   EXCHANGE_REFUSED,
-  EXCHANGE_ORPHANED,
   EXCHANGE_DETACHED,
   EXCHANGE_DONE,
   N_EXCHANGE_STATES
 } ExchangeState;
 
 typedef enum {
-  EXCHANGE_ADMIT_ASYNC,
   EXCHANGE_ADMITTED,
-  EXCHANGE_BODY_IN,
+  EXCHANGE_GOT_BODY,
   EXCHANGE_REFUSE,
   EXCHANGE_END,
   EXCHANGE_FINISHED,
@@ -97,26 +91,20 @@ typedef enum {
 
 static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
   [EXCHANGE_HEAD] = {
-    [EXCHANGE_ADMIT_ASYNC] = EXCHANGE_HEAD_ADMITTING,
     [EXCHANGE_ADMITTED] = EXCHANGE_BODY,
     [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
-    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
-  },
-  [EXCHANGE_HEAD_ADMITTING] = {
-    [EXCHANGE_ADMITTED] = EXCHANGE_BODY,
-    [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
-    [EXCHANGE_FINISHED] = EXCHANGE_ORPHANED,
-    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
-  },
-  [EXCHANGE_BODY] = {
-    [EXCHANGE_BODY_IN] = EXCHANGE_BODY_ADMITTING,
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
-  [EXCHANGE_BODY_ADMITTING] = {
+  [EXCHANGE_BODY] = {
+    [EXCHANGE_GOT_BODY] = EXCHANGE_BODY_IN,
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
+    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
+  },
+  [EXCHANGE_BODY_IN] = {
     [EXCHANGE_ADMITTED] = EXCHANGE_STREAMING,
     [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
-    [EXCHANGE_FINISHED] = EXCHANGE_ORPHANED,
+    [EXCHANGE_FINISHED] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
   [EXCHANGE_STREAMING] = {
@@ -135,9 +123,6 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
-  [EXCHANGE_ORPHANED] = {
-    [EXCHANGE_RELEASED] = EXCHANGE_DONE,
-  },
   [EXCHANGE_DETACHED] = {
     [EXCHANGE_END] = EXCHANGE_ENDED,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
@@ -145,11 +130,11 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
 };
 
 static const char * const state_names[] = {
-  "head", "head-admitting", "body", "body-admitting", "streaming", "ended", "refused", "orphaned", "detached", "done",
+  "head", "body", "body-in", "streaming", "ended", "refused", "detached", "done",
 };
 
 static const char * const event_names[] = {
-  "admit-async", "admitted", "body-in", "refuse", "end", "finished", "written", "released", "detach",
+  "admitted", "body-in", "refuse", "end", "finished", "written", "released", "detach",
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_EXCHANGE_STATES);
@@ -224,13 +209,6 @@ advance (Exchange      *self,
   return TRUE;
 }
 
-/* libsoup's reading of the request is paused while stages decide. */
-static gboolean
-is_admitting (Exchange *self)
-{
-  return self->state == EXCHANGE_HEAD_ADMITTING || self->state == EXCHANGE_BODY_ADMITTING;
-}
-
 /* The stream was opened: it is counted as closed once. */
 static gboolean
 has_stream (Exchange *self)
@@ -274,6 +252,9 @@ exchange_free (Exchange *self)
     g_string_free (self->scratch, TRUE);
   g_clear_object (&self->run_store);
   g_clear_pointer (&self->encoder, symfonic_encoder_free);
+  /* a stream still admitting drops the answer a stage owes it, and the
+   * stages that admitted it settle */
+  symfonic_stream_cancel (self->stream);
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
   g_free (self);
@@ -780,8 +761,7 @@ on_finished (SoupServerMessage *message,
   g_clear_signal_handler (&self->finished_id, self->message);
   stream_closed (self);
 
-  /* an admission hook still running owns the exchange until it answers */
-  if (advance (self, EXCHANGE_FINISHED) && self->state == EXCHANGE_DONE)
+  if (advance (self, EXCHANGE_FINISHED))
     exchange_free (self);
 }
 
@@ -874,15 +854,18 @@ body_pending (SoupServerMessage *message)
     }
 }
 
-/* Answers a request that is not admitted. */
+/* Answers a request that is not admitted. libsoup reads nothing while
+ * the request is decided (@paused): after the body always
+ * (symfonic_exchange_run() pauses it), on the head only once the stream
+ * waited for a stage. */
 static void
 refuse (Exchange     *self,
-        const GError *error)
+        const GError *error,
+        gboolean      paused)
 {
   g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
   g_autofree char *body = NULL;
-  gboolean body_unread = self->state == EXCHANGE_HEAD || self->state == EXCHANGE_HEAD_ADMITTING;
-  gboolean paused = is_admitting (self);
+  gboolean body_unread = self->state == EXCHANGE_HEAD;
 
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
                                    symfonic_error_frame_get_status (frame));
@@ -904,31 +887,6 @@ refuse (Exchange     *self,
   symfonic_exchange_respond_error (self->message, self->route, frame);
   if (paused)
     soup_server_message_unpause (self->message);
-}
-
-/* An admission hook answered. Returns %TRUE if the request was admitted
- * and the exchange goes on; otherwise it was answered or is gone. */
-static gboolean
-admission_answered (Exchange     *self,
-                    GAsyncResult *result)
-{
-  g_autoptr(GError) error = NULL;
-
-  if (self->state == EXCHANGE_ORPHANED)
-    {
-      symfonic_stream_cancel (self->stream);
-      if (advance (self, EXCHANGE_RELEASED))
-        exchange_free (self);
-      return FALSE;
-    }
-
-  if (!symfonic_stream_admit_finish (self->stream, result, &error))
-    {
-      refuse (self, error);
-      return FALSE;
-    }
-
-  return TRUE;
 }
 
 /* A stream of a resumable route keeps its frames in the store from its
@@ -962,22 +920,23 @@ body_admitted (Exchange *self)
 
   if (!open_run (self, &error))
     {
-      refuse (self, error);
+      refuse (self, error, TRUE);
       return;
     }
   begin_stream (self);
 }
 
+/* The body-phase stages that the stream waited for decided. */
 static void
-body_admitted_cb (GObject      *object,
-                  GAsyncResult *result,
-                  gpointer      user_data)
+body_decided (gpointer      data,
+              const GError *error)
 {
-  Exchange *self = user_data;
+  Exchange *self = data;
 
-  if (!admission_answered (self, result))
-    return;
-  body_admitted (self);
+  if (error != NULL)
+    refuse (self, error, TRUE);
+  else
+    body_admitted (self);
 }
 
 /* A runs route: after authentication, the run asked for is read from
@@ -991,7 +950,7 @@ start_reading (Exchange *self)
                                           symfonic_stream_get_invocation (self->stream), &error);
   if (self->reader == NULL)
     {
-      refuse (self, error);
+      refuse (self, error, TRUE);
       return;
     }
   if (!advance (self, EXCHANGE_ADMITTED))
@@ -1014,36 +973,38 @@ payload_too_large (Exchange *self)
 
 /* The head-phase stages admitted the request: the body may be read, if
  * its declared length is within the limit. Only an authenticated client
- * learns about the limit. */
+ * learns about the limit. libsoup was @paused while the stream waited for
+ * a stage. */
 static void
-head_admitted (Exchange *self)
+head_admitted (Exchange *self,
+               gboolean  paused)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers (self->message);
-  gboolean paused;
 
   if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CONTENT_LENGTH &&
       (guint64) soup_message_headers_get_content_length (headers) > self->max_body_bytes)
     {
       g_autoptr(GError) error = payload_too_large (self);
 
-      refuse (self, error);
+      refuse (self, error, paused);
       return;
     }
 
-  paused = is_admitting (self);
   if (advance (self, EXCHANGE_ADMITTED) && paused)
     soup_server_message_unpause (self->message);
 }
 
+/* The head-phase stages that the stream waited for decided. */
 static void
-head_admitted_cb (GObject      *object,
-                  GAsyncResult *result,
-                  gpointer      user_data)
+head_decided (gpointer      data,
+              const GError *error)
 {
-  Exchange *self = user_data;
+  Exchange *self = data;
 
-  if (admission_answered (self, result))
-    head_admitted (self);
+  if (error != NULL)
+    refuse (self, error, TRUE);
+  else
+    head_admitted (self, TRUE);
 }
 
 static void
@@ -1150,6 +1111,7 @@ symfonic_exchange_open (SoupServerMessage *message,
                         GHashTable        *live)
 {
   g_autoptr(SymfonicInvocation) invocation = symfonic_exchange_new_invocation (message);
+  g_autoptr(GError) error = NULL;
   Exchange *self;
 
   self = g_new0 (Exchange, 1);
@@ -1171,21 +1133,19 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
 
   /* libsoup reads on once this handler returns: stages that decide at
-   * once do so here, and others have it wait */
-  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD))
+   * once do so here, and a stage that answers later has it wait */
+  switch (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_decided, self, &error))
     {
-      g_autoptr(GError) error = NULL;
-
-      if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, &error))
-        head_admitted (self);
-      else
-        refuse (self, error);
-      return;
+    case SYMFONIC_ADMIT_PASSED:
+      head_admitted (self, FALSE);
+      break;
+    case SYMFONIC_ADMIT_REFUSED:
+      refuse (self, error, FALSE);
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      soup_server_message_pause (message);
+      break;
     }
-
-  advance (self, EXCHANGE_ADMIT_ASYNC);
-  soup_server_message_pause (message);
-  symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, head_admitted_cb, self);
 }
 
 /* Whether symfonic_exchange_open() started an exchange for @message. */
@@ -1206,7 +1166,7 @@ symfonic_exchange_run (SoupServerMessage *message)
 
   g_return_if_fail (self != NULL);
 
-  if (!advance (self, EXCHANGE_BODY_IN))
+  if (!advance (self, EXCHANGE_GOT_BODY))
     return;
   g_clear_signal_handler (&self->got_chunk_id, self->message);
   soup_server_message_pause (message);
@@ -1216,7 +1176,7 @@ symfonic_exchange_run (SoupServerMessage *message)
       /* the client may still be sending: do not keep the connection */
       soup_message_headers_replace (soup_server_message_get_response_headers (message), "Connection", "close");
       error = payload_too_large (self);
-      refuse (self, error);
+      refuse (self, error, TRUE);
       return;
     }
 
@@ -1229,22 +1189,23 @@ symfonic_exchange_run (SoupServerMessage *message)
   bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
   if (!decode (self, bytes, &error))
     {
-      refuse (self, error);
+      refuse (self, error, TRUE);
       return;
     }
 
-  /* metering decides at once: deferring that to a later main-loop turn
-   * would delay the first delta of every stream */
-  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_BODY))
+  /* metering on a store in the process decides at once: deferring that to
+   * a later main-loop turn would delay the first delta of every stream */
+  switch (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_decided, self, &error))
     {
-      if (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, &error))
-        body_admitted (self);
-      else
-        refuse (self, error);
-      return;
+    case SYMFONIC_ADMIT_PASSED:
+      body_admitted (self);
+      break;
+    case SYMFONIC_ADMIT_REFUSED:
+      refuse (self, error, TRUE);
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      break;
     }
-
-  symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_BODY, body_admitted_cb, self);
 }
 
 /* The worker is stopping: every running stream ends with its one error
@@ -1281,13 +1242,7 @@ symfonic_exchange_abandon_all (GHashTable *live)
           client_gone (self);
           symfonic_metrics_stream_closed (self->metrics);
         }
-      if (is_admitting (self))
-        {
-          /* the admission callback frees it when it answers */
-          g_clear_signal_handler (&self->finished_id, self->message);
-          advance (self, EXCHANGE_FINISHED);
-          continue;
-        }
+      /* a stream that waits for an admission stage drops its answer */
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
     }

@@ -71,15 +71,13 @@ answer (Listing      *self,
   symfonic_exchange_respond_json (self->message, SOUP_STATUS_OK, body->str);
 }
 
+/* The head-phase stages that the stream waited for decided. */
 static void
-admitted_cb (GObject      *object,
-             GAsyncResult *result,
-             gpointer      user_data)
+decided (gpointer      data,
+         const GError *error)
 {
-  g_autoptr(Listing) self = user_data;
-  g_autoptr(GError) error = NULL;
+  g_autoptr(Listing) self = data;
 
-  symfonic_stream_admit_finish (self->stream, result, &error);
   answer (self, error);
   soup_server_message_unpause (self->message);
 }
@@ -95,13 +93,16 @@ symfonic_model_listing_respond (SoupServerMessage *message,
   self->route = g_object_ref (route);
   self->stream = symfonic_stream_new (route, invocation);
 
-  if (symfonic_stream_admits_inline (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD))
+  switch (symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, decided, self, &error))
     {
-      symfonic_stream_admit (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, &error);
+    case SYMFONIC_ADMIT_PASSED:
+    case SYMFONIC_ADMIT_REFUSED:
       answer (self, error);
-      return;
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      /* the listing is the callback's now */
+      soup_server_message_pause (message);
+      (void) g_steal_pointer (&self);
+      break;
     }
-
-  soup_server_message_pause (message);
-  symfonic_stream_admit_async (self->stream, SYMFONIC_ADMISSION_PHASE_HEAD, admitted_cb, g_steal_pointer (&self));
 }

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "symfonic-meter-store.h"
 
 /**
@@ -31,10 +33,48 @@ symfonic_meter_store_real_get_time (SymfonicMeterStore *self)
   return g_get_monotonic_time ();
 }
 
+/* A store that does not say otherwise needs I/O to answer. */
+static gboolean
+would_block (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The meter store answers asynchronously"));
+  return FALSE;
+}
+
+static gboolean
+symfonic_meter_store_real_try_take (SymfonicMeterStore  *self,
+                                    const char          *key,
+                                    gint64               emission_interval_us,
+                                    gint64               burst_tolerance_us,
+                                    gint64               now_us,
+                                    gboolean            *allowed,
+                                    gint64              *retry_after_us,
+                                    GError             **error)
+{
+  return would_block (error);
+}
+
+static gboolean
+symfonic_meter_store_real_try_reserve (SymfonicMeterStore  *self,
+                                       const char          *key,
+                                       guint64              amount,
+                                       guint64              limit,
+                                       gint64               window_us,
+                                       gint64               now_us,
+                                       gboolean            *reserved,
+                                       gint64              *retry_after_us,
+                                       guint64             *allowance,
+                                       GError             **error)
+{
+  return would_block (error);
+}
+
 static void
 symfonic_meter_store_default_init (SymfonicMeterStoreInterface *iface)
 {
   iface->get_time = symfonic_meter_store_real_get_time;
+  iface->try_take = symfonic_meter_store_real_try_take;
+  iface->try_reserve = symfonic_meter_store_real_try_reserve;
 }
 
 /**
@@ -125,6 +165,60 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
 }
 
 /**
+ * symfonic_meter_store_try_take:
+ * @self: a #SymfonicMeterStore
+ * @key: the cell
+ * @emission_interval_us: T, as for symfonic_meter_store_take_async()
+ * @burst_tolerance_us: τ, as for symfonic_meter_store_take_async()
+ * @now_us: now, from symfonic_meter_store_get_time()
+ * @allowed: (out): whether the arrival conforms
+ * @retry_after_us: (out) (optional): when refused, how long until an
+ *   arrival would conform (> 0); 0 when allowed
+ * @error: return location for a #GError
+ *
+ * The admission of symfonic_meter_store_take_async(), decided at once if
+ * the store can: a store whose state is in this process answers here, and
+ * a metering stage then admits a request without making it wait a
+ * main-loop turn. A store that needs I/O to answer fails with
+ * %G_IO_ERROR_WOULD_BLOCK, having changed nothing, and the caller asks
+ * symfonic_meter_store_take_async() instead.
+ *
+ * Returns: %TRUE if the store answered, in @allowed; %FALSE with @error
+ *   set if it must be asked asynchronously (%G_IO_ERROR_WOULD_BLOCK) or
+ *   could not answer at all
+ */
+gboolean
+symfonic_meter_store_try_take (SymfonicMeterStore  *self,
+                               const char          *key,
+                               gint64               emission_interval_us,
+                               gint64               burst_tolerance_us,
+                               gint64               now_us,
+                               gboolean            *allowed,
+                               gint64              *retry_after_us,
+                               GError             **error)
+{
+  gboolean local_allowed = FALSE;
+  gint64 local_retry = 0;
+
+  g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
+  g_return_val_if_fail (key != NULL, FALSE);
+  g_return_val_if_fail (emission_interval_us > 0, FALSE);
+  g_return_val_if_fail (burst_tolerance_us >= 0, FALSE);
+  g_return_val_if_fail (allowed != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_take (self, key, emission_interval_us, burst_tolerance_us,
+                                                        now_us, &local_allowed, &local_retry, error))
+    return FALSE;
+
+  *allowed = local_allowed;
+  if (retry_after_us != NULL)
+    *retry_after_us = local_allowed ? 0 : local_retry;
+
+  return TRUE;
+}
+
+/**
  * symfonic_meter_store_reserve_async:
  * @self: a #SymfonicMeterStore
  * @key: the budget
@@ -202,6 +296,67 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
 
   if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_retry,
                                                               &local_allowance, error))
+    return FALSE;
+
+  *reserved = local_reserved;
+  if (retry_after_us != NULL)
+    *retry_after_us = local_reserved ? 0 : local_retry;
+  if (allowance != NULL)
+    *allowance = local_reserved ? local_allowance : 0;
+
+  return TRUE;
+}
+
+/**
+ * symfonic_meter_store_try_reserve:
+ * @self: a #SymfonicMeterStore
+ * @key: the budget
+ * @amount: what to reserve, as for symfonic_meter_store_reserve_async()
+ * @limit: what the budget allows per window; at least @amount
+ * @window_us: the window's length
+ * @now_us: now, from symfonic_meter_store_get_time()
+ * @reserved: (out): whether the reservation was granted
+ * @retry_after_us: (out) (optional): as for
+ *   symfonic_meter_store_reserve_finish()
+ * @allowance: (out) (optional): as for
+ *   symfonic_meter_store_reserve_finish()
+ * @error: return location for a #GError
+ *
+ * The reservation of symfonic_meter_store_reserve_async(), decided at once
+ * if the store can, as symfonic_meter_store_try_take() is. A granted
+ * reservation is settled with symfonic_meter_store_settle_async() like
+ * any other.
+ *
+ * Returns: %TRUE if the store answered, in @reserved; %FALSE with @error
+ *   set if it must be asked asynchronously (%G_IO_ERROR_WOULD_BLOCK) or
+ *   could not answer at all
+ */
+gboolean
+symfonic_meter_store_try_reserve (SymfonicMeterStore  *self,
+                                  const char          *key,
+                                  guint64              amount,
+                                  guint64              limit,
+                                  gint64               window_us,
+                                  gint64               now_us,
+                                  gboolean            *reserved,
+                                  gint64              *retry_after_us,
+                                  guint64             *allowance,
+                                  GError             **error)
+{
+  gboolean local_reserved = FALSE;
+  gint64 local_retry = 0;
+  guint64 local_allowance = 0;
+
+  g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
+  g_return_val_if_fail (key != NULL, FALSE);
+  g_return_val_if_fail (amount <= limit, FALSE);
+  g_return_val_if_fail (window_us > 0, FALSE);
+  g_return_val_if_fail (reserved != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_reserve (self, key, amount, limit, window_us, now_us,
+                                                           &local_reserved, &local_retry, &local_allowance,
+                                                           error))
     return FALSE;
 
   *reserved = local_reserved;

@@ -30,13 +30,21 @@ G_DECLARE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, SYMFONIC, METER_S
  * @settle_async: settles a reservation, see
  *   symfonic_meter_store_settle_async().
  * @settle_finish: completes @settle_async.
+ * @try_take: @take_async decided at once, see
+ *   symfonic_meter_store_try_take(). The default fails with
+ *   %G_IO_ERROR_WOULD_BLOCK, so that the caller goes through @take_async.
+ * @try_reserve: @reserve_async decided at once, see
+ *   symfonic_meter_store_try_reserve(). The default fails with
+ *   %G_IO_ERROR_WOULD_BLOCK.
  *
  * The operations the rate-limit and budget stages need from the state they
  * share across streams, workers and (for a networked store) instances. Each
  * is one atomic read-modify-write, so a store answers it in one round trip
  * (a Redis store: one Lua script) and the stages never hold a lock across
- * calls. They are asynchronous because a networked store does I/O; an
- * in-process store completes them at once.
+ * calls. They are asynchronous because a networked store does I/O. A store
+ * that can decide without waiting (its state is in this process) says so
+ * by implementing @try_take and @try_reserve too: the stages ask those
+ * first, and an admission then costs the request no main-loop turn.
  *
  * A refusal is an answer, not an error: errors mean the store could not
  * answer at all.
@@ -88,6 +96,25 @@ struct _SymfonicMeterStoreInterface
   gboolean (*settle_finish)  (SymfonicMeterStore   *self,
                               GAsyncResult         *result,
                               GError              **error);
+
+  gboolean (*try_take)       (SymfonicMeterStore   *self,
+                              const char           *key,
+                              gint64                emission_interval_us,
+                              gint64                burst_tolerance_us,
+                              gint64                now_us,
+                              gboolean             *allowed,
+                              gint64               *retry_after_us,
+                              GError              **error);
+  gboolean (*try_reserve)    (SymfonicMeterStore   *self,
+                              const char           *key,
+                              guint64               amount,
+                              guint64               limit,
+                              gint64                window_us,
+                              gint64                now_us,
+                              gboolean             *reserved,
+                              gint64               *retry_after_us,
+                              guint64              *allowance,
+                              GError              **error);
 };
 
 gint64   symfonic_meter_store_get_time       (SymfonicMeterStore   *self);
@@ -105,6 +132,14 @@ gboolean symfonic_meter_store_take_finish    (SymfonicMeterStore   *self,
                                               gboolean             *allowed,
                                               gint64               *retry_after_us,
                                               GError              **error);
+gboolean symfonic_meter_store_try_take       (SymfonicMeterStore   *self,
+                                              const char           *key,
+                                              gint64                emission_interval_us,
+                                              gint64                burst_tolerance_us,
+                                              gint64                now_us,
+                                              gboolean             *allowed,
+                                              gint64               *retry_after_us,
+                                              GError              **error);
 
 void     symfonic_meter_store_reserve_async  (SymfonicMeterStore   *self,
                                               const char           *key,
@@ -117,6 +152,16 @@ void     symfonic_meter_store_reserve_async  (SymfonicMeterStore   *self,
                                               gpointer              user_data);
 gboolean symfonic_meter_store_reserve_finish (SymfonicMeterStore   *self,
                                               GAsyncResult         *result,
+                                              gboolean             *reserved,
+                                              gint64               *retry_after_us,
+                                              guint64              *allowance,
+                                              GError              **error);
+gboolean symfonic_meter_store_try_reserve    (SymfonicMeterStore   *self,
+                                              const char           *key,
+                                              guint64               amount,
+                                              guint64               limit,
+                                              gint64                window_us,
+                                              gint64                now_us,
                                               gboolean             *reserved,
                                               gint64               *retry_after_us,
                                               guint64              *allowance,

@@ -30,6 +30,9 @@ typedef struct
   SymfonicStageLane        *lane;
   /* its process hook, or NULL when it keeps the default one */
   SymfonicStageProcessFunc  process;
+  /* the admission hook tried first, or NULL when it admits asynchronously
+   * only */
+  SymfonicStageAdmitFunc    admit;
 } SymfonicRouteStage;
 
 G_GNUC_INTERNAL

@@ -482,6 +482,7 @@ symfonic_route_add_stage (SymfonicRoute *self,
       info.lane = symfonic_stage_lane_get (info.context);
     }
   info.process = symfonic_stage_get_process_func (stage);
+  info.admit = symfonic_stage_get_admit_func (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
   g_array_append_val (self->stage_infos, info);
 

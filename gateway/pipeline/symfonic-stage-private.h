@@ -8,8 +8,18 @@
 
 G_BEGIN_DECLS
 
+typedef gboolean (*SymfonicStageAdmitFunc)   (SymfonicStage   *self,
+                                              SymfonicStream  *stream,
+                                              GError         **error);
+
 G_GNUC_INTERNAL
-gboolean symfonic_stage_admits_inline (SymfonicStage *self);
+SymfonicStageAdmitFunc   symfonic_stage_get_admit_func   (SymfonicStage             *self);
+G_GNUC_INTERNAL
+gboolean                 symfonic_stage_run_admit        (SymfonicStage             *self,
+                                                          SymfonicStageAdmitFunc     admit,
+                                                          SymfonicStream            *stream,
+                                                          GError                   **error);
+
 typedef gboolean (*SymfonicStageProcessFunc) (SymfonicStage   *self,
                                               SymfonicStream  *stream,
                                               SymfonicEvent   *event,

@@ -90,12 +90,6 @@ symfonic_stage_real_admit_finish (SymfonicStage  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-static gboolean
-symfonic_stage_real_admits_inline (SymfonicStage *self)
-{
-  return SYMFONIC_STAGE_GET_IFACE (self)->admit_async == symfonic_stage_real_admit_async;
-}
-
 static SymfonicAdmissionPhase
 symfonic_stage_real_get_admission_phase (SymfonicStage *self)
 {
@@ -145,7 +139,6 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
   iface->close = symfonic_stage_real_close;
-  iface->admits_inline = symfonic_stage_real_admits_inline;
 }
 
 /**
@@ -154,7 +147,9 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
  * @stream: the stream asking for admission
  * @error: return location for a #GError
  *
- * Runs the synchronous admission hook.
+ * Runs the synchronous admission hook. It never blocks: a stage that
+ * needs I/O to decide fails it with %G_IO_ERROR_WOULD_BLOCK, and
+ * symfonic_stage_admit_async() then asks it.
  *
  * Returns: %TRUE if the stage admits the stream
  */
@@ -199,14 +194,36 @@ symfonic_stage_admit_async (SymfonicStage       *self,
   SYMFONIC_STAGE_GET_IFACE (self)->admit_async (self, stream, cancellable, callback, user_data);
 }
 
-/* Whether the stage's admission never waits, so that its synchronous
- * hook may run in place of the asynchronous one. */
-gboolean
-symfonic_stage_admits_inline (SymfonicStage *self)
+/* The admission hook the executor tries first, in place of the
+ * asynchronous one, or %NULL when only that one decides: a stage with its
+ * own admit_async and the default admit, which would accept everything.
+ * The executor looks it up once per route rather than per request. */
+SymfonicStageAdmitFunc
+symfonic_stage_get_admit_func (SymfonicStage *self)
 {
-  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+  SymfonicStageInterface *iface;
 
-  return SYMFONIC_STAGE_GET_IFACE (self)->admits_inline (self);
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), NULL);
+
+  iface = SYMFONIC_STAGE_GET_IFACE (self);
+  if (iface->admit == symfonic_stage_real_admit && iface->admit_async != symfonic_stage_real_admit_async)
+    return NULL;
+
+  return iface->admit;
+}
+
+/* symfonic_stage_admit() through the hook symfonic_stage_get_admit_func()
+ * returned, without the argument checks the executor made once. */
+gboolean
+symfonic_stage_run_admit (SymfonicStage           *self,
+                          SymfonicStageAdmitFunc   admit,
+                          SymfonicStream          *stream,
+                          GError                 **error)
+{
+  GError *local_error = NULL;
+  gboolean ok = admit (self, stream, &local_error);
+
+  return check_hook (self, "admit", ok, local_error, error);
 }
 
 /**

@@ -39,15 +39,18 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
 /**
  * SymfonicStageInterface:
  * @admit: admission before the handshake: may refuse the request with a
- *   #GError (mapped to a 4xx). The default accepts.
+ *   #GError (mapped to a 4xx). The default accepts. The gateway calls it
+ *   on the worker, so it must not block. A stage that also implements
+ *   @admit_async makes @admit its non-blocking form: the gateway tries it
+ *   first, and it fails with %G_IO_ERROR_WOULD_BLOCK when it cannot decide
+ *   without waiting (its store is across the network), and only then is
+ *   @admit_async called. A stage that decides at once so costs the request
+ *   no main-loop turn.
  * @admit_async: asynchronous admission, for stages that need I/O (a shared
- *   rate-limit store). The default runs @admit inline.
+ *   rate-limit store). The default runs @admit inline. A stage that
+ *   implements @admit_async and keeps the default @admit always admits
+ *   through @admit_async.
  * @admit_finish: completes @admit_async.
- * @admits_inline: whether @admit decides at once, without waiting for I/O
- *   (a store in the process), so that the gateway calls it in place of
- *   @admit_async and spares the request the main-loop turn an asynchronous
- *   answer takes. Asked once per stream. The default: whether the stage
- *   keeps the default @admit_async.
  * @get_admission_phase: when the admission hooks run; a constant of the
  *   stage, read once, when it is added to a route. The default is
  *   %SYMFONIC_ADMISSION_PHASE_BODY.
@@ -92,7 +95,6 @@ struct _SymfonicStageInterface
                             GError              **error);
   void     (*close)        (SymfonicStage        *self,
                             SymfonicStream       *stream);
-  gboolean (*admits_inline) (SymfonicStage       *self);
 };
 
 gboolean symfonic_stage_admit        (SymfonicStage        *self,

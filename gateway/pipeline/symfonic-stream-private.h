@@ -34,6 +34,21 @@ typedef struct
                                const GError  *error);
 } SymfonicStreamSink;
 
+/* How an admission phase went, as symfonic_stream_admit() returns it. */
+typedef enum {
+  /* every stage decided at once, and admitted the stream */
+  SYMFONIC_ADMIT_PASSED,
+  /* every stage decided at once, and one refused: the error says why */
+  SYMFONIC_ADMIT_REFUSED,
+  /* a stage answers later: the admission's callback hears the outcome */
+  SYMFONIC_ADMIT_PENDING,
+} SymfonicAdmitResult;
+
+/* The outcome of an admission phase that waited for a stage: @error is
+ * %NULL if it passed, or why it was refused. */
+typedef void (*SymfonicStreamAdmitFunc) (gpointer      data,
+                                         const GError *error);
+
 G_GNUC_INTERNAL
 void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        const SymfonicStreamSink  *sink,
@@ -46,21 +61,11 @@ G_GNUC_INTERNAL
 void     symfonic_stream_emit_checked (SymfonicStream            *self,
                                        SymfonicEvent             *event);
 G_GNUC_INTERNAL
-gboolean symfonic_stream_admits_inline (SymfonicStream           *self,
-                                        SymfonicAdmissionPhase    phase);
-G_GNUC_INTERNAL
-gboolean symfonic_stream_admit        (SymfonicStream            *self,
-                                       SymfonicAdmissionPhase     phase,
-                                       GError                   **error);
-G_GNUC_INTERNAL
-void     symfonic_stream_admit_async  (SymfonicStream            *self,
-                                       SymfonicAdmissionPhase     phase,
-                                       GAsyncReadyCallback        callback,
-                                       gpointer                   user_data);
-G_GNUC_INTERNAL
-gboolean symfonic_stream_admit_finish (SymfonicStream            *self,
-                                       GAsyncResult              *result,
-                                       GError                   **error);
+SymfonicAdmitResult symfonic_stream_admit (SymfonicStream           *self,
+                                           SymfonicAdmissionPhase    phase,
+                                           SymfonicStreamAdmitFunc   func,
+                                           gpointer                  data,
+                                           GError                  **error);
 G_GNUC_INTERNAL
 void     symfonic_stream_start        (SymfonicStream            *self);
 G_GNUC_INTERNAL

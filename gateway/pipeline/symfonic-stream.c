@@ -35,15 +35,138 @@
  * holds a reference on the stream.
  */
 
+/* A stream's life is one state machine; every change of state goes
+ * through advance(), which refuses a move the table does not list:
+ *
+ *   state \ event WAIT          PASS           REFUSE   START     OPEN     UPSTREAM_END  DRAINED    END   CANCEL
+ *   NEW           HEAD_WAITING  HEAD_ADMITTED  REFUSED  -         -        -             -          -     OVER
+ *   HEAD_WAITING  HEAD_WAITING  HEAD_ADMITTED  REFUSED  -         -        -             -          -     OVER
+ *   HEAD_ADMITTED BODY_WAITING  ADMITTED       REFUSED  -         -        -             -          -     OVER
+ *   BODY_WAITING  BODY_WAITING  ADMITTED       REFUSED  -         -        -             -          -     OVER
+ *   ADMITTED      -             -              -        STARTING  -        -             -          -     OVER
+ *   STARTING      -             -              -        -         RUNNING  -             -          OVER  OVER
+ *   RUNNING       -             -              -        -         -        ENDING        -          OVER  OVER
+ *   ENDING        -             -              -        -         -        -             FINISHING  OVER  OVER
+ *   FINISHING     -             -              -        -         -        -             -          OVER  OVER
+ *   REFUSED       -             -              -        -         -        -             -          -     -
+ *   OVER          -             -              -        -         -        -             -          -     -
+ *
+ * Admission is tracked here and nowhere else: the server asks for a phase
+ * (symfonic_stream_admit()) and hears the outcome.
+ * NEW: the stream has its request head; the head phase is next.
+ * WAIT: a stage of the phase answers later (its admit_async, or a hop to
+ *   its own context); the stages after it wait for that answer
+ *   (HEAD_WAITING, BODY_WAITING).
+ * PASS: every stage of the phase admitted the stream (and, in the body
+ *   phase, the route's caps and the source): the body phase is next
+ *   (HEAD_ADMITTED), or the stream may start (ADMITTED).
+ * REFUSE: a stage, the route's caps or the source refused: the stages
+ *   that had admitted it are closed (REFUSED).
+ * START: the begin hooks run, in order (STARTING); OPEN: they all did, and
+ *   the source starts (RUNNING).
+ * UPSTREAM_END: the source ended its upstream successfully; the events
+ *   queued behind a batch that is on a stage's thread go first (ENDING).
+ *   DRAINED: none is left, and the finish hooks run (FINISHING).
+ * END: the stream ends with its outcome, which the sink hears (OVER): the
+ *   finish hooks all ran, or something failed (a hook, the upstream, the
+ *   stream's deadline, the gateway aborting it).
+ * CANCEL: the client went away, or the server let go of the stream before
+ *   it started: no outcome is told, and an answer a stage still owes is
+ *   dropped when it comes (the stage is closed if it admitted). */
 typedef enum {
   STREAM_NEW,
-  STREAM_ADMITTING,
-  /* the head-phase stages admitted it; the body phase is next */
+  STREAM_HEAD_WAITING,
   STREAM_HEAD_ADMITTED,
+  STREAM_BODY_WAITING,
   STREAM_ADMITTED,
+  STREAM_STARTING,
   STREAM_RUNNING,
+  STREAM_ENDING,
+  STREAM_FINISHING,
+  /* the two states a stream is over in; last, so that a comparison tells */
+  STREAM_REFUSED,
   STREAM_OVER,
+  N_STREAM_STATES
 } StreamState;
+
+typedef enum {
+  STREAM_WAIT,
+  STREAM_PASS,
+  STREAM_REFUSE,
+  STREAM_START,
+  STREAM_OPEN,
+  STREAM_UPSTREAM_END,
+  STREAM_DRAINED,
+  STREAM_END,
+  STREAM_CANCEL,
+  N_STREAM_EVENTS
+} StreamEvent;
+
+/* NEW is where every stream starts and never a next state: here it marks a
+ * move that is not allowed. */
+#define ILLEGAL STREAM_NEW
+
+static const StreamState transitions[N_STREAM_STATES][N_STREAM_EVENTS] = {
+  [STREAM_NEW] = {
+    [STREAM_WAIT] = STREAM_HEAD_WAITING,
+    [STREAM_PASS] = STREAM_HEAD_ADMITTED,
+    [STREAM_REFUSE] = STREAM_REFUSED,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_HEAD_WAITING] = {
+    [STREAM_WAIT] = STREAM_HEAD_WAITING,
+    [STREAM_PASS] = STREAM_HEAD_ADMITTED,
+    [STREAM_REFUSE] = STREAM_REFUSED,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_HEAD_ADMITTED] = {
+    [STREAM_WAIT] = STREAM_BODY_WAITING,
+    [STREAM_PASS] = STREAM_ADMITTED,
+    [STREAM_REFUSE] = STREAM_REFUSED,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_BODY_WAITING] = {
+    [STREAM_WAIT] = STREAM_BODY_WAITING,
+    [STREAM_PASS] = STREAM_ADMITTED,
+    [STREAM_REFUSE] = STREAM_REFUSED,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_ADMITTED] = {
+    [STREAM_START] = STREAM_STARTING,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_STARTING] = {
+    [STREAM_OPEN] = STREAM_RUNNING,
+    [STREAM_END] = STREAM_OVER,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_RUNNING] = {
+    [STREAM_UPSTREAM_END] = STREAM_ENDING,
+    [STREAM_END] = STREAM_OVER,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_ENDING] = {
+    [STREAM_DRAINED] = STREAM_FINISHING,
+    [STREAM_END] = STREAM_OVER,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+  [STREAM_FINISHING] = {
+    [STREAM_END] = STREAM_OVER,
+    [STREAM_CANCEL] = STREAM_OVER,
+  },
+};
+
+static const char * const state_names[] = {
+  "new", "head-waiting", "head-admitted", "body-waiting", "admitted", "starting", "running", "ending",
+  "finishing", "refused", "over",
+};
+
+static const char * const event_names[] = {
+  "wait", "pass", "refuse", "start", "open", "upstream-end", "drained", "end", "cancel",
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_STREAM_STATES);
+G_STATIC_ASSERT (G_N_ELEMENTS (event_names) == N_STREAM_EVENTS);
 
 typedef struct
 {
@@ -59,13 +182,6 @@ typedef struct
    * ones between */
   guint                     next_process;
 } StageSlot;
-
-/* What the executor does when no batch is out. */
-typedef enum {
-  STEP_BEGIN,
-  STEP_PROCESS,
-  STEP_FINISH,
-} StreamStep;
 
 /* The events a source may push while a batch is out: they make the next
  * batch. Bounds what a stream holds for a stage on another thread. */
@@ -142,6 +258,7 @@ struct _SymfonicStream
   SymfonicInvocation       *invocation;
   GCancellable             *cancellable;
   gint64                    start_time;
+  /* see the transition table: changed by advance() only */
   StreamState               state;
   char                     *release_line;
   GPtrArray                *response_headers;
@@ -149,16 +266,21 @@ struct _SymfonicStream
   guint64                   output_tokens;
   /* the most output tokens the source asked its upstream for */
   guint64                   max_output_tokens;
+  /* what the upstream reported, whatever the state the report came in */
   gboolean                  usage_reported;
   /* a report was past the bounds: no later one is believed */
   gboolean                  usage_lied;
+  /* a setting the source makes while admitting, which the server reads
+   * once the stream starts */
   gboolean                  holds_head;
 
   StageSlot                *slots;
   guint                     n_stages;
-  /* the admission in progress: its phase, and the next slot to look at */
-  SymfonicAdmissionPhase    admit_phase;
+  /* the admission in progress: the next slot to look at, and who hears
+   * the outcome of a phase that waited for a stage */
   guint                     admit_next;
+  SymfonicStreamAdmitFunc   admit_func;
+  gpointer                  admit_data;
   /* ends a stream that runs longer than its route's max-duration */
   SymfonicTimer            *deadline;
 
@@ -173,24 +295,28 @@ struct _SymfonicStream
   /* the slot whose process hook runs: the stage's own data is looked up
    * once per event, and found here without a search */
   StageSlot                *running;
-  /* the next begin or finish hook to run, in @step */
-  StreamStep                step;
-  guint                     step_next;
+  /* the next begin hook to run while STARTING, or finish hook while
+   * FINISHING */
+  guint                     hook_next;
 
-  /* a stage's thread has the batch arrays; what is pushed meanwhile waits
-   * in @pending, and an end of the upstream in @end_pending */
+  /* The flags below are facts beside the state, not states: each holds
+   * across several states, and changes without the stream's life moving.
+   *
+   * A stage's thread has the batch arrays: in any state from STARTING on,
+   * and still after the stream ended, until that stage answers. What is
+   * pushed meanwhile waits in @pending. */
   gboolean                  out;
   /* the hop that has them, and the route's hook-timeout on its answer */
   Hop                      *out_hop;
   SymfonicTimer            *hook_deadline;
   EventList                *pending;
-  gboolean                  end_pending;
   /* where the answers of a stage's thread come back to */
   GMainContext             *home;
 
   const SymfonicStreamSink *sink;
   gpointer                  sink_data;
-  /* the sink was over its bound when an event was pushed */
+  /* Flow control, between the sink and the source, event by event. The
+   * sink was over its bound when an event was pushed */
   gboolean                  sink_busy;
   /* the sink sent the first delta: the source reads on after the poll */
   gboolean                  sink_yields;
@@ -205,11 +331,50 @@ struct _SymfonicStream
    * the deadline fires from here */
   SymfonicPoller           *poller;
   SymfonicDeferred          ready;
-
-  GTask                    *admit_task;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
+
+/* Moves the stream on @event. A move the table does not list is a bug:
+ * it is reported and ignored, and the caller does nothing more for it. */
+static gboolean
+advance (SymfonicStream *self,
+         StreamEvent     event)
+{
+  StreamState next = transitions[self->state][event];
+
+  if (G_UNLIKELY (next == ILLEGAL))
+    {
+      g_critical ("A stream in state %s got the event %s, which is not allowed there",
+                  state_names[self->state], event_names[event]);
+      return FALSE;
+    }
+
+  self->state = next;
+  return TRUE;
+}
+
+static inline gboolean
+is_over (SymfonicStream *self)
+{
+  return self->state >= STREAM_REFUSED;
+}
+
+/* The source ended its upstream, and what it sent is still worked
+ * through. */
+static inline gboolean
+upstream_ended (SymfonicStream *self)
+{
+  return self->state == STREAM_ENDING || self->state == STREAM_FINISHING;
+}
+
+/* Events go from the source through the stages to the sink: the source
+ * runs, or what it sent before its end is still worked through. */
+static inline gboolean
+flows (SymfonicStream *self)
+{
+  return self->state >= STREAM_RUNNING && self->state <= STREAM_FINISHING;
+}
 
 static void
 run_ready_func (gpointer data)
@@ -252,6 +417,16 @@ static void hop_send (SymfonicStream *self,
                       guint           index);
 
 static void
+close_stage (SymfonicStream *self,
+             guint           i)
+{
+  if (runs_elsewhere (self, i))
+    hop_send (self, HOP_CLOSE, i);
+  else
+    symfonic_stage_close (self->slots[i].stage, self);
+}
+
+static void
 close_admitted_stages (SymfonicStream *self)
 {
   for (guint i = 0; i < self->n_stages; i++)
@@ -259,10 +434,7 @@ close_admitted_stages (SymfonicStream *self)
       if (!self->slots[i].admitted)
         continue;
       self->slots[i].admitted = FALSE;
-      if (runs_elsewhere (self, i))
-        hop_send (self, HOP_CLOSE, i);
-      else
-        symfonic_stage_close (self->slots[i].stage, self);
+      close_stage (self, i);
     }
   symfonic_route_release_stream (self->route, self);
 }
@@ -327,7 +499,8 @@ symfonic_stream_finalize (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->invocation);
   g_clear_object (&self->route);
-  g_assert (self->admit_task == NULL);
+  /* a stage that owes an answer holds a reference */
+  g_assert (self->admit_func == NULL);
 
   G_OBJECT_CLASS (symfonic_stream_parent_class)->finalize (object);
 }
@@ -467,7 +640,7 @@ symfonic_stream_is_over (SymfonicStream *self)
 {
   g_return_val_if_fail (SYMFONIC_IS_STREAM (self), TRUE);
 
-  return self->state == STREAM_OVER;
+  return is_over (self);
 }
 
 /**
@@ -874,7 +1047,7 @@ wake_source (SymfonicStream *self)
 {
   if (!self->source_waits)
     return;
-  if (self->state == STREAM_RUNNING && !takes_more (self))
+  if (flows (self) && !takes_more (self))
     return;
 
   self->source_waits = FALSE;
@@ -885,10 +1058,9 @@ static void
 stream_end (SymfonicStream *self,
             const GError   *error)
 {
-  if (self->state == STREAM_OVER)
+  if (!advance (self, STREAM_END))
     return;
 
-  self->state = STREAM_OVER;
   clear_deadline (self);
   /* a batch that is out is the stage thread's until it answers */
   if (!self->out)
@@ -990,7 +1162,7 @@ run_stages (SymfonicStream  *self,
         return FALSE;
     }
 
-  for (guint j = 0; j < self->batch->len && self->state != STREAM_OVER; j++)
+  for (guint j = 0; j < self->batch->len && !is_over (self); j++)
     {
       switch (self->sink->event (self->sink_data, self->batch->events[j]))
         {
@@ -1053,8 +1225,8 @@ arm_deadline (SymfonicStream *self)
 static void
 start_source (SymfonicStream *self)
 {
-  self->state = STREAM_RUNNING;
-  self->step = STEP_PROCESS;
+  if (!advance (self, STREAM_OPEN))
+    return;
   arm_deadline (self);
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
 }
@@ -1067,22 +1239,23 @@ resume (SymfonicStream *self)
 {
   g_autoptr(GError) error = NULL;
 
-  while (!self->out && self->state != STREAM_OVER)
+  while (!self->out)
     {
       gboolean ok = TRUE;
 
-      switch (self->step)
+      switch (self->state)
         {
-        case STEP_BEGIN:
-          if (self->step_next == self->n_stages)
+        case STREAM_STARTING:
+          if (self->hook_next == self->n_stages)
             {
               start_source (self);
               return;
             }
-          ok = run_hook (self, HOP_BEGIN, self->step_next++, &error);
+          ok = run_hook (self, HOP_BEGIN, self->hook_next++, &error);
           break;
 
-        case STEP_PROCESS:
+        case STREAM_RUNNING:
+        case STREAM_ENDING:
           if (self->pending != NULL && self->pending->len > 0)
             {
               EventList *queued = self->pending;
@@ -1093,11 +1266,10 @@ resume (SymfonicStream *self)
               /* the source fills the next batch while this one is out */
               wake_source (self);
             }
-          else if (self->end_pending)
+          else if (self->state == STREAM_ENDING)
             {
-              self->end_pending = FALSE;
-              self->step = STEP_FINISH;
-              self->step_next = 0;
+              advance (self, STREAM_DRAINED);
+              self->hook_next = 0;
             }
           else
             {
@@ -1106,14 +1278,26 @@ resume (SymfonicStream *self)
             }
           break;
 
-        case STEP_FINISH:
-          if (self->step_next == self->n_stages)
+        case STREAM_FINISHING:
+          if (self->hook_next == self->n_stages)
             {
               stream_end (self, NULL);
               return;
             }
-          ok = run_hook (self, HOP_FINISH, self->step_next++, &error);
+          ok = run_hook (self, HOP_FINISH, self->hook_next++, &error);
           break;
+
+        case STREAM_NEW:
+        case STREAM_HEAD_WAITING:
+        case STREAM_HEAD_ADMITTED:
+        case STREAM_BODY_WAITING:
+        case STREAM_ADMITTED:
+        case STREAM_REFUSED:
+        case STREAM_OVER:
+        case N_STREAM_STATES:
+        default:
+          /* over: a hook or the sink ended it on the way */
+          return;
         }
 
       if (!ok)
@@ -1160,7 +1344,7 @@ hop_answered (gpointer data)
       self->out_hop = NULL;
       if (self->hook_deadline != NULL)
         symfonic_timer_set_deadline (self->hook_deadline, -1);
-      if (self->state == STREAM_OVER)
+      if (is_over (self))
         {
           event_list_clear (self->batch);
           event_list_clear (self->spare);
@@ -1281,7 +1465,7 @@ arm_hook_deadline (SymfonicStream *self)
 {
   guint seconds = symfonic_route_get_hook_timeout (self->route);
 
-  if (seconds == 0 || self->state == STREAM_OVER)
+  if (seconds == 0 || is_over (self))
     return;
 
   if (self->hook_deadline == NULL)
@@ -1318,8 +1502,10 @@ hop_send (SymfonicStream *self,
  * @self: a #SymfonicStream
  * @event: an upstream event
  *
- * Hands one upstream event to the stream; sources call this. Ignored once
- * the stream is over.
+ * Hands one upstream event to the stream; sources call this. Ignored
+ * unless the stream runs: once it is over, and before it started (a
+ * source driven on its own). A source that ended its upstream pushes
+ * nothing more.
  *
  * Returns: whether the source may push on, should stop reading its
  *   upstream until the stream's ready function runs, or should stop
@@ -1333,8 +1519,11 @@ symfonic_stream_push (SymfonicStream *self,
   g_return_val_if_fail (SYMFONIC_IS_STREAM (self), SYMFONIC_FLOW_OVER);
   g_return_val_if_fail (event != NULL, SYMFONIC_FLOW_OVER);
 
-  if (self->state != STREAM_RUNNING)
-    return SYMFONIC_FLOW_OVER;
+  if (G_UNLIKELY (self->state != STREAM_RUNNING))
+    {
+      g_return_val_if_fail (!upstream_ended (self), SYMFONIC_FLOW_OVER);
+      return SYMFONIC_FLOW_OVER;
+    }
 
   if (G_UNLIKELY (self->out))
     {
@@ -1404,7 +1593,7 @@ void
 symfonic_stream_sink_ready (SymfonicStream *self)
 {
   self->sink_busy = FALSE;
-  if (self->state == STREAM_RUNNING)
+  if (flows (self))
     wake_source (self);
 }
 
@@ -1427,7 +1616,9 @@ symfonic_stream_push_end (SymfonicStream *self,
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
 
-  if (self->state != STREAM_RUNNING)
+  /* a source ends its upstream also once it heard that the stream is
+   * over, and a source driven on its own ends a stream never started */
+  if (!flows (self))
     return;
 
   if (error != NULL)
@@ -1437,15 +1628,8 @@ symfonic_stream_push_end (SymfonicStream *self,
     }
 
   /* the events still queued behind a batch that is out go first */
-  if (self->out)
-    {
-      self->end_pending = TRUE;
-      return;
-    }
-
-  self->step = STEP_FINISH;
-  self->step_next = 0;
-  resume (self);
+  if (advance (self, STREAM_UPSTREAM_END))
+    resume (self);
 }
 
 void
@@ -1459,94 +1643,38 @@ symfonic_stream_set_sink (SymfonicStream           *self,
   self->sink_data = data;
 }
 
-static void
-admission_begins (SymfonicStream         *self,
-                  SymfonicAdmissionPhase  phase)
+/* The phase whose stages the stream asks now. */
+static inline SymfonicAdmissionPhase
+admitting_phase (SymfonicStream *self)
 {
-  self->state = STREAM_ADMITTING;
-  self->admit_phase = phase;
-  self->admit_next = 0;
-}
-
-/* The next slot at or after admit_next whose stage admits in the phase, or
- * n_stages. */
-static guint
-next_in_phase (SymfonicStream *self)
-{
-  while (self->admit_next < self->n_stages && self->slots[self->admit_next].info.phase != self->admit_phase)
-    self->admit_next++;
-
-  return self->admit_next;
+  return self->state <= STREAM_HEAD_WAITING ? SYMFONIC_ADMISSION_PHASE_HEAD : SYMFONIC_ADMISSION_PHASE_BODY;
 }
 
 static void
-admission_refused (SymfonicStream *self)
+refuse_admission (SymfonicStream *self)
 {
-  self->state = STREAM_OVER;
+  advance (self, STREAM_REFUSE);
   close_admitted_stages (self);
 }
 
-/* The body phase ends with the source's own admission: last, so that a
- * source reserves nothing for a stream a stage refused. */
+/* Every stage of the phase admitted the stream. The body phase ends with
+ * the route's caps, which come after every stage so that the tenant is
+ * known, and the source's own admission: last, so that a source reserves
+ * nothing for a stream a stage refused. */
 static gboolean
-admission_passed (SymfonicStream  *self,
-                  GError         **error)
+pass_phase (SymfonicStream  *self,
+            GError         **error)
 {
-  if (self->admit_phase == SYMFONIC_ADMISSION_PHASE_HEAD)
+  if (admitting_phase (self) == SYMFONIC_ADMISSION_PHASE_BODY &&
+      (!symfonic_route_claim_stream (self->route, self, error) ||
+       !symfonic_source_admit (symfonic_route_get_source (self->route), self, error)))
     {
-      self->state = STREAM_HEAD_ADMITTED;
-      return TRUE;
-    }
-
-  /* the route's caps come after every stage, so the tenant is known */
-  if (!symfonic_route_claim_stream (self->route, self, error) ||
-      !symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
-    {
-      admission_refused (self);
+      refuse_admission (self);
       return FALSE;
     }
 
-  self->state = STREAM_ADMITTED;
+  advance (self, STREAM_PASS);
   return TRUE;
-}
-
-static void admit_next (SymfonicStream *self);
-
-/* Runs the stages of the phase that decide at once, from admit_next up to
- * the first that waits (or the end): going through a stage's default
- * asynchronous hook would cost the request a main-loop turn. */
-static gboolean
-admit_at_once (SymfonicStream  *self,
-               GError         **error)
-{
-  while (next_in_phase (self) < self->n_stages && !runs_elsewhere (self, self->admit_next) &&
-         symfonic_stage_admits_inline (self->slots[self->admit_next].stage))
-    {
-      if (!symfonic_stage_admit (self->slots[self->admit_next].stage, self, error))
-        return FALSE;
-      self->slots[self->admit_next++].admitted = TRUE;
-    }
-
-  return TRUE;
-}
-
-/* The stage at admit_next decided: the next one's turn, or the refusal
- * (@error, taken). */
-static void
-admission_decided (SymfonicStream *self,
-                   GError         *error)
-{
-  if (error != NULL)
-    {
-      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-
-      admission_refused (self);
-      g_task_return_error (task, error);
-      return;
-    }
-
-  self->slots[self->admit_next++].admitted = TRUE;
-  admit_next (self);
 }
 
 static void
@@ -1561,109 +1689,131 @@ admit_cb (GObject      *object,
   admission_decided (self, error);
 }
 
+/* Asks the stages of the phase, in route order from admit_next on. Each
+ * is tried in place first, since going through a stage's asynchronous
+ * hook would cost the request a main-loop turn; the first that cannot
+ * decide at once (G_IO_ERROR_WOULD_BLOCK, or it admits asynchronously
+ * only, or on a thread of its own) is asked to answer later. */
+static SymfonicAdmitResult
+admit_from_next (SymfonicStream  *self,
+                 GError         **error)
+{
+  SymfonicAdmissionPhase phase = admitting_phase (self);
+
+  for (; self->admit_next < self->n_stages; self->admit_next++)
+    {
+      StageSlot *slot = &self->slots[self->admit_next];
+      GError *local_error = NULL;
+
+      if (slot->info.phase != phase)
+        continue;
+
+      if (runs_elsewhere (self, self->admit_next))
+        {
+          advance (self, STREAM_WAIT);
+          hop_send (self, HOP_ADMIT, self->admit_next);
+          return SYMFONIC_ADMIT_PENDING;
+        }
+      if (slot->info.admit != NULL)
+        {
+          if (symfonic_stage_run_admit (slot->stage, slot->info.admit, self, &local_error))
+            {
+              slot->admitted = TRUE;
+              continue;
+            }
+          if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+            {
+              g_propagate_error (error, local_error);
+              refuse_admission (self);
+              return SYMFONIC_ADMIT_REFUSED;
+            }
+          g_error_free (local_error);
+        }
+
+      advance (self, STREAM_WAIT);
+      symfonic_stage_admit_async (slot->stage, self, self->cancellable, admit_cb, g_object_ref (self));
+      return SYMFONIC_ADMIT_PENDING;
+    }
+
+  return pass_phase (self, error) ? SYMFONIC_ADMIT_PASSED : SYMFONIC_ADMIT_REFUSED;
+}
+
+/* The stage at admit_next, which the stream waited for, decided: the next
+ * stages' turn, or the refusal (@error, taken). */
 static void
-admit_next (SymfonicStream *self)
+admission_decided (SymfonicStream *self,
+                   GError         *error)
 {
-  GError *error = NULL;
+  SymfonicStreamAdmitFunc func = self->admit_func;
+  gpointer data = self->admit_data;
 
-  if (!admit_at_once (self, &error))
+  /* cancelled meanwhile: nobody waits for the answer, but a stage that
+   * admitted the stream is closed like any other (a budget gives its
+   * reservation back) */
+  if (is_over (self))
     {
-      admission_decided (self, error);
+      if (error == NULL)
+        close_stage (self, self->admit_next);
+      g_clear_error (&error);
       return;
     }
 
-  if (self->admit_next == self->n_stages)
-    {
-      g_autoptr(GTask) task = g_steal_pointer (&self->admit_task);
-
-      if (admission_passed (self, &error))
-        g_task_return_boolean (task, TRUE);
-      else
-        g_task_return_error (task, error);
-      return;
-    }
-
-  if (runs_elsewhere (self, self->admit_next))
-    hop_send (self, HOP_ADMIT, self->admit_next);
+  if (error != NULL)
+    refuse_admission (self);
   else
-    symfonic_stage_admit_async (self->slots[self->admit_next].stage, self,
-                                self->cancellable, admit_cb, g_object_ref (self));
-}
-
-static gboolean
-may_admit (SymfonicStream         *self,
-           SymfonicAdmissionPhase  phase)
-{
-  return phase == SYMFONIC_ADMISSION_PHASE_HEAD ? self->state == STREAM_NEW : self->state == STREAM_HEAD_ADMITTED;
-}
-
-/* Whether every stage that admits in @phase decides without waiting, so
- * that symfonic_stream_admit() may run them (true of a phase without
- * stages). */
-gboolean
-symfonic_stream_admits_inline (SymfonicStream         *self,
-                               SymfonicAdmissionPhase  phase)
-{
-  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
-
-  for (guint i = 0; i < self->n_stages; i++)
     {
-      if (self->slots[i].info.phase == phase &&
-          (runs_elsewhere (self, i) || !symfonic_stage_admits_inline (self->slots[i].stage)))
-        return FALSE;
+      self->slots[self->admit_next++].admitted = TRUE;
+      if (admit_from_next (self, &error) == SYMFONIC_ADMIT_PENDING)
+        return;
     }
 
-  return TRUE;
-}
-
-/* The inline form of symfonic_stream_admit_async(), for a phase whose
- * stages all admit inline: it spares the caller a main-loop turn per
- * request. */
-gboolean
-symfonic_stream_admit (SymfonicStream          *self,
-                       SymfonicAdmissionPhase   phase,
-                       GError                 **error)
-{
-  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), FALSE);
-  g_return_val_if_fail (may_admit (self, phase), FALSE);
-  g_return_val_if_fail (symfonic_stream_admits_inline (self, phase), FALSE);
-
-  admission_begins (self, phase);
-  if (!admit_at_once (self, error))
-    {
-      admission_refused (self);
-      return FALSE;
-    }
-
-  return admission_passed (self, error);
+  self->admit_func = NULL;
+  self->admit_data = NULL;
+  func (data, error);
+  g_clear_error (&error);
 }
 
 /* Runs the admission hooks of the stages that admit in @phase, in route
- * order; the first refusal wins. The head phase comes first, then the
- * body phase. */
-void
-symfonic_stream_admit_async (SymfonicStream         *self,
-                             SymfonicAdmissionPhase  phase,
-                             GAsyncReadyCallback     callback,
-                             gpointer                user_data)
+ * order, and then, after the body phase, the route's caps and the source's
+ * admission; the first refusal wins. The head phase comes first, then the
+ * body phase, each once.
+ *
+ * Returns %SYMFONIC_ADMIT_PASSED or %SYMFONIC_ADMIT_REFUSED (with @error
+ * set) when every stage decided at once; otherwise
+ * %SYMFONIC_ADMIT_PENDING, and @func hears the outcome once the stages
+ * that answer later did, unless the stream is cancelled first. */
+SymfonicAdmitResult
+symfonic_stream_admit (SymfonicStream           *self,
+                       SymfonicAdmissionPhase    phase,
+                       SymfonicStreamAdmitFunc   func,
+                       gpointer                  data,
+                       GError                  **error)
 {
-  g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (may_admit (self, phase));
+  SymfonicAdmitResult result;
 
-  admission_begins (self, phase);
-  self->admit_task = g_task_new (self, self->cancellable, callback, user_data);
-  g_task_set_source_tag (self->admit_task, symfonic_stream_admit_async);
-  admit_next (self);
-}
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (self), SYMFONIC_ADMIT_REFUSED);
+  g_return_val_if_fail (func != NULL, SYMFONIC_ADMIT_REFUSED);
+  g_return_val_if_fail (error == NULL || *error == NULL, SYMFONIC_ADMIT_REFUSED);
 
-gboolean
-symfonic_stream_admit_finish (SymfonicStream  *self,
-                              GAsyncResult    *result,
-                              GError         **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  if (G_UNLIKELY (self->state != (phase == SYMFONIC_ADMISSION_PHASE_HEAD ? STREAM_NEW : STREAM_HEAD_ADMITTED)))
+    {
+      g_critical ("A stream in state %s cannot admit in the %s phase", state_names[self->state],
+                  phase == SYMFONIC_ADMISSION_PHASE_HEAD ? "head" : "body");
+      return SYMFONIC_ADMIT_REFUSED;
+    }
 
-  return g_task_propagate_boolean (G_TASK (result), error);
+  /* set before a stage is asked, whenever it answers */
+  self->admit_func = func;
+  self->admit_data = data;
+  self->admit_next = 0;
+  result = admit_from_next (self, error);
+  if (result != SYMFONIC_ADMIT_PENDING)
+    {
+      self->admit_func = NULL;
+      self->admit_data = NULL;
+    }
+
+  return result;
 }
 
 /* Runs the begin hooks, then opens the upstream. The sink must be set. */
@@ -1671,11 +1821,11 @@ void
 symfonic_stream_start (SymfonicStream *self)
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
-  g_return_if_fail (self->state == STREAM_ADMITTED);
   g_return_if_fail (self->sink != NULL);
 
-  self->step = STEP_BEGIN;
-  self->step_next = 0;
+  if (!advance (self, STREAM_START))
+    return;
+  self->hook_next = 0;
   resume (self);
 }
 
@@ -1688,21 +1838,25 @@ symfonic_stream_abort (SymfonicStream *self,
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
   g_return_if_fail (error != NULL);
 
-  if (self->state == STREAM_RUNNING)
+  if (flows (self))
     stream_end (self, error);
 }
 
-/* The client went away: no more output, the upstream is told to stop, and
- * the stages settle. Not an error. */
+/* The client went away, or the server lets go of a stream it did not
+ * start: no more output, the upstream is told to stop, and the stages
+ * settle. Not an error; nothing once the stream is over. */
 void
 symfonic_stream_cancel (SymfonicStream *self)
 {
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
 
-  if (self->state == STREAM_OVER)
+  if (is_over (self))
     return;
 
-  self->state = STREAM_OVER;
+  advance (self, STREAM_CANCEL);
+  /* an admission answer still owed is dropped when it comes */
+  self->admit_func = NULL;
+  self->admit_data = NULL;
   self->sink = NULL;
   clear_deadline (self);
   if (!self->out)

@@ -297,8 +297,9 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
                                       reserve_cb, g_steal_pointer (&task));
 }
 
-/* The memory store decides at once: the stream need not wait a turn for
- * it (see symfonic_budget_stage_admits_inline()). */
+/* Decided at once when the store can (its state is in this process), so
+ * that the request waits no main-loop turn for it; otherwise the store's
+ * G_IO_ERROR_WOULD_BLOCK has the gateway call admit_async. */
 static gboolean
 symfonic_budget_stage_admit (SymfonicStage   *stage,
                              SymfonicStream  *stream,
@@ -308,26 +309,17 @@ symfonic_budget_stage_admit (SymfonicStage   *stage,
   g_autoptr(Admission) admission = NULL;
   gint64 retry_after_us = 0;
   guint64 allowance = 0;
-  gboolean reserved;
-
-  if (!SYMFONIC_IS_MEMORY_METER_STORE (self->store))
-    return symfonic_meter_admit_sync (stage, stream, error);
+  gboolean reserved = FALSE;
 
   admission = admission_new (self, stream, error);
   if (admission == NULL)
     return FALSE;
-  reserved = symfonic_memory_meter_store_reserve (SYMFONIC_MEMORY_METER_STORE (self->store), admission->key,
-                                                  admission->amount, self->tokens_per_window, window_us (self),
-                                                  symfonic_meter_store_get_time (self->store),
-                                                  &retry_after_us, &allowance);
+  if (!symfonic_meter_store_try_reserve (self->store, admission->key, admission->amount, self->tokens_per_window,
+                                         window_us (self), symfonic_meter_store_get_time (self->store),
+                                         &reserved, &retry_after_us, &allowance, error))
+    return FALSE;
 
   return apply_verdict (self, admission, reserved, retry_after_us, allowance, error);
-}
-
-static gboolean
-symfonic_budget_stage_admits_inline (SymfonicStage *stage)
-{
-  return SYMFONIC_IS_MEMORY_METER_STORE (SYMFONIC_BUDGET_STAGE (stage)->store);
 }
 
 static gboolean
@@ -486,7 +478,6 @@ symfonic_budget_stage_stage_init (SymfonicStageInterface *iface)
   iface->admit = symfonic_budget_stage_admit;
   iface->admit_async = symfonic_budget_stage_admit_async;
   iface->admit_finish = symfonic_budget_stage_admit_finish;
-  iface->admits_inline = symfonic_budget_stage_admits_inline;
   iface->begin = symfonic_budget_stage_begin;
   iface->process = symfonic_budget_stage_process;
   iface->close = symfonic_budget_stage_close;

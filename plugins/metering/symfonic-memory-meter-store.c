@@ -189,36 +189,24 @@ take (SymfonicMemoryMeterStore *self,
   return verdict;
 }
 
-/**
- * symfonic_memory_meter_store_take:
- * @self: a #SymfonicMemoryMeterStore
- * @key: the key counted
- * @emission_interval_us: the time one admission takes of the budget
- * @burst_tolerance_us: how far ahead of its schedule the key may run
- * @now_us: the store's time
- * @retry_after_us: (out): when refused, how long until an admission fits
- *
- * The take of symfonic_meter_store_take_async(), decided at once: the
- * state is in this process.
- *
- * Returns: whether the admission is allowed
- */
-gboolean
-symfonic_memory_meter_store_take (SymfonicMemoryMeterStore *self,
-                                  const char               *key,
-                                  gint64                    emission_interval_us,
-                                  gint64                    burst_tolerance_us,
-                                  gint64                    now_us,
-                                  gint64                   *retry_after_us)
+/* The state is in this process: the store always decides at once. */
+static gboolean
+symfonic_memory_meter_store_try_take (SymfonicMeterStore  *store,
+                                      const char          *key,
+                                      gint64               emission_interval_us,
+                                      gint64               burst_tolerance_us,
+                                      gint64               now_us,
+                                      gboolean            *allowed,
+                                      gint64              *retry_after_us,
+                                      GError             **error)
 {
-  Verdict verdict;
+  Verdict verdict = take (SYMFONIC_MEMORY_METER_STORE (store), key, emission_interval_us, burst_tolerance_us,
+                          now_us);
 
-  g_return_val_if_fail (SYMFONIC_IS_MEMORY_METER_STORE (self), FALSE);
-
-  verdict = take (self, key, emission_interval_us, burst_tolerance_us, now_us);
+  *allowed = verdict.granted;
   *retry_after_us = verdict.retry_after_us;
 
-  return verdict.granted;
+  return TRUE;
 }
 
 static void
@@ -301,41 +289,25 @@ reserve (SymfonicMemoryMeterStore *self,
   return verdict;
 }
 
-/**
- * symfonic_memory_meter_store_reserve:
- * @self: a #SymfonicMemoryMeterStore
- * @key: the budget's key
- * @amount: the tokens to reserve
- * @limit: the tokens of a window
- * @window_us: the window's length
- * @now_us: the store's time
- * @retry_after_us: (out): when refused, how long until the amount fits
- * @allowance: (out): when reserved, what the window had left for it
- *
- * The reservation of symfonic_meter_store_reserve_async(), decided at
- * once: the state is in this process.
- *
- * Returns: whether @amount is reserved
- */
-gboolean
-symfonic_memory_meter_store_reserve (SymfonicMemoryMeterStore *self,
-                                     const char               *key,
-                                     guint64                   amount,
-                                     guint64                   limit,
-                                     gint64                    window_us,
-                                     gint64                    now_us,
-                                     gint64                   *retry_after_us,
-                                     guint64                  *allowance)
+static gboolean
+symfonic_memory_meter_store_try_reserve (SymfonicMeterStore  *store,
+                                         const char          *key,
+                                         guint64              amount,
+                                         guint64              limit,
+                                         gint64               window_us,
+                                         gint64               now_us,
+                                         gboolean            *reserved,
+                                         gint64              *retry_after_us,
+                                         guint64             *allowance,
+                                         GError             **error)
 {
-  Verdict verdict;
+  Verdict verdict = reserve (SYMFONIC_MEMORY_METER_STORE (store), key, amount, limit, window_us, now_us);
 
-  g_return_val_if_fail (SYMFONIC_IS_MEMORY_METER_STORE (self), FALSE);
-
-  verdict = reserve (self, key, amount, limit, window_us, now_us);
+  *reserved = verdict.granted;
   *retry_after_us = verdict.retry_after_us;
   *allowance = verdict.allowance;
 
-  return verdict.granted;
+  return TRUE;
 }
 
 static void
@@ -439,6 +411,8 @@ symfonic_memory_meter_store_iface_init (SymfonicMeterStoreInterface *iface)
   iface->reserve_finish = symfonic_memory_meter_store_reserve_finish;
   iface->settle_async = symfonic_memory_meter_store_settle_async;
   iface->settle_finish = symfonic_memory_meter_store_settle_finish;
+  iface->try_take = symfonic_memory_meter_store_try_take;
+  iface->try_reserve = symfonic_memory_meter_store_try_reserve;
 }
 
 static void

@@ -33,20 +33,6 @@ SymfonicMemoryMeterStore *symfonic_memory_meter_store_new       (void);
 void                      symfonic_memory_meter_store_set_clock (SymfonicMemoryMeterStore *self,
                                                                  SymfonicMeterClockFunc    clock,
                                                                  gpointer                  user_data);
-gboolean                  symfonic_memory_meter_store_take      (SymfonicMemoryMeterStore *self,
-                                                                 const char               *key,
-                                                                 gint64                    emission_interval_us,
-                                                                 gint64                    burst_tolerance_us,
-                                                                 gint64                    now_us,
-                                                                 gint64                   *retry_after_us);
-gboolean                  symfonic_memory_meter_store_reserve   (SymfonicMemoryMeterStore *self,
-                                                                 const char               *key,
-                                                                 guint64                   amount,
-                                                                 guint64                   limit,
-                                                                 gint64                    window_us,
-                                                                 gint64                    now_us,
-                                                                 gint64                   *retry_after_us,
-                                                                 guint64                  *allowance);
 guint                     symfonic_memory_meter_store_get_n_keys (SymfonicMemoryMeterStore *self);
 gboolean                  symfonic_memory_meter_store_peek_budget (SymfonicMemoryMeterStore *self,
                                                                   const char               *key,

@@ -17,8 +17,5 @@ void     symfonic_meter_set_retry_after      (SymfonicStream       *stream,
                                               gint64                retry_after_us);
 const char *symfonic_meter_get_tenant        (SymfonicStream       *stream);
 const char *symfonic_meter_get_principal     (SymfonicStream       *stream);
-gboolean symfonic_meter_admit_sync           (SymfonicStage        *stage,
-                                              SymfonicStream       *stream,
-                                              GError              **error);
 
 G_END_DECLS

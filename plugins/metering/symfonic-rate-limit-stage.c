@@ -146,8 +146,22 @@ take_cb (GObject      *object,
   g_task_return_boolean (task, TRUE);
 }
 
-/* The memory store decides at once: the stream need not wait a turn for
- * it (see symfonic_rate_limit_stage_admits_inline()). */
+/* A programming error: the pipeline loader always initializes. */
+static gboolean
+check_initialized (SymfonicRateLimitStage  *self,
+                   GError                 **error)
+{
+  if (G_LIKELY (self->store != NULL))
+    return TRUE;
+
+  g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
+  g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The rate limit is not initialized"));
+  return FALSE;
+}
+
+/* Decided at once when the store can (its state is in this process), so
+ * that the request waits no main-loop turn for it; otherwise the store's
+ * G_IO_ERROR_WOULD_BLOCK has the gateway call admit_async. */
 static gboolean
 symfonic_rate_limit_stage_admit (SymfonicStage   *stage,
                                  SymfonicStream  *stream,
@@ -156,23 +170,18 @@ symfonic_rate_limit_stage_admit (SymfonicStage   *stage,
   SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (stage);
   g_autofree char *key = NULL;
   gint64 retry_after_us = 0;
-  gboolean allowed;
+  gboolean allowed = FALSE;
 
-  if (!SYMFONIC_IS_MEMORY_METER_STORE (self->store))
-    return symfonic_meter_admit_sync (stage, stream, error);
+  if (!check_initialized (self, error))
+    return FALSE;
 
   key = symfonic_rate_limit_stage_dup_key (self, stream);
-  allowed = symfonic_memory_meter_store_take (SYMFONIC_MEMORY_METER_STORE (self->store), key,
-                                              self->emission_interval_us, self->burst_tolerance_us,
-                                              symfonic_meter_store_get_time (self->store), &retry_after_us);
+  if (!symfonic_meter_store_try_take (self->store, key, self->emission_interval_us, self->burst_tolerance_us,
+                                      symfonic_meter_store_get_time (self->store), &allowed, &retry_after_us,
+                                      error))
+    return FALSE;
 
   return apply_verdict (self, stream, allowed, retry_after_us, error);
-}
-
-static gboolean
-symfonic_rate_limit_stage_admits_inline (SymfonicStage *stage)
-{
-  return SYMFONIC_IS_MEMORY_METER_STORE (SYMFONIC_RATE_LIMIT_STAGE (stage)->store);
 }
 
 static void
@@ -185,15 +194,13 @@ symfonic_rate_limit_stage_admit_async (SymfonicStage       *stage,
   SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (stage);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
   g_autofree char *key = NULL;
+  GError *error = NULL;
 
   g_task_set_source_tag (task, symfonic_rate_limit_stage_admit_async);
   g_task_set_task_data (task, g_object_ref (stream), g_object_unref);
-  if (self->store == NULL)
+  if (!check_initialized (self, &error))
     {
-      /* a programming error: the pipeline loader always initializes */
-      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                               _("The rate limit is not initialized"));
+      g_task_return_error (task, error);
       return;
     }
 
@@ -219,7 +226,6 @@ symfonic_rate_limit_stage_stage_init (SymfonicStageInterface *iface)
   iface->admit = symfonic_rate_limit_stage_admit;
   iface->admit_async = symfonic_rate_limit_stage_admit_async;
   iface->admit_finish = symfonic_rate_limit_stage_admit_finish;
-  iface->admits_inline = symfonic_rate_limit_stage_admits_inline;
 }
 
 static gboolean

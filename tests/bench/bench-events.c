@@ -272,28 +272,36 @@ push_frames (SymfonicSseParser *parser,
 }
 
 static void
-admitted_cb (GObject      *object,
-             GAsyncResult *result,
-             gpointer      user_data)
+admitted (gpointer      data,
+          const GError *error)
 {
-  g_autoptr(GError) error = NULL;
-  gboolean *done = user_data;
+  gboolean *done = data;
 
-  if (!symfonic_stream_admit_finish (SYMFONIC_STREAM (object), result, &error))
+  if (error != NULL)
     g_error ("admission: %s", error->message);
   *done = TRUE;
 }
 
-/* The metering stages admit asynchronously, as in the gateway. */
+/* As the gateway admits: stages that decide at once do so in place. */
 static void
 admit (SymfonicStream         *stream,
        SymfonicAdmissionPhase  phase)
 {
+  g_autoptr(GError) error = NULL;
   gboolean done = FALSE;
 
-  symfonic_stream_admit_async (stream, phase, admitted_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
+  switch (symfonic_stream_admit (stream, phase, admitted, &done, &error))
+    {
+    case SYMFONIC_ADMIT_PASSED:
+      break;
+    case SYMFONIC_ADMIT_REFUSED:
+      g_error ("admission: %s", error->message);
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      while (!done)
+        g_main_context_iteration (NULL, TRUE);
+      break;
+    }
 }
 
 /* Returns the bytes the client would have received. */

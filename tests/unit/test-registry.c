@@ -10,6 +10,7 @@
 
 #define GOOD_PLUGIN TEST_PLUGIN_GOOD_DIR "/libsymfonic-test-stage." G_MODULE_SUFFIX
 #define BAD_API_PLUGIN TEST_PLUGIN_BAD_API_DIR "/libsymfonic-test-bad-api." G_MODULE_SUFFIX
+#define OLD_API_PLUGIN TEST_PLUGIN_OLD_API_DIR "/libsymfonic-test-old-api." G_MODULE_SUFFIX
 #define DUPLICATE_PLUGIN TEST_PLUGIN_DUPLICATE_DIR "/libsymfonic-test-duplicate." G_MODULE_SUFFIX
 #define MALFORMED_PLUGIN TEST_PLUGIN_MALFORMED_DIR "/libsymfonic-test-malformed." G_MODULE_SUFFIX
 #define REPLAY_PLUGIN SYMFONIC_BUILD_PLUGIN_DIR "/libsymfonic-replay." G_MODULE_SUFFIX
@@ -86,9 +87,24 @@ test_registry_load_good (void)
   g_assert_null (symfonic_registry_get_type_plugin (registry, "no-such-type"));
 }
 
-static void
-test_registry_api_mismatch (void)
+typedef struct
 {
+  const char *dir;
+  const char *file;
+  guint       api_version;
+} ApiMismatchCase;
+
+/* A plugin built for a later API, and one built for the API before this
+ * one, whose stage interface had another layout. */
+static const ApiMismatchCase api_mismatch_cases[] = {
+  { TEST_PLUGIN_BAD_API_DIR, BAD_API_PLUGIN, SYMFONIC_PLUGIN_API_VERSION + 1 },
+  { TEST_PLUGIN_OLD_API_DIR, OLD_API_PLUGIN, SYMFONIC_PLUGIN_API_VERSION - 1 },
+};
+
+static void
+test_registry_api_mismatch (gconstpointer data)
+{
+  const ApiMismatchCase *c = data;
   g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) plugins = NULL;
@@ -98,15 +114,15 @@ test_registry_api_mismatch (void)
   const char *at;
 
   /* The module's init calls g_error(): surviving this proves it never ran. */
-  g_assert_false (symfonic_registry_load_directory (registry, TEST_PLUGIN_BAD_API_DIR, &error));
+  g_assert_false (symfonic_registry_load_directory (registry, c->dir, &error));
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
 
   message = error->message;
-  at = strstr (message, BAD_API_PLUGIN);
+  at = strstr (message, c->file);
   g_assert_nonnull (at);
   /* the numbers are looked for outside the file name */
-  rest = g_strdup_printf ("%.*s%s", (int) (at - message), message, at + strlen (BAD_API_PLUGIN));
-  g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION + 1));
+  rest = g_strdup_printf ("%.*s%s", (int) (at - message), message, at + strlen (c->file));
+  g_assert_true (mentions_number (rest, c->api_version));
   g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION));
 
   plugins = symfonic_registry_list_plugins (registry);
@@ -116,9 +132,9 @@ test_registry_api_mismatch (void)
 
   /* loading the file itself is refused the same way, again without init */
   g_clear_error (&error);
-  g_assert_null (symfonic_registry_load_plugin (registry, BAD_API_PLUGIN, &error));
+  g_assert_null (symfonic_registry_load_plugin (registry, c->file, &error));
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
-  g_assert_nonnull (strstr (error->message, BAD_API_PLUGIN));
+  g_assert_nonnull (strstr (error->message, c->file));
 }
 
 static void
@@ -496,7 +512,8 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
   g_test_add_func ("/registry/load-good", test_registry_load_good);
-  g_test_add_func ("/registry/api-mismatch", test_registry_api_mismatch);
+  g_test_add_data_func ("/registry/api-mismatch", &api_mismatch_cases[0], test_registry_api_mismatch);
+  g_test_add_data_func ("/registry/api-mismatch/previous", &api_mismatch_cases[1], test_registry_api_mismatch);
   g_test_add_func ("/registry/duplicate-type", test_registry_duplicate_type);
   g_test_add_func ("/registry/idempotent", test_registry_idempotent);
   g_test_add_func ("/registry/symlink", test_registry_symlink);
