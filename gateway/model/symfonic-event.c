@@ -64,6 +64,26 @@ kind_has_text (SymfonicEventKind kind)
 }
 
 /**
+ * symfonic_event_kind_closes_answer:
+ * @kind: a #SymfonicEventKind
+ *
+ * Whether an event of @kind closes the answer: no text may follow it, so
+ * a stage that withholds text releases it before such an event. These are
+ * the kinds the typed stream orders after the last delta
+ * (`MemoryExtractedEvent`, `ConsolidationScheduledEvent`, the graph
+ * events) and the terminal, `ResponseCompleteEvent`.
+ *
+ * Returns: %TRUE if no text may follow an event of @kind
+ */
+gboolean
+symfonic_event_kind_closes_answer (SymfonicEventKind kind)
+{
+  g_return_val_if_fail (kind_is_valid (kind), FALSE);
+
+  return symfonic_event_kind_peek_closes_answer (kind);
+}
+
+/**
  * symfonic_event_kind_to_name:
  * @kind: a #SymfonicEventKind
  *

@@ -53,6 +53,7 @@ GType              symfonic_event_get_type          (void) G_GNUC_CONST;
 const char        *symfonic_event_kind_to_name      (SymfonicEventKind  kind);
 gboolean           symfonic_event_kind_from_name    (const char        *name,
                                                      SymfonicEventKind *kind);
+gboolean           symfonic_event_kind_closes_answer (SymfonicEventKind kind);
 
 SymfonicEvent     *symfonic_event_new_text_delta    (const char        *text);
 SymfonicEvent     *symfonic_event_new_thinking_delta (const char       *text);

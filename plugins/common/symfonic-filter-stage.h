@@ -101,29 +101,19 @@ symfonic_filter_stage_process (SymfonicStage                  *stage,
       return TRUE;
     }
 
-  switch (symfonic_event_get_kind (event))
+  if (!symfonic_event_kind_closes_answer (symfonic_event_get_kind (event)))
     {
-    /* the events that close the answer: no text may follow them */
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      return funcs->close_answer (stage, stream, state, event, error);
-
-    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
-      if (!funcs->close_answer (stage, stream, state, NULL, error))
-        return FALSE;
-      symfonic_filter_stage_emit_terminal (stage, funcs, stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_ACTIVATION:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
-    case SYMFONIC_EVENT_KIND_CHUNK:
-    default:
       symfonic_stream_emit (stream, event);
       return TRUE;
     }
+
+  if (symfonic_event_get_kind (event) != SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
+    return funcs->close_answer (stage, stream, state, event, error);
+
+  if (!funcs->close_answer (stage, stream, state, NULL, error))
+    return FALSE;
+  symfonic_filter_stage_emit_terminal (stage, funcs, stream, event);
+  return TRUE;
 }
 
 /* The stage's finish hook: the upstream finished without closing the

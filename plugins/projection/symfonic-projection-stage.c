@@ -181,7 +181,9 @@ project_node_mappings (SymfonicStream *stream,
                        StreamState    *state,
                        SymfonicEvent  *event)
 {
-  switch (symfonic_event_get_kind (event))
+  SymfonicEventKind kind = symfonic_event_get_kind (event);
+
+  switch (kind)
     {
     case SYMFONIC_EVENT_KIND_ACTIVATION:
       emit_chunk (stream, "spreading_activation", symfonic_event_get_data (event));
@@ -204,25 +206,16 @@ project_node_mappings (SymfonicStream *stream,
       emit_answer (stream, state);
       break;
 
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      /* the answer is complete; but with nothing streamed yet, wait for
-       * the upstream's terminal, whose text is the answer */
-      if (state->text->len > 0)
-        emit_answer (stream, state);
-      break;
-
     case SYMFONIC_EVENT_KIND_CHUNK:
       symfonic_stream_emit (stream, event);
       break;
 
-    /* the 9.x/10.x stream never carried these */
-    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     default:
+      /* The answer is complete; but with nothing streamed yet, wait for
+       * the upstream's terminal, whose text is the answer. The 9.x/10.x
+       * stream never carried these events, nor thinking and tools. */
+      if (symfonic_event_kind_closes_answer (kind) && state->text->len > 0)
+        emit_answer (stream, state);
       break;
     }
 }

@@ -160,6 +160,55 @@ test_event_kind_names (void)
     }
 }
 
+/* Section 4's order: what comes after the last delta, and the terminal.
+ * Every kind has its row, so that a kind added later must be placed. */
+static const struct {
+  SymfonicEventKind kind;
+  gboolean          closes;
+} closes_cases[] = {
+  { SYMFONIC_EVENT_KIND_ACTIVATION, FALSE },
+  { SYMFONIC_EVENT_KIND_THINKING_DELTA, FALSE },
+  { SYMFONIC_EVENT_KIND_TEXT_DELTA, FALSE },
+  { SYMFONIC_EVENT_KIND_TOOL_CALL_START, FALSE },
+  { SYMFONIC_EVENT_KIND_TOOL_RESULT, FALSE },
+  { SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, TRUE },
+  { SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED, TRUE },
+  { SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED, TRUE },
+  { SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED, TRUE },
+  { SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, TRUE },
+  { SYMFONIC_EVENT_KIND_CHUNK, FALSE },
+};
+
+static void
+test_event_kind_closes_answer (void)
+{
+  g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_EVENT_KIND);
+
+  g_assert_cmpuint (G_N_ELEMENTS (closes_cases), ==, kinds->n_values);
+  for (guint i = 0; i < kinds->n_values; i++)
+    {
+      gboolean found = FALSE;
+
+      for (guint k = 0; k < G_N_ELEMENTS (closes_cases); k++)
+        found |= closes_cases[k].kind == (SymfonicEventKind) kinds->values[i].value;
+      g_test_message ("kind %s", kinds->values[i].value_nick);
+      g_assert_true (found);
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (closes_cases); i++)
+    {
+      g_test_message ("kind %d", closes_cases[i].kind);
+      g_assert_cmpint (symfonic_event_kind_closes_answer (closes_cases[i].kind), ==, closes_cases[i].closes);
+    }
+
+  if (g_test_undefined ())
+    {
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*kind_is_valid*");
+      g_assert_false (symfonic_event_kind_closes_answer ((SymfonicEventKind) 99));
+      g_test_assert_expected_messages ();
+    }
+}
+
 static void
 test_event_new_valid (void)
 {
@@ -942,6 +991,7 @@ main (int   argc,
   g_test_add_func ("/event/text-encoding", test_event_text_encoding);
   g_test_add_func ("/event/exact-encoding", test_event_exact_encoding);
   g_test_add_func ("/event/kind-names", test_event_kind_names);
+  g_test_add_func ("/event/kind-closes-answer", test_event_kind_closes_answer);
   g_test_add_func ("/event/new/valid", test_event_new_valid);
   g_test_add_func ("/event/new/invalid", test_event_new_invalid);
   g_test_add_func ("/event/new/duration-not-a-number", test_event_duration_not_a_number);

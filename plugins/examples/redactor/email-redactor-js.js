@@ -87,8 +87,8 @@ const EmailRedactor = GObject.registerClass({
     }
 
     vfunc_process(stream, event) {
-        switch (event.get_kind()) {
-        case Symfonic.EventKind.TEXT_DELTA: {
+        const kind = event.get_kind();
+        if (kind === Symfonic.EventKind.TEXT_DELTA) {
             if (this.fail_marker && event.get_text().includes(this.fail_marker)) {
                 throw new GLib.Error(Symfonic.error_quark(), Symfonic.Error.FAILED,
                     'The redactor met its fail marker');
@@ -102,24 +102,17 @@ const EmailRedactor = GObject.registerClass({
                 cut = text.length;
             state.withheld = text.slice(cut);
             this._emit(stream, text.slice(0, cut));
-            break;
-        }
-        // the events that close the answer: the withheld text goes first
-        case Symfonic.EventKind.MEMORY_EXTRACTED:
-        case Symfonic.EventKind.CONSOLIDATION_SCHEDULED:
-        case Symfonic.EventKind.GRAPH_NODE_CREATED:
-        case Symfonic.EventKind.GRAPH_EDGE_CREATED:
-            this._flush(stream);
-            stream.emit(event);
-            break;
-        case Symfonic.EventKind.RESPONSE_COMPLETE:
+        } else if (kind === Symfonic.EventKind.RESPONSE_COMPLETE) {
             // the terminal carries the whole text: what was withheld comes
             // before it, and its own text is redacted the same way
             this._flush(stream);
             stream.emit(Symfonic.Event.new_response_complete(this._redact(event.get_text()),
                 event.get_duration_ms()));
-            break;
-        default:
+        } else {
+            // no text may follow an event that closes the answer: the
+            // withheld text goes first
+            if (Symfonic.EventKind.closes_answer(kind))
+                this._flush(stream);
             stream.emit(event);
         }
         return true;

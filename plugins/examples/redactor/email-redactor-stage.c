@@ -102,9 +102,8 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
   ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
   SymfonicTextFilter *filter = get_filter (self, stream);
 
-  switch (symfonic_event_get_kind (event))
+  if (symfonic_event_get_kind (event) == SYMFONIC_EVENT_KIND_TEXT_DELTA)
     {
-    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
       if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event), self->fail_marker) != NULL)
         {
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
@@ -113,37 +112,28 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
         }
       symfonic_text_filter_process (filter, stream, event);
       return TRUE;
+    }
 
-    /* the events that close the answer: the withheld text goes first */
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      symfonic_text_filter_drain (filter, stream);
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
-      {
-        /* its text must stay the concatenation of the deltas sent */
-        g_autoptr(SymfonicTextFilter) fresh = new_filter (self);
-        g_autoptr(SymfonicEvent) terminal = NULL;
-
-        symfonic_text_filter_drain (filter, stream);
-        terminal = symfonic_text_filter_clean_terminal (fresh, event);
-        symfonic_stream_emit (stream, terminal);
-      }
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_ACTIVATION:
-    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
-    case SYMFONIC_EVENT_KIND_CHUNK:
-    default:
+  if (!symfonic_event_kind_closes_answer (symfonic_event_get_kind (event)))
+    {
       symfonic_stream_emit (stream, event);
       return TRUE;
     }
+
+  /* no text may follow: the withheld text goes first */
+  symfonic_text_filter_drain (filter, stream);
+  if (symfonic_event_get_kind (event) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
+    {
+      /* its text must stay the concatenation of the deltas sent */
+      g_autoptr(SymfonicTextFilter) fresh = new_filter (self);
+      g_autoptr(SymfonicEvent) terminal = symfonic_text_filter_clean_terminal (fresh, event);
+
+      symfonic_stream_emit (stream, terminal);
+    }
+  else
+    symfonic_stream_emit (stream, event);
+
+  return TRUE;
 }
 
 static gboolean
