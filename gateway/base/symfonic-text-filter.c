@@ -302,17 +302,18 @@ symfonic_text_filter_clean_terminal (SymfonicTextFilter *self,
                                      SymfonicEvent      *terminal)
 {
   const char *text;
+  gsize length;
   g_autoptr(GString) clean = NULL;
 
   g_return_val_if_fail (SYMFONIC_IS_TEXT_FILTER (self), NULL);
   g_return_val_if_fail (terminal != NULL, NULL);
   g_return_val_if_fail (symfonic_event_get_kind (terminal) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, NULL);
 
-  text = symfonic_event_get_text (terminal);
-  clean = g_string_sized_new (strlen (text));
-  symfonic_text_filter_feed (self, SYMFONIC_TEXT_CHANNEL_ANSWER, text, strlen (text), clean);
+  text = symfonic_event_get_text (terminal, &length);
+  clean = g_string_sized_new (length);
+  symfonic_text_filter_feed (self, SYMFONIC_TEXT_CHANNEL_ANSWER, text, length, clean);
   symfonic_text_filter_flush (self, SYMFONIC_TEXT_CHANNEL_ANSWER, clean);
-  if (strcmp (clean->str, text) == 0)
+  if (clean->len == length && memcmp (clean->str, text, length) == 0)
     return symfonic_event_ref (terminal);
 
   return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (terminal));

@@ -76,7 +76,8 @@ void               symfonic_event_unref             (SymfonicEvent     *self);
 
 SymfonicEventKind  symfonic_event_get_kind          (SymfonicEvent     *self);
 const char        *symfonic_event_get_name          (SymfonicEvent     *self);
-const char        *symfonic_event_get_text          (SymfonicEvent     *self);
+const char        *symfonic_event_get_text          (SymfonicEvent     *self,
+                                                     gsize             *length);
 gint64             symfonic_event_get_duration_ms   (SymfonicEvent     *self);
 JsonObject        *symfonic_event_get_payload       (SymfonicEvent     *self);
 JsonNode          *symfonic_event_get_data          (SymfonicEvent     *self);

@@ -42,7 +42,10 @@ symfonic_filter_stage_emit_terminal (SymfonicStage                  *stage,
   g_autoptr(SymfonicTextFilter) fresh = NULL;
   g_autoptr(SymfonicEvent) clean = NULL;
 
-  if (*symfonic_event_get_text (terminal) == '\0')
+  gsize length;
+
+  symfonic_event_get_text (terminal, &length);
+  if (length == 0)
     {
       symfonic_stream_emit (stream, terminal);
       return;

@@ -146,14 +146,14 @@ project_text_deltas (SymfonicStream *stream,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      text = symfonic_event_get_text (event);
+      text = symfonic_event_get_text (event, NULL);
       if (*text != '\0')
         emit_string_chunk (stream, "text_delta", text);
       break;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       /* only real thinking text, so a plain turn is {text_delta, done} */
-      text = symfonic_event_get_text (event);
+      text = symfonic_event_get_text (event, NULL);
       if (*text != '\0')
         emit_string_chunk (stream, "thinking", text);
       break;
@@ -193,14 +193,14 @@ project_node_mappings (SymfonicStream *stream,
       if (state->answered)
         g_debug ("Dropped a text delta after the answer was sent");
       else
-        g_string_append (state->text, symfonic_event_get_text (event));
+        g_string_append (state->text, symfonic_event_get_text (event, NULL));
       break;
 
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       /* replaced by ours, which carries the full text */
       if (state->upstream_text == NULL)
         {
-          state->upstream_text = g_strdup (symfonic_event_get_text (event));
+          state->upstream_text = g_strdup (symfonic_event_get_text (event, NULL));
           state->upstream_duration_ms = symfonic_event_get_duration_ms (event);
         }
       emit_answer (stream, state);

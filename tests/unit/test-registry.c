@@ -10,6 +10,7 @@
 
 #define GOOD_PLUGIN TEST_PLUGIN_GOOD_DIR "/libsymfonic-test-stage." G_MODULE_SUFFIX
 #define BAD_API_PLUGIN TEST_PLUGIN_BAD_API_DIR "/libsymfonic-test-bad-api." G_MODULE_SUFFIX
+#define OLD_API_PLUGIN TEST_PLUGIN_OLD_API_DIR "/libsymfonic-test-old-api." G_MODULE_SUFFIX
 #define DUPLICATE_PLUGIN TEST_PLUGIN_DUPLICATE_DIR "/libsymfonic-test-duplicate." G_MODULE_SUFFIX
 #define MALFORMED_PLUGIN TEST_PLUGIN_MALFORMED_DIR "/libsymfonic-test-malformed." G_MODULE_SUFFIX
 #define REPLAY_PLUGIN SYMFONIC_BUILD_PLUGIN_DIR "/libsymfonic-replay." G_MODULE_SUFFIX
@@ -119,6 +120,30 @@ test_registry_api_mismatch (void)
   g_assert_null (symfonic_registry_load_plugin (registry, BAD_API_PLUGIN, &error));
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
   g_assert_nonnull (strstr (error->message, BAD_API_PLUGIN));
+}
+
+/* A plugin built against the library before the last API change (one
+ * that read an event's text without its length, say) is refused as well,
+ * before any of its code runs. */
+static void
+test_registry_old_api (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) plugins = NULL;
+  g_autofree char *rest = NULL;
+  const char *at;
+
+  g_assert_null (symfonic_registry_load_plugin (registry, OLD_API_PLUGIN, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  at = strstr (error->message, OLD_API_PLUGIN);
+  g_assert_nonnull (at);
+  rest = g_strdup_printf ("%.*s%s", (int) (at - error->message), error->message, at + strlen (OLD_API_PLUGIN));
+  g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION - 1));
+  g_assert_true (mentions_number (rest, SYMFONIC_PLUGIN_API_VERSION));
+
+  plugins = symfonic_registry_list_plugins (registry);
+  g_assert_cmpuint (plugins->len, ==, 0);
 }
 
 static void
@@ -497,6 +522,7 @@ main (int   argc,
 
   g_test_add_func ("/registry/load-good", test_registry_load_good);
   g_test_add_func ("/registry/api-mismatch", test_registry_api_mismatch);
+  g_test_add_func ("/registry/old-api", test_registry_old_api);
   g_test_add_func ("/registry/duplicate-type", test_registry_duplicate_type);
   g_test_add_func ("/registry/idempotent", test_registry_idempotent);
   g_test_add_func ("/registry/symlink", test_registry_symlink);

@@ -89,12 +89,13 @@ const EmailRedactor = GObject.registerClass({
     vfunc_process(stream, event) {
         const kind = event.get_kind();
         if (kind === Symfonic.EventKind.TEXT_DELTA) {
-            if (this.fail_marker && event.get_text().includes(this.fail_marker)) {
+            const [delta] = event.get_text();
+            if (this.fail_marker && delta.includes(this.fail_marker)) {
                 throw new GLib.Error(Symfonic.error_quark(), Symfonic.Error.FAILED,
                     'The redactor met its fail marker');
             }
             const state = this._state(stream);
-            const text = state.withheld + event.get_text();
+            const text = state.withheld + delta;
             let cut = text.length;
             while (cut > 0 && ADDRESS_CHAR.test(text[cut - 1]))
                 cut--;
@@ -106,7 +107,7 @@ const EmailRedactor = GObject.registerClass({
             // the terminal carries the whole text: what was withheld comes
             // before it, and its own text is redacted the same way
             this._flush(stream);
-            stream.emit(Symfonic.Event.new_response_complete(this._redact(event.get_text()),
+            stream.emit(Symfonic.Event.new_response_complete(this._redact(event.get_text()[0]),
                 event.get_duration_ms()));
         } else {
             // no text may follow an event that closes the answer: the

@@ -71,11 +71,12 @@ class EmailRedactor(GObject.Object, Symfonic.Stage):
     def do_process(self, stream, event):
         kind = event.get_kind()
         if kind == Symfonic.EventKind.TEXT_DELTA:
-            if self.fail_marker and self.fail_marker in event.get_text():
+            delta, _ = event.get_text()
+            if self.fail_marker and self.fail_marker in delta:
                 raise GLib.Error.new_literal(Symfonic.error_quark(), 'The redactor met its fail marker',
                                              Symfonic.Error.FAILED)
             state = self._state(stream)
-            text = state.withheld + event.get_text()
+            text = state.withheld + delta
             cut = len(text)
             while cut > 0 and text[cut - 1] in ADDRESS_CHARS:
                 cut -= 1
@@ -87,7 +88,7 @@ class EmailRedactor(GObject.Object, Symfonic.Stage):
             # the terminal carries the whole text: what was withheld comes
             # before it, and its own text is redacted the same way
             self._flush(stream)
-            stream.emit(Symfonic.Event.new_response_complete(self._redact(event.get_text()),
+            stream.emit(Symfonic.Event.new_response_complete(self._redact(event.get_text()[0]),
                                                              event.get_duration_ms()))
         else:
             stream.emit(event)

@@ -104,7 +104,7 @@ example_email_redactor_stage_process (SymfonicStage   *stage,
 
   if (symfonic_event_get_kind (event) == SYMFONIC_EVENT_KIND_TEXT_DELTA)
     {
-      if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event), self->fail_marker) != NULL)
+      if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event, NULL), self->fail_marker) != NULL)
         {
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
                                "A text delta holds the configured fail marker");
