@@ -21,6 +21,7 @@
 #include "symfonic-stage-order.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
+#include "symfonic-tag-matcher.h"
 #include "symfonic-text-filter.h"
 #include "symfonic-route.h"
 #include "symfonic-run-store.h"

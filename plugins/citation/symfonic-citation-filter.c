@@ -10,7 +10,6 @@
 #include <symfonic.h>
 
 #include "symfonic-citation-filter-private.h"
-#include "../common/symfonic-tag-matcher.h"
 
 /* A tag is `[kind]` or `[kind:id]`: kind one of the configured words (ASCII,
  * any case), id 1 to 64 of [A-Za-z0-9_.-]. It goes together with at most one

@@ -9,7 +9,6 @@
 #include <symfonic.h>
 
 #include "symfonic-extraction-filter-private.h"
-#include "../common/symfonic-tag-matcher.h"
 
 /* Outside a block the filter releases text as it comes, withholding only
  * what could still be part of an open tag (and an unfinished UTF-8
