@@ -23,6 +23,7 @@
 #include "symfonic-stream.h"
 #include "symfonic-tag-matcher.h"
 #include "symfonic-text-filter.h"
+#include "symfonic-filter-stage.h"
 #include "symfonic-route.h"
 #include "symfonic-run-store.h"
 #include "symfonic-memory-run-store.h"
