@@ -13,6 +13,7 @@
 #include "symfonic-filter-stage.h"
 #include "symfonic-stage.h"
 #include "symfonic-stream-private.h"
+#include "symfonic-text-filter-private.h"
 
 /**
  * SymfonicFilterStage:
@@ -235,9 +236,10 @@ emit_terminal (SymfonicFilterStage  *self,
 }
 
 /* For every event of every stream: the deltas go through the filter with
- * no call beyond the filter's own unless the subclass hooks them, and an
- * event that neither carries text nor closes the answer passes after one
- * test of its kind. */
+ * no call beyond the filter's own unless the subclass hooks them (and
+ * after_filter only when the filter took text: most deltas hold nothing
+ * to filter and pass whole), and an event that neither carries text nor
+ * closes the answer passes after one test of its kind. */
 static gboolean
 symfonic_filter_stage_process (SymfonicStage   *stage,
                                SymfonicStream  *stream,
@@ -254,10 +256,14 @@ symfonic_filter_stage_process (SymfonicStage   *stage,
 
   if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
     {
+      SymfonicTextChannel channel = kind == SYMFONIC_EVENT_KIND_TEXT_DELTA ? SYMFONIC_TEXT_CHANNEL_ANSWER
+                                                                          : SYMFONIC_TEXT_CHANNEL_THINKING;
+
       if (klass->before_filter != NULL && !klass->before_filter (self, stream, event, error))
         return FALSE;
-      symfonic_text_filter_process (state->filter, stream, event);
-      if (klass->after_filter != NULL)
+      /* a delta the filter passed whole left it as it was: there is
+       * nothing new to count */
+      if (symfonic_text_filter_take_delta (state->filter, stream, event, channel) && klass->after_filter != NULL)
         klass->after_filter (self, stream, state->filter);
       return TRUE;
     }

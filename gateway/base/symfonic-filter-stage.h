@@ -91,9 +91,11 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicFilterStage, symfonic_filter_stage, SYMFONIC, 
  * @before_filter: optional: looks at each text and thinking delta before
  *   the filter takes it, and may end the stream with an error (a stage
  *   that refuses some text, say). Deltas do not pass it when it is unset.
- * @after_filter: optional: the stream's filter took a delta, or released
- *   what it withheld because the answer closed; a stage counts here what
- *   its filter removed.
+ * @after_filter: optional: the stream's filter took a delta's text, or
+ *   released what it withheld because the answer closed; a stage counts
+ *   here what its filter removed. A delta that the filter's
+ *   #SymfonicTextFilterClass.passes let through whole left the filter as
+ *   it was, and is not reported.
  * @close_answer: the answer closed: the stream's filter released what it
  *   withheld (its deltas are emitted already), and @closing is the event
  *   that closed it: the first of `MemoryExtractedEvent`,
