@@ -22,7 +22,15 @@
  * a ResponseCompleteEvent with that text so `done` carries it too.
  *
  * `consolidating` chunks (and any other chunk an earlier stage projected)
- * pass through untouched on both lines. */
+ * pass through untouched on both lines.
+ *
+ * It is not a SymfonicFilterStage, though it reads the same deltas: it
+ * withholds nothing that a later event could release (it turns each delta
+ * into a chunk at once, or gathers the whole answer before 11.0), it
+ * emits chunks rather than deltas, and its terminal is the encoder's or
+ * its own, never a cleaned copy of the upstream's. What it shares with
+ * the filtering stages is the notion of the events that close the answer,
+ * after which the 9.x/10.x answer goes out. */
 
 struct _SymfonicProjectionStage
 {
