@@ -160,13 +160,14 @@ create_filter (SymfonicFilterStage  *self,
   return filter;
 }
 
-/* The stream's state, made at its first event. */
+/* The stream's state, made at its first event. (A plain cast: a checked
+ * one to an interface takes the slow path on every event.) */
 static StreamState *
 get_state (SymfonicFilterStage  *self,
            SymfonicStream       *stream,
            GError              **error)
 {
-  StreamState *state = symfonic_stream_get_stage_data (stream, SYMFONIC_STAGE (self));
+  StreamState *state = symfonic_stream_get_stage_data (stream, (SymfonicStage *) self);
   SymfonicTextFilter *filter;
 
   if (G_LIKELY (state != NULL))
@@ -178,7 +179,7 @@ get_state (SymfonicFilterStage  *self,
 
   state = g_malloc0 (sizeof (StreamState) + GET_CLASS_PRIVATE (SYMFONIC_FILTER_STAGE_GET_CLASS (self))->stream_state_size);
   state->filter = filter;
-  symfonic_stream_set_stage_data (stream, SYMFONIC_STAGE (self), state, stream_state_free);
+  symfonic_stream_set_stage_data (stream, (SymfonicStage *) self, state, stream_state_free);
 
   return state;
 }
