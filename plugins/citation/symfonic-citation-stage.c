@@ -92,9 +92,9 @@ add_count (_Atomic guint64 *total,
     }
 }
 
-/* After every delta and when the answer closes. What the terminal's
- * filter removes is not counted: when deltas streamed, what they held
- * was counted here. */
+/* After a delta the filter took, and when the answer closes. What the
+ * terminal's filter removes is not counted: when deltas streamed, what
+ * they held was counted here. */
 static void
 symfonic_citation_stage_after_filter (SymfonicFilterStage *stage,
                                       SymfonicStream      *stream,

@@ -91,7 +91,7 @@ symfonic_extraction_stage_create_filter (SymfonicFilterStage *stage,
   return SYMFONIC_TEXT_FILTER (filter);
 }
 
-/* After every delta and when the answer closes. */
+/* After a delta the filter took, and when the answer closes. */
 static void
 symfonic_extraction_stage_after_filter (SymfonicFilterStage *stage,
                                         SymfonicStream      *stream,
