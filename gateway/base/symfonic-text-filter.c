@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symfonic-text-filter.h"
+#include "symfonic-text-filter-private.h"
 #include "symfonic-event-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-stream-private.h"
@@ -183,6 +184,44 @@ new_delta (SymfonicTextChannel  channel,
     : symfonic_event_new_text_delta (text);
 }
 
+/* The body of symfonic_text_filter_process() for a delta of @channel,
+ * checked by the caller. Returns whether the filter was fed: a delta that
+ * passed whole left the filter as it was. */
+gboolean
+symfonic_text_filter_take_delta (SymfonicTextFilter  *self,
+                                 SymfonicStream      *stream,
+                                 SymfonicEvent       *delta,
+                                 SymfonicTextChannel  channel)
+{
+  const char *text;
+  gsize length;
+  GString *clean;
+  g_autoptr(SymfonicEvent) changed = NULL;
+
+  text = symfonic_event_peek_text (delta, &length);
+  if (passes_whole (self, channel, text, length))
+    {
+      symfonic_stream_emit_checked (stream, delta);
+      return FALSE;
+    }
+
+  clean = symfonic_scratch_get (scratch);
+  feed_channel (self, channel, text, length, clean);
+  if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (delta) == NULL))
+    return TRUE;
+
+  if (clean->len == length && memcmp (text, clean->str, length) == 0)
+    {
+      symfonic_stream_emit_checked (stream, delta);
+      return TRUE;
+    }
+
+  changed = new_delta (channel, clean->str);
+  symfonic_stream_emit_checked (stream, changed);
+
+  return TRUE;
+}
+
 /**
  * symfonic_text_filter_process:
  * @self: a #SymfonicTextFilter, the one of @stream
@@ -204,12 +243,6 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
                               SymfonicStream     *stream,
                               SymfonicEvent      *event)
 {
-  SymfonicTextChannel channel;
-  const char *text;
-  gsize length;
-  GString *clean;
-  g_autoptr(SymfonicEvent) changed = NULL;
-
   g_return_val_if_fail (IS_FILTER_FAST (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
@@ -217,37 +250,14 @@ symfonic_text_filter_process (SymfonicTextFilter *self,
   switch (symfonic_event_peek_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      channel = SYMFONIC_TEXT_CHANNEL_ANSWER;
-      break;
+      symfonic_text_filter_take_delta (self, stream, event, SYMFONIC_TEXT_CHANNEL_ANSWER);
+      return TRUE;
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-      channel = SYMFONIC_TEXT_CHANNEL_THINKING;
-      break;
+      symfonic_text_filter_take_delta (self, stream, event, SYMFONIC_TEXT_CHANNEL_THINKING);
+      return TRUE;
     default:
       return FALSE;
     }
-
-  text = symfonic_event_peek_text (event, &length);
-  if (passes_whole (self, channel, text, length))
-    {
-      symfonic_stream_emit_checked (stream, event);
-      return TRUE;
-    }
-
-  clean = symfonic_scratch_get (scratch);
-  feed_channel (self, channel, text, length, clean);
-  if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (event) == NULL))
-    return TRUE;
-
-  if (clean->len == length && memcmp (text, clean->str, length) == 0)
-    {
-      symfonic_stream_emit_checked (stream, event);
-      return TRUE;
-    }
-
-  changed = new_delta (channel, clean->str);
-  symfonic_stream_emit_checked (stream, changed);
-
-  return TRUE;
 }
 
 /**
@@ -302,17 +312,18 @@ symfonic_text_filter_clean_terminal (SymfonicTextFilter *self,
                                      SymfonicEvent      *terminal)
 {
   const char *text;
+  gsize length;
   g_autoptr(GString) clean = NULL;
 
   g_return_val_if_fail (SYMFONIC_IS_TEXT_FILTER (self), NULL);
   g_return_val_if_fail (terminal != NULL, NULL);
   g_return_val_if_fail (symfonic_event_get_kind (terminal) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, NULL);
 
-  text = symfonic_event_get_text (terminal);
-  clean = g_string_sized_new (strlen (text));
-  symfonic_text_filter_feed (self, SYMFONIC_TEXT_CHANNEL_ANSWER, text, strlen (text), clean);
+  text = symfonic_event_get_text (terminal, &length);
+  clean = g_string_sized_new (length);
+  symfonic_text_filter_feed (self, SYMFONIC_TEXT_CHANNEL_ANSWER, text, length, clean);
   symfonic_text_filter_flush (self, SYMFONIC_TEXT_CHANNEL_ANSWER, clean);
-  if (strcmp (clean->str, text) == 0)
+  if (clean->len == length && memcmp (clean->str, text, length) == 0)
     return symfonic_event_ref (terminal);
 
   return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (terminal));

@@ -29,6 +29,19 @@ struct _SymfonicEvent
   gboolean           small;
 };
 
+/* The kinds that close the answer (symfonic_event_kind_closes_answer()),
+ * one bit each: the library's own filtering stages ask for every event. */
+#define SYMFONIC_EVENT_KINDS_CLOSING_ANSWER \
+  ((1u << SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED) | (1u << SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED) | \
+   (1u << SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED) | (1u << SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED) | \
+   (1u << SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE))
+
+static inline gboolean
+symfonic_event_kind_peek_closes_answer (SymfonicEventKind kind)
+{
+  return (SYMFONIC_EVENT_KINDS_CLOSING_ANSWER >> kind) & 1u;
+}
+
 static inline SymfonicEventKind
 symfonic_event_peek_kind (const SymfonicEvent *self)
 {

@@ -64,6 +64,26 @@ kind_has_text (SymfonicEventKind kind)
 }
 
 /**
+ * symfonic_event_kind_closes_answer:
+ * @kind: a #SymfonicEventKind
+ *
+ * Whether an event of @kind closes the answer: no text may follow it, so
+ * a stage that withholds text releases it before such an event. These are
+ * the kinds the typed stream orders after the last delta
+ * (`MemoryExtractedEvent`, `ConsolidationScheduledEvent`, the graph
+ * events) and the terminal, `ResponseCompleteEvent`.
+ *
+ * Returns: %TRUE if no text may follow an event of @kind
+ */
+gboolean
+symfonic_event_kind_closes_answer (SymfonicEventKind kind)
+{
+  g_return_val_if_fail (kind_is_valid (kind), FALSE);
+
+  return symfonic_event_kind_peek_closes_answer (kind);
+}
+
+/**
  * symfonic_event_kind_to_name:
  * @kind: a #SymfonicEventKind
  *
@@ -687,17 +707,31 @@ symfonic_event_get_name (SymfonicEvent *self)
 /**
  * symfonic_event_get_text:
  * @self: a #SymfonicEvent
+ * @length: (out) (optional): return location for the length of the
+ *   text in bytes, or %NULL; 0 for kinds without text
  *
- * The text of a text delta, thinking delta or response terminal.
+ * The text of a text delta, thinking delta or response terminal. Its
+ * length was kept when the event was made: asking for it costs nothing,
+ * where strlen() would read the whole text again.
  *
  * Returns: (nullable): the text, or %NULL for other kinds
  */
 const char *
-symfonic_event_get_text (SymfonicEvent *self)
+symfonic_event_get_text (SymfonicEvent *self,
+                         gsize         *length)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  return kind_has_text (self->kind) ? self->text : NULL;
+  if (!kind_has_text (self->kind))
+    {
+      if (length != NULL)
+        *length = 0;
+      return NULL;
+    }
+
+  if (length != NULL)
+    *length = self->text_len;
+  return self->text;
 }
 
 /**

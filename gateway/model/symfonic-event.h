@@ -53,6 +53,7 @@ GType              symfonic_event_get_type          (void) G_GNUC_CONST;
 const char        *symfonic_event_kind_to_name      (SymfonicEventKind  kind);
 gboolean           symfonic_event_kind_from_name    (const char        *name,
                                                      SymfonicEventKind *kind);
+gboolean           symfonic_event_kind_closes_answer (SymfonicEventKind kind);
 
 SymfonicEvent     *symfonic_event_new_text_delta    (const char        *text);
 SymfonicEvent     *symfonic_event_new_thinking_delta (const char       *text);
@@ -75,7 +76,8 @@ void               symfonic_event_unref             (SymfonicEvent     *self);
 
 SymfonicEventKind  symfonic_event_get_kind          (SymfonicEvent     *self);
 const char        *symfonic_event_get_name          (SymfonicEvent     *self);
-const char        *symfonic_event_get_text          (SymfonicEvent     *self);
+const char        *symfonic_event_get_text          (SymfonicEvent     *self,
+                                                     gsize             *length);
 gint64             symfonic_event_get_duration_ms   (SymfonicEvent     *self);
 JsonObject        *symfonic_event_get_payload       (SymfonicEvent     *self);
 JsonNode          *symfonic_event_get_data          (SymfonicEvent     *self);

@@ -25,7 +25,7 @@ answer_event (SymfonicEncoder *encoder,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      g_string_append (encoder->text, symfonic_event_get_text (event));
+      g_string_append (encoder->text, symfonic_event_get_text (event, NULL));
       break;
 
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:

@@ -201,10 +201,10 @@ anthropic_stream_event (SymfonicEncoder *encoder,
   switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
     case SYMFONIC_PROVIDER_PART_TEXT:
-      write_text_delta (self, BLOCK_TEXT, symfonic_event_get_text (event), out);
+      write_text_delta (self, BLOCK_TEXT, symfonic_event_get_text (event, NULL), out);
       break;
     case SYMFONIC_PROVIDER_PART_THINKING:
-      write_text_delta (self, BLOCK_THINKING, symfonic_event_get_text (event), out);
+      write_text_delta (self, BLOCK_THINKING, symfonic_event_get_text (event, NULL), out);
       break;
     case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
       if (signature_of (event) == NULL)
@@ -297,7 +297,7 @@ anthropic_answer_event (SymfonicEncoder *encoder,
     case SYMFONIC_PROVIDER_PART_THINKING:
       if (self->thinking == NULL)
         self->thinking = g_string_new (NULL);
-      g_string_append (self->thinking, symfonic_event_get_text (event));
+      g_string_append (self->thinking, symfonic_event_get_text (event, NULL));
       break;
     case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
       if (signature_of (event) != NULL)

@@ -227,7 +227,7 @@ symfonic_encoder_keep_fallback (SymfonicEncoder *self,
                                 SymfonicEvent   *terminal)
 {
   if (self->fallback == NULL)
-    self->fallback = g_strdup (symfonic_event_get_text (terminal));
+    self->fallback = g_strdup (symfonic_event_get_text (terminal, NULL));
 }
 
 guint64
@@ -299,7 +299,7 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
       return SYMFONIC_PROVIDER_PART_TEXT;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-      if (*symfonic_event_get_text (event) != '\0')
+      if (*symfonic_event_get_text (event, NULL) != '\0')
         return SYMFONIC_PROVIDER_PART_THINKING;
       return symfonic_event_get_payload (event) != NULL ? SYMFONIC_PROVIDER_PART_THINKING_EXTRAS
                                                         : SYMFONIC_PROVIDER_PART_NONE;

@@ -232,7 +232,7 @@ openai_answer_event (SymfonicEncoder *encoder,
     case SYMFONIC_PROVIDER_PART_THINKING:
       if (self->reasoning == NULL)
         self->reasoning = g_string_new (NULL);
-      g_string_append (self->reasoning, symfonic_event_get_text (event));
+      g_string_append (self->reasoning, symfonic_event_get_text (event, NULL));
       break;
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       if (self->tool_calls == NULL)

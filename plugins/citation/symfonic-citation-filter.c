@@ -9,8 +9,7 @@
 
 #include <symfonic.h>
 
-#include "symfonic-citation-filter-private.h"
-#include "../common/symfonic-tag-matcher.h"
+#include "symfonic-citation-filter.h"
 
 /* A tag is `[kind]` or `[kind:id]`: kind one of the configured words (ASCII,
  * any case), id 1 to 64 of [A-Za-z0-9_.-]. It goes together with at most one

@@ -27,4 +27,17 @@ guint64                 symfonic_citation_filter_get_blocks_dropped (SymfonicCit
 gboolean                symfonic_citation_filter_block_tag_is_valid (const char         *tag,
                                                                      const char * const *kinds);
 
+/* What the filters of one stage share: the tags, made once, so that a
+ * stream's filter costs no copy of them. */
+typedef struct _SymfonicCitationSpec SymfonicCitationSpec;
+
+SymfonicCitationSpec   *symfonic_citation_spec_new             (const char * const   *kinds,
+                                                                const char           *open_tag,
+                                                                const char           *close_tag);
+SymfonicCitationSpec   *symfonic_citation_spec_ref             (SymfonicCitationSpec *spec);
+void                    symfonic_citation_spec_unref           (SymfonicCitationSpec *spec);
+SymfonicCitationFilter *symfonic_citation_filter_new_for_spec  (SymfonicCitationSpec *spec);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicCitationSpec, symfonic_citation_spec_unref)
+
 G_END_DECLS

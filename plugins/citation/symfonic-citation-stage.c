@@ -9,17 +9,15 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "../common/symfonic-filter-stage.h"
-#include "symfonic-citation-filter-private.h"
+#include "symfonic-citation-filter.h"
 #include "symfonic-citation-stage.h"
 
 /* The model cites the memories it used as `[semantic]`, `[episodic:n42]`
  * and so on, in its answer and in its thinking; clients must not see them.
- * The filter withholds what could still become a tag, and the stage
- * releases it when the answer closes (symfonic-filter-stage.c). Being
- * last, it also drops the memory blocks that removing a tag forms. The
- * stage object is shared by every stream on every worker: its counters
- * are atomic. */
+ * The filter withholds what could still become a tag, and the base class
+ * releases it when the answer closes. Being last, it also drops the
+ * memory blocks that removing a tag forms. The stage object is shared by
+ * every stream on every worker: its counters are atomic. */
 
 static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
 #define DEFAULT_OPEN_TAG "<memory_ops>"
@@ -27,7 +25,7 @@ static const char * const default_kinds[] = { "semantic", "episodic", "procedura
 
 struct _SymfonicCitationStage
 {
-  GObject               parent_instance;
+  SymfonicFilterStage   parent_instance;
 
   GStrv                 kinds;
   char                 *open_tag;
@@ -40,19 +38,17 @@ struct _SymfonicCitationStage
   _Atomic guint64       blocks_dropped;
 };
 
+/* A stream's state beside its filter. */
 typedef struct
 {
-  SymfonicFilterStageState parent;
   /* how much of the filter's counts was added to the stage's */
-  guint64                  removed_counted;
-  guint64                  dropped_counted;
+  guint64 removed_counted;
+  guint64 dropped_counted;
 } StreamState;
 
-static void symfonic_citation_stage_stage_init (SymfonicStageInterface *iface);
 static void symfonic_citation_stage_initable_init (GInitableIface *iface);
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicCitationStage, symfonic_citation_stage, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_citation_stage_stage_init)
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicCitationStage, symfonic_citation_stage, SYMFONIC_TYPE_FILTER_STAGE,
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_citation_stage_initable_init))
 
 enum {
@@ -68,8 +64,9 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static SymfonicTextFilter *
-new_filter (SymfonicStage *stage,
-            gboolean       for_terminal)
+symfonic_citation_stage_create_filter (SymfonicFilterStage *stage,
+                                       SymfonicStream      *stream,
+                                       SymfonicFilterUse    use)
 {
   SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
 
@@ -81,68 +78,34 @@ new_filter (SymfonicStage *stage,
   return SYMFONIC_TEXT_FILTER (symfonic_citation_filter_new_for_spec (self->spec));
 }
 
+/* Adds to a stage's @total what a stream's filter @count grew by since
+ * @counted, the part of it added before. */
+static inline void
+add_count (_Atomic guint64 *total,
+           guint64         *counted,
+           guint64          count)
+{
+  if (count != *counted)
+    {
+      atomic_fetch_add_explicit (total, count - *counted, memory_order_relaxed);
+      *counted = count;
+    }
+}
+
+/* After a delta the filter took, and when the answer closes. What the
+ * terminal's filter removes is not counted: when deltas streamed, what
+ * they held was counted here. */
 static void
-count_filtered (SymfonicStage *stage,
-                gpointer       data)
+symfonic_citation_stage_after_filter (SymfonicFilterStage *stage,
+                                      SymfonicStream      *stream,
+                                      SymfonicTextFilter  *filter)
 {
   SymfonicCitationStage *self = SYMFONIC_CITATION_STAGE (stage);
-  StreamState *state = data;
-  SymfonicCitationFilter *filter = SYMFONIC_CITATION_FILTER (state->parent.filter);
+  StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
+  SymfonicCitationFilter *citation = SYMFONIC_CITATION_FILTER (filter);
 
-  symfonic_filter_stage_add_count (&self->tags_removed, &state->removed_counted,
-                                   symfonic_citation_filter_get_removed (filter));
-  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
-                                   symfonic_citation_filter_get_blocks_dropped (filter));
-}
-
-/* This stage runs after extraction, whose released remainder therefore
- * passes through here before we drain. */
-static gboolean
-close_answer (SymfonicStage   *stage,
-              SymfonicStream  *stream,
-              gpointer         data,
-              SymfonicEvent   *closing,
-              GError         **error)
-{
-  StreamState *state = data;
-
-  symfonic_text_filter_drain (state->parent.filter, stream);
-  count_filtered (stage, state);
-  if (closing != NULL)
-    symfonic_stream_emit (stream, closing);
-
-  return TRUE;
-}
-
-static const SymfonicFilterStageFuncs filter_stage_funcs = {
-  .state_size = sizeof (StreamState),
-  .new_filter = new_filter,
-  .filtered = count_filtered,
-  .close_answer = close_answer,
-};
-
-static gboolean
-symfonic_citation_stage_process (SymfonicStage   *stage,
-                                 SymfonicStream  *stream,
-                                 SymfonicEvent   *event,
-                                 GError         **error)
-{
-  return symfonic_filter_stage_process (stage, &filter_stage_funcs, stream, event, error);
-}
-
-static gboolean
-symfonic_citation_stage_finish (SymfonicStage   *stage,
-                                SymfonicStream  *stream,
-                                GError         **error)
-{
-  return symfonic_filter_stage_finish (stage, &filter_stage_funcs, stream, error);
-}
-
-static void
-symfonic_citation_stage_stage_init (SymfonicStageInterface *iface)
-{
-  iface->process = symfonic_citation_stage_process;
-  iface->finish = symfonic_citation_stage_finish;
+  add_count (&self->tags_removed, &state->removed_counted, symfonic_citation_filter_get_removed (citation));
+  add_count (&self->blocks_dropped, &state->dropped_counted, symfonic_citation_filter_get_blocks_dropped (citation));
 }
 
 /* A kind with brackets, a colon or blanks could never match the tag
@@ -270,10 +233,14 @@ static void
 symfonic_citation_stage_class_init (SymfonicCitationStageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicFilterStageClass *filter_stage_class = SYMFONIC_FILTER_STAGE_CLASS (klass);
 
   object_class->finalize = symfonic_citation_stage_finalize;
   object_class->get_property = symfonic_citation_stage_get_property;
   object_class->set_property = symfonic_citation_stage_set_property;
+  filter_stage_class->create_filter = symfonic_citation_stage_create_filter;
+  filter_stage_class->after_filter = symfonic_citation_stage_after_filter;
+  symfonic_filter_stage_class_set_stream_state_size (filter_stage_class, sizeof (StreamState));
 
   properties[PROP_KINDS] =
     g_param_spec_boxed ("kinds", "Kinds",

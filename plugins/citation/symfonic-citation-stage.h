@@ -10,6 +10,6 @@ G_BEGIN_DECLS
 
 #define SYMFONIC_TYPE_CITATION_STAGE (symfonic_citation_stage_get_type ())
 
-G_DECLARE_FINAL_TYPE (SymfonicCitationStage, symfonic_citation_stage, SYMFONIC, CITATION_STAGE, GObject)
+G_DECLARE_FINAL_TYPE (SymfonicCitationStage, symfonic_citation_stage, SYMFONIC, CITATION_STAGE, SymfonicFilterStage)
 
 G_END_DECLS

@@ -8,8 +8,7 @@
 
 #include <symfonic.h>
 
-#include "symfonic-extraction-filter-private.h"
-#include "../common/symfonic-tag-matcher.h"
+#include "symfonic-extraction-filter.h"
 
 /* Outside a block the filter releases text as it comes, withholding only
  * what could still be part of an open tag (and an unfinished UTF-8

@@ -28,4 +28,17 @@ guint                     symfonic_extraction_filter_get_dropped (SymfonicExtrac
 void                      symfonic_extraction_filter_set_reads_ops (SymfonicExtractionFilter *self,
                                                                     gboolean                  reads_ops);
 
+/* What the filters of one stage share: the tags, made once, so that a
+ * stream's filter costs no copy of them. */
+typedef struct _SymfonicExtractionSpec SymfonicExtractionSpec;
+
+SymfonicExtractionSpec   *symfonic_extraction_spec_new             (const char             *open_tag,
+                                                                    const char             *close_tag);
+SymfonicExtractionSpec   *symfonic_extraction_spec_ref             (SymfonicExtractionSpec *spec);
+void                      symfonic_extraction_spec_unref           (SymfonicExtractionSpec *spec);
+SymfonicExtractionFilter *symfonic_extraction_filter_new_for_spec  (SymfonicExtractionSpec *spec,
+                                                                    gsize                   max_block);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicExtractionSpec, symfonic_extraction_spec_unref)
+
 G_END_DECLS

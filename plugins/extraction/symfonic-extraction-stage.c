@@ -9,8 +9,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "../common/symfonic-filter-stage.h"
-#include "symfonic-extraction-filter-private.h"
+#include "symfonic-extraction-filter.h"
 #include "symfonic-extraction-stage.h"
 
 /* The model writes the memory ops it wants applied inside the answer, as a
@@ -21,10 +20,10 @@
  * The typed stream wants that event before ConsolidationScheduledEvent, so
  * the first event that closes the answer (consolidation, graph, terminal,
  * or an upstream MemoryExtractedEvent, whose ops are merged into ours)
- * makes the stage release its withheld text and send its event first.
- * Without such an event that happens when the upstream finishes (see
- * symfonic-filter-stage.c). The stage object is shared by every stream on
- * every worker: its counter is atomic. */
+ * makes the base class release the withheld text, and the stage send its
+ * event after it. Without such an event that happens when the upstream
+ * finishes. The stage object is shared by every stream on every worker:
+ * its counter is atomic. */
 
 #define DEFAULT_OPEN_TAG "<memory_ops>"
 #define DEFAULT_CLOSE_TAG "</memory_ops>"
@@ -33,7 +32,7 @@
 
 struct _SymfonicExtractionStage
 {
-  GObject                 parent_instance;
+  SymfonicFilterStage     parent_instance;
 
   char                   *open_tag;
   char                   *close_tag;
@@ -45,20 +44,18 @@ struct _SymfonicExtractionStage
   _Atomic guint64         blocks_dropped;
 };
 
+/* A stream's state beside its filter. */
 typedef struct
 {
-  SymfonicFilterStageState parent;
   /* how much of the filter's drop count was added to the stage's */
-  guint64                  dropped_counted;
+  guint64  dropped_counted;
   /* the answer was closed: our MemoryExtractedEvent's place has passed */
-  gboolean                 closed;
+  gboolean closed;
 } StreamState;
 
-static void symfonic_extraction_stage_stage_init (SymfonicStageInterface *iface);
 static void symfonic_extraction_stage_initable_init (GInitableIface *iface);
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicExtractionStage, symfonic_extraction_stage, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, symfonic_extraction_stage_stage_init)
+G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicExtractionStage, symfonic_extraction_stage, SYMFONIC_TYPE_FILTER_STAGE,
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_extraction_stage_initable_init))
 
 enum {
@@ -76,8 +73,9 @@ static GParamSpec *properties[N_PROPS];
  * they are the same ops, and the terminal comes after the place of the
  * MemoryExtractedEvent anyway. */
 static SymfonicTextFilter *
-new_filter (SymfonicStage *stage,
-            gboolean       for_terminal)
+symfonic_extraction_stage_create_filter (SymfonicFilterStage *stage,
+                                         SymfonicStream      *stream,
+                                         SymfonicFilterUse    use)
 {
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
   SymfonicExtractionFilter *filter;
@@ -87,40 +85,45 @@ new_filter (SymfonicStage *stage,
     filter = symfonic_extraction_filter_new (self->open_tag, self->close_tag, self->max_block_bytes);
   else
     filter = symfonic_extraction_filter_new_for_spec (self->spec, self->max_block_bytes);
-  if (for_terminal)
+  if (use == SYMFONIC_FILTER_USE_TERMINAL)
     symfonic_extraction_filter_set_reads_ops (filter, FALSE);
 
   return SYMFONIC_TEXT_FILTER (filter);
 }
 
+/* After a delta the filter took, and when the answer closes. */
 static void
-count_drops (SymfonicStage *stage,
-             gpointer       data)
+symfonic_extraction_stage_after_filter (SymfonicFilterStage *stage,
+                                        SymfonicStream      *stream,
+                                        SymfonicTextFilter  *filter)
 {
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
-  StreamState *state = data;
-  SymfonicExtractionFilter *filter = SYMFONIC_EXTRACTION_FILTER (state->parent.filter);
+  StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
+  guint64 dropped = symfonic_extraction_filter_get_dropped (SYMFONIC_EXTRACTION_FILTER (filter));
 
-  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
-                                   symfonic_extraction_filter_get_dropped (filter));
+  if (dropped != state->dropped_counted)
+    {
+      atomic_fetch_add_explicit (&self->blocks_dropped, dropped - state->dropped_counted, memory_order_relaxed);
+      state->dropped_counted = dropped;
+    }
 }
 
-/* Releases the withheld prose and sends the one MemoryExtractedEvent, with
- * @upstream's ops merged in when the upstream sent its own. */
+/* Sends the one MemoryExtractedEvent, after the prose the base class
+ * released, with @upstream's ops merged in when the upstream sent its
+ * own. */
 static gboolean
 publish_ops (SymfonicExtractionStage  *self,
              SymfonicStream           *stream,
-             StreamState              *state,
              SymfonicEvent            *upstream,
              GError                  **error)
 {
-  SymfonicExtractionFilter *filter = SYMFONIC_EXTRACTION_FILTER (state->parent.filter);
-  g_autoptr(JsonArray) ops = NULL;
+  SymfonicFilterStage *stage = SYMFONIC_FILTER_STAGE (self);
+  StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
+  SymfonicExtractionFilter *filter = SYMFONIC_EXTRACTION_FILTER (symfonic_filter_stage_get_filter (stage, stream));
+  g_autoptr(JsonArray) ops = symfonic_extraction_filter_take_ops (filter);
   g_autoptr(JsonObject) payload = NULL;
   g_autoptr(SymfonicEvent) extracted = NULL;
 
-  symfonic_text_filter_drain (state->parent.filter, stream);
-  ops = symfonic_extraction_filter_take_ops (filter);
   if (upstream != NULL)
     {
       JsonArray *theirs = json_object_get_array_member (symfonic_event_get_payload (upstream), "ops");
@@ -141,12 +144,10 @@ publish_ops (SymfonicExtractionStage  *self,
                    json_array_get_length (ops));
           atomic_fetch_add_explicit (&self->blocks_dropped, 1, memory_order_relaxed);
         }
-      count_drops (SYMFONIC_STAGE (self), state);
       return TRUE;
     }
 
   state->closed = TRUE;
-  count_drops (SYMFONIC_STAGE (self), state);
   if (json_array_get_length (ops) == 0)
     return TRUE;
 
@@ -166,56 +167,23 @@ publish_ops (SymfonicExtractionStage  *self,
  * ours; once ours is out, it passes (the typed encoder refuses a second
  * one). */
 static gboolean
-close_answer (SymfonicStage   *stage,
-              SymfonicStream  *stream,
-              gpointer         data,
-              SymfonicEvent   *closing,
-              GError         **error)
+symfonic_extraction_stage_close_answer (SymfonicFilterStage  *stage,
+                                        SymfonicStream       *stream,
+                                        SymfonicEvent        *closing,
+                                        GError              **error)
 {
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
-  StreamState *state = data;
+  StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
 
   if (closing != NULL && symfonic_event_get_kind (closing) == SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED &&
       !state->closed)
-    return publish_ops (self, stream, state, closing, error);
+    return publish_ops (self, stream, closing, error);
 
-  if (!publish_ops (self, stream, state, NULL, error))
+  if (!publish_ops (self, stream, NULL, error))
     return FALSE;
-  if (closing != NULL)
-    symfonic_stream_emit (stream, closing);
 
-  return TRUE;
-}
-
-static const SymfonicFilterStageFuncs filter_stage_funcs = {
-  .state_size = sizeof (StreamState),
-  .new_filter = new_filter,
-  .filtered = count_drops,
-  .close_answer = close_answer,
-};
-
-static gboolean
-symfonic_extraction_stage_process (SymfonicStage   *stage,
-                                   SymfonicStream  *stream,
-                                   SymfonicEvent   *event,
-                                   GError         **error)
-{
-  return symfonic_filter_stage_process (stage, &filter_stage_funcs, stream, event, error);
-}
-
-static gboolean
-symfonic_extraction_stage_finish (SymfonicStage   *stage,
-                                  SymfonicStream  *stream,
-                                  GError         **error)
-{
-  return symfonic_filter_stage_finish (stage, &filter_stage_funcs, stream, error);
-}
-
-static void
-symfonic_extraction_stage_stage_init (SymfonicStageInterface *iface)
-{
-  iface->process = symfonic_extraction_stage_process;
-  iface->finish = symfonic_extraction_stage_finish;
+  return SYMFONIC_FILTER_STAGE_CLASS (symfonic_extraction_stage_parent_class)->close_answer (stage, stream,
+                                                                                            closing, error);
 }
 
 /* Empty tags would match everywhere: refuse them at load. */
@@ -319,11 +287,16 @@ static void
 symfonic_extraction_stage_class_init (SymfonicExtractionStageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicFilterStageClass *filter_stage_class = SYMFONIC_FILTER_STAGE_CLASS (klass);
   GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = symfonic_extraction_stage_finalize;
   object_class->get_property = symfonic_extraction_stage_get_property;
   object_class->set_property = symfonic_extraction_stage_set_property;
+  filter_stage_class->create_filter = symfonic_extraction_stage_create_filter;
+  filter_stage_class->after_filter = symfonic_extraction_stage_after_filter;
+  filter_stage_class->close_answer = symfonic_extraction_stage_close_answer;
+  symfonic_filter_stage_class_set_stream_state_size (filter_stage_class, sizeof (StreamState));
 
   properties[PROP_OPEN_TAG] =
     g_param_spec_string ("open-tag", "Open tag",

@@ -28,8 +28,9 @@ static GThread *gjs_thread;
  * alone, which is all the engine logs. The hooks of stage classes are
  * wrapped, before gjs hooks them up, so that an exception that is not a
  * GLib.Error (a bug rather than a refusal or a failure the stage meant)
- * has its stack printed too. The wrapper takes the most arguments a stage
- * hook has rather than a rest array, so a call allocates nothing.
+ * has its stack printed too, and so are the hooks a Symfonic.FilterStage
+ * subclass adds. The wrapper takes the most arguments a stage hook has
+ * rather than a rest array, so a call allocates nothing.
  *
  * Only stages hop to the thread of their affinity: a source's hooks run on
  * the workers, where gjs would answer nothing, so registering one throws
@@ -40,11 +41,14 @@ static const char prelude_source[] =
   "  const registerClass = GObject.registerClass;\n"
   "  const hooks = ['admit', 'admit_async', 'admit_finish', 'get_admission_phase', 'begin', 'process',\n"
   "                 'finish', 'close'].map(hook => `vfunc_${hook}`);\n"
+  "  const filterHooks = ['create_filter', 'before_filter', 'after_filter', 'close_answer']\n"
+  "    .map(hook => `vfunc_${hook}`);\n"
   "  GObject.registerClass = function (...args) {\n"
   "    const klass = args[args.length - 1];\n"
   "    const implemented = (args.length > 1 ? args[0].Implements : klass[GObject.interfaces]) ?? [];\n"
-  "    if (implemented.includes(Symfonic.Stage)) {\n"
-  "      for (const name of hooks) {\n"
+  "    const filterStage = klass.prototype instanceof Symfonic.FilterStage;\n"
+  "    if (implemented.includes(Symfonic.Stage) || filterStage) {\n"
+  "      for (const name of filterStage ? [...hooks, ...filterHooks] : hooks) {\n"
   "        const hook = Object.getOwnPropertyDescriptor(klass.prototype, name)?.value;\n"
   "        if (typeof hook !== 'function')\n"
   "          continue;\n"

@@ -9,7 +9,6 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-budget-stage.h"
-#include "symfonic-event-private.h"
 #include "symfonic-memory-meter-store.h"
 
 /* Reserve at admission, settle at close. Admission reserves the worst case
@@ -369,7 +368,7 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
           gsize length;
 
           /* a delta's length was kept when it was made */
-          symfonic_event_peek_text (event, &length);
+          symfonic_event_get_text (event, &length);
           text_bytes = symfonic_meter_saturating_add (text_bytes, length);
         }
       symfonic_stream_get_usage (stream, &input, &output, NULL);

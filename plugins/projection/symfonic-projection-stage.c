@@ -22,7 +22,15 @@
  * a ResponseCompleteEvent with that text so `done` carries it too.
  *
  * `consolidating` chunks (and any other chunk an earlier stage projected)
- * pass through untouched on both lines. */
+ * pass through untouched on both lines.
+ *
+ * It is not a SymfonicFilterStage, though it reads the same deltas: it
+ * withholds nothing that a later event could release (it turns each delta
+ * into a chunk at once, or gathers the whole answer before 11.0), it
+ * emits chunks rather than deltas, and its terminal is the encoder's or
+ * its own, never a cleaned copy of the upstream's. What it shares with
+ * the filtering stages is the notion of the events that close the answer,
+ * after which the 9.x/10.x answer goes out. */
 
 struct _SymfonicProjectionStage
 {
@@ -146,14 +154,14 @@ project_text_deltas (SymfonicStream *stream,
   switch (symfonic_event_get_kind (event))
     {
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      text = symfonic_event_get_text (event);
+      text = symfonic_event_get_text (event, NULL);
       if (*text != '\0')
         emit_string_chunk (stream, "text_delta", text);
       break;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
       /* only real thinking text, so a plain turn is {text_delta, done} */
-      text = symfonic_event_get_text (event);
+      text = symfonic_event_get_text (event, NULL);
       if (*text != '\0')
         emit_string_chunk (stream, "thinking", text);
       break;
@@ -181,7 +189,9 @@ project_node_mappings (SymfonicStream *stream,
                        StreamState    *state,
                        SymfonicEvent  *event)
 {
-  switch (symfonic_event_get_kind (event))
+  SymfonicEventKind kind = symfonic_event_get_kind (event);
+
+  switch (kind)
     {
     case SYMFONIC_EVENT_KIND_ACTIVATION:
       emit_chunk (stream, "spreading_activation", symfonic_event_get_data (event));
@@ -191,38 +201,29 @@ project_node_mappings (SymfonicStream *stream,
       if (state->answered)
         g_debug ("Dropped a text delta after the answer was sent");
       else
-        g_string_append (state->text, symfonic_event_get_text (event));
+        g_string_append (state->text, symfonic_event_get_text (event, NULL));
       break;
 
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       /* replaced by ours, which carries the full text */
       if (state->upstream_text == NULL)
         {
-          state->upstream_text = g_strdup (symfonic_event_get_text (event));
+          state->upstream_text = g_strdup (symfonic_event_get_text (event, NULL));
           state->upstream_duration_ms = symfonic_event_get_duration_ms (event);
         }
       emit_answer (stream, state);
-      break;
-
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      /* the answer is complete; but with nothing streamed yet, wait for
-       * the upstream's terminal, whose text is the answer */
-      if (state->text->len > 0)
-        emit_answer (stream, state);
       break;
 
     case SYMFONIC_EVENT_KIND_CHUNK:
       symfonic_stream_emit (stream, event);
       break;
 
-    /* the 9.x/10.x stream never carried these */
-    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     default:
+      /* The answer is complete; but with nothing streamed yet, wait for
+       * the upstream's terminal, whose text is the answer. The 9.x/10.x
+       * stream never carried these events, nor thinking and tools. */
+      if (symfonic_event_kind_closes_answer (kind) && state->text->len > 0)
+        emit_answer (stream, state);
       break;
     }
 }

@@ -113,7 +113,12 @@ interrupt_hook (gpointer data)
  * return: it ends the stream with the error instead, which would
  * otherwise never end. A stage's close has nothing left to fail. The
  * wrapper takes the hook's arguments as they are and, through `try`, costs
- * next to nothing while no exception is raised.
+ * next to nothing while no exception is raised. The hooks a
+ * Symfonic.FilterStage subclass adds are wrapped the same way; one whose
+ * create_filter raised has made no filter, which fails the stream. (The
+ * wrapper of FilterStage chains up to that of Symfonic.Stage, which comes
+ * after it in a subclass's method order, so both kinds of hook are
+ * wrapped.)
  *
  * PyGObject before 3.47 refuses None for a GError argument, nullable or
  * not, while leaving the argument out passes NULL: push_end(None), the
@@ -154,6 +159,14 @@ static const char helper_source[] =
   "        except BaseException as e:\n"
   "            _log(self, name, e)\n"
   "    return wrapper\n"
+  "def _making(name, hook):\n"
+  "    def wrapper(self, *args):\n"
+  "        try:\n"
+  "            return hook(self, *args)\n"
+  "        except BaseException as e:\n"
+  "            _log(self, name, e)\n"
+  "            return None\n"
+  "    return wrapper\n"
   "def _starting(name, hook):\n"
   "    def wrapper(self, stream, cancellable):\n"
   "        try:\n"
@@ -176,6 +189,8 @@ static const char helper_source[] =
   "_wrap_hooks(Symfonic.Stage, {'do_admit': _throwing, 'do_admit_finish': _throwing, 'do_begin': _throwing,\n"
   "                             'do_process': _throwing, 'do_finish': _throwing, 'do_close': _closing})\n"
   "_wrap_hooks(Symfonic.Source, {'do_admit': _throwing, 'do_start': _starting})\n"
+  "_wrap_hooks(Symfonic.FilterStage, {'do_create_filter': _making, 'do_before_filter': _throwing,\n"
+  "                                   'do_after_filter': _closing, 'do_close_answer': _throwing})\n"
   "if gi.version_info < (3, 47):\n"
   "    _push_end = Symfonic.Stream.push_end\n"
   "    def push_end(self, error=None):\n"

@@ -38,7 +38,7 @@ const QueryStage = GObject.registerClass({
 
     vfunc_process(stream, event) {
         if (event.get_kind() === Symfonic.EventKind.TEXT_DELTA)
-            event = Symfonic.Event.new_text_delta(`[${event.get_text().length}]`);
+            event = Symfonic.Event.new_text_delta(`[${event.get_text()[0].length}]`);
         stream.emit(event);
         return true;
     }

@@ -92,7 +92,8 @@ class PyUpperStage(GObject.Object, Symfonic.Stage):
     def do_process(self, stream, event):
         self.processed += 1
         if event.get_kind() == Symfonic.EventKind.TEXT_DELTA:
-            stream.emit(Symfonic.Event.new_text_delta(event.get_text().upper()))
+            text, _ = event.get_text()
+            stream.emit(Symfonic.Event.new_text_delta(text.upper()))
         else:
             stream.emit(event)
         return True
@@ -565,14 +566,14 @@ class LibraryTestCase(unittest.TestCase):
         event = Symfonic.Event.new_from_json('TextDeltaEvent', json_node('{"text":"Hel"}'))
         self.assertEqual(event.get_kind(), Symfonic.EventKind.TEXT_DELTA)
         self.assertEqual(event.get_name(), 'TextDeltaEvent')
-        self.assertEqual(event.get_text(), 'Hel')
+        self.assertEqual(event.get_text(), ('Hel', 3))
         self.assertEqual(json.loads(event.to_json()), {'text': 'Hel'})
 
         event = Symfonic.Event.new_from_json(
             'ToolCallStartEvent',
             json_node('{"tool_name":"get_weather","tool_call_id":"call_1"}'))
         self.assertEqual(event.get_kind(), Symfonic.EventKind.TOOL_CALL_START)
-        self.assertIsNone(event.get_text())
+        self.assertEqual(event.get_text(), (None, 0))
         self.assertEqual(event.get_payload().get_string_member('tool_name'), 'get_weather')
         self.assertEqual(json.loads(event.to_json()),
                          {'tool_name': 'get_weather', 'tool_call_id': 'call_1'})

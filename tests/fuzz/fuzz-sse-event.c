@@ -51,7 +51,7 @@ decode (const char *name,
       JsonObject *payload = symfonic_event_get_payload (event);
 
       if (symfonic_event_get_kind (fast) != kind ||
-          g_strcmp0 (symfonic_event_get_text (fast), symfonic_event_get_text (event)) != 0 ||
+          g_strcmp0 (symfonic_event_get_text (fast, NULL), symfonic_event_get_text (event, NULL)) != 0 ||
           symfonic_event_get_duration_ms (fast) != symfonic_event_get_duration_ms (event) ||
           strcmp (fast_json, out->str) != 0 ||
           (fast_payload == NULL) != (payload == NULL) ||

@@ -1545,6 +1545,99 @@ test_serves_mixed_route (gconstpointer data)
   g_assert_null (strstr (rest, "CRITICAL"));
 }
 
+/* A filter stage written in a script, and what its hooks log. */
+typedef struct
+{
+  const char *type;
+  gboolean    (*loader_built) (void);
+  /* the line its failing before_filter hook logs, as a regular
+   * expression, and the innermost frame of the stack after it */
+  const char *thrown;
+  const char *frame;
+} ScriptFilterStage;
+
+static const ScriptFilterStage python_filter_stage = {
+  "py-broken-filter", python_loader_built,
+  "^\\(symfonic-gateway:[0-9]+\\): symfonic-python-WARNING \\*\\*: [0-9:.]+: "
+  "TestPyBrokenFilterStage: the before_filter hook raised an exception:$",
+  "broken-filter-py.py\", line 22, in do_before_filter",
+};
+
+static const ScriptFilterStage js_filter_stage = {
+  "js-broken-filter", gjs_loader_built,
+  "^BrokenFilterStage\\.vfunc_before_filter: TypeError: the filter stage was told to fail$",
+  "broken-filter-js.js:24:",
+};
+
+/* A Symfonic.FilterStage subclass in a script plugin filters a route's
+ * text through its own filter, and the loader wraps the hooks it adds as
+ * it wraps a stage's: an exception that is not a GLib.Error in
+ * before_filter ends that stream with one opaque error frame, logged with
+ * its stack, while a stream beside it completes. */
+static void
+test_script_filter_stage (gconstpointer data)
+{
+  const ScriptFilterStage *stage = data;
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) good = NULL;
+  g_autoptr(SymfonicTestStream) failing = NULL;
+  g_autoptr(GSubprocess) process = NULL;
+  g_autofree char *plugin_path = NULL;
+  g_autofree char *groups = NULL;
+  g_autofree char *pipeline = NULL;
+  g_autofree char *base_url = NULL;
+  g_autofree char *url = NULL;
+  g_autofree char *script = NULL;
+  g_autofree char *frame = NULL;
+  g_autofree char *rest = NULL;
+  static const char * const upper[] = { "ONE ", "TWO ", "THREE ", "FOUR ", "FIVE ", "SIX ", "SEVEN" };
+  SymfonicTestFrame *last;
+
+  if (!stage->loader_built ())
+    return;
+
+  plugin_path = script_plugin_path ("filter-scripts");
+  groups = g_strdup_printf ("\n[stage:filter]\ntype=%s\n", stage->type);
+  pipeline = write_stages_pipeline (NULL, "filter", groups);
+  g_subprocess_launcher_setenv (launcher, "SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
+  process = start_gateway (launcher, pipeline, "2", &base_url);
+  url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+
+  good = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+  failing = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}",
+                                       "X-Symfonic-Transcript", "boom", NULL);
+  symfonic_test_stream_wait_done (failing);
+  symfonic_test_stream_wait_done (good);
+
+  g_assert_cmpuint (failing->status, ==, 200);
+  g_assert_cmpuint (failing->frames->len, ==, 2);
+  assert_delta (g_ptr_array_index (failing->frames, 0), "{\"text\":\"FINE \"}");
+  last = g_ptr_array_index (failing->frames, 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_cmpstr (last->data, ==, "{\"detail\":\"Internal server error\",\"status\":500}");
+
+  g_assert_no_error (good->error);
+  g_assert_cmpuint (good->status, ==, 200);
+  g_assert_cmpuint (good->frames->len, >=, G_N_ELEMENTS (upper) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (upper); i++)
+    {
+      g_autofree char *delta = g_strdup_printf ("{\"text\":\"%s\"}", upper[i]);
+
+      assert_delta (g_ptr_array_index (good->frames, i), delta);
+    }
+
+  script = g_test_build_filename (G_TEST_DIST, "integration", "filter-scripts", stage->frame, NULL);
+  frame = g_regex_escape_string (script, -1);
+  g_free (wait_line_matching (process, "stderr", stage->thrown));
+  g_free (wait_line_matching (process, "stderr", frame));
+
+  stop_gateway (process, SIGTERM);
+  rest = read_rest (process, "stderr");
+  g_assert_null (strstr (rest, "CRITICAL"));
+}
+
 /* The body of the response to an HTTP/1.0 request posting @body to @path
  * of the gateway at @base_url, on a new connection: the response ends
  * when the connection does. */
@@ -2151,6 +2244,8 @@ main (int   argc,
   g_test_add_data_func ("/binaries/python-stuck-stage/spin", "spin", test_python_stuck_stage);
   g_test_add_func ("/binaries/python-ended-stream-drops-events", test_python_ended_stream_drops_events);
   g_test_add_func ("/binaries/js-stuck-stage-sigterm", test_js_stuck_stage_sigterm);
+  g_test_add_data_func ("/binaries/python-filter-stage", &python_filter_stage, test_script_filter_stage);
+  g_test_add_data_func ("/binaries/js-filter-stage", &js_filter_stage, test_script_filter_stage);
 
   return g_test_run ();
 }

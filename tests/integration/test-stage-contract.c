@@ -253,6 +253,18 @@ write_transcripts (void)
   /* "Reach me at zoe@" and "example.io": the address is withheld until
    * the upstream ends */
   write_split_transcript ("ending", ENDING_ANSWER, ending_cuts, G_N_ELEMENTS (ending_cuts), 0, FALSE);
+  /* the withheld address must go before the consolidation, which closes
+   * the answer */
+  {
+    g_autoptr(GString) transcript = g_string_new (NULL);
+
+    add_event (transcript, "TextDeltaEvent", "Reach me at zoe@", 0);
+    add_event (transcript, "TextDeltaEvent", "example.io", 0);
+    g_string_append (transcript, "{\"event\":\"ConsolidationScheduledEvent\","
+                                 "\"data\":{\"report\":{},\"graph_mutations\":0},\"delay_ms\":0}\n");
+    add_event (transcript, "ResponseCompleteEvent", ENDING_ANSWER, 0);
+    write_transcript ("closing", transcript);
+  }
   /* "ann@exa" is withheld when the marker comes, and never sent */
   write_split_transcript ("failing", "Write to bob@example.com or ann@exa" FAIL_MARKER " mple.org", failing_cuts,
                           G_N_ELEMENTS (failing_cuts), 0, TRUE);
@@ -443,6 +455,31 @@ test_flush_at_finish (gconstpointer data)
   g_assert_null (strstr (stream->raw->str, "zoe@"));
 }
 
+/* What the stage withholds goes out before the first event that closes
+ * the answer, not after it. */
+static void
+test_released_before_closing (gconstpointer data)
+{
+  g_autoptr(SymfonicTestStream) stream = run_stream (data, "/plain", "closing");
+  g_autofree char *text = joined_deltas (stream);
+  guint last_delta = 0;
+  guint consolidation = 0;
+
+  for (guint i = 0; i < stream->frames->len; i++)
+    {
+      SymfonicTestFrame *frame = g_ptr_array_index (stream->frames, i);
+
+      if (g_str_equal (frame->event, "TextDeltaEvent"))
+        last_delta = i;
+      else if (g_str_equal (frame->event, "ConsolidationScheduledEvent"))
+        consolidation = i;
+    }
+  assert_answer (stream, "Reach me at [email]");
+  g_assert_cmpuint (count_frames (stream, "ConsolidationScheduledEvent"), ==, 1);
+  g_assert_cmpuint (last_delta, <, consolidation);
+  g_assert_cmpstr (text, ==, "Reach me at [email]");
+}
+
 /* `replacement` set in the pipeline file. */
 static void
 test_replacement_from_pipeline (gconstpointer data)
@@ -533,6 +570,7 @@ main (int   argc,
   } tests[] = {
     { "every-split", test_every_split },
     { "flush-at-finish", test_flush_at_finish },
+    { "released-before-closing", test_released_before_closing },
     { "replacement-from-pipeline", test_replacement_from_pipeline },
     { "fail-marker", test_fail_marker },
     { "refuse-tenant", test_refuse_tenant },

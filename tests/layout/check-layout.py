@@ -1,19 +1,34 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The library's folders build on each other one way.
+"""The library's folders build on each other one way, and plugins see its
+public API alone.
 
 gateway/meson.build lists the folders of the library in order; a file may
 include the headers of its own folder and of the folders before it, never
 of one after it. The umbrella header, the generated headers and config.h
 belong to no folder.
+
+A plugin is built as a third party's would be: no file under plugins/
+includes a private header (`-private.h`) or reaches into another folder
+with `../`, in an include or in its build file.
 """
 import os
 import re
 import sys
 
+# Being rewritten (their shared code moves into the library): until then
+# they still reach into plugins/common and its private headers.
+EXEMPT = [
+    'plugins/runtime',
+    'plugins/providers',
+    'plugins/common',
+]
+
 ROOT = sys.argv[1]
 GATEWAY = os.path.join(ROOT, 'gateway')
+PLUGINS = os.path.join(ROOT, 'plugins')
 NEUTRAL = {'symfonic.h', 'symfonic-enums.h', 'symfonic-version.h', 'config.h'}
+INCLUDE = re.compile(r'\s*#\s*include\s+["<]([^">]+)[">]')
 
 
 def rooms():
@@ -22,6 +37,37 @@ def rooms():
     order = re.findall(r"'([^']+)'", listed.group(1))
     # the binaries build on every folder of the library
     return order + ['tools']
+
+
+def exempt(relative):
+    return any(relative == folder or relative.startswith(folder + '/') for folder in EXEMPT)
+
+
+def plugin_problems():
+    problems = []
+    for folder, dirs, names in os.walk(PLUGINS):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, ROOT)
+            if exempt(relative):
+                continue
+            if name.endswith(('.c', '.h')):
+                for number, line in enumerate(open(path, encoding='utf-8'), 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    if m.group(1).endswith('-private.h'):
+                        problems.append(f'{relative}:{number}: includes the private header "{m.group(1)}": '
+                                        'plugins use the public API alone')
+                    if '../' in m.group(1):
+                        problems.append(f'{relative}:{number}: includes "{m.group(1)}", '
+                                        'which reaches into another folder')
+            elif name == 'meson.build':
+                for number, line in enumerate(open(path, encoding='utf-8'), 1):
+                    if re.search(r"""['"]\.\./""", line.split('#', 1)[0]):
+                        problems.append(f'{relative}:{number}: builds from another folder with "../"')
+    return problems
 
 
 def main():
@@ -51,6 +97,7 @@ def main():
             elif order.index(target) > order.index(room):
                 problems.append(f'gateway/{room}/{name}:{number}: includes {target}/{m.group(1)}, '
                                 f'but {target}/ comes after {room}/')
+    problems += plugin_problems()
     for p in problems:
         print(p)
     return 1 if problems else 0

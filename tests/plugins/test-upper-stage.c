@@ -85,7 +85,7 @@ test_upper_stage_process (SymfonicStage   *stage,
       return TRUE;
     }
 
-  text = g_utf8_strup (symfonic_event_get_text (event), -1);
+  text = g_utf8_strup (symfonic_event_get_text (event, NULL), -1);
   upper = symfonic_event_new_text_delta (text);
   symfonic_stream_emit (stream, upper);
 

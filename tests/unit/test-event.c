@@ -80,7 +80,7 @@ test_event_text_encoding (void)
           g_autoptr(JsonObject) parsed = NULL;
           g_autoptr(GString) appended = g_string_new ("data: ");
 
-          g_assert_cmpstr (symfonic_event_get_text (event), ==, c->expected);
+          g_assert_cmpstr (symfonic_event_get_text (event, NULL), ==, c->expected);
           assert_one_line_json (json);
 
           parsed = object_from_string (json);
@@ -92,6 +92,36 @@ test_event_text_encoding (void)
           g_assert_cmpstr (appended->str + strlen ("data: "), ==, json);
         }
     }
+}
+
+/* The length comes with the text, for every way an event is made: by a
+ * constructor, from JSON, from the wire's bytes; none for other kinds. */
+static void
+test_event_text_length (void)
+{
+  static const char text[] = "caf\xC3\xA9 \xE2\x9C\x93";
+  g_autoptr(SymfonicEvent) delta = symfonic_event_new_text_delta (text);
+  g_autoptr(SymfonicEvent) thinking = symfonic_event_new_thinking_delta ("");
+  g_autoptr(SymfonicEvent) terminal = symfonic_event_new_response_complete ("done.", 7);
+  static const char data[] = "{\"text\":\"a\\u00e9\"}";
+  g_autoptr(SymfonicEvent) wire = symfonic_event_try_new_from_data ("TextDeltaEvent", data, sizeof data - 1);
+  g_autoptr(JsonObject) payload = object_from_string ("{\"tool_name\":\"search\",\"tool_call_id\":\"c1\"}");
+  g_autoptr(SymfonicEvent) tool = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_CALL_START, payload, NULL);
+  gsize length = 99;
+
+  g_assert_cmpstr (symfonic_event_get_text (delta, &length), ==, text);
+  g_assert_cmpuint (length, ==, strlen (text));
+  g_assert_cmpstr (symfonic_event_get_text (thinking, &length), ==, "");
+  g_assert_cmpuint (length, ==, 0);
+  g_assert_cmpstr (symfonic_event_get_text (terminal, &length), ==, "done.");
+  g_assert_cmpuint (length, ==, 5);
+  g_assert_nonnull (wire);
+  g_assert_cmpstr (symfonic_event_get_text (wire, &length), ==, "a\xC3\xA9");
+  g_assert_cmpuint (length, ==, 3);
+
+  length = 99;
+  g_assert_null (symfonic_event_get_text (tool, &length));
+  g_assert_cmpuint (length, ==, 0);
 }
 
 static void
@@ -157,6 +187,55 @@ test_event_kind_names (void)
       g_test_message ("name “%s”", unknown[i]);
       g_assert_false (symfonic_event_kind_from_name (unknown[i], &kind));
       g_assert_cmpint (kind, ==, SYMFONIC_EVENT_KIND_CHUNK);
+    }
+}
+
+/* Section 4's order: what comes after the last delta, and the terminal.
+ * Every kind has its row, so that a kind added later must be placed. */
+static const struct {
+  SymfonicEventKind kind;
+  gboolean          closes;
+} closes_cases[] = {
+  { SYMFONIC_EVENT_KIND_ACTIVATION, FALSE },
+  { SYMFONIC_EVENT_KIND_THINKING_DELTA, FALSE },
+  { SYMFONIC_EVENT_KIND_TEXT_DELTA, FALSE },
+  { SYMFONIC_EVENT_KIND_TOOL_CALL_START, FALSE },
+  { SYMFONIC_EVENT_KIND_TOOL_RESULT, FALSE },
+  { SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED, TRUE },
+  { SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED, TRUE },
+  { SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED, TRUE },
+  { SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED, TRUE },
+  { SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, TRUE },
+  { SYMFONIC_EVENT_KIND_CHUNK, FALSE },
+};
+
+static void
+test_event_kind_closes_answer (void)
+{
+  g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_EVENT_KIND);
+
+  g_assert_cmpuint (G_N_ELEMENTS (closes_cases), ==, kinds->n_values);
+  for (guint i = 0; i < kinds->n_values; i++)
+    {
+      gboolean found = FALSE;
+
+      for (guint k = 0; k < G_N_ELEMENTS (closes_cases); k++)
+        found |= closes_cases[k].kind == (SymfonicEventKind) kinds->values[i].value;
+      g_test_message ("kind %s", kinds->values[i].value_nick);
+      g_assert_true (found);
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (closes_cases); i++)
+    {
+      g_test_message ("kind %d", closes_cases[i].kind);
+      g_assert_cmpint (symfonic_event_kind_closes_answer (closes_cases[i].kind), ==, closes_cases[i].closes);
+    }
+
+  if (g_test_undefined ())
+    {
+      g_test_expect_message ("Symfonic", G_LOG_LEVEL_CRITICAL, "*kind_is_valid*");
+      g_assert_false (symfonic_event_kind_closes_answer ((SymfonicEventKind) 99));
+      g_test_assert_expected_messages ();
     }
 }
 
@@ -379,7 +458,7 @@ test_event_chunks (void)
   delta = symfonic_event_new_chunk ("text_delta", text);
   g_assert_cmpint (symfonic_event_get_kind (delta), ==, SYMFONIC_EVENT_KIND_CHUNK);
   g_assert_cmpstr (symfonic_event_get_name (delta), ==, "text_delta");
-  g_assert_null (symfonic_event_get_text (delta));
+  g_assert_null (symfonic_event_get_text (delta, NULL));
   g_assert_null (symfonic_event_get_payload (delta));
   delta_json = symfonic_event_to_json (delta);
   g_assert_cmpstr (delta_json, ==, "\"Hel\"");
@@ -415,12 +494,12 @@ test_event_response_complete (void)
 
   g_assert_cmpint (symfonic_event_get_kind (direct), ==, SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE);
   g_assert_cmpstr (symfonic_event_get_name (direct), ==, "ResponseCompleteEvent");
-  g_assert_cmpstr (symfonic_event_get_text (direct), ==, "Hello world");
+  g_assert_cmpstr (symfonic_event_get_text (direct, NULL), ==, "Hello world");
   g_assert_cmpint (symfonic_event_get_duration_ms (direct), ==, 1500);
 
   parsed = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, payload, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (symfonic_event_get_text (parsed), ==, "ab");
+  g_assert_cmpstr (symfonic_event_get_text (parsed, NULL), ==, "ab");
   g_assert_cmpint (symfonic_event_get_duration_ms (parsed), ==, 50);
 
   node = symfonic_event_to_json_node (direct);
@@ -453,7 +532,7 @@ test_event_from_json (void)
   event = symfonic_event_new_from_json ("TextDeltaEvent", data, &error);
   g_assert_no_error (error);
   g_assert_cmpint (symfonic_event_get_kind (event), ==, SYMFONIC_EVENT_KIND_TEXT_DELTA);
-  g_assert_cmpstr (symfonic_event_get_text (event), ==, "Hel");
+  g_assert_cmpstr (symfonic_event_get_text (event, NULL), ==, "Hel");
 
   for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
     {
@@ -516,7 +595,7 @@ assert_fast_agrees (const char *name,
     general_json = symfonic_event_to_json (general);
   if (general == NULL ||
       symfonic_event_get_kind (fast) != symfonic_event_get_kind (general) ||
-      g_strcmp0 (symfonic_event_get_text (fast), symfonic_event_get_text (general)) != 0 ||
+      g_strcmp0 (symfonic_event_get_text (fast, NULL), symfonic_event_get_text (general, NULL)) != 0 ||
       symfonic_event_get_duration_ms (fast) != symfonic_event_get_duration_ms (general) ||
       strcmp (fast_json, general_json) != 0 ||
       !payloads_agree (symfonic_event_get_payload (fast), symfonic_event_get_payload (general)))
@@ -629,7 +708,7 @@ test_event_fast_path (void)
       g_test_message ("%s %s", taken[i].name, taken[i].data);
       g_assert_nonnull (event);
       g_assert_cmpstr (symfonic_event_get_name (event), ==, taken[i].name);
-      g_assert_cmpstr (symfonic_event_get_text (event), ==, taken[i].text);
+      g_assert_cmpstr (symfonic_event_get_text (event, NULL), ==, taken[i].text);
       g_assert_true (assert_fast_agrees (taken[i].name, taken[i].data, strlen (taken[i].data)));
     }
 
@@ -648,7 +727,7 @@ test_event_fast_path (void)
       g_assert_nonnull (event);
       json = symfonic_event_to_json (event);
       g_assert_cmpstr (json, ==, structured[i].json);
-      g_assert_null (symfonic_event_get_text (event));
+      g_assert_null (symfonic_event_get_text (event, NULL));
       /* the tree, made on demand, is the one the general way makes */
       g_assert_true (assert_fast_agrees (structured[i].name, structured[i].data, strlen (structured[i].data)));
       g_assert_true (symfonic_event_get_payload (event) == json_node_get_object (symfonic_event_get_data (event)));
@@ -839,13 +918,13 @@ test_event_ref (void)
 
   g_assert_true (symfonic_event_ref (event) == event);
   symfonic_event_unref (event);
-  g_assert_cmpstr (symfonic_event_get_text (event), ==, "kept");
+  g_assert_cmpstr (symfonic_event_get_text (event, NULL), ==, "kept");
 
   /* the boxed copy is a reference, not a new event */
   copy = g_boxed_copy (SYMFONIC_TYPE_EVENT, event);
   g_assert_true (copy == event);
   g_boxed_free (SYMFONIC_TYPE_EVENT, copy);
-  g_assert_cmpstr (symfonic_event_get_text (event), ==, "kept");
+  g_assert_cmpstr (symfonic_event_get_text (event, NULL), ==, "kept");
 
   symfonic_event_unref (event);
 }
@@ -877,7 +956,7 @@ test_event_extra_members (void)
 
   terminal_json = symfonic_event_to_json (terminal);
   g_assert_cmpstr (terminal_json, ==, "{\"text\":\"hi\",\"duration_ms\":5,\"finish_reason\":\"tool_calls\",\"model\":\"m-1\"}");
-  g_assert_cmpstr (symfonic_event_get_text (terminal), ==, "hi");
+  g_assert_cmpstr (symfonic_event_get_text (terminal, NULL), ==, "hi");
   g_assert_cmpstr (json_object_get_string_member (symfonic_event_get_payload (terminal), "finish_reason"), ==, "tool_calls");
   g_assert_true (json_object_is_immutable (symfonic_event_get_payload (terminal)));
 
@@ -920,8 +999,8 @@ test_event_blocks_reused (void)
           SymfonicEvent *event = g_ptr_array_index (events, len);
           const char *expected = round % 2 ? letters : letters + len;
 
-          g_assert_cmpuint (strlen (symfonic_event_get_text (event)), ==, sizeof letters - 1 - len);
-          g_assert_cmpint (strncmp (symfonic_event_get_text (event), expected, sizeof letters - 1 - len), ==, 0);
+          g_assert_cmpuint (strlen (symfonic_event_get_text (event, NULL)), ==, sizeof letters - 1 - len);
+          g_assert_cmpint (strncmp (symfonic_event_get_text (event, NULL), expected, sizeof letters - 1 - len), ==, 0);
         }
 
       /* every other round, another thread lets them go, and exits */
@@ -940,8 +1019,10 @@ main (int   argc,
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
 
   g_test_add_func ("/event/text-encoding", test_event_text_encoding);
+  g_test_add_func ("/event/text-length", test_event_text_length);
   g_test_add_func ("/event/exact-encoding", test_event_exact_encoding);
   g_test_add_func ("/event/kind-names", test_event_kind_names);
+  g_test_add_func ("/event/kind-closes-answer", test_event_kind_closes_answer);
   g_test_add_func ("/event/new/valid", test_event_new_valid);
   g_test_add_func ("/event/new/invalid", test_event_new_invalid);
   g_test_add_func ("/event/new/duration-not-a-number", test_event_duration_not_a_number);

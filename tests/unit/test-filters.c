@@ -8,8 +8,8 @@
 #include <string.h>
 #include <json-glib/json-glib.h>
 
-#include "../../plugins/citation/symfonic-citation-filter-private.h"
-#include "../../plugins/extraction/symfonic-extraction-filter-private.h"
+#include "symfonic-citation-filter.h"
+#include "symfonic-extraction-filter.h"
 
 /* The upstream splits the answer wherever it likes, down to the middle of
  * a UTF-8 character. So each case runs unsplit and is compared with a

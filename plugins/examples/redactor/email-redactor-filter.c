@@ -12,7 +12,9 @@
  * is withheld, since the next piece may make it an address. The output is
  * thus the redaction of the whole text, whatever the splits, except that a
  * run longer than MAX_WITHHELD is redacted and released as it stands, so
- * that a stream without a space is not withheld without end. */
+ * that a stream without a space is not withheld without end.
+ *
+ * Only the answer is redacted: the thinking passes as it is. */
 
 #define ADDRESS_PATTERN "[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}"
 #define MAX_WITHHELD 512
@@ -23,8 +25,8 @@ struct _ExampleEmailRedactorFilter
 
   GRegex             *regex;
   char               *replacement;
-  /* per channel, the trailing run of address characters */
-  GString            *withheld[2];
+  /* the answer's trailing run of address characters */
+  GString            *withheld;
 };
 
 G_DEFINE_FINAL_TYPE (ExampleEmailRedactorFilter, example_email_redactor_filter, SYMFONIC_TYPE_TEXT_FILTER)
@@ -71,8 +73,14 @@ example_email_redactor_filter_filter (SymfonicTextFilter  *filter,
                                       GString             *out)
 {
   ExampleEmailRedactorFilter *self = (ExampleEmailRedactorFilter *) filter;
-  GString *withheld = self->withheld[channel];
+  GString *withheld = self->withheld;
   gsize tail = length;
+
+  if (channel != SYMFONIC_TEXT_CHANNEL_ANSWER)
+    {
+      g_string_append_len (out, text, length);
+      return;
+    }
 
   while (tail > 0 && is_address_char (text[tail - 1]))
     tail--;
@@ -104,10 +112,27 @@ example_email_redactor_filter_flush (SymfonicTextFilter  *filter,
                                      GString             *out)
 {
   ExampleEmailRedactorFilter *self = (ExampleEmailRedactorFilter *) filter;
-  GString *withheld = self->withheld[channel];
 
-  redact (self, withheld->str, withheld->len, out);
-  g_string_truncate (withheld, 0);
+  if (channel != SYMFONIC_TEXT_CHANNEL_ANSWER)
+    return;
+  redact (self, self->withheld->str, self->withheld->len, out);
+  g_string_truncate (self->withheld, 0);
+}
+
+/* Most pieces hold no address and do not end in the middle of a run that
+ * the next piece could make one: they go on as they are, uncopied. */
+static gboolean
+example_email_redactor_filter_passes (SymfonicTextFilter  *filter,
+                                      SymfonicTextChannel  channel,
+                                      const char          *text,
+                                      gsize                length)
+{
+  ExampleEmailRedactorFilter *self = (ExampleEmailRedactorFilter *) filter;
+
+  if (channel != SYMFONIC_TEXT_CHANNEL_ANSWER)
+    return TRUE;
+
+  return self->withheld->len == 0 && !is_address_char (text[length - 1]) && memchr (text, '@', length) == NULL;
 }
 
 static void
@@ -117,8 +142,7 @@ example_email_redactor_filter_finalize (GObject *object)
 
   g_clear_pointer (&self->regex, g_regex_unref);
   g_free (self->replacement);
-  for (guint i = 0; i < G_N_ELEMENTS (self->withheld); i++)
-    g_string_free (self->withheld[i], TRUE);
+  g_string_free (self->withheld, TRUE);
 
   G_OBJECT_CLASS (example_email_redactor_filter_parent_class)->finalize (object);
 }
@@ -132,13 +156,13 @@ example_email_redactor_filter_class_init (ExampleEmailRedactorFilterClass *klass
   object_class->finalize = example_email_redactor_filter_finalize;
   filter_class->filter = example_email_redactor_filter_filter;
   filter_class->flush = example_email_redactor_filter_flush;
+  filter_class->passes = example_email_redactor_filter_passes;
 }
 
 static void
 example_email_redactor_filter_init (ExampleEmailRedactorFilter *self)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (self->withheld); i++)
-    self->withheld[i] = g_string_new (NULL);
+  self->withheld = g_string_new (NULL);
 }
 
 /* The address pattern, compiled once by the stage and shared by its

@@ -7,6 +7,11 @@
 # `type=email-redactor-py` in a pipeline. The plugin is named after the
 # file, so the name says the type it registers and differs from the C
 # example's plugin (`email-redactor`), which a plugin path may hold too.
+#
+# The stage is a Symfonic.FilterStage: it supplies the filter, and the base
+# class keeps one per stream, passes the deltas through it, releases what
+# it withholds before the events that close the answer and at the end, and
+# cleans the terminal's text with a filter of its own.
 
 import re
 
@@ -20,16 +25,41 @@ ADDRESS_CHARS = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 MAX_WITHHELD_BYTES = 512
 
 
-class _StreamState(GObject.Object):
-    """The trailing run of address characters a stream's last delta ended
-    with, which the next delta may still turn into an address."""
+class EmailRedactorFilter(Symfonic.TextFilter):
+    """Redacts the answer; withholds its trailing run of address
+    characters, which the next delta may still turn into an address. The
+    thinking passes as it is."""
 
-    def __init__(self):
+    def __init__(self, replacement):
         super().__init__()
+        self.replacement = replacement
         self.withheld = ''
 
+    def _redact(self, text):
+        return ADDRESS.sub(lambda match: self.replacement, text)
 
-class EmailRedactor(GObject.Object, Symfonic.Stage):
+    def do_filter(self, channel, text, length, out):
+        # whole characters, as bytes
+        text = bytes(text).decode('utf-8')
+        if channel != Symfonic.TextChannel.ANSWER:
+            out.append(text)
+            return
+        text = self.withheld + text
+        cut = len(text)
+        while cut > 0 and text[cut - 1] in ADDRESS_CHARS:
+            cut -= 1
+        if len(text) - cut > MAX_WITHHELD_BYTES:
+            cut = len(text)
+        self.withheld = text[cut:]
+        out.append(self._redact(text[:cut]))
+
+    def do_flush(self, channel, out):
+        if channel == Symfonic.TextChannel.ANSWER:
+            out.append(self._redact(self.withheld))
+            self.withheld = ''
+
+
+class EmailRedactor(Symfonic.FilterStage):
     __gtype_name__ = 'SymfonicExampleEmailRedactorPy'
 
     replacement = GObject.Property(type=str, default='[email]', nick='Replacement',
@@ -39,25 +69,17 @@ class EmailRedactor(GObject.Object, Symfonic.Stage):
     refuse_tenant = GObject.Property(type=str, default='', nick='Refused tenant',
                                      blurb='A tenant refused at admission (empty: none)')
 
-    def _redact(self, text):
-        return ADDRESS.sub(lambda match: self.replacement, text)
+    def do_create_filter(self, stream, use):
+        return EmailRedactorFilter(self.replacement)
 
-    def _state(self, stream):
-        state = stream.get_stage_state(self)
-        if state is None:
-            state = _StreamState()
-            stream.set_stage_state(self, state)
-        return state
+    def do_before_filter(self, stream, delta):
+        text, _ = delta.get_text()
+        if self.fail_marker and delta.get_kind() == Symfonic.EventKind.TEXT_DELTA and self.fail_marker in text:
+            raise GLib.Error.new_literal(Symfonic.error_quark(), 'The redactor met its fail marker',
+                                         Symfonic.Error.FAILED)
+        return True
 
-    def _emit(self, stream, text):
-        if text:
-            stream.emit(Symfonic.Event.new_text_delta(self._redact(text)))
-
-    def _flush(self, stream):
-        state = self._state(stream)
-        withheld, state.withheld = state.withheld, ''
-        self._emit(stream, withheld)
-
+    # Symfonic.Stage's own hooks, beside those of the base class
     def do_get_admission_phase(self):
         return Symfonic.AdmissionPhase.HEAD
 
@@ -66,35 +88,6 @@ class EmailRedactor(GObject.Object, Symfonic.Stage):
         if self.refuse_tenant and tenant == self.refuse_tenant:
             raise GLib.Error.new_literal(Symfonic.error_quark(), 'This tenant may not use the route',
                                          Symfonic.Error.FORBIDDEN)
-        return True
-
-    def do_process(self, stream, event):
-        kind = event.get_kind()
-        if kind == Symfonic.EventKind.TEXT_DELTA:
-            if self.fail_marker and self.fail_marker in event.get_text():
-                raise GLib.Error.new_literal(Symfonic.error_quark(), 'The redactor met its fail marker',
-                                             Symfonic.Error.FAILED)
-            state = self._state(stream)
-            text = state.withheld + event.get_text()
-            cut = len(text)
-            while cut > 0 and text[cut - 1] in ADDRESS_CHARS:
-                cut -= 1
-            if len(text) - cut > MAX_WITHHELD_BYTES:
-                cut = len(text)
-            state.withheld = text[cut:]
-            self._emit(stream, text[:cut])
-        elif kind == Symfonic.EventKind.RESPONSE_COMPLETE:
-            # the terminal carries the whole text: what was withheld comes
-            # before it, and its own text is redacted the same way
-            self._flush(stream)
-            stream.emit(Symfonic.Event.new_response_complete(self._redact(event.get_text()),
-                                                             event.get_duration_ms()))
-        else:
-            stream.emit(event)
-        return True
-
-    def do_finish(self, stream):
-        self._flush(stream)
         return True
 
 

@@ -9,8 +9,9 @@
 
 /* An example of a third-party stage, built against the installed library
  * alone: it replaces every e-mail address in the answer's text deltas,
- * whatever the upstream's split, and lets every other event through. Its
- * per-stream state is a SymfonicTextFilter kept in the stream; the stage
+ * whatever the upstream's split, and lets every other event through. It
+ * is the filter (email-redactor-filter.c) and the little a
+ * SymfonicFilterStage leaves to a subclass: making that filter. The stage
  * object itself is shared by every stream and never changes after load.
  *
  * Two settings exist to show how a stage fails: `fail-marker` makes a
@@ -21,17 +22,19 @@
 
 struct _ExampleEmailRedactorStage
 {
-  GObject  parent_instance;
+  SymfonicFilterStage  parent_instance;
 
-  char    *replacement;
-  char    *fail_marker;
-  char    *refuse_tenant;
-  GRegex  *regex;
+  char                *replacement;
+  char                *fail_marker;
+  char                *refuse_tenant;
+  GRegex              *regex;
 };
 
 static void example_email_redactor_stage_stage_init (SymfonicStageInterface *iface);
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (ExampleEmailRedactorStage, example_email_redactor_stage, G_TYPE_OBJECT,
+/* Implementing SymfonicStage again keeps the base class's process and
+ * finish hooks, and adds the admission ones. */
+G_DEFINE_FINAL_TYPE_WITH_CODE (ExampleEmailRedactorStage, example_email_redactor_stage, SYMFONIC_TYPE_FILTER_STAGE,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, example_email_redactor_stage_stage_init))
 
 enum {
@@ -45,26 +48,32 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static SymfonicTextFilter *
-new_filter (ExampleEmailRedactorStage *self)
+example_email_redactor_stage_create_filter (SymfonicFilterStage *stage,
+                                            SymfonicStream      *stream,
+                                            SymfonicFilterUse    use)
 {
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
+
   return SYMFONIC_TEXT_FILTER (example_email_redactor_filter_new (self->regex, self->replacement));
 }
 
-static SymfonicTextFilter *
-get_filter (ExampleEmailRedactorStage *self,
-            SymfonicStream            *stream)
+static gboolean
+example_email_redactor_stage_before_filter (SymfonicFilterStage  *stage,
+                                            SymfonicStream       *stream,
+                                            SymfonicEvent        *delta,
+                                            GError              **error)
 {
-  GObject *filter = symfonic_stream_get_stage_state (stream, SYMFONIC_STAGE (self));
+  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
 
-  if (filter == NULL)
+  if (*self->fail_marker != '\0' && symfonic_event_get_kind (delta) == SYMFONIC_EVENT_KIND_TEXT_DELTA &&
+      strstr (symfonic_event_get_text (delta, NULL), self->fail_marker) != NULL)
     {
-      g_autoptr(SymfonicTextFilter) created = new_filter (self);
-
-      symfonic_stream_set_stage_state (stream, SYMFONIC_STAGE (self), G_OBJECT (created));
-      filter = G_OBJECT (created);
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                           "A text delta holds the configured fail marker");
+      return FALSE;
     }
 
-  return SYMFONIC_TEXT_FILTER (filter);
+  return TRUE;
 }
 
 static gboolean
@@ -93,78 +102,11 @@ example_email_redactor_stage_get_admission_phase (SymfonicStage *stage)
   return SYMFONIC_ADMISSION_PHASE_HEAD;
 }
 
-static gboolean
-example_email_redactor_stage_process (SymfonicStage   *stage,
-                                      SymfonicStream  *stream,
-                                      SymfonicEvent   *event,
-                                      GError         **error)
-{
-  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
-  SymfonicTextFilter *filter = get_filter (self, stream);
-
-  switch (symfonic_event_get_kind (event))
-    {
-    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      if (*self->fail_marker != '\0' && strstr (symfonic_event_get_text (event), self->fail_marker) != NULL)
-        {
-          g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                               "A text delta holds the configured fail marker");
-          return FALSE;
-        }
-      symfonic_text_filter_process (filter, stream, event);
-      return TRUE;
-
-    /* the events that close the answer: the withheld text goes first */
-    case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
-    case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:
-    case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
-    case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
-      symfonic_text_filter_drain (filter, stream);
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
-      {
-        /* its text must stay the concatenation of the deltas sent */
-        g_autoptr(SymfonicTextFilter) fresh = new_filter (self);
-        g_autoptr(SymfonicEvent) terminal = NULL;
-
-        symfonic_text_filter_drain (filter, stream);
-        terminal = symfonic_text_filter_clean_terminal (fresh, event);
-        symfonic_stream_emit (stream, terminal);
-      }
-      return TRUE;
-
-    case SYMFONIC_EVENT_KIND_ACTIVATION:
-    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
-    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-    case SYMFONIC_EVENT_KIND_TOOL_RESULT:
-    case SYMFONIC_EVENT_KIND_CHUNK:
-    default:
-      symfonic_stream_emit (stream, event);
-      return TRUE;
-    }
-}
-
-static gboolean
-example_email_redactor_stage_finish (SymfonicStage   *stage,
-                                     SymfonicStream  *stream,
-                                     GError         **error)
-{
-  ExampleEmailRedactorStage *self = EXAMPLE_EMAIL_REDACTOR_STAGE (stage);
-
-  symfonic_text_filter_drain (get_filter (self, stream), stream);
-
-  return TRUE;
-}
-
 static void
 example_email_redactor_stage_stage_init (SymfonicStageInterface *iface)
 {
   iface->admit = example_email_redactor_stage_admit;
   iface->get_admission_phase = example_email_redactor_stage_get_admission_phase;
-  iface->process = example_email_redactor_stage_process;
-  iface->finish = example_email_redactor_stage_finish;
 }
 
 static void
@@ -236,11 +178,14 @@ static void
 example_email_redactor_stage_class_init (ExampleEmailRedactorStageClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicFilterStageClass *filter_stage_class = SYMFONIC_FILTER_STAGE_CLASS (klass);
   GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = example_email_redactor_stage_finalize;
   object_class->get_property = example_email_redactor_stage_get_property;
   object_class->set_property = example_email_redactor_stage_set_property;
+  filter_stage_class->create_filter = example_email_redactor_stage_create_filter;
+  filter_stage_class->before_filter = example_email_redactor_stage_before_filter;
 
   properties[PROP_REPLACEMENT] =
     g_param_spec_string ("replacement", "Replacement",

@@ -11,6 +11,6 @@ G_BEGIN_DECLS
 #define EXAMPLE_TYPE_EMAIL_REDACTOR_STAGE (example_email_redactor_stage_get_type ())
 
 G_DECLARE_FINAL_TYPE (ExampleEmailRedactorStage, example_email_redactor_stage,
-                      EXAMPLE, EMAIL_REDACTOR_STAGE, GObject)
+                      EXAMPLE, EMAIL_REDACTOR_STAGE, SymfonicFilterStage)
 
 G_END_DECLS

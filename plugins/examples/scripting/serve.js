@@ -73,7 +73,8 @@ const TenantTally = GObject.registerClass({
         if (event.get_kind() === Symfonic.EventKind.TEXT_DELTA) {
             const tally = stream.get_stage_state(this);
             tally.deltas++;
-            for (const _ of event.get_text())
+            const [text] = event.get_text();
+            for (const _ of text)
                 tally.characters++;
         }
         stream.emit(event);

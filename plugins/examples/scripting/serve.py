@@ -63,7 +63,8 @@ class TenantTally(GObject.Object, Symfonic.Stage):
         if event.get_kind() == Symfonic.EventKind.TEXT_DELTA:
             tally = stream.get_stage_state(self)
             tally.deltas += 1
-            tally.characters += len(event.get_text())
+            text, _ = event.get_text()
+            tally.characters += len(text)
         stream.emit(event)
         return True
 

@@ -14,7 +14,7 @@ const PrefixStage = GObject.registerClass({
 }, class PrefixStage extends GObject.Object {
     vfunc_process(stream, event) {
         if (event.get_kind() === Symfonic.EventKind.TEXT_DELTA) {
-            const text = event.get_text();
+            const [text] = event.get_text();
             if (text.toLowerCase().includes('boom'))
                 throw new TypeError('the test stage was told to fail');
             event = Symfonic.Event.new_text_delta(this.prefix + text);

@@ -11,7 +11,7 @@ class SuffixStage(GObject.Object, Symfonic.Stage):
 
     def do_process(self, stream, event):
         if event.get_kind() == Symfonic.EventKind.TEXT_DELTA:
-            text = event.get_text()
+            text, _ = event.get_text()
             if 'boom' in text.lower():
                 raise ValueError('the test stage was told to fail')
             event = Symfonic.Event.new_text_delta(text + self.suffix)

@@ -9,7 +9,7 @@ const StuckStage = GObject.registerClass({
     Implements: [Symfonic.Stage],
 }, class StuckStage extends GObject.Object {
     vfunc_process(stream, event) {
-        if (event.get_kind() === Symfonic.EventKind.TEXT_DELTA && event.get_text().includes('spin')) {
+        if (event.get_kind() === Symfonic.EventKind.TEXT_DELTA && event.get_text()[0].includes('spin')) {
             for (;;) {
                 // never returns
             }

@@ -12,7 +12,7 @@ class StuckStage(GObject.Object, Symfonic.Stage):
 
     def do_process(self, stream, event):
         if event.get_kind() == Symfonic.EventKind.TEXT_DELTA:
-            text = event.get_text()
+            text, _ = event.get_text()
             if 'sleep' in text:
                 time.sleep(120)
             elif 'spin' in text:
