@@ -6,7 +6,7 @@
 
 #include <symfonic.h>
 
-#include "../common/symfonic-json-scan.h"
+#include "symfonic-json-scan-private.h"
 #include "../common/symfonic-usage.h"
 
 G_BEGIN_DECLS
