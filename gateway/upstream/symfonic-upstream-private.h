@@ -4,9 +4,13 @@
  */
 #pragma once
 
-#include <glib.h>
+#include "symfonic-upstream.h"
 
 G_BEGIN_DECLS
+
+G_GNUC_INTERNAL
+void    symfonic_upstream_request_set_deadline_at  (SymfonicUpstreamRequest *request,
+                                                    gint64                   deadline);
 
 G_GNUC_INTERNAL
 guint64 symfonic_upstream_count_connections_opened (void);

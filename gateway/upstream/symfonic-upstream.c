@@ -1215,6 +1215,19 @@ symfonic_upstream_request_set_deadline (SymfonicUpstreamRequest *request,
     conn_arm_timeout (request->conn);
 }
 
+/* As symfonic_upstream_request_set_deadline(), at a monotonic time: a
+ * request sent again (a redirect) keeps the first one's deadline. */
+void
+symfonic_upstream_request_set_deadline_at (SymfonicUpstreamRequest *request,
+                                           gint64                   deadline)
+{
+  g_return_if_fail (request != NULL);
+
+  request->deadline = deadline;
+  if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
+    conn_arm_timeout (request->conn);
+}
+
 /**
  * symfonic_upstream_request_pause: (skip)
  * @request: a request

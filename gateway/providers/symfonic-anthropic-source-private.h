@@ -1,10 +1,10 @@
-/* symfonic-anthropic-source.h
+/* symfonic-anthropic-source-private.h: the `anthropic` source type
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include "symfonic-provider-source.h"
+#include "symfonic-provider-source-private.h"
 
 G_BEGIN_DECLS
 
