@@ -32,7 +32,6 @@
 #include "symfonic-sse-parser.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-server.h"
-#include "symfonic-upstream.h"
 #include "symfonic-utf8.h"
 
 #undef SYMFONIC_INSIDE

@@ -15,6 +15,8 @@ typedef struct _SymfonicProviderRequest SymfonicProviderRequest;
 
 #define SYMFONIC_TYPE_PROVIDER_SOURCE (symfonic_provider_source_get_type ())
 
+G_GNUC_INTERNAL
+GType symfonic_provider_source_get_type (void);
 G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMFONIC, PROVIDER_SOURCE,
                           SymfonicHttpSource)
 
