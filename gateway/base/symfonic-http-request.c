@@ -179,6 +179,9 @@ stream_over (void)
  * symfonic_http_request_ref:
  * @request: a #SymfonicHttpRequest
  *
+ * Takes a reference: a binding may keep a request past its stream's end,
+ * when it only tells that it is over.
+ *
  * Returns: (transfer full): @request
  */
 SymfonicHttpRequest *
@@ -194,6 +197,8 @@ symfonic_http_request_ref (SymfonicHttpRequest *request)
 /**
  * symfonic_http_request_unref:
  * @request: (transfer full): a #SymfonicHttpRequest
+ *
+ * Drops a reference.
  */
 void
 symfonic_http_request_unref (SymfonicHttpRequest *request)
@@ -710,6 +715,8 @@ symfonic_http_request_start (SymfonicHttpSource *source,
  * symfonic_http_request_get_source:
  * @request: a #SymfonicHttpRequest
  *
+ * The source whose request this is.
+ *
  * Returns: (transfer none): the source that sent @request
  */
 SymfonicHttpSource *
@@ -723,6 +730,9 @@ symfonic_http_request_get_source (SymfonicHttpRequest *request)
 /**
  * symfonic_http_request_get_stream:
  * @request: a #SymfonicHttpRequest
+ *
+ * The stream the request serves: its invocation, its route, where events
+ * go. From [vfunc@Symfonic.HttpSource.write_request] on.
  *
  * Returns: (transfer none): the stream @request serves, with its
  *   invocation
@@ -738,6 +748,8 @@ symfonic_http_request_get_stream (SymfonicHttpRequest *request)
 /**
  * symfonic_http_request_get_data: (skip)
  * @request: a #SymfonicHttpRequest
+ *
+ * The subclass's own state for the stream.
  *
  * Returns: (nullable): what the subclass keeps for this request, set with
  *   symfonic_http_request_set_data()
