@@ -10,6 +10,7 @@
 
 #include "symfonic-http-source-private.h"
 #include "symfonic-invocation.h"
+#include "symfonic-scratch-private.h"
 #include "symfonic-stream.h"
 #include "symfonic-upstream-private.h"
 
@@ -33,6 +34,11 @@ G_DEFINE_BOXED_TYPE (SymfonicHttpRequest, symfonic_http_request, symfonic_http_r
 
 /* a same-origin redirect loop ends here */
 #define MAX_REDIRECTS 5
+
+/* where each request's path and body are written, before the body is
+ * copied into the bytes the request keeps: no growing per request */
+SYMFONIC_SCRATCH_DEFINE (path_scratch);
+SYMFONIC_SCRATCH_DEFINE (body_scratch);
 
 /* The reading every HTTP source does alike: bytes from the worker's read
  * buffer into the SSE parser, frames to the subclass, events to the
@@ -247,7 +253,6 @@ request_finish (SymfonicHttpRequest *req,
   g_clear_pointer (&req->upstream, symfonic_upstream_request_free);
   g_clear_error (&req->parse_error);
   g_clear_object (&req->parser);
-  g_clear_pointer (&req->path, g_free);
   g_clear_pointer (&req->payload, g_bytes_unref);
   g_clear_pointer (&req->uri, g_uri_unref);
   g_clear_pointer (&req->connection, symfonic_http_source_release_connection);
@@ -455,13 +460,29 @@ same_origin (GUri *a,
 }
 
 /* What goes on the request line: the path and query, encoded. */
-static char *
-request_target (GUri *uri)
+static void
+append_target (GString *out,
+               GUri    *uri)
 {
   const char *path = g_uri_get_path (uri);
   const char *query = g_uri_get_query (uri);
 
-  return g_strconcat (*path != '\0' ? path : "/", query != NULL ? "?" : "", query != NULL ? query : "", NULL);
+  g_string_append (out, *path != '\0' ? path : "/");
+  if (query != NULL)
+    {
+      g_string_append_c (out, '?');
+      g_string_append (out, query);
+    }
+}
+
+static char *
+request_target (GUri *uri)
+{
+  GString *target = g_string_new (NULL);
+
+  append_target (target, uri);
+
+  return g_string_free (target, FALSE);
 }
 
 static gboolean
@@ -655,8 +676,8 @@ symfonic_http_request_start (SymfonicHttpSource *source,
 {
   SymfonicHttpRequest *req = g_new0 (SymfonicHttpRequest, 1);
   GUri *uri = symfonic_http_source_get_uri (source);
-  g_autoptr(GString) path = NULL;
-  g_autoptr(GString) body = NULL;
+  GString *path = symfonic_scratch_get (path_scratch);
+  GString *body = symfonic_scratch_get (body_scratch);
   GError *error = NULL;
   guint timeout;
 
@@ -669,12 +690,7 @@ symfonic_http_request_start (SymfonicHttpSource *source,
   req->connection = connection;
   req->uri = g_uri_ref (uri);
 
-  {
-    g_autofree char *target = request_target (uri);
-
-    path = g_string_new (target);
-  }
-  body = g_string_sized_new (512);
+  append_target (path, uri);
   if (!req->klass->write_request (source, req, path, body, &error))
     {
       if (error == NULL)
@@ -692,8 +708,7 @@ symfonic_http_request_start (SymfonicHttpSource *source,
                                                 _("The request could not be written")));
       return;
     }
-  req->path = g_string_free (g_steal_pointer (&path), FALSE);
-  req->payload = g_string_free_to_bytes (g_steal_pointer (&body));
+  req->payload = g_bytes_new (body->str, body->len);
 
   /* the client's head waits for the first event: pings, comments and
    * interim heads do not hold it past `timeout` */
@@ -701,7 +716,7 @@ symfonic_http_request_start (SymfonicHttpSource *source,
   if (symfonic_http_source_get_holds_head (source) && timeout != 0)
     req->deadline = g_get_monotonic_time () + (gint64) timeout * G_USEC_PER_SEC;
 
-  send_request (req, uri, req->path);
+  send_request (req, uri, path->str);
 
   /* from now on the reading follows the stream's back-pressure and
    * cancellation (at once if the client is already gone) */

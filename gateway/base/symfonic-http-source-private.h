@@ -28,7 +28,6 @@ struct _SymfonicHttpRequest
   gulong                    cancelled_id;
 
   /* what is sent again on a redirect, and where it went last */
-  char                     *path;
   GBytes                   *payload;
   GUri                     *uri;
   guint                     redirects;
