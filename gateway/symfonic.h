@@ -25,6 +25,7 @@
 #include "symfonic-tag-matcher.h"
 #include "symfonic-text-filter.h"
 #include "symfonic-filter-stage.h"
+#include "symfonic-http-source.h"
 #include "symfonic-route.h"
 #include "symfonic-run-store.h"
 #include "symfonic-memory-run-store.h"
@@ -34,7 +35,6 @@
 #include "symfonic-sse-parser.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-server.h"
-#include "symfonic-upstream.h"
 #include "symfonic-utf8.h"
 
 #undef SYMFONIC_INSIDE

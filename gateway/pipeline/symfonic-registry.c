@@ -8,6 +8,7 @@
 
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-builtin-private.h"
 #include "symfonic-error.h"
 #include "symfonic-meter-store.h"
 #include "symfonic-paths-private.h"
@@ -40,6 +41,8 @@ struct _SymfonicRegistry
   GHashTable *files;
   /* ScriptLoader, in the order added */
   GPtrArray  *script_loaders;
+  /* the library's own types were registered by a scan */
+  gboolean    builtins_registered;
 };
 
 typedef struct
@@ -670,12 +673,51 @@ scan_directory (SymfonicRegistry  *self,
   return TRUE;
 }
 
+/* The library's own types, as the plugin `builtin` without a file, before
+ * any module: a plugin cannot take their names. A name an application
+ * took first leaves them out, with a warning, as a module that does not
+ * load would be. */
+static void
+register_builtins (SymfonicRegistry *self)
+{
+  const SymfonicPluginInfo *info = &symfonic_builtin_plugin_info;
+  g_autoptr(SymfonicPlugin) plugin = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->builtins_registered)
+    {
+      g_mutex_unlock (&self->lock);
+      return;
+    }
+  self->builtins_registered = TRUE;
+  g_mutex_unlock (&self->lock);
+
+  if (!claim_plugin_name (self, info->name, _("the library"), NULL, &error))
+    {
+      g_warning (_("Skipping the library’s built-in types: %s"), error->message);
+      return;
+    }
+  plugin = symfonic_plugin_new (self, info, NULL);
+  if (!info->init (plugin, &error))
+    {
+      g_warning (_("Skipping the library’s built-in types: %s"), error->message);
+      return;
+    }
+
+  g_mutex_lock (&self->lock);
+  g_ptr_array_add (self->plugins, g_steal_pointer (&plugin));
+  g_mutex_unlock (&self->lock);
+}
+
 /**
  * symfonic_registry_scan:
  * @self: a #SymfonicRegistry
  * @error: return location for a #GError
  *
- * Loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
+ * Registers the types built into the library (the `openai` and
+ * `anthropic` sources, as the plugin `builtin`, which has no file), then
+ * loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
  * separated list), then those of the build's or installation's plugin
  * directory. A directory listed twice is read once. A module that cannot
  * be loaded is skipped with a warning; of two plugins of one name, the
@@ -697,6 +739,8 @@ symfonic_registry_scan (SymfonicRegistry  *self,
 
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  register_builtins (self);
 
   if (env != NULL)
     {

@@ -60,6 +60,15 @@ print_names (GParamSpec **pspecs,
   g_print ("\n");
 }
 
+/* Built-in types have no file of their own: they are the library's. */
+static const char *
+plugin_file (SymfonicPlugin *plugin)
+{
+  const char *filename = symfonic_plugin_get_filename (plugin);
+
+  return filename != NULL ? filename : _("built into the library");
+}
+
 static void
 list_all (SymfonicRegistry *registry)
 {
@@ -76,7 +85,7 @@ list_all (SymfonicRegistry *registry)
       g_print ("  %-16s %-10s %s\n    %s%s%s\n", symfonic_plugin_get_name (plugin),
                symfonic_plugin_get_version (plugin), symfonic_plugin_get_description (plugin),
                license != NULL ? license : "", license != NULL ? ", " : "",
-               symfonic_plugin_get_filename (plugin));
+               plugin_file (plugin));
     }
 
   g_print (_("\nTypes:\n"));
@@ -154,8 +163,11 @@ describe_range (GParamSpec *pspec)
   return NULL;
 }
 
+/* @instance, when given, shows the defaults its type gives it as it is
+ * made, which its class's specs do not hold. */
 static void
-print_properties (GParamSpec **pspecs,
+print_properties (GObject     *instance,
+                  GParamSpec **pspecs,
                   guint        n)
 {
   for (guint i = 0; i < n; i++)
@@ -164,6 +176,7 @@ print_properties (GParamSpec **pspecs,
       g_autofree char *type_text = NULL;
       g_autofree char *range = NULL;
       g_autofree char *default_text = NULL;
+      g_auto(GValue) instance_value = G_VALUE_INIT;
       const GValue *default_value;
 
       if (pspec->owner_type == G_TYPE_OBJECT)
@@ -172,6 +185,12 @@ print_properties (GParamSpec **pspecs,
       type_text = describe_type (pspec);
       range = describe_range (pspec);
       default_value = g_param_spec_get_default_value (pspec);
+      if (instance != NULL && (pspec->flags & G_PARAM_READABLE))
+        {
+          g_value_init (&instance_value, G_PARAM_SPEC_VALUE_TYPE (pspec));
+          g_object_get_property (instance, g_param_spec_get_name (pspec), &instance_value);
+          default_value = &instance_value;
+        }
       default_text = G_VALUE_HOLDS_OBJECT (default_value) || G_VALUE_HOLDS_BOXED (default_value)
         ? g_strdup (_("(none)"))
         : g_strdup_value_contents (default_value);
@@ -202,7 +221,7 @@ inspect_group (const char *name)
       keys = symfonic_pipeline_list_keys (groups[i].name, &n_keys);
       g_print (_("%s (pipeline file group)\n"), groups[i].header);
       g_print (_("\nKeys:\n"));
-      print_properties (keys, n_keys);
+      print_properties (NULL, keys, n_keys);
       return TRUE;
     }
 
@@ -216,6 +235,7 @@ inspect_type (SymfonicRegistry *registry,
   GType type = symfonic_registry_lookup (registry, name);
   g_autoptr(GTypeClass) klass = NULL;
   g_autofree GParamSpec **pspecs = NULL;
+  g_autoptr(GObject) instance = NULL;
   SymfonicPlugin *plugin;
   guint n;
 
@@ -233,12 +253,17 @@ inspect_type (SymfonicRegistry *registry,
     g_print (_("  from plugin %s %s (%s): %s\n"), symfonic_plugin_get_name (plugin),
              symfonic_plugin_get_version (plugin) != NULL ? symfonic_plugin_get_version (plugin) : "",
              symfonic_plugin_get_license (plugin) != NULL ? symfonic_plugin_get_license (plugin) : "",
-             symfonic_plugin_get_filename (plugin));
+             plugin_file (plugin));
   g_print (_("\nProperties:\n"));
 
   klass = g_type_class_ref (type);
   pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
-  print_properties (pspecs, n);
+  /* The settings every HTTP source shares are declared once, by the base
+   * class; a source type gives some its own defaults as its instances are
+   * made, which only an instance shows. */
+  if (g_type_is_a (type, SYMFONIC_TYPE_HTTP_SOURCE))
+    instance = g_object_new (type, NULL);
+  print_properties (instance, pspecs, n);
 
   return 0;
 }

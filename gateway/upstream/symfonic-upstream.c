@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "symfonic-upstream.h"
 #include "symfonic-version.h"
 #include "symfonic-json-private.h"
 #include "symfonic-string-private.h"
@@ -19,8 +18,7 @@
 #include "symfonic-http-response-private.h"
 #include "symfonic-poller-private.h"
 
-/**
- * SymfonicUpstream:
+/* SymfonicUpstream:
  *
  * An HTTP/1.1 origin (scheme, host and port) that streaming sources
  * send requests to, built for many long responses per worker thread.
@@ -1081,8 +1079,7 @@ build_message (SymfonicUpstream *self,
   return g_string_free_to_bytes (message);
 }
 
-/**
- * symfonic_upstream_send: (skip)
+/* symfonic_upstream_send
  * @self: a #SymfonicUpstream
  * @method: the request method, such as "POST"
  * @target: the request target: the path and query
@@ -1098,7 +1095,7 @@ build_message (SymfonicUpstream *self,
  * takes them. Nothing is called before this returns: even a failure to
  * connect is reported from the main loop.
  *
- * Returns: (transfer full): the request, for symfonic_upstream_request_free()
+ * Returns: the request, for symfonic_upstream_request_free()
  */
 SymfonicUpstreamRequest *
 symfonic_upstream_send (SymfonicUpstream               *self,
@@ -1156,12 +1153,11 @@ symfonic_upstream_send (SymfonicUpstream               *self,
   return req;
 }
 
-/**
- * symfonic_upstream_request_get_header: (skip)
+/* symfonic_upstream_request_get_header
  * @request: a request whose head arrived
  * @name: a header name, in any case
  *
- * Returns: (nullable): the first value of the header @name of the
+ * Returns: the first value of the header @name of the
  *   response, or %NULL
  */
 const char *
@@ -1174,8 +1170,7 @@ symfonic_upstream_request_get_header (SymfonicUpstreamRequest *request,
   return symfonic_http_response_get_header (&request->response, name);
 }
 
-/**
- * symfonic_upstream_request_set_timeout: (skip)
+/* symfonic_upstream_request_set_timeout
  * @request: a request
  * @seconds: how long the upstream may stay silent, or 0 for ever
  *
@@ -1194,8 +1189,7 @@ symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest *request,
     conn_arm_timeout (request->conn);
 }
 
-/**
- * symfonic_upstream_request_set_deadline: (skip)
+/* symfonic_upstream_request_set_deadline
  * @request: a request
  * @seconds: how long from now the request may run, or 0 for no deadline
  *
@@ -1215,8 +1209,20 @@ symfonic_upstream_request_set_deadline (SymfonicUpstreamRequest *request,
     conn_arm_timeout (request->conn);
 }
 
-/**
- * symfonic_upstream_request_pause: (skip)
+/* As symfonic_upstream_request_set_deadline(), at a monotonic time: a
+ * request sent again (a redirect) keeps the first one's deadline. */
+void
+symfonic_upstream_request_set_deadline_at (SymfonicUpstreamRequest *request,
+                                           gint64                   deadline)
+{
+  g_return_if_fail (request != NULL);
+
+  request->deadline = deadline;
+  if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
+    conn_arm_timeout (request->conn);
+}
+
+/* symfonic_upstream_request_pause
  * @request: a request
  *
  * Stops reading the response: the upstream's writes then fill the
@@ -1237,8 +1243,7 @@ symfonic_upstream_request_pause (SymfonicUpstreamRequest *request)
     }
 }
 
-/**
- * symfonic_upstream_request_resume: (skip)
+/* symfonic_upstream_request_resume
  * @request: a paused request
  *
  * Reads the response on; its idle timeout starts again.
@@ -1260,8 +1265,7 @@ symfonic_upstream_request_resume (SymfonicUpstreamRequest *request)
     }
 }
 
-/**
- * symfonic_upstream_request_cancel: (skip)
+/* symfonic_upstream_request_cancel
  * @request: a request
  *
  * Closes the request's connection now, so the upstream sees it go, and
@@ -1276,8 +1280,7 @@ symfonic_upstream_request_cancel (SymfonicUpstreamRequest *request)
   request_fail (request, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled"));
 }
 
-/**
- * symfonic_upstream_request_free: (skip)
+/* symfonic_upstream_request_free
  * @request: (nullable): a request
  *
  * Drops the request: no handler is called any more. A response still
@@ -1382,12 +1385,11 @@ symfonic_upstream_initable_init (GInitableIface *iface)
   iface->init = symfonic_upstream_initable_init_impl;
 }
 
-/**
- * symfonic_upstream_new:
+/* symfonic_upstream_new:
  * @origin: an http or https URL: only its scheme, host and port are used
  * @error: return location for a #GError
  *
- * Returns: (transfer full) (nullable): the upstream, or %NULL when
+ * Returns: the upstream, or %NULL when
  *   @origin is no http or https URL
  */
 SymfonicUpstream *
@@ -1399,8 +1401,7 @@ symfonic_upstream_new (const char  *origin,
   return g_initable_new (SYMFONIC_TYPE_UPSTREAM, NULL, error, "origin", origin, NULL);
 }
 
-/**
- * symfonic_upstream_get_origin:
+/* symfonic_upstream_get_origin:
  * @self: a #SymfonicUpstream
  *
  * Returns: the URL it was made from

@@ -6,7 +6,7 @@
 
 #include <symfonic.h>
 
-#include "../../plugins/providers/symfonic-provider-frame.h"
+#include "symfonic-provider-frame-private.h"
 
 G_BEGIN_DECLS
 

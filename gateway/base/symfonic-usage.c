@@ -1,13 +1,10 @@
-/* symfonic-usage.c
+/* symfonic-usage.c: the token counts an upstream reports
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
-#include "symfonic-upstream-failure.h"
-#include "symfonic-usage.h"
+#include "symfonic-usage-private.h"
 
 typedef enum
 {
@@ -75,47 +72,4 @@ symfonic_usage_read_counts (JsonObject          *usage,
     return;
   counts->invalid |= read_side (usage, "input_tokens", "prompt_tokens", &counts->input) == COUNT_INVALID;
   counts->invalid |= read_side (usage, "output_tokens", "completion_tokens", &counts->output) == COUNT_INVALID;
-}
-
-/* A lie in a usage report is an upstream failure like any other: the
- * client learns nothing of it, the log learns why, and metering believes
- * none of the upstream's reports. */
-GError *
-symfonic_usage_failure (SymfonicStream *stream,
-                        const char     *display_url,
-                        const char     *why)
-{
-  symfonic_stream_discard_usage (stream);
-
-  return symfonic_upstream_failure_new (symfonic_invocation_get_run_id (symfonic_stream_get_invocation (stream)),
-                                        display_url, SYMFONIC_ERROR_UPSTREAM,
-                                        _("The upstream sent a usage report that cannot be true"), "%s", why);
-}
-
-/* Adds @counts, a report of what the upstream used since its last one,
- * to @stream's usage: FALSE with the failure that ends the stream in
- * @error when the report is a lie. */
-gboolean
-symfonic_usage_add (SymfonicStream            *stream,
-                    const char                *display_url,
-                    const SymfonicUsageCounts *counts,
-                    GError                   **error)
-{
-  g_autoptr(GError) lie = NULL;
-
-  if (counts->invalid)
-    {
-      g_propagate_error (error, symfonic_usage_failure (stream, display_url,
-                                                        "a token count that is not a non-negative integer"));
-      return FALSE;
-    }
-  if (counts->input < 0 && counts->output < 0)
-    return TRUE;
-  if (!symfonic_stream_add_usage (stream, MAX (counts->input, 0), MAX (counts->output, 0), &lie))
-    {
-      g_propagate_error (error, symfonic_usage_failure (stream, display_url, lie->message));
-      return FALSE;
-    }
-
-  return TRUE;
 }

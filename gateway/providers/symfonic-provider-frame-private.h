@@ -1,23 +1,27 @@
-/* symfonic-provider-frame.h: what a provider's frame says
+/* symfonic-provider-frame-private.h: what a provider's frame says
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include <symfonic.h>
+#include <json-glib/json-glib.h>
 
-#include "../common/symfonic-json-scan.h"
-#include "../common/symfonic-usage.h"
+#include "symfonic-json-scan-private.h"
+#include "symfonic-usage-private.h"
 
 G_BEGIN_DECLS
 
+G_GNUC_INTERNAL
 JsonNode   *symfonic_provider_parse_json    (const char  *data,
                                             gsize        length,
                                             GError     **error);
+G_GNUC_INTERNAL
 const char *symfonic_provider_json_string  (JsonObject  *object,
                                             const char  *name);
+G_GNUC_INTERNAL
 JsonObject *symfonic_provider_json_object  (JsonObject  *object,
                                             const char  *name);
+G_GNUC_INTERNAL
 JsonArray  *symfonic_provider_json_array   (JsonObject  *object,
                                             const char  *name);
 
@@ -33,11 +37,13 @@ typedef struct
   const char            *finish_reason;
 } SymfonicOpenaiChunk;
 
+G_GNUC_INTERNAL
 gboolean symfonic_openai_chunk_scan    (const char           *data,
                                         gsize                 length,
                                         SymfonicJsonScanMemo *memo,
                                         GString              *text,
                                         SymfonicOpenaiChunk  *chunk);
+G_GNUC_INTERNAL
 gboolean symfonic_openai_chunk_read    (JsonObject          *object,
                                         SymfonicOpenaiChunk *chunk);
 
@@ -49,11 +55,13 @@ typedef struct
   const char *thinking;
 } SymfonicAnthropicDelta;
 
+G_GNUC_INTERNAL
 gboolean symfonic_anthropic_delta_scan (const char             *data,
                                         gsize                   length,
                                         SymfonicJsonScanMemo   *memo,
                                         GString                *text,
                                         SymfonicAnthropicDelta *delta);
+G_GNUC_INTERNAL
 gboolean symfonic_anthropic_delta_read (JsonObject             *frame,
                                         SymfonicAnthropicDelta *delta);
 

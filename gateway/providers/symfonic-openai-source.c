@@ -7,7 +7,9 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-openai-source.h"
+#include "symfonic-json.h"
+#include "symfonic-openai-source-private.h"
+#include "symfonic-usage-private.h"
 
 /* Streams `POST {base-url}/chat/completions`: OpenAI's API, and the many
  * servers that copy it (vLLM, llama.cpp, DeepSeek, OpenRouter), whose
@@ -21,11 +23,15 @@ G_DEFINE_FINAL_TYPE (SymfonicOpenaiSource, symfonic_openai_source, SYMFONIC_TYPE
 
 static void
 symfonic_openai_source_add_headers (SymfonicProviderSource *source,
-                                    const char             *api_key,
-                                    GString                *lines)
+                                    const char             *api_key)
 {
-  if (api_key != NULL)
-    g_string_append_printf (lines, "Authorization: Bearer %s\r\n", api_key);
+  g_autofree char *value = NULL;
+
+  if (api_key == NULL)
+    return;
+  value = g_strconcat ("Bearer ", api_key, NULL);
+  symfonic_http_source_add_request_header (SYMFONIC_HTTP_SOURCE (source), "Authorization", value);
+  memset (value, 0, strlen (value));
 }
 
 static void

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-provider-frame.h"
+#include "symfonic-error.h"
+#include "symfonic-json.h"
+#include "symfonic-provider-frame-private.h"
 
 /* A frame is read in one of two ways that give the same answer: the
  * commonest shapes, text and thinking deltas, by a scan that builds no

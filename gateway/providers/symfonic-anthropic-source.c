@@ -7,7 +7,9 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-anthropic-source.h"
+#include "symfonic-json.h"
+#include "symfonic-anthropic-source-private.h"
+#include "symfonic-usage-private.h"
 
 /* Streams `POST {base-url}/messages`. The invocation's conversation is in
  * the OpenAI chat shape, so it is turned into Anthropic's: the system
@@ -35,14 +37,14 @@ static GParamSpec *properties[N_PROPS];
 
 static void
 symfonic_anthropic_source_add_headers (SymfonicProviderSource *source,
-                                       const char             *api_key,
-                                       GString                *lines)
+                                       const char             *api_key)
 {
   SymfonicAnthropicSource *self = SYMFONIC_ANTHROPIC_SOURCE (source);
 
   if (api_key != NULL)
-    g_string_append_printf (lines, "x-api-key: %s\r\n", api_key);
-  g_string_append_printf (lines, "anthropic-version: %s\r\n", self->anthropic_version);
+    symfonic_http_source_add_request_header (SYMFONIC_HTTP_SOURCE (source), "x-api-key", api_key);
+  symfonic_http_source_add_request_header (SYMFONIC_HTTP_SOURCE (source), "anthropic-version",
+                                           self->anthropic_version);
 }
 
 static JsonObject *

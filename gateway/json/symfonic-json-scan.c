@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "symfonic-json-scan.h"
+#include "symfonic-json-scan-private.h"
 #include "symfonic-json-string-private.h"
 #include "symfonic-string-private.h"
 

@@ -8,15 +8,17 @@
 #include <glib/gi18n-lib.h>
 #include <libsoup/soup.h>
 
-#include "../common/symfonic-upstream-config.h"
-#include "symfonic-provider-source.h"
-#include "../common/symfonic-upstream-failure.h"
-#include "../common/symfonic-usage.h"
-#include "../common/symfonic-upstream-reader.h"
+#include "symfonic-config-file.h"
+#include "symfonic-http-source-private.h"
+#include "symfonic-json.h"
+#include "symfonic-provider-source-private.h"
+#include "symfonic-stream.h"
 
 /* Streams a completion from an LLM provider's HTTP API. The transport,
- * the timeouts, the failure mapping, back-pressure and usage are here;
- * the subclasses know their provider's wire format.
+ * timeouts, failures, back-pressure and usage are the HTTP source's; here
+ * is what both providers do alike (the key, the model, the system prompt,
+ * tool calls, the terminal), and the subclasses know their provider's
+ * wire format.
  *
  * The source object is shared by every worker thread: everything it holds
  * is set at construction and read-only afterwards. The API key is read
@@ -24,49 +26,30 @@
  * never in a log line or an error. */
 typedef struct
 {
-  char     *base_url;
   char     *model;
   GFile    *api_key_file;
-  guint     timeout;
-  guint     idle_timeout;
   guint     max_tokens;
   GFile    *system_prompt_file;
-  char    **extra_headers;
 
   /* the system-prompt-file's text, or NULL */
   char     *system_prompt;
-  /* base-url's path and the class's endpoint */
+  /* the URL's path and the class's endpoint */
   char     *target;
-  /* for the log: no user info or query */
-  char     *display_url;
-  char     *header_lines;
-  SymfonicUpstream *upstream;
 } SymfonicProviderSourcePrivate;
 
-static void symfonic_provider_source_initable_init (GInitableIface *iface);
-static void symfonic_provider_source_source_init (SymfonicSourceInterface *iface);
-
-G_DEFINE_ABSTRACT_TYPE_WITH_CODE (SymfonicProviderSource, symfonic_provider_source, G_TYPE_OBJECT,
-                                  G_ADD_PRIVATE (SymfonicProviderSource)
-                                  G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_provider_source_initable_init)
-                                  G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_SOURCE, symfonic_provider_source_source_init))
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SymfonicProviderSource, symfonic_provider_source, SYMFONIC_TYPE_HTTP_SOURCE)
 
 enum {
   PROP_0,
-  PROP_BASE_URL,
   PROP_MODEL,
   PROP_API_KEY_FILE,
-  PROP_TIMEOUT,
-  PROP_IDLE_TIMEOUT,
   PROP_MAX_TOKENS,
   PROP_SYSTEM_PROMPT_FILE,
-  PROP_EXTRA_HEADERS,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-#define DEFAULT_TIMEOUT 60
 #define DEFAULT_IDLE_TIMEOUT 30
 #define DEFAULT_MAX_TOKENS 4096
 /* a provider's largest frame is a tool call's argument fragment or a
@@ -82,17 +65,13 @@ static GParamSpec *properties[N_PROPS];
 
 /* --- one request ------------------------------------------------------- */
 
+/* What a stream's request accumulates of the provider's answer. */
 struct _SymfonicProviderRequest
 {
-  SymfonicUpstreamReader   reader;
-  SymfonicProviderSource  *source;
-  /* the head arrived: idle-timeout applies from then on */
-  gboolean                 head_in;
-  /* the first event went out: the client's head with it, and the deadline
-   * below no longer applies */
-  gboolean                 answering;
-  /* monotonic time by which the first event must go out, or 0 */
-  gint64                   deadline;
+  /* the base class's, which holds this */
+  SymfonicHttpRequest         *request;
+  /* looked up once: every frame goes through it */
+  SymfonicProviderSourceClass *klass;
 
   /* the tool call whose arguments are still arriving; tool_id is NULL
    * when there is none */
@@ -103,9 +82,6 @@ struct _SymfonicProviderRequest
 
   char                    *finish_reason;
   char                    *model;
-  guint64                  input_tokens;
-  guint64                  output_tokens;
-  gboolean                 usage_seen;
   /* the absence of usage went to the log */
   gboolean                 usage_noted;
 
@@ -116,9 +92,9 @@ struct _SymfonicProviderRequest
 };
 
 static void
-request_free (SymfonicUpstreamReader *reader)
+provider_request_free (gpointer data)
 {
-  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderRequest *req = data;
 
   g_free (req->tool_id);
   g_free (req->tool_name);
@@ -127,28 +103,25 @@ request_free (SymfonicUpstreamReader *reader)
   symfonic_json_scan_memo_free (req->memo);
   g_free (req->finish_reason);
   g_free (req->model);
-  g_object_unref (req->source);
   g_free (req);
 }
 
 static const char *
 run_id (SymfonicProviderRequest *req)
 {
-  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->reader.stream));
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (req->request->stream));
 }
 
 /* At the end, whichever it was: a stream whose budget settles on an
  * estimate says why. */
 static void
-note_usage (SymfonicUpstreamReader *reader)
+note_usage (SymfonicProviderRequest *req)
 {
-  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
-
   if (req->usage_noted)
     return;
   req->usage_noted = TRUE;
 
-  if (!req->usage_seen)
+  if (!symfonic_http_request_has_usage (req->request))
     g_message ("Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
 }
 
@@ -159,12 +132,11 @@ symfonic_provider_request_failure (SymfonicProviderRequest *self,
                                    const char              *format,
                                    ...)
 {
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self->source);
   GError *error;
   va_list args;
 
   va_start (args, format);
-  error = symfonic_upstream_failure_new_valist (run_id (self), priv->display_url, code, public_text, format, args);
+  error = symfonic_http_request_new_failure_valist (self->request, code, public_text, format, args);
   va_end (args);
 
   return error;
@@ -194,7 +166,7 @@ symfonic_provider_request_text (SymfonicProviderRequest *self,
   if (*text == '\0')
     return;
   event = symfonic_event_new_text_delta (text);
-  symfonic_upstream_reader_push (&self->reader, event);
+  symfonic_http_request_push (self->request, event);
 }
 
 void
@@ -218,7 +190,7 @@ symfonic_provider_request_thinking (SymfonicProviderRequest *self,
       json_object_set_string_member (payload, "signature", signature);
       event = symfonic_event_new (SYMFONIC_EVENT_KIND_THINKING_DELTA, payload, NULL);
     }
-  symfonic_upstream_reader_push (&self->reader, event);
+  symfonic_http_request_push (self->request, event);
 }
 
 /* The pending tool call goes out whole: its arguments are complete. */
@@ -241,7 +213,7 @@ flush_tool_call (SymfonicProviderRequest *req)
   g_string_truncate (req->tool_arguments, 0);
 
   event = symfonic_event_new (SYMFONIC_EVENT_KIND_TOOL_CALL_START, payload, NULL);
-  symfonic_upstream_reader_push (&req->reader, event);
+  symfonic_http_request_push (req->request, event);
 }
 
 /* Some OpenAI-compatible servers repeat a call's id on every fragment:
@@ -317,37 +289,13 @@ symfonic_provider_request_set_model (SymfonicProviderRequest *self,
 }
 
 /* Providers report running totals (Anthropic's message_delta) or one
- * final count (OpenAI's usage chunk): what a report adds to the stream is
- * its growth since the last, and a total that shrinks is a lie. */
+ * final count (OpenAI's usage chunk): the base class adds their growth. */
 gboolean
 symfonic_provider_request_set_usage (SymfonicProviderRequest   *self,
                                      const SymfonicUsageCounts *usage,
                                      GError                   **error)
 {
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self->source);
-  SymfonicUsageCounts growth = { -1, -1, usage->invalid };
-
-  if ((usage->input >= 0 && (guint64) usage->input < self->input_tokens) ||
-      (usage->output >= 0 && (guint64) usage->output < self->output_tokens))
-    {
-      g_propagate_error (error, symfonic_usage_failure (self->reader.stream, priv->display_url,
-                                                        "a running token total that went down"));
-      return FALSE;
-    }
-  if (usage->input >= 0)
-    {
-      growth.input = usage->input - self->input_tokens;
-      self->input_tokens = usage->input;
-      self->usage_seen = TRUE;
-    }
-  if (usage->output >= 0)
-    {
-      growth.output = usage->output - self->output_tokens;
-      self->output_tokens = usage->output;
-      self->usage_seen = TRUE;
-    }
-
-  return symfonic_usage_add (self->reader.stream, priv->display_url, &growth, error);
+  return symfonic_http_request_update_usage_counts (self->request, usage, error);
 }
 
 /* The provider's end: the last tool call, the usage, then the terminal,
@@ -357,10 +305,10 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
 {
   g_autoptr(JsonObject) payload = json_object_new ();
   g_autoptr(SymfonicEvent) terminal = NULL;
-  gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->reader.stream);
+  gint64 elapsed = g_get_monotonic_time () - symfonic_stream_get_start_time (self->request->stream);
 
   flush_tool_call (self);
-  note_usage (&self->reader);
+  note_usage (self);
 
   json_object_set_string_member (payload, "text", "");
   json_object_set_int_member (payload, "duration_ms", elapsed / 1000);
@@ -370,18 +318,20 @@ symfonic_provider_request_complete (SymfonicProviderRequest *self)
     json_object_set_string_member (payload, "model", self->model);
   terminal = symfonic_event_new (SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, payload, NULL);
 
-  self->reader.completed = TRUE;
-  symfonic_upstream_reader_push (&self->reader, terminal);
+  symfonic_http_request_complete (self->request);
+  symfonic_http_request_push (self->request, terminal);
 }
 
+
 static gboolean
-read_frame (SymfonicUpstreamReader  *reader,
-            const char              *event,
-            const char              *data,
-            gsize                    data_length,
-            GError                 **error)
+symfonic_provider_source_handle_frame (SymfonicHttpSource   *source,
+                                       SymfonicHttpRequest  *request,
+                                       const char           *event,
+                                       const char           *data,
+                                       gsize                 data_length,
+                                       GError              **error)
 {
-  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
+  SymfonicProviderRequest *req = request->data;
 
   /* OpenAI's end, which no other frame resembles */
   if (data_length == strlen ("[DONE]") && memcmp (data, "[DONE]", data_length) == 0)
@@ -390,40 +340,15 @@ read_frame (SymfonicUpstreamReader  *reader,
       return TRUE;
     }
 
-  if (!SYMFONIC_PROVIDER_SOURCE_GET_CLASS (req->source)->handle_frame (req->source, req, event, data, data_length,
-                                                                       error))
-    return FALSE;
-
-  /* the first event: the client's head goes out with it */
-  if (G_UNLIKELY (!req->answering && reader->answered))
-    {
-      req->answering = TRUE;
-      symfonic_upstream_request_set_deadline (reader->upstream, 0);
-    }
-
-  return TRUE;
+  return req->klass->handle_frame ((SymfonicProviderSource *) source, req, event, data, data_length, error);
 }
 
-static GError *
-truncated (SymfonicUpstreamReader *reader)
+static void
+symfonic_provider_source_close (SymfonicHttpSource  *source,
+                                SymfonicHttpRequest *request)
 {
-  return symfonic_provider_request_failure ((SymfonicProviderRequest *) reader, SYMFONIC_ERROR_UPSTREAM,
-                                            _("The upstream closed the stream early"),
-                                            "the body ended before the stream's end");
-}
-
-static GError *
-transport_failure (SymfonicUpstreamReader *reader,
-                   const GError           *error)
-{
-  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
-
-  gboolean first_event_late = !req->answering && req->deadline != 0 && g_get_monotonic_time () >= req->deadline;
-
-  return symfonic_upstream_failure_for_transport (run_id (req), priv->display_url, error,
-                                                  req->head_in && !first_event_late ? priv->idle_timeout
-                                                                                    : priv->timeout);
+  if (request->data != NULL)
+    note_usage (request->data);
 }
 
 /* A provider's Retry-After goes to the client only as delta-seconds: an
@@ -431,12 +356,12 @@ transport_failure (SymfonicUpstreamReader *reader,
 static void
 carry_retry_after (SymfonicProviderRequest *req)
 {
-  const char *value = symfonic_upstream_request_get_header (req->reader.upstream, "Retry-After");
+  const char *value = symfonic_http_request_get_response_header (req->request, "Retry-After");
   gsize length = value != NULL ? strlen (value) : 0;
 
   if (length == 0 || length > MAX_RETRY_AFTER_DIGITS || strspn (value, "0123456789") != length)
     return;
-  symfonic_stream_set_response_header (req->reader.stream, "Retry-After", value);
+  symfonic_stream_set_response_header (req->request->stream, "Retry-After", value);
 }
 
 static GError *
@@ -466,98 +391,58 @@ status_failure (SymfonicProviderRequest *req,
     }
 }
 
-static void
-read_head (SymfonicUpstreamReader *reader,
-           guint                   status)
+static gboolean
+symfonic_provider_source_check_head (SymfonicHttpSource   *source,
+                                     SymfonicHttpRequest  *request,
+                                     guint                 status,
+                                     GError              **error)
 {
-  SymfonicProviderRequest *req = (SymfonicProviderRequest *) reader;
-  SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (req->source);
+  SymfonicProviderRequest *req = request->data;
 
   if (!SOUP_STATUS_IS_SUCCESSFUL (status))
     {
-      symfonic_upstream_reader_finish (reader, status_failure (req, status));
-      return;
+      g_propagate_error (error, status_failure (req, status));
+      return FALSE;
     }
 
-  if (!symfonic_upstream_is_event_stream (symfonic_upstream_request_get_header (reader->upstream, "Content-Type")))
+  if (!symfonic_http_is_event_stream (symfonic_http_request_get_response_header (request, "Content-Type")))
     {
-      symfonic_upstream_reader_finish (reader,
-                                       symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                                          _("The upstream did not answer with an event stream"),
-                                                                          "answered something else than an event stream"));
-      return;
+      g_propagate_error (error,
+                         symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
+                                                            _("The upstream did not answer with an event stream"),
+                                                            "answered something else than an event stream"));
+      return FALSE;
     }
-
-
-  /* the provider answers: from now on it may only pause between bytes,
-   * and still has until `timeout` for its first event */
-  req->head_in = TRUE;
-  symfonic_upstream_request_set_timeout (reader->upstream, priv->idle_timeout);
-}
-
-static const SymfonicUpstreamReaderVTable reader_vtable = {
-  .head = read_head,
-  .frame = read_frame,
-  .transport_failure = transport_failure,
-  .truncated = truncated,
-  .cancelled = note_usage,
-  .finish = note_usage,
-  .free = request_free,
-};
-
-/* The client's head waits for the provider's first event, so that a
- * refusal (429 and its Retry-After above all) is a real status. */
-static gboolean
-symfonic_provider_source_admit (SymfonicSource  *source,
-                                SymfonicStream  *stream,
-                                GError         **error)
-{
-  symfonic_stream_hold_head (stream);
 
   return TRUE;
 }
 
-static void
-symfonic_provider_source_start (SymfonicSource *source,
-                                SymfonicStream *stream,
-                                GCancellable   *cancellable)
+static gboolean
+symfonic_provider_source_write_request (SymfonicHttpSource   *source,
+                                        SymfonicHttpRequest  *request,
+                                        GString              *path,
+                                        GString              *body,
+                                        GError              **error)
 {
   SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (source);
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
-  GString *body = g_string_sized_new (512);
-  g_autoptr(GBytes) payload = NULL;
-  SymfonicProviderRequest *req;
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (symfonic_http_request_get_stream (request));
+  SymfonicProviderRequest *req = g_new0 (SymfonicProviderRequest, 1);
 
-  SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->write_body (self, symfonic_stream_get_invocation (stream), body);
-  payload = g_string_free_to_bytes (body);
-
-  req = g_new0 (SymfonicProviderRequest, 1);
-  req->source = g_object_ref (self);
+  req->request = request;
+  req->klass = SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self);
   req->tool_arguments = g_string_new (NULL);
   req->scratch = g_string_new (NULL);
   req->memo = symfonic_json_scan_memo_new ();
-  symfonic_upstream_reader_init (&req->reader, &reader_vtable, stream, cancellable, MAX_EVENT_BYTES);
-  /* the provider was told to produce no more */
-  symfonic_stream_limit_output_tokens (stream,
-                                       symfonic_provider_source_get_max_tokens (self,
-                                                                                symfonic_stream_get_invocation (stream)));
-  req->reader.upstream = symfonic_upstream_send (priv->upstream, "POST", priv->target, priv->header_lines,
-                                                 "application/json", payload,
-                                                 &symfonic_upstream_reader_handlers, &req->reader);
-  /* the client's head waits for the first event: pings, comments and
-   * interim heads do not hold it past `timeout` */
-  symfonic_upstream_request_set_timeout (req->reader.upstream, priv->timeout);
-  symfonic_upstream_request_set_deadline (req->reader.upstream, priv->timeout);
-  if (priv->timeout != 0)
-    req->deadline = g_get_monotonic_time () + (gint64) priv->timeout * G_USEC_PER_SEC;
-  symfonic_upstream_reader_watch (&req->reader);
-}
+  symfonic_http_request_set_data (request, req, provider_request_free);
 
-static void
-symfonic_provider_source_source_init (SymfonicSourceInterface *iface)
-{
-  iface->admit = symfonic_provider_source_admit;
-  iface->start = symfonic_provider_source_start;
+  /* the provider was told to produce no more */
+  symfonic_stream_limit_output_tokens (symfonic_http_request_get_stream (request),
+                                       symfonic_provider_source_get_max_tokens (self, invocation));
+  req->klass->write_body (self, invocation, body);
+  g_string_assign (path, priv->target);
+
+  return TRUE;
 }
 
 /* --- what the subclasses read ------------------------------------------ */
@@ -663,13 +548,6 @@ symfonic_provider_source_write_settings (SymfonicProviderSource *self,
 
 /* --- configuration ------------------------------------------------------- */
 
-/* Headers the source sets itself, or that would break the message's
- * framing or carry the key if an operator overrode them. */
-static const char * const reserved_headers[] = {
-  "Accept", "Connection", "Content-Length", "Content-Type", "Host", "Keep-Alive", "TE", "Trailer",
-  "Transfer-Encoding", "Upgrade", "Authorization", "x-api-key", "anthropic-version", NULL,
-};
-
 /* Through the one checked loader: a device, a FIFO or a directory is
  * refused without reading or blocking. Errors name the file, never what
  * it holds. */
@@ -703,7 +581,6 @@ read_setting_file (const char  *key,
 
 static gboolean
 read_api_key (SymfonicProviderSource  *self,
-              GString                 *lines,
               GError                 **error)
 {
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
@@ -712,7 +589,7 @@ read_api_key (SymfonicProviderSource  *self,
   if (priv->api_key_file == NULL)
     {
       /* a local server (vLLM, llama.cpp) may need none */
-      SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, NULL, lines);
+      SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, NULL);
       return TRUE;
     }
 
@@ -734,32 +611,29 @@ read_api_key (SymfonicProviderSource  *self,
       return FALSE;
     }
 
-  SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, key, lines);
+  SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->add_headers (self, key);
   memset (key, 0, strlen (key));
 
   return TRUE;
 }
 
+/* What is the provider's own: the base class checked the URL, the
+ * headers, the timeouts and the certificates. */
 static gboolean
-symfonic_provider_source_initable_init_impl (GInitable     *initable,
-                                             GCancellable  *cancellable,
-                                             GError       **error)
+symfonic_provider_source_prepare (SymfonicHttpSource  *source,
+                                  GCancellable        *cancellable,
+                                  GError             **error)
 {
-  SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (initable);
+  SymfonicProviderSource *self = SYMFONIC_PROVIDER_SOURCE (source);
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
-  g_autoptr(GUri) uri = NULL;
-  g_autoptr(GString) lines = NULL;
-  g_autofree char *extra = NULL;
+  GUri *uri = symfonic_http_source_get_uri (source);
   const char *path;
   gsize length;
 
-  uri = symfonic_upstream_parse_url ("base-url", priv->base_url, error);
-  if (uri == NULL)
-    return FALSE;
   if (g_uri_get_query (uri) != NULL)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("base-url: the URL must not have a query"));
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: the URL must not have a query"), symfonic_http_source_get_url_key (source));
       return FALSE;
     }
 
@@ -778,19 +652,7 @@ symfonic_provider_source_initable_init_impl (GInitable     *initable,
         return FALSE;
     }
 
-  extra = symfonic_header_lines_parse ("extra-headers", (const char * const *) priv->extra_headers,
-                                       reserved_headers, error);
-  if (extra == NULL)
-    return FALSE;
-
-  lines = g_string_new (extra);
-  if (!read_api_key (self, lines, error))
-    return FALSE;
-  g_string_append (lines, "Accept: text/event-stream\r\n");
-  priv->header_lines = g_string_free (g_steal_pointer (&lines), FALSE);
-
-  priv->upstream = symfonic_upstream_new (priv->base_url, error);
-  if (priv->upstream == NULL)
+  if (!read_api_key (self, error))
     return FALSE;
 
   /* "…/v1/" and "…/v1" name the same base */
@@ -800,15 +662,7 @@ symfonic_provider_source_initable_init_impl (GInitable     *initable,
     length--;
   priv->target = g_strdup_printf ("%.*s%s", (int) length, path, SYMFONIC_PROVIDER_SOURCE_GET_CLASS (self)->endpoint);
 
-  priv->display_url = g_uri_to_string_partial (uri, G_URI_HIDE_USERINFO | G_URI_HIDE_QUERY | G_URI_HIDE_FRAGMENT);
-
   return TRUE;
-}
-
-static void
-symfonic_provider_source_initable_init (GInitableIface *iface)
-{
-  iface->init = symfonic_provider_source_initable_init_impl;
 }
 
 static void
@@ -817,18 +671,11 @@ symfonic_provider_source_finalize (GObject *object)
   SymfonicProviderSourcePrivate *priv =
     symfonic_provider_source_get_instance_private (SYMFONIC_PROVIDER_SOURCE (object));
 
-  g_free (priv->base_url);
   g_free (priv->model);
   g_clear_object (&priv->api_key_file);
   g_clear_object (&priv->system_prompt_file);
-  g_strfreev (priv->extra_headers);
   g_free (priv->system_prompt);
   g_free (priv->target);
-  g_free (priv->display_url);
-  if (priv->header_lines != NULL)
-    memset (priv->header_lines, 0, strlen (priv->header_lines));
-  g_free (priv->header_lines);
-  g_clear_object (&priv->upstream);
 
   G_OBJECT_CLASS (symfonic_provider_source_parent_class)->finalize (object);
 }
@@ -844,29 +691,17 @@ symfonic_provider_source_get_property (GObject    *object,
 
   switch (prop_id)
     {
-    case PROP_BASE_URL:
-      g_value_set_string (value, priv->base_url);
-      break;
     case PROP_MODEL:
       g_value_set_string (value, priv->model);
       break;
     case PROP_API_KEY_FILE:
       g_value_set_object (value, priv->api_key_file);
       break;
-    case PROP_TIMEOUT:
-      g_value_set_uint (value, priv->timeout);
-      break;
-    case PROP_IDLE_TIMEOUT:
-      g_value_set_uint (value, priv->idle_timeout);
-      break;
     case PROP_MAX_TOKENS:
       g_value_set_uint (value, priv->max_tokens);
       break;
     case PROP_SYSTEM_PROMPT_FILE:
       g_value_set_object (value, priv->system_prompt_file);
-      break;
-    case PROP_EXTRA_HEADERS:
-      g_value_set_boxed (value, priv->extra_headers);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -884,10 +719,6 @@ symfonic_provider_source_set_property (GObject      *object,
 
   switch (prop_id)
     {
-    case PROP_BASE_URL:
-      g_free (priv->base_url);
-      priv->base_url = g_value_dup_string (value);
-      break;
     case PROP_MODEL:
       g_free (priv->model);
       priv->model = g_value_dup_string (value);
@@ -895,21 +726,11 @@ symfonic_provider_source_set_property (GObject      *object,
     case PROP_API_KEY_FILE:
       g_set_object (&priv->api_key_file, g_value_get_object (value));
       break;
-    case PROP_TIMEOUT:
-      priv->timeout = g_value_get_uint (value);
-      break;
-    case PROP_IDLE_TIMEOUT:
-      priv->idle_timeout = g_value_get_uint (value);
-      break;
     case PROP_MAX_TOKENS:
       priv->max_tokens = g_value_get_uint (value);
       break;
     case PROP_SYSTEM_PROMPT_FILE:
       g_set_object (&priv->system_prompt_file, g_value_get_object (value));
-      break;
-    case PROP_EXTRA_HEADERS:
-      g_strfreev (priv->extra_headers);
-      priv->extra_headers = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -920,16 +741,17 @@ static void
 symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  SymfonicHttpSourceClass *http_class = SYMFONIC_HTTP_SOURCE_CLASS (klass);
 
   object_class->finalize = symfonic_provider_source_finalize;
   object_class->get_property = symfonic_provider_source_get_property;
   object_class->set_property = symfonic_provider_source_set_property;
+  http_class->prepare = symfonic_provider_source_prepare;
+  http_class->write_request = symfonic_provider_source_write_request;
+  http_class->check_head = symfonic_provider_source_check_head;
+  http_class->handle_frame = symfonic_provider_source_handle_frame;
+  http_class->close = symfonic_provider_source_close;
 
-  properties[PROP_BASE_URL] =
-    g_param_spec_string ("base-url", "Base URL",
-                         "The provider's API root, http or https, such as https://api.openai.com/v1",
-                         NULL,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_MODEL] =
     g_param_spec_string ("model", "Model",
                          "The model every request asks the provider for",
@@ -941,18 +763,6 @@ symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
                          "or shown. Unset for a provider that needs none",
                          G_TYPE_FILE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_TIMEOUT] =
-    g_param_spec_uint ("timeout", "Timeout",
-                       "Seconds the provider has for the first event of its answer (pings and "
-                       "comments do not count); the client's response waits for it. 0 waits forever",
-                       0, G_MAXUINT, DEFAULT_TIMEOUT,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_IDLE_TIMEOUT] =
-    g_param_spec_uint ("idle-timeout", "Idle timeout",
-                       "Seconds the provider may stay silent between bytes once it answers. "
-                       "0 waits forever",
-                       0, G_MAXUINT, DEFAULT_IDLE_TIMEOUT,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_MAX_TOKENS] =
     g_param_spec_uint ("max-tokens", "Maximum tokens",
                        "The most tokens a completion may produce: the default, and the cap on what a "
@@ -964,12 +774,6 @@ symfonic_provider_source_class_init (SymfonicProviderSourceClass *klass)
                          "A UTF-8 text file read at load: the system prompt, before the request's own",
                          G_TYPE_FILE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_EXTRA_HEADERS] =
-    g_param_spec_boxed ("extra-headers", "Extra headers",
-                        "Headers sent to the provider besides its key, each as “Name: value”",
-                        G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -978,7 +782,16 @@ symfonic_provider_source_init (SymfonicProviderSource *self)
 {
   SymfonicProviderSourcePrivate *priv = symfonic_provider_source_get_instance_private (self);
 
-  priv->timeout = DEFAULT_TIMEOUT;
-  priv->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  SymfonicHttpSource *source = SYMFONIC_HTTP_SOURCE (self);
+
   priv->max_tokens = DEFAULT_MAX_TOKENS;
+  /* the client's head waits for the first event, so that a refusal (429
+   * and its Retry-After above all) is a real status */
+  symfonic_http_source_set_holds_head (source, TRUE);
+  symfonic_http_source_set_default_idle_timeout (source, DEFAULT_IDLE_TIMEOUT);
+  symfonic_http_source_set_default_max_event_bytes (source, MAX_EVENT_BYTES);
+  /* the key and the version are the source's own */
+  symfonic_http_source_reserve_header (source, "Authorization");
+  symfonic_http_source_reserve_header (source, "x-api-key");
+  symfonic_http_source_reserve_header (source, "anthropic-version");
 }

@@ -1,4 +1,4 @@
-/* symfonic-json-scan.h: reading a few members of a JSON object without a tree
+/* symfonic-json-scan-private.h: reading a few members of a JSON object without a tree
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -46,9 +46,12 @@ struct _SymfonicJsonScanMember
  * mostly differs from it only in one string, costs only that string. */
 typedef struct _SymfonicJsonScanMemo SymfonicJsonScanMemo;
 
+G_GNUC_INTERNAL
 SymfonicJsonScanMemo *symfonic_json_scan_memo_new  (void);
+G_GNUC_INTERNAL
 void                  symfonic_json_scan_memo_free (SymfonicJsonScanMemo *memo);
 
+G_GNUC_INTERNAL
 gboolean symfonic_json_scan (const char                   *data,
                              gsize                         length,
                              const SymfonicJsonScanMember *members,

@@ -1,10 +1,10 @@
-/* symfonic-usage.h: the token counts an upstream reports
+/* symfonic-usage-private.h: the token counts an upstream reports
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include <symfonic.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -17,17 +17,12 @@ typedef struct
   gboolean invalid;
 } SymfonicUsageCounts;
 
+G_GNUC_INTERNAL
 gboolean symfonic_usage_read_count  (JsonObject          *object,
                                      const char          *name,
                                      guint64             *count);
+G_GNUC_INTERNAL
 void     symfonic_usage_read_counts (JsonObject          *usage,
                                      SymfonicUsageCounts *counts);
-GError  *symfonic_usage_failure     (SymfonicStream      *stream,
-                                     const char          *display_url,
-                                     const char          *why);
-gboolean symfonic_usage_add         (SymfonicStream            *stream,
-                                     const char                *display_url,
-                                     const SymfonicUsageCounts *counts,
-                                     GError                   **error);
 
 G_END_DECLS

@@ -1,12 +1,12 @@
-/* symfonic-provider-source.h: what the LLM provider sources share
+/* symfonic-provider-source-private.h: what the LLM provider sources share
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include <symfonic.h>
-
-#include "symfonic-provider-frame.h"
+#include "symfonic-http-source.h"
+#include "symfonic-invocation.h"
+#include "symfonic-provider-frame-private.h"
 
 G_BEGIN_DECLS
 
@@ -15,12 +15,16 @@ typedef struct _SymfonicProviderRequest SymfonicProviderRequest;
 
 #define SYMFONIC_TYPE_PROVIDER_SOURCE (symfonic_provider_source_get_type ())
 
-G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMFONIC, PROVIDER_SOURCE, GObject)
+G_GNUC_INTERNAL
+GType symfonic_provider_source_get_type (void);
+G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMFONIC, PROVIDER_SOURCE,
+                          SymfonicHttpSource)
 
 /**
  * SymfonicProviderSourceClass:
- * @endpoint: the path under base-url that streams a completion
- * @add_headers: appends the head lines that carry the key (and versions)
+ * @endpoint: the path under the URL that streams a completion
+ * @add_headers: adds the request headers that carry the key, %NULL when
+ *   there is none (and versions), with symfonic_http_source_add_request_header()
  * @write_body: appends the provider's request body for an invocation,
  *   a JSON object
  * @handle_frame: reads one event-stream frame of the provider's, whose
@@ -28,17 +32,16 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMF
  *   frame ends the stream in failure
  *
  * A provider's wire format; the transport, timeouts, failures and
- * back-pressure are the base class's.
+ * back-pressure are the HTTP source's.
  */
 struct _SymfonicProviderSourceClass
 {
-  GObjectClass parent_class;
+  SymfonicHttpSourceClass parent_class;
 
   const char *endpoint;
 
   void      (*add_headers)  (SymfonicProviderSource   *self,
-                             const char               *api_key,
-                             GString                  *lines);
+                             const char               *api_key);
   void      (*write_body)   (SymfonicProviderSource   *self,
                              SymfonicInvocation       *invocation,
                              GString                  *out);
@@ -50,46 +53,63 @@ struct _SymfonicProviderSourceClass
                              GError                  **error);
 };
 
+G_GNUC_INTERNAL
 const char *symfonic_provider_source_get_model        (SymfonicProviderSource *self);
+G_GNUC_INTERNAL
 char       *symfonic_provider_source_dup_system       (SymfonicProviderSource *self,
                                                        SymfonicInvocation     *invocation);
+G_GNUC_INTERNAL
 guint       symfonic_provider_source_get_max_tokens   (SymfonicProviderSource *self,
                                                        SymfonicInvocation     *invocation);
+G_GNUC_INTERNAL
 void        symfonic_provider_source_write_elements   (GString                *out,
                                                        JsonArray              *array,
                                                        gboolean                after_another);
+G_GNUC_INTERNAL
 void        symfonic_provider_source_write_settings   (SymfonicProviderSource *self,
                                                        SymfonicInvocation     *invocation,
                                                        JsonArray              *tools,
                                                        const char             *stop_name,
                                                        GString                *out);
 
+G_GNUC_INTERNAL
 GString  *symfonic_provider_request_get_scratch      (SymfonicProviderRequest *self);
+G_GNUC_INTERNAL
 SymfonicJsonScanMemo *
           symfonic_provider_request_get_memo         (SymfonicProviderRequest *self);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
                                                       const char              *text);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,
                                                       const char              *text,
                                                       const char              *signature);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_tool_start        (SymfonicProviderRequest *self,
                                                       gint64                   index,
                                                       const char              *id,
                                                       const char              *name);
+G_GNUC_INTERNAL
 gboolean symfonic_provider_request_tool_arguments    (SymfonicProviderRequest  *self,
                                                       gint64                    index,
                                                       const char               *fragment,
                                                       GError                  **error);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_tool_end          (SymfonicProviderRequest *self,
                                                       gint64                   index);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,
                                                       const char              *finish_reason);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_set_model         (SymfonicProviderRequest *self,
                                                       const char              *model);
+G_GNUC_INTERNAL
 gboolean symfonic_provider_request_set_usage         (SymfonicProviderRequest   *self,
                                                       const SymfonicUsageCounts *usage,
                                                       GError                   **error);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_complete          (SymfonicProviderRequest *self);
+G_GNUC_INTERNAL
 GError  *symfonic_provider_request_failure           (SymfonicProviderRequest *self,
                                                       SymfonicError            code,
                                                       const char              *public_text,
