@@ -152,7 +152,7 @@ static char *
 write_file (const char *name,
             const char *contents)
 {
-  char *path = g_build_filename (g_get_tmp_dir (), name, NULL);
+  char *path = g_build_filename (symfonic_test_private_dir (), name, NULL);
   g_autoptr(GError) error = NULL;
 
   g_file_set_contents (path, contents, -1, &error);
@@ -188,7 +188,7 @@ gateway_new (const Provider *provider,
                           source_lines != NULL ? source_lines : "",
                           budget_lines != NULL ? budget_lines : "tokens-per-window=1000000");
 
-  return symfonic_test_server_new (text, g_get_tmp_dir (), 2);
+  return symfonic_test_server_new (text, symfonic_test_private_dir (), 2);
 }
 
 static SymfonicTestStream *
@@ -866,7 +866,7 @@ test_config (void)
 static void
 test_config_key_not_echoed (void)
 {
-  g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
+  g_autoptr(GFile) base = g_file_new_for_path (symfonic_test_private_dir ());
   g_autofree char *key_file = write_file ("bad.key", API_KEY " with a space\n");
   g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
                                            "[source:up]\ntype=openai\nbase-url=http://h/v1\nmodel=m\n"
@@ -894,7 +894,7 @@ test_config_special_files (void)
   g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
   for (guint k = 0; k < G_N_ELEMENTS (keys); k++)
     {
-      const char *paths[] = { "/dev/zero", fifo, g_get_tmp_dir () };
+      const char *paths[] = { "/dev/zero", fifo, symfonic_test_private_dir () };
 
       for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
         {
@@ -924,7 +924,7 @@ test_config_secrets_not_echoed (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autoptr(GFile) base = g_file_new_for_path (g_get_tmp_dir ());
+      g_autoptr(GFile) base = g_file_new_for_path (symfonic_test_private_dir ());
       g_autofree char *text = g_strdup_printf ("[route:typed]\npath=/t\nkind=typed\nsource=up\n\n"
                                                "[source:up]\n%s\n", cases[i]);
       g_autoptr(GError) error = NULL;

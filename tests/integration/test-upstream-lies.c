@@ -93,7 +93,7 @@ static const LieCase lie_cases[] = {
 static char *
 write_key_file (void)
 {
-  char *path = g_build_filename (g_get_tmp_dir (), "provider.key", NULL);
+  char *path = g_build_filename (symfonic_test_private_dir (), "provider.key", NULL);
   g_autoptr(GError) error = NULL;
 
   g_file_set_contents (path, "sk-test\n", -1, &error);
@@ -129,7 +129,7 @@ gateway_new (const LieCase *c,
                           "[stage:errors]\ntype=error-map\ntable=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n",
                           c->route_lines, c->type, source_lines);
 
-  return symfonic_test_server_new (text, g_get_tmp_dir (), 1);
+  return symfonic_test_server_new (text, symfonic_test_private_dir (), 1);
 }
 
 static SymfonicTestFrame *
@@ -212,7 +212,7 @@ test_lie (gconstpointer data)
 static void
 test_refused_delta_not_charged (void)
 {
-  g_autofree char *dir = g_build_filename (g_get_tmp_dir (), "cut", NULL);
+  g_autofree char *dir = g_build_filename (symfonic_test_private_dir (), "cut", NULL);
   g_autofree char *transcript = g_build_filename (dir, "cut.jsonl", NULL);
   g_autoptr(GString) lines = g_string_new ("{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"abcd\"}}\n"
                                            "{\"event\":\"TextDeltaEvent\",\"data\":{\"text\":\"");
@@ -240,7 +240,7 @@ test_refused_delta_not_charged (void)
                           "reserve-tokens=90\n\n"
                           "[stage:errors]\ntype=error-map\ntable=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n",
                           dir);
-  server = symfonic_test_server_new (text, g_get_tmp_dir (), 1);
+  server = symfonic_test_server_new (text, symfonic_test_private_dir (), 1);
   url = symfonic_test_server_dup_url (server, "/cut");
 
   cut = symfonic_test_stream_post (session, url, QUERY, AUTH_HEADERS, NULL);
@@ -370,7 +370,7 @@ test_request_max_tokens (void)
                                   "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
                                   "[stage:errors]\ntype=error-map\ntable=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n",
                                   url, key_file);
-      server = symfonic_test_server_new (pipeline, g_get_tmp_dir (), 1);
+      server = symfonic_test_server_new (pipeline, symfonic_test_private_dir (), 1);
       route_url = symfonic_test_server_dup_url (server, "/p/chat/completions");
       response = symfonic_test_request (session, "POST", route_url, "application/json",
                                         "{\"model\":\"m\",\"max_tokens\":10,\"stream\":true,"

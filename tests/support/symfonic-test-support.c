@@ -493,6 +493,18 @@ symfonic_test_loopback_socket (gboolean  listen,
   return g_steal_pointer (&socket);
 }
 
+/* A folder of the running test's own (the isolated cache folder), for
+ * files a test writes: test binaries run in parallel, and one writing
+ * where another reads races it. */
+const char *
+symfonic_test_private_dir (void)
+{
+  const char *dir = g_get_user_cache_dir ();
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  return dir;
+}
+
 guint
 symfonic_test_closed_port (void)
 {

@@ -91,6 +91,7 @@ GSocket *symfonic_test_loopback_socket (gboolean  listen,
                                         guint16  *port);
 /* A loopback port where connecting is refused. */
 guint    symfonic_test_closed_port     (void);
+const char *symfonic_test_private_dir (void);
 
 /* --- memory of this process (which is also the in-process server's) ---- */
 
