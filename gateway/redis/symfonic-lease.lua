@@ -57,16 +57,22 @@ local function load_scope (b, l, now, window)
 
   local expired = redis.call ('ZRANGEBYSCORE', l, '-inf', now)
   if #expired > 0 then
+    local found = false
     for _, id in ipairs (expired) do
       local value = redis.call ('HGET', b, 'l:' .. id)
       if value then
         held = held - lease_held (parse_lease (value))
         redis.call ('HDEL', b, 'l:' .. id)
+        found = true
       end
     end
     redis.call ('ZREMRANGEBYSCORE', l, '-inf', now)
     held = math.max (held, 0)
-    redis.call ('HSET', b, 'held', held)
+    -- only into a hash that exists, which has its expiry: a new one made
+    -- here would have none
+    if found then
+      redis.call ('HSET', b, 'held', held)
+    end
   end
 
   if ws == nil or now - ws >= window then
