@@ -727,6 +727,43 @@ test_reconnect (Fixture       *f,
   g_assert_cmpuint (failures (&stats, SYMFONIC_REDIS_FAILURE_DISCONNECT), ==, 1);
 }
 
+/* A command the server holds on purpose (XREAD BLOCK, as the reader of
+ * resumable runs will send) gets its blocking time on top of the
+ * client's deadline, and is answered when the stream grows. */
+static void
+test_blocking_read (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
+  g_autoptr(SymfonicRedisClient) reader = redis_test_client_new (symfonic_test_redis_get_url (server), TIMEOUT_MS);
+  g_autoptr(SymfonicRedisClient) writer = redis_test_client_new (symfonic_test_redis_get_url (server), TIMEOUT_MS);
+  static const char * const xread[] = { "XREAD", "BLOCK", "1000", "STREAMS", "{run}:frames", "$" };
+  g_autoptr(GError) error = NULL;
+  Timed read = { 0 };
+  char *reply;
+
+  symfonic_redis_client_start (reader);
+  symfonic_redis_client_start (writer);
+  redis_test_wait_up (reader);
+  redis_test_wait_up (writer);
+
+  read.sent = g_get_monotonic_time ();
+  g_assert_true (symfonic_redis_client_command_full (reader, G_N_ELEMENTS (xread), xread, NULL,
+                                                     1000 * G_TIME_SPAN_MILLISECOND, on_timed, &read, &error));
+  /* well past the client's own 50 ms */
+  run_for (200);
+  g_assert_false (timed_answered (&read));
+  reply = redis_test_call (writer, &error, "XADD", "{run}:frames", "1-1", "frame", "id: 1", NULL);
+  g_assert_no_error (error);
+  g_assert_cmpstr (reply, ==, "\"1-1\"");
+  g_free (reply);
+  g_assert_true (redis_test_wait (timed_answered, &read, REDIS_TEST_WAIT_US));
+  g_assert_no_error (read.error);
+  /* woken by the entry, not by the end of its second of blocking */
+  g_assert_cmpint (read.answered - read.sent, <, 900 * G_TIME_SPAN_MILLISECOND);
+  g_assert_true (symfonic_redis_client_is_up (reader));
+}
+
 /* --- credentials --------------------------------------------------------- */
 
 #define PASSWORD "Rd-pass-4711"
@@ -993,6 +1030,7 @@ main (int   argc,
   g_test_add ("/redis/client/noscript", Fixture, NULL, fixture_set_up, test_noscript, fixture_tear_down);
   g_test_add ("/redis/client/deadline", Fixture, NULL, fixture_set_up, test_deadline, fixture_tear_down);
   g_test_add ("/redis/client/reconnect", Fixture, NULL, fixture_set_up, test_reconnect, fixture_tear_down);
+  g_test_add ("/redis/client/blocking-read", Fixture, NULL, fixture_set_up, test_blocking_read, fixture_tear_down);
   g_test_add ("/redis/client/auth", Fixture, NULL, fixture_set_up, test_auth, fixture_tear_down);
   g_test_add ("/redis/client/host-name", Fixture, NULL, fixture_set_up, test_host_name, fixture_tear_down);
   g_test_add ("/redis/client/unix-socket", Fixture, NULL, fixture_set_up, test_unix_socket, fixture_tear_down);
