@@ -196,11 +196,11 @@ static void
 test_commands (Fixture       *f,
                gconstpointer  data)
 {
+  SymfonicRedisStats stats = { 0 };
   g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
   g_autoptr(SymfonicRedisClient) client = redis_test_client_new (symfonic_test_redis_get_url (server), 1000);
   g_autoptr(GError) error = NULL;
-  SymfonicRedisStats stats = { 0 };
-  static const char * const binary[] = { "SET", "bin" , "a\0b" };
+  static const char * const binary[] = { "SET", "bin", "a\0b" };
   static const gsize binary_len[] = { 3, 3, 3 };
   char *reply;
 
@@ -518,6 +518,7 @@ static void
 test_noscript (Fixture       *f,
                gconstpointer  data)
 {
+  SymfonicRedisStats stats = { 0 };
   g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
   g_autoptr(SymfonicRedisClient) client = redis_test_client_new (symfonic_test_redis_get_url (server), 1000);
   g_autoptr(SymfonicRedisScript) script = symfonic_redis_script_new ("return {KEYS[1], ARGV[1], #ARGV}", -1);
@@ -525,7 +526,6 @@ test_noscript (Fixture       *f,
   static const char * const keys[] = { "{t}:k", NULL };
   static const char * const args[] = { "first", "second", NULL };
   Evals evals = { 0, g_ptr_array_new_with_free_func (g_free) };
-  SymfonicRedisStats stats = { 0 };
   g_autoptr(GError) error = NULL;
   g_autoptr(redisReply) exists = NULL;
   char *reply;
@@ -616,10 +616,10 @@ static void
 test_deadline (Fixture       *f,
                gconstpointer  data)
 {
+  SymfonicRedisStats stats = { 0 };
   g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
   g_autoptr(SymfonicRedisClient) client = redis_test_client_new (symfonic_test_redis_get_url (server), TIMEOUT_MS);
   g_autoptr(GError) error = NULL;
-  SymfonicRedisStats stats = { 0 };
   Timed first = { 0 };
   Timed second = { 0 };
   gint64 took;
@@ -681,10 +681,10 @@ static void
 test_reconnect (Fixture       *f,
                 gconstpointer  data)
 {
+  SymfonicRedisStats stats = { 0 };
   g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
   g_autoptr(SymfonicRedisClient) client = redis_test_client_new (symfonic_test_redis_get_url (server), TIMEOUT_MS);
   g_autoptr(GError) error = NULL;
-  SymfonicRedisStats stats = { 0 };
   guint64 attempts;
   gint64 restarted;
   char *reply;
@@ -786,13 +786,13 @@ static void
 test_auth (Fixture       *f,
            gconstpointer  data)
 {
+  SymfonicRedisStats none_stats = { 0 };
+  SymfonicRedisStats wrong_stats = { 0 };
   g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, PASSWORD);
   const char *url = symfonic_test_redis_get_url (server);
   g_autoptr(SymfonicRedisClient) right = redis_test_client_new (url, 1000);
   g_autoptr(SymfonicRedisClient) wrong = redis_test_client_new (url, 1000);
   g_autoptr(SymfonicRedisClient) none = redis_test_client_new (url, 1000);
-  SymfonicRedisStats wrong_stats = { 0 };
-  SymfonicRedisStats none_stats = { 0 };
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) logs = NULL;
   gboolean refused = FALSE;
