@@ -31,6 +31,10 @@ static const char * const code_names[] = {
   [SYMFONIC_ERROR_SLOW_CLIENT] = "slow_client",
   [SYMFONIC_ERROR_SHUTTING_DOWN] = "shutting_down",
   [SYMFONIC_ERROR_GONE] = "gone",
+  /* what a client sees of a store failure is the store's on-failure
+   * policy's business (a refusal, or admission as if it had answered) */
+  [SYMFONIC_ERROR_STORE_UNAVAILABLE] = NULL,
+  [SYMFONIC_ERROR_STORE_TIMEOUT] = NULL,
 };
 
 /**
@@ -39,7 +43,8 @@ static const char * const code_names[] = {
  *
  * The machine-readable code that error frames carry for @code, such as
  * `"rate_limited"`. Internal faults (%SYMFONIC_ERROR_FAILED,
- * %SYMFONIC_ERROR_CONFIG, %SYMFONIC_ERROR_PLUGIN) carry none.
+ * %SYMFONIC_ERROR_CONFIG, %SYMFONIC_ERROR_PLUGIN and the store failures)
+ * carry none.
  *
  * Returns: (nullable): the code, or %NULL when @code publishes none
  */

@@ -41,6 +41,12 @@ G_BEGIN_DECLS
  *   stream before it finished
  * @SYMFONIC_ERROR_GONE: what was asked for existed and is no longer kept
  *   (frames of a resumable run past its buffer)
+ * @SYMFONIC_ERROR_STORE_UNAVAILABLE: a shared store (Redis) could not be
+ *   reached, or its connection broke before it answered; whether a
+ *   command sent ran is unknown. An internal fault: carries no code
+ * @SYMFONIC_ERROR_STORE_TIMEOUT: a shared store did not answer by the
+ *   command's deadline; whether the command ran is unknown. An internal
+ *   fault: carries no code
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -66,6 +72,8 @@ typedef enum {
   SYMFONIC_ERROR_SLOW_CLIENT,
   SYMFONIC_ERROR_SHUTTING_DOWN,
   SYMFONIC_ERROR_GONE,
+  SYMFONIC_ERROR_STORE_UNAVAILABLE,
+  SYMFONIC_ERROR_STORE_TIMEOUT,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);
