@@ -35,29 +35,31 @@
  * is shared but the read-only pipeline and atomic counters. */
 struct _SymfonicWorker
 {
-  guint             index;
-  SymfonicPipeline *pipeline;
-  SymfonicMetrics  *metrics;
-  SymfonicRunStore *run_store;
-  GSocket          *socket;
-  GMainContext     *context;
-  GMainLoop        *loop;
-  GThread          *thread;
-  SymfonicAcceptor *acceptor;
+  guint                       index;
+  SymfonicPipeline           *pipeline;
+  SymfonicMetrics            *metrics;
+  SymfonicRunStore           *run_store;
+  GSocket                    *socket;
+  GMainContext               *context;
+  GMainLoop                  *loop;
+  GThread                    *thread;
+  SymfonicAcceptor           *acceptor;
   /* exchanges in flight on this worker */
-  GHashTable       *live;
+  GHashTable                 *live;
+  SymfonicWorkerReleasedFunc  released;
+  gpointer                    released_data;
 
   /* draining: told once no exchange is left */
-  SymfonicWorkerDrainedFunc drained;
-  gpointer          drained_data;
-  GDestroyNotify    drained_destroy;
-  GSource          *drain_check;
+  SymfonicWorkerDrainedFunc   drained;
+  gpointer                    drained_data;
+  GDestroyNotify              drained_destroy;
+  GSource                    *drain_check;
 
   /* start-up handshake with the thread */
-  GMutex            lock;
-  GCond             cond;
-  gboolean          ready;
-  GError           *error;
+  GMutex                      lock;
+  GCond                       cond;
+  gboolean                    ready;
+  GError                     *error;
 };
 
 static void
@@ -310,7 +312,8 @@ accept_connections (SymfonicWorker  *self,
   if (max_connections == 0)
     max_connections = derived_max_connections ();
 
-  return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, error);
+  return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, self->released,
+                                self->released_data, error);
 }
 
 static gpointer
@@ -358,12 +361,14 @@ worker_thread (gpointer data)
 }
 
 SymfonicWorker *
-symfonic_worker_new (guint              index,
-                     SymfonicPipeline  *pipeline,
-                     SymfonicMetrics   *metrics,
-                     SymfonicRunStore  *run_store,
-                     GSocket           *socket,
-                     GError           **error)
+symfonic_worker_new (guint                        index,
+                     SymfonicPipeline            *pipeline,
+                     SymfonicMetrics             *metrics,
+                     SymfonicRunStore            *run_store,
+                     GSocket                     *socket,
+                     SymfonicWorkerReleasedFunc   released,
+                     gpointer                     released_data,
+                     GError                     **error)
 {
   SymfonicWorker *self = g_new0 (SymfonicWorker, 1);
   g_autofree char *name = g_strdup_printf ("worker-%u", index);
@@ -373,6 +378,8 @@ symfonic_worker_new (guint              index,
   self->metrics = metrics;
   self->run_store = g_object_ref (run_store);
   self->socket = g_object_ref (socket);
+  self->released = released;
+  self->released_data = released_data;
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   g_mutex_init (&self->lock);

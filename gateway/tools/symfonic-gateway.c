@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <locale.h>
+#ifdef __GLIBC__
+# include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -149,6 +152,21 @@ on_reload_signal (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* glibc keeps what a burst of connections freed (in the arena of each
+ * thread that allocated it) for reuse, so the process would stay at its
+ * peak size long after the burst closed. The heap is this program's to
+ * trim, not the library's: malloc_trim() gives every arena's free pages
+ * back. It walks the heaps, and the server says so only after a large
+ * drop, or seldom. */
+static void
+on_burst_closed (SymfonicServer *server,
+                 gpointer        user_data)
+{
+#ifdef __GLIBC__
+  malloc_trim (0);
+#endif
+}
+
 /* Every stream holds a client's and an upstream's descriptor, and a soft
  * limit of 1,024 would cap the gateway far below what the hard limit
  * allows. Raised before the pipeline loads: sources size their connection
@@ -281,6 +299,7 @@ main (int   argc,
     }
 
   server = symfonic_server_new (pipeline);
+  g_signal_connect (server, "burst-closed", G_CALLBACK (on_burst_closed), NULL);
   symfonic_server_set_listen_socket (server, passed);
   if (listen != NULL)
     symfonic_server_set_listen (server, listen);
