@@ -18,10 +18,8 @@
  * its own descriptor of it, and hands each connection to its SoupServer
  * through a #SymfonicConnection. Accepting here rather than in libsoup is
  * what lets the gateway cap its connections, give each phase of a request
- * a deadline and see the raw request heads.
- *
- * Deadlines are enforced by one sweep per worker rather than a timer per
- * connection: a main context's cost per iteration grows with its sources.
+ * a deadline and see the raw request heads. Each connection keeps its own
+ * deadline on the worker's poller (see symfonic-connection.c).
  *
  * The listener is one of the worker's poller's descriptors: its I/O is
  * dispatched before the work a stream deferred to the next iteration, so
@@ -44,14 +42,12 @@ struct _SymfonicAcceptor
 {
   SoupServer                   *server;
   GSocket                      *listener;
-  GMainContext                 *context;
   SymfonicPoller               *poller;
   SymfonicWatch                *watch;
   /* the pause before the listener is watched again */
   SymfonicTimer                *retry;
   /* accepting failed and said so: once per stall, not per retry */
   gboolean                      stalled;
-  GSource                      *sweep_source;
   SymfonicConnectionTimeouts    timeouts;
   guint                         max_connections;
   /* open connections, unowned: each removes itself when it closes */
@@ -224,31 +220,6 @@ on_listener_readable (gpointer     data,
     }
 }
 
-static gboolean
-sweep (gpointer user_data)
-{
-  SymfonicAcceptor *self = user_data;
-  gint64 now = g_get_monotonic_time ();
-  g_autoptr(GPtrArray) late = g_ptr_array_new_with_free_func (g_object_unref);
-  GHashTableIter iter;
-  gpointer key;
-
-  g_hash_table_iter_init (&iter, self->connections);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    {
-      gint64 deadline = symfonic_connection_get_deadline (key);
-
-      if (deadline != 0 && deadline <= now)
-        g_ptr_array_add (late, g_object_ref (key));
-    }
-
-  /* expiring may close a connection, which removes it from the table */
-  for (guint i = 0; i < late->len; i++)
-    symfonic_connection_expire (g_ptr_array_index (late, i));
-
-  return G_SOURCE_CONTINUE;
-}
-
 static void
 on_request_finished (SoupServer        *server,
                      SoupServerMessage *message,
@@ -309,11 +280,9 @@ symfonic_acceptor_new (SoupServer                       *server,
                        GError                          **error)
 {
   g_autoptr(SymfonicAcceptor) self = g_new0 (SymfonicAcceptor, 1);
-  gint64 shortest = MIN (timeouts->header, MIN (timeouts->body, timeouts->keepalive));
   int fd;
 
   self->server = g_object_ref (server);
-  self->context = g_main_context_ref_thread_default ();
   self->timeouts = *timeouts;
   self->max_connections = max_connections;
   self->connections = g_hash_table_new (NULL, NULL);
@@ -341,12 +310,6 @@ symfonic_acceptor_new (SoupServer                       *server,
                                        on_listener_readable, self);
   self->retry = symfonic_poller_timer (self->poller, retry_accepting, self);
   self->release = symfonic_poller_timer (self->poller, release_due, self);
-
-  /* deadlines are met to within a quarter of the shortest timeout */
-  self->sweep_source = g_timeout_source_new (CLAMP (shortest / 4000, 50, 1000));
-  g_source_set_callback (self->sweep_source, sweep, self, NULL);
-  g_source_set_static_name (self->sweep_source, "[symfonic] connection deadlines");
-  g_source_attach (self->sweep_source, self->context);
 
   self->finished_id = g_signal_connect (server, "request-finished", G_CALLBACK (on_request_finished), self);
 
@@ -385,11 +348,6 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
 
   stop_accepting (self);
   g_clear_pointer (&self->release, symfonic_timer_remove);
-  if (self->sweep_source != NULL)
-    {
-      g_source_destroy (self->sweep_source);
-      g_source_unref (self->sweep_source);
-    }
   g_clear_signal_handler (&self->finished_id, self->server);
 
   open = g_hash_table_get_keys (self->connections);
@@ -402,6 +360,5 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
   g_clear_object (&self->placeholder_peer);
   g_clear_object (&self->server);
   g_clear_pointer (&self->poller, symfonic_poller_unref);
-  g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self);
 }

@@ -11,6 +11,7 @@
 
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-request-framing-private.h"
 
 /* libsoup 3.2 reads each client connection through this stream, which
@@ -21,7 +22,10 @@
  *   request at a time reach libsoup, so a smuggled second request is read
  *   as the next head and checked in turn;
  * - it knows which phase the connection is in (waiting between requests,
- *   reading a head, reading a body, answering) and so the deadline of each;
+ *   reading a head, reading a body, answering) and so the deadline of each,
+ *   on one timer of its worker's poller, moved as the phase changes: an
+ *   armed timer costs nothing until it is due, so idle connections wake
+ *   nobody, and a deadline is met to the millisecond;
  * - libsoup 3.2.3 never closes a keep-alive connection whose client hung up
  *   between requests (fixed in 3.3.0): its idle message reads end of file
  *   before it has started, and nothing finishes it. A request that has read
@@ -59,7 +63,8 @@ struct _SymfonicConnection
   gpointer                      closed_data;
 
   Phase                         phase;
-  gint64                        deadline;
+  /* the current phase's deadline; NULL once the connection closed */
+  SymfonicTimer                *deadline;
   /* read from the socket, not yet given to libsoup; NULL when empty */
   GByteArray                   *pending;
   /* how many bytes at the start of @pending libsoup may read */
@@ -79,23 +84,34 @@ static G_DEFINE_QUARK (symfonic-connection, connection)
 
 /* --- the state machine --------------------------------------------------- */
 
+/* @deadline in g_get_monotonic_time() microseconds, or -1 for none */
+static void
+set_deadline (SymfonicConnection *self,
+              gint64              deadline)
+{
+  if (self->deadline != NULL)
+    symfonic_timer_set_deadline (self->deadline, deadline);
+}
+
 static void
 enter (SymfonicConnection *self,
        Phase               phase,
        gint64              timeout)
 {
   self->phase = phase;
-  self->deadline = timeout > 0 ? g_get_monotonic_time () + timeout : 0;
-  /* due at once: the next sweep closes it */
+  /* A stopping gateway closes it once it is idle: from the timer, due at
+   * once, rather than from inside the read that made it idle. */
   if (self->closing && phase == PHASE_IDLE)
-    self->deadline = g_get_monotonic_time ();
+    set_deadline (self, g_get_monotonic_time ());
+  else
+    set_deadline (self, timeout > 0 ? g_get_monotonic_time () + timeout : -1);
 }
 
 static void
 end (SymfonicConnection *self)
 {
   self->ending = TRUE;
-  self->deadline = 0;
+  set_deadline (self, -1);
   self->deliverable = 0;
   g_clear_pointer (&self->pending, g_byte_array_unref);
 }
@@ -400,7 +416,7 @@ connection_read (SymfonicConnection  *self,
 
       /* end of file, or the peer left */
       self->ending = TRUE;
-      self->deadline = 0;
+      set_deadline (self, -1);
     }
 }
 
@@ -661,6 +677,9 @@ symfonic_connection_close (GIOStream     *stream,
   SymfonicConnection *self = SYMFONIC_CONNECTION (stream);
 
   end (self);
+  /* the poller is the worker's, which closes its connections before it
+   * goes; a connection libsoup still holds may be finalized later */
+  g_clear_pointer (&self->deadline, symfonic_timer_remove);
   if (self->base != NULL)
     g_io_stream_close (G_IO_STREAM (self->base), NULL, NULL);
   notify_closed (self);
@@ -708,6 +727,7 @@ symfonic_connection_dispose (GObject *object)
   SymfonicConnection *self = (SymfonicConnection *) object;
 
   notify_closed (self);
+  g_clear_pointer (&self->deadline, symfonic_timer_remove);
   if (self->input != NULL)
     SYMFONIC_CONNECTION_INPUT (self->input)->connection = NULL;
   if (self->output != NULL)
@@ -753,7 +773,14 @@ symfonic_connection_init (SymfonicConnection *self)
 {
 }
 
-/* Wraps @base for libsoup. @closed is called once when it closes. The
+static void
+deadline_passed (gpointer data)
+{
+  symfonic_connection_expire (data);
+}
+
+/* Wraps @base for libsoup, on the thread-default main context, whose
+ * poller keeps its deadlines. @closed is called once when it closes. The
  * first head must arrive within the header timeout of now. */
 SymfonicConnection *
 symfonic_connection_new (GSocketConnection                *base,
@@ -777,6 +804,7 @@ symfonic_connection_new (GSocketConnection                *base,
   self->output = G_OUTPUT_STREAM (output);
   if (self->remote != NULL)
     g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), self);
+  self->deadline = symfonic_poller_timer (symfonic_poller_get_thread_default (), deadline_passed, self);
   enter (self, PHASE_HEAD, timeouts->header);
 
   return self;
@@ -812,14 +840,6 @@ GSocketAddress *
 symfonic_connection_get_remote_address (SymfonicConnection *self)
 {
   return self->remote;
-}
-
-/* When the connection must be closed unless it makes progress, in
- * g_get_monotonic_time() microseconds; 0 while no deadline runs. */
-gint64
-symfonic_connection_get_deadline (SymfonicConnection *self)
-{
-  return self->deadline;
 }
 
 /* Ends a connection past its deadline: shutting the socket down wakes
