@@ -436,7 +436,10 @@ connection_is_readable (SymfonicConnection *self)
 }
 
 /* A stream's source: ready at once when it can make progress without the
- * socket (or its connection is gone), else when the socket is. */
+ * socket (or its connection is gone), else when the socket is. The
+ * pollable interface asks for a GSource, which libsoup attaches itself:
+ * "ready at once" is GLib's own idiom for it (GMemoryInputStream's), no
+ * deadline, and lives for one dispatch. */
 static GSource *
 connection_create_source (SymfonicConnection *self,
                           gpointer            stream,

@@ -812,7 +812,11 @@ drain_set_timer (Drain       *drain,
       g_source_destroy (drain->timer);
       g_source_unref (drain->timer);
     }
-  /* not _seconds(): it may fire up to a second early */
+  /* A GLib source, not a poller timer: a drain is one timer in the life
+   * of a server, on the context of whoever started it (the host's, or
+   * symfonic-gateway's stop thread), where no worker's poller runs, and
+   * making one there would cost that context a descriptor and a source
+   * for good. Not _seconds(): it may fire up to a second early. */
   drain->timer = g_timeout_source_new (seconds * 1000);
   g_source_set_callback (drain->timer, callback, task, NULL);
   g_source_set_static_name (drain->timer, "[symfonic] drain");
