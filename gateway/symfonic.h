@@ -22,6 +22,7 @@
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
 #include "symfonic-text-filter.h"
+#include "symfonic-timer.h"
 #include "symfonic-route.h"
 #include "symfonic-run-store.h"
 #include "symfonic-memory-run-store.h"
