@@ -231,9 +231,11 @@ on_request_finished (SoupServer        *server,
     symfonic_connection_response_done (connection);
 }
 
-/* libsoup 3.2 keeps a connection open after a response only while its
- * server has a listener: it gets one end of a socket pair, which connects
- * nobody and never becomes readable while this end stays open. */
+/* libsoup keeps a connection open after a response only while its server
+ * has a listener (its design, not a bug of one release: a server without
+ * listeners is taken to be closing): it gets one end of a socket pair,
+ * which connects nobody and never becomes readable while this end stays
+ * open. */
 static gboolean
 add_placeholder_listener (SymfonicAcceptor  *self,
                           GError           **error)

@@ -14,8 +14,8 @@
 #include "symfonic-poller-private.h"
 #include "symfonic-request-framing-private.h"
 
-/* libsoup 3.2 reads each client connection through this stream, which
- * stands between it and the socket:
+/* libsoup reads each client connection through this stream, which stands
+ * between it and the socket:
  *
  * - a request head is gathered here and checked before libsoup sees a byte
  *   of it (see symfonic-request-framing.c), and only the bytes of one
@@ -26,13 +26,10 @@
  *   on one timer of its worker's poller, moved as the phase changes: an
  *   armed timer costs nothing until it is due, so idle connections wake
  *   nobody, and a deadline is met to the millisecond;
- * - libsoup 3.2.3 never closes a keep-alive connection whose client hung up
- *   between requests (fixed in 3.3.0): its idle message reads end of file
- *   before it has started, and nothing finishes it. A request that has read
- *   at least one byte is started and cleans up when it fails, so a peer
- *   that leaves, or a connection the gateway ends, hands libsoup one byte
- *   that is no request and then end of file; libsoup's answer to it is
- *   dropped and it closes the connection. */
+ * - a peer that leaves, or a connection the gateway ends, reads as end of
+ *   file, and whatever libsoup writes then is dropped. Before 3.3.0,
+ *   libsoup never closes a keep-alive connection whose client hung up
+ *   between requests: see take_ending(). */
 
 #define READ_SIZE (16 * 1024)
 
@@ -72,7 +69,9 @@ struct _SymfonicConnection
   SymfonicBodyFraming           body;
   /* the peer left or the gateway ends the connection */
   gboolean                      ending;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
   gboolean                      marker_sent;
+#endif
   /* the gateway is stopping: the connection closes once it is idle */
   gboolean                      closing;
 };
@@ -161,11 +160,13 @@ follow_body (SymfonicConnection *self)
     enter (self, PHASE_RESPONSE, 0);
 }
 
-/* libsoup 3.2.3 ends a chunked body after one line of its trailer
- * section, whatever that line is, and would read the rest as the next
- * request. The section is read and checked here instead, and libsoup gets
- * only its final blank line: the body ends where it ends for the gateway.
- * Trailer fields are dropped, as libsoup drops them. */
+/* A chunked body's trailer section is read and checked here, like a head
+ * (its size, its lines), and libsoup gets only its final blank line: the
+ * body ends where it ends for the gateway. Trailer fields are dropped, as
+ * libsoup drops them. This is the gateway's own bound, not only a
+ * workaround, so no version fences it: libsoup 3.2.3 also ends a body
+ * after one line of that section, whatever it is, and would read the rest
+ * as the next request. */
 static gboolean
 advance_trailers (SymfonicConnection *self,
                   const guint8       *data,
@@ -260,7 +261,9 @@ advance (SymfonicConnection *self)
         }
 
       self->deliverable = head;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
       self->marker_sent = FALSE;
+#endif
       enter (self, PHASE_BODY, self->timeouts.body);
       follow_body (self);
       return TRUE;
@@ -297,8 +300,7 @@ take_pending (SymfonicConnection *self,
   return n;
 }
 
-/* What libsoup reads once the connection ends: one byte that starts (and
- * fails) a request if none is under way, then end of file. A body cut
+/* What libsoup reads once the connection ends: end of file. A body cut
  * short is an error: libsoup takes end of file at a chunk boundary for the
  * end of the body, and would answer what it read of it. */
 static gssize
@@ -311,12 +313,24 @@ take_ending (SymfonicConnection  *self,
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
       return -1;
     }
-  if (self->marker_sent)
-    return 0;
 
-  self->marker_sent = TRUE;
-  buffer[0] = '\n';
-  return 1;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
+  /* libsoup 3.2.3 never closes a keep-alive connection that reads end of
+   * file between requests (fixed in 3.3.0, commit d20c6601): its idle
+   * message has not started, and nothing finishes it, so every client
+   * that hangs up would keep a descriptor. A request that has read one
+   * byte is started and cleans up when it fails: libsoup first reads one
+   * byte that is no request, unless one is under way; its answer to it is
+   * dropped, and it closes the connection. */
+  if (!self->marker_sent)
+    {
+      self->marker_sent = TRUE;
+      buffer[0] = '\n';
+      return 1;
+    }
+#endif
+
+  return 0;
 }
 
 /* A body arriving with nothing buffered is read straight into libsoup's
@@ -365,9 +379,11 @@ receive_pending (SymfonicConnection  *self,
   return n;
 }
 
-/* libsoup 3.2.3 closes a connection on end of file only: a socket error
- * (a reset, most often) left it open, with its descriptor and its slot.
- * Any error but "try again" means the peer is gone. */
+/* Any error but "try again" means the peer is gone (a reset, most often),
+ * and reads as the connection's end (take_ending()), which libsoup closes
+ * on; libsoup 3.2.3 left a connection open on a socket error, with its
+ * descriptor and its slot. That holds whatever a release makes of
+ * errors, so no version fences it. */
 static gboolean
 peer_gone (const GError *error)
 {

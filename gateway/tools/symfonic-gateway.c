@@ -187,18 +187,24 @@ raise_descriptor_limit (void)
 
 /* GLib before 2.76 keeps what its slice allocator ever held in per-thread
  * magazines, about 15 KB for every stream of a past burst, and reads
- * G_SLICE before main() runs. The gateway starts itself again with the
- * allocator 2.76 and later always use, so memory goes back to the system
- * after a burst. If that fails it serves anyway. */
+ * G_SLICE before main() runs (fixed in 2.76, whose slices are always
+ * malloc()'s). The gateway starts itself again with that allocator, so
+ * memory goes back to the system after a burst; the process is the
+ * binary's, so the library, whose host may be a Python or gjs program,
+ * never does this. A build against 2.76 runs on 2.76 or later and leaves
+ * this out; one against an older GLib asks the GLib it runs on. If the
+ * restart fails it serves anyway. */
 static void
 prefer_malloc_slices (char *argv[])
 {
+#if !GLIB_CHECK_VERSION (2, 76, 0)
   if (glib_check_version (2, 76, 0) == NULL || g_getenv ("G_SLICE") != NULL)
     return;
 
   g_setenv ("G_SLICE", "always-malloc", TRUE);
   execv ("/proc/self/exe", argv);
   g_warning ("Cannot restart with G_SLICE=always-malloc: %s", g_strerror (errno));
+#endif
 }
 
 int
