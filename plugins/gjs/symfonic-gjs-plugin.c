@@ -16,8 +16,8 @@
  * it logs a critical and returns NULL without an error, which would lose
  * a stream's events silently. The context is made on the first loading
  * thread, which takes the default main context for good, so that the
- * hops of JavaScript stages (whose main context is the default one) run
- * there and nowhere else. Every host loads its pipelines on that thread
+ * hops of JavaScript stages (whose main context the loader declares to be
+ * the default one) run there and nowhere else. Every host loads its pipelines on that thread
  * and runs the default main context while it serves. */
 static GjsContext *gjs;
 static GThread *gjs_thread;
@@ -29,11 +29,7 @@ static GThread *gjs_thread;
  * wrapped, before gjs hooks them up, so that an exception that is not a
  * GLib.Error (a bug rather than a refusal or a failure the stage meant)
  * has its stack printed too. The wrapper takes the most arguments a stage
- * hook has rather than a rest array, so a call allocates nothing.
- *
- * Only stages hop to the thread of their affinity: a source's hooks run on
- * the workers, where gjs would answer nothing, so registering one throws
- * instead. */
+ * hook has rather than a rest array, so a call allocates nothing. */
 static const char prelude_source[] =
   "(function () {\n"
   "  const { GLib, GObject, Symfonic } = imports.gi;\n"
@@ -60,12 +56,6 @@ static const char prelude_source[] =
   "      }\n"
   "    }\n"
   "    return registerClass.apply(this, args);\n"
-  "  };\n"
-  "  const registerStageType = Symfonic.register_stage_type;\n"
-  "  Symfonic.register_stage_type = function (type, name) {\n"
-  "    if (GObject.type_is_a(type, Symfonic.Source.$gtype))\n"
-  "      throw new Error(`${name}: a source cannot be written in JavaScript: it would run on the workers`);\n"
-  "    return registerStageType(type, name);\n"
   "  };\n"
   "})();\n";
 
@@ -177,6 +167,28 @@ run_import (const char  *uri,
   return *error == NULL;
 }
 
+/* The types a script registers are JavaScript's: its stages run on the
+ * default main context, the only one gjs runs code on. A source's hooks
+ * would run on the workers, where gjs answers nothing: the script's load
+ * fails instead, where it registers one. */
+static gboolean
+adopt_type (GType        type,
+            const char  *name,
+            gpointer     user_data,
+            GError     **error)
+{
+  if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("%s: a source cannot be written in JavaScript: it would run on the workers"), name);
+      return FALSE;
+    }
+  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
+    symfonic_stage_type_set_main_context (type, g_main_context_default ());
+
+  return TRUE;
+}
+
 static gboolean
 load_script (const char  *filename,
              gpointer     user_data,
@@ -225,7 +237,7 @@ static gboolean
 symfonic_gjs_plugin_init (SymfonicPlugin  *plugin,
                           GError         **error)
 {
-  symfonic_plugin_add_script_loader (plugin, ".js", "JavaScript", g_main_context_default (), load_script, NULL);
+  symfonic_plugin_add_script_loader (plugin, ".js", "JavaScript", load_script, adopt_type, NULL);
 
   return TRUE;
 }
