@@ -17,19 +17,30 @@
  * a stream's events silently. The context is made on the first loading
  * thread, which takes the default main context for good, so that the
  * hops of JavaScript stages (whose main context the loader declares to be
- * the default one) run there and nowhere else. Every host loads its pipelines on that thread
- * and runs the default main context while it serves. */
+ * the default one) run there and nowhere else. Every host loads its
+ * pipelines on that thread and runs the default main context while it
+ * serves.
+ *
+ * A gjs program that loads pipelines has its context already, and a
+ * thread holds one at most: its scripts then run in the program's own
+ * context, among the program's own globals, which the loader leaves as
+ * they are. Only a context of the loader's own gets the prelude. */
 static GjsContext *gjs;
 static GThread *gjs_thread;
 
-/* Run once in the context, before any script.
+/* Run once in a context of the loader's own, before any script: nothing
+ * but script plugins ever runs there.
  *
  * gjs turns an exception in a hook into a GError that carries the message
  * alone, which is all the engine logs. The hooks of stage classes are
  * wrapped, before gjs hooks them up, so that an exception that is not a
  * GLib.Error (a bug rather than a refusal or a failure the stage meant)
  * has its stack printed too. The wrapper takes the most arguments a stage
- * hook has rather than a rest array, so a call allocates nothing. */
+ * hook has rather than a rest array, so a call allocates nothing.
+ *
+ * GObject.registerClass is a program's own in a gjs program, which may
+ * register classes of its own at any time: there the scripts' hooks stay
+ * as written, and such an exception is logged by its message only. */
 static const char prelude_source[] =
   "(function () {\n"
   "  const { GLib, GObject, Symfonic } = imports.gi;\n"
@@ -87,13 +98,14 @@ ensure_context (GError **error)
     }
 
   gjs_thread = g_thread_self ();
-  /* a gjs program that loads pipelines has its context already, and a
-   * thread holds one at most */
   gjs = gjs_context_get_current ();
   if (gjs != NULL)
-    g_object_ref (gjs);
-  else
-    gjs = gjs_context_new ();
+    {
+      g_object_ref (gjs);
+      return TRUE;
+    }
+
+  gjs = gjs_context_new ();
   if (!gjs_context_eval (gjs, prelude_source, -1, "<symfonic-loader>", NULL, &local_error))
     {
       failure = g_strdup_printf (_("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
@@ -104,13 +116,17 @@ ensure_context (GError **error)
   return TRUE;
 }
 
-/* Imports one script, by the URI it is called with, and leaves
- * in `symfonicScriptLoad` whether it settled and, when it failed, the line
- * of the script where it broke: a syntax error's own line (its message
+/* Imports one script, by the URI it is called with, and runs the default
+ * main context until the import settled (a module that awaits at its top
+ * level settles on a later iteration). Its value, which gjs_context_eval()
+ * hands back, is 0 once the import succeeded, 1 + the line of the script
+ * where it broke once it failed: a syntax error's own line (its message
  * comes from parsing the script), or the innermost frame of the script in
- * the exception's stack, which goes to the log. */
+ * the exception's stack, which goes to the log. Everything it keeps is
+ * its own, so a gjs program's globals are left as they were. */
 static const char import_source[] =
   "(function (uri) {\n"
+  "  const context = imports.gi.GLib.MainContext.default();\n"
   "  const load = { settled: false, line: -1 };\n"
   "  const lineOf = e => {\n"
   "    for (const frame of String(e?.stack ?? '').split('\\n')) {\n"
@@ -120,7 +136,6 @@ static const char import_source[] =
   "    }\n"
   "    return 0;\n"
   "  };\n"
-  "  globalThis.symfonicScriptLoad = load;\n"
   "  import(uri).then(() => { load.settled = true; }, e => {\n"
   "    if (e instanceof SyntaxError && e.fileName === uri) {\n"
   "      load.line = e.lineNumber;\n"
@@ -130,26 +145,14 @@ static const char import_source[] =
   "    }\n"
   "    load.settled = true;\n"
   "  });\n"
+  "  while (!load.settled)\n"
+  "    context.iteration(true);\n"
+  "  return load.line + 1;\n"
   "})";
 
-/* -1 while the import is under way, 0 once it succeeded, 1 + the line
- * once it failed */
-static const char outcome_source[] =
-  "symfonicScriptLoad.settled ? symfonicScriptLoad.line + 1 : -1";
-
-static int
-import_outcome (GError **error)
-{
-  int outcome = -1;
-
-  if (!gjs_context_eval (gjs, outcome_source, -1, "<symfonic-loader>", &outcome, error))
-    return 1;
-  return outcome;
-}
-
 /* Runs the import of @uri to its end; FALSE with @error if the loader
- * itself failed, otherwise the outcome as import_outcome() says. @uri
- * needs no quoting in JavaScript. */
+ * itself failed, otherwise @outcome as import_source says. @uri needs no
+ * quoting in JavaScript. */
 static gboolean
 run_import (const char  *uri,
             int         *outcome,
@@ -157,14 +160,7 @@ run_import (const char  *uri,
 {
   g_autofree char *call = g_strconcat (import_source, "('", uri, "');\n", NULL);
 
-  if (!gjs_context_eval (gjs, call, -1, "<symfonic-loader>", NULL, error))
-    return FALSE;
-
-  /* a module that awaits at its top level settles on a later iteration */
-  while ((*outcome = import_outcome (error)) < 0)
-    g_main_context_iteration (g_main_context_default (), TRUE);
-
-  return *error == NULL;
+  return gjs_context_eval (gjs, call, -1, "<symfonic-loader>", outcome, error);
 }
 
 /* The types a script registers are JavaScript's: its stages run on the
