@@ -37,6 +37,10 @@
  * every RELEASE_INTERVAL_US. */
 #define RELEASE_MIN_DROP 256
 #define RELEASE_INTERVAL_US (2 * G_USEC_PER_SEC)
+/* How long after a burst is found over it is told: the streams of the
+ * connections that closed let go of their upstreams a moment later, and
+ * what the burst held is free only then. */
+#define RELEASE_SETTLE_US (G_USEC_PER_SEC)
 
 struct _SymfonicAcceptor
 {
@@ -139,13 +143,13 @@ connection_closed (SymfonicConnection *connection,
   if (self->release == NULL || self->released == NULL)
     return;
 
-  /* told from the timer, so that the closes of one iteration are told
-   * once, after they all went */
+  /* told from the timer, once for all the closes of a burst that come
+   * before it, and after what they held went too */
   now = g_get_monotonic_time ();
   if (burst_over (self, now, &later))
-    arm_release (self, now);
+    arm_release (self, now + RELEASE_SETTLE_US);
   else if (later >= 0)
-    arm_release (self, later);
+    arm_release (self, later + RELEASE_SETTLE_US);
 }
 
 static void

@@ -304,12 +304,13 @@ symfonic_server_class_init (SymfonicServerClass *klass)
    * SymfonicServer::burst-closed:
    * @self: the server
    *
-   * A burst of connections is over: a worker's open connections fell to
-   * half the most it held since it last said so (by at least 256 of
-   * them), or to none (then at most every two seconds). What those
-   * connections held is free, but the process's allocator keeps it for
-   * reuse, so the process stays at its peak size. A host that owns its
-   * process may hand that memory back to the system here, as
+   * A burst of connections is over: a second ago, a worker's open
+   * connections fell to half the most it held since it last said so (by
+   * at least 256 of them), or to none (then at most every two seconds);
+   * the second lets their streams let go of their upstreams too. What
+   * those connections held is free, but the process's allocator keeps it
+   * for reuse, so the process stays at its peak size. A host that owns
+   * its process may hand that memory back to the system here, as
    * `symfonic-gateway` does with `malloc_trim (0)`; the library never
    * does, since its host may be a Python or JavaScript program whose heap
    * is not the library's to trim.
