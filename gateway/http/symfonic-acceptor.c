@@ -60,7 +60,6 @@ struct _SymfonicAcceptor
   gpointer                      released_data;
   /* when the connections that closed are told, once per batch of closes */
   SymfonicTimer                *release;
-  gint64                        release_at;
   /* the most connections open at once since a burst was last told over */
   guint                         peak;
   gint64                        released_at;
@@ -101,12 +100,11 @@ static void
 arm_release (SymfonicAcceptor *self,
              gint64            when)
 {
-  /* never later than a burst already due */
-  if (self->release_at >= 0 && self->release_at <= when)
-    return;
+  gint64 due = symfonic_timer_get_deadline (self->release);
 
-  self->release_at = when;
-  symfonic_timer_set_deadline (self->release, when);
+  /* never later than a burst already due */
+  if (due < 0 || when < due)
+    symfonic_timer_set_deadline (self->release, when);
 }
 
 static void
@@ -116,7 +114,6 @@ release_due (gpointer data)
   gint64 now = g_get_monotonic_time ();
   gint64 later;
 
-  self->release_at = -1;
   /* connections may have opened since it was armed */
   if (!burst_over (self, now, &later))
     {
@@ -294,7 +291,6 @@ symfonic_acceptor_new (SoupServer                       *server,
   self->connections = g_hash_table_new (NULL, NULL);
   self->released = released;
   self->released_data = released_data;
-  self->release_at = -1;
 
   /* a descriptor of its own: GSocket is not meant to be shared by threads */
   fd = dup (g_socket_get_fd (listener));

@@ -632,6 +632,22 @@ symfonic_timer_set_deadline (SymfonicTimer *timer,
 }
 
 /**
+ * symfonic_timer_get_deadline: (skip)
+ * @timer: a #SymfonicTimer
+ *
+ * Returns: when the timer's function will be called, in
+ *   g_get_monotonic_time() microseconds, or -1 while it is disarmed (as
+ *   it is from when its function is called)
+ */
+gint64
+symfonic_timer_get_deadline (SymfonicTimer *timer)
+{
+  g_return_val_if_fail (timer != NULL, -1);
+
+  return timer->deadline;
+}
+
+/**
  * symfonic_timer_remove: (skip)
  * @timer: (nullable): a #SymfonicTimer
  *

@@ -27,6 +27,7 @@ SymfonicTimer *symfonic_timer_new          (SymfonicTimerFunc  func,
                                             gpointer           user_data);
 void           symfonic_timer_set_deadline (SymfonicTimer     *timer,
                                             gint64             deadline);
+gint64         symfonic_timer_get_deadline (SymfonicTimer     *timer);
 void           symfonic_timer_remove       (SymfonicTimer     *timer);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicTimer, symfonic_timer_remove)

@@ -419,10 +419,14 @@ test_timer_thread_default (Fixture       *f,
   gint64 start = g_get_monotonic_time ();
 
   a.timer = symfonic_timer_new (on_alarm, &a);
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, -1);
   symfonic_timer_set_deadline (a.timer, start + 10 * 1000);
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, start + 10 * 1000);
   run_until (f, &done);
   g_assert_cmpstr (f->log->str, ==, "a;");
   g_assert_cmpint (a.fired_at - start, >=, 10 * 1000);
+  /* fired: disarmed */
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, -1);
   symfonic_timer_remove (a.timer);
 }
 
