@@ -26,6 +26,7 @@
 #include "symfonic-text-filter.h"
 #include "symfonic-filter-stage.h"
 #include "symfonic-http-source.h"
+#include "symfonic-timer.h"
 #include "symfonic-route.h"
 #include "symfonic-run-store.h"
 #include "symfonic-memory-run-store.h"

@@ -10,9 +10,9 @@
 
 G_BEGIN_DECLS
 
-/* GLib before 2.76 appends only through an out-of-line insert that
- * re-checks its arguments; a frame is a handful of short pieces, so the
- * hot path writes into the string's room itself. */
+/* A frame is a handful of short pieces, written on the per-event path:
+ * the hot path writes into the string's room itself (an escaped string,
+ * a number), and appends without a call where it can. */
 
 /* Room for @n more bytes at the end of @out, grown only when short, to be
  * written and then closed with symfonic_string_commit(). */
@@ -40,6 +40,29 @@ symfonic_string_commit (GString *out,
   *end = '\0';
 }
 
+#if GLIB_CHECK_VERSION (2, 76, 0)
+
+/* GLib 2.76 inlines both */
+
+static inline void
+symfonic_string_clear (GString *out)
+{
+  g_string_truncate (out, 0);
+}
+
+static inline void
+symfonic_string_append_len (GString    *out,
+                            const char *s,
+                            gsize       len)
+{
+  g_string_append_len (out, s, len);
+}
+
+#else
+
+/* GLib before 2.76 (fixed in 2.76) truncates and appends only through
+ * out-of-line calls that re-check their arguments. */
+
 /* g_string_truncate (out, 0), without its call and checks. */
 static inline void
 symfonic_string_clear (GString *out)
@@ -58,6 +81,8 @@ symfonic_string_append_len (GString    *out,
   memcpy (end, s, len);
   symfonic_string_commit (out, end + len);
 }
+
+#endif
 
 /* Appends a string literal, whose length the compiler knows. */
 #define symfonic_string_append_literal(out, literal) \

@@ -12,11 +12,15 @@ G_BEGIN_DECLS
 
 typedef struct _SymfonicAcceptor SymfonicAcceptor;
 
+typedef void (*SymfonicAcceptorReleasedFunc) (gpointer user_data);
+
 G_GNUC_INTERNAL
 SymfonicAcceptor *symfonic_acceptor_new  (SoupServer                       *server,
                                           GSocket                          *listener,
                                           const SymfonicConnectionTimeouts *timeouts,
                                           guint                             max_connections,
+                                          SymfonicAcceptorReleasedFunc      released,
+                                          gpointer                          released_data,
                                           GError                          **error);
 G_GNUC_INTERNAL
 void              symfonic_acceptor_drain (SymfonicAcceptor                 *self);

@@ -6,9 +6,6 @@
 
 #include <errno.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-# include <malloc.h>
-#endif
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,10 +18,8 @@
  * its own descriptor of it, and hands each connection to its SoupServer
  * through a #SymfonicConnection. Accepting here rather than in libsoup is
  * what lets the gateway cap its connections, give each phase of a request
- * a deadline and see the raw request heads.
- *
- * Deadlines are enforced by one sweep per worker rather than a timer per
- * connection: a main context's cost per iteration grows with its sources.
+ * a deadline and see the raw request heads. Each connection keeps its own
+ * deadline on the worker's poller (see symfonic-connection.c).
  *
  * The listener is one of the worker's poller's descriptors: its I/O is
  * dispatched before the work a stream deferred to the next iteration, so
@@ -37,43 +32,121 @@
 /* How long accepting pauses when it fails (out of descriptors, most
  * likely): the listener stays readable, and retrying at once would spin. */
 #define ACCEPT_RETRY_MS 100
-/* Memory is handed back to the system once the open connections fell to
- * half their peak, by at least this many; after a smaller drop to none, at
- * most every TRIM_INTERVAL_US. */
-#define TRIM_MIN_DROP 256
-#define TRIM_INTERVAL_US (2 * G_USEC_PER_SEC)
+/* A burst is over once the open connections fell to half their peak, by
+ * at least this many; after a smaller drop to none, it is told at most
+ * every RELEASE_INTERVAL_US. */
+#define RELEASE_MIN_DROP 256
+#define RELEASE_INTERVAL_US (2 * G_USEC_PER_SEC)
+/* How long after a burst is found over it is told: the streams of the
+ * connections that closed let go of their upstreams a moment later, and
+ * what the burst held is free only then. */
+#define RELEASE_SETTLE_US (G_USEC_PER_SEC)
 
 struct _SymfonicAcceptor
 {
-  SoupServer                 *server;
-  GSocket                    *listener;
-  GMainContext               *context;
-  SymfonicPoller             *poller;
-  SymfonicWatch              *watch;
+  SoupServer                   *server;
+  GSocket                      *listener;
+  SymfonicPoller               *poller;
+  SymfonicWatch                *watch;
   /* the pause before the listener is watched again */
-  SymfonicTimer              *retry;
+  SymfonicTimer                *retry;
   /* accepting failed and said so: once per stall, not per retry */
-  gboolean                    stalled;
-  GSource                    *sweep_source;
-  SymfonicConnectionTimeouts  timeouts;
-  guint                       max_connections;
+  gboolean                      stalled;
+  SymfonicConnectionTimeouts    timeouts;
+  guint                         max_connections;
   /* open connections, unowned: each removes itself when it closes */
-  GHashTable                 *connections;
-  /* the most connections open at once since memory was last trimmed */
-  guint                       peak;
-  gint64                      trimmed_at;
-  gulong                      finished_id;
+  GHashTable                   *connections;
+  SymfonicAcceptorReleasedFunc  released;
+  gpointer                      released_data;
+  /* when the connections that closed are told, once per batch of closes */
+  SymfonicTimer                *release;
+  /* the most connections open at once since a burst was last told over */
+  guint                         peak;
+  gint64                        released_at;
+  gulong                        finished_id;
   /* the silent end of the placeholder listener's socket pair */
-  GSocket                    *placeholder_peer;
+  GSocket                      *placeholder_peer;
 };
+
+/* What a burst of connections held is freed once they closed, but an
+ * allocator keeps it for reuse, and the process stays at its peak size.
+ * Giving it back to the system is the host's business, not a library's
+ * (a Python or gjs host owns its heap): the acceptor only tells when a
+ * burst is over. That is when the open connections fell to half their
+ * peak, rarely, so a burst that closes is told in a few steps whatever its
+ * size; and when the last one closed, however few were open, but at most
+ * once an interval, or connections that come and go one by one would be
+ * told of each. */
+static gboolean
+burst_over (SymfonicAcceptor *self,
+            gint64            now,
+            gint64           *later)
+{
+  guint open = g_hash_table_size (self->connections);
+
+  *later = -1;
+  if (self->peak - open >= RELEASE_MIN_DROP && open <= self->peak / 2)
+    return TRUE;
+  if (open > 0 || self->peak == 0)
+    return FALSE;
+  if (now - self->released_at >= RELEASE_INTERVAL_US)
+    return TRUE;
+
+  *later = self->released_at + RELEASE_INTERVAL_US;
+  return FALSE;
+}
+
+static void
+arm_release (SymfonicAcceptor *self,
+             gint64            when)
+{
+  gint64 due = symfonic_timer_get_deadline (self->release);
+
+  /* never later than a burst already due */
+  if (due < 0 || when < due)
+    symfonic_timer_set_deadline (self->release, when);
+}
+
+static void
+release_due (gpointer data)
+{
+  SymfonicAcceptor *self = data;
+  gint64 now = g_get_monotonic_time ();
+  gint64 later;
+
+  /* connections may have opened since it was armed */
+  if (!burst_over (self, now, &later))
+    {
+      if (later >= 0)
+        arm_release (self, later);
+      return;
+    }
+
+  self->released_at = now;
+  self->peak = g_hash_table_size (self->connections);
+  self->released (self->released_data);
+}
 
 static void
 connection_closed (SymfonicConnection *connection,
                    gpointer            user_data)
 {
   SymfonicAcceptor *self = user_data;
+  gint64 now, later;
 
   g_hash_table_remove (self->connections, connection);
+
+  /* the acceptor is going: nobody is told any more */
+  if (self->release == NULL || self->released == NULL)
+    return;
+
+  /* told from the timer, once for all the closes of a burst that come
+   * before it, and after what they held went too */
+  now = g_get_monotonic_time ();
+  if (burst_over (self, now, &later))
+    arm_release (self, now + RELEASE_SETTLE_US);
+  else if (later >= 0)
+    arm_release (self, later + RELEASE_SETTLE_US);
 }
 
 static void
@@ -148,61 +221,6 @@ on_listener_readable (gpointer     data,
     }
 }
 
-/* glibc keeps what a burst of connections freed (in the arena of each
- * thread that allocated it) for reuse, so the process stays at its peak
- * size long after the burst closed. malloc_trim() gives every arena's free
- * pages back; it walks the heaps, so it runs only after a large drop, and
- * seldom. */
-static void
-trim_memory (SymfonicAcceptor *self,
-             gint64            now)
-{
-#ifdef __GLIBC__
-  guint open = g_hash_table_size (self->connections);
-
-  /* Halving is rare, and each trims at the next sweep: a burst that closes
-   * is given back in a few sweeps, whatever its size, not once an interval
-   * after its first half went. The last of a burst also counts when it is
-   * small (what it freed would stay), but at most once an interval:
-   * connections that come and go one by one would trim on every sweep. */
-  gboolean halved = self->peak - open >= TRIM_MIN_DROP && open <= self->peak / 2;
-  gboolean last = open == 0 && self->peak > 0 && now - self->trimmed_at >= TRIM_INTERVAL_US;
-
-  if (!halved && !last)
-    return;
-
-  malloc_trim (0);
-  self->trimmed_at = now;
-  self->peak = open;
-#endif
-}
-
-static gboolean
-sweep (gpointer user_data)
-{
-  SymfonicAcceptor *self = user_data;
-  gint64 now = g_get_monotonic_time ();
-  g_autoptr(GPtrArray) late = g_ptr_array_new_with_free_func (g_object_unref);
-  GHashTableIter iter;
-  gpointer key;
-
-  g_hash_table_iter_init (&iter, self->connections);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    {
-      gint64 deadline = symfonic_connection_get_deadline (key);
-
-      if (deadline != 0 && deadline <= now)
-        g_ptr_array_add (late, g_object_ref (key));
-    }
-
-  /* expiring may close a connection, which removes it from the table */
-  for (guint i = 0; i < late->len; i++)
-    symfonic_connection_expire (g_ptr_array_index (late, i));
-  trim_memory (self, now);
-
-  return G_SOURCE_CONTINUE;
-}
-
 static void
 on_request_finished (SoupServer        *server,
                      SoupServerMessage *message,
@@ -214,9 +232,11 @@ on_request_finished (SoupServer        *server,
     symfonic_connection_response_done (connection);
 }
 
-/* libsoup 3.2 keeps a connection open after a response only while its
- * server has a listener: it gets one end of a socket pair, which connects
- * nobody and never becomes readable while this end stays open. */
+/* libsoup keeps a connection open after a response only while its server
+ * has a listener (its design, not a bug of one release: a server without
+ * listeners is taken to be closing): it gets one end of a socket pair,
+ * which connects nobody and never becomes readable while this end stays
+ * open. */
 static gboolean
 add_placeholder_listener (SymfonicAcceptor  *self,
                           GError           **error)
@@ -251,23 +271,26 @@ add_placeholder_listener (SymfonicAcceptor  *self,
 }
 
 /* Accepts from @listener into @server on the thread-default main context
- * until freed. */
+ * until freed. @released, if not %NULL, is called on that context each
+ * time a burst of connections is over (see burst_over()). */
 SymfonicAcceptor *
 symfonic_acceptor_new (SoupServer                       *server,
                        GSocket                          *listener,
                        const SymfonicConnectionTimeouts *timeouts,
                        guint                             max_connections,
+                       SymfonicAcceptorReleasedFunc      released,
+                       gpointer                          released_data,
                        GError                          **error)
 {
   g_autoptr(SymfonicAcceptor) self = g_new0 (SymfonicAcceptor, 1);
-  gint64 shortest = MIN (timeouts->header, MIN (timeouts->body, timeouts->keepalive));
   int fd;
 
   self->server = g_object_ref (server);
-  self->context = g_main_context_ref_thread_default ();
   self->timeouts = *timeouts;
   self->max_connections = max_connections;
   self->connections = g_hash_table_new (NULL, NULL);
+  self->released = released;
+  self->released_data = released_data;
 
   /* a descriptor of its own: GSocket is not meant to be shared by threads */
   fd = dup (g_socket_get_fd (listener));
@@ -288,12 +311,7 @@ symfonic_acceptor_new (SoupServer                       *server,
   self->watch = symfonic_poller_watch (self->poller, g_socket_get_fd (self->listener), G_IO_IN,
                                        on_listener_readable, self);
   self->retry = symfonic_poller_timer (self->poller, retry_accepting, self);
-
-  /* deadlines are met to within a quarter of the shortest timeout */
-  self->sweep_source = g_timeout_source_new (CLAMP (shortest / 4000, 50, 1000));
-  g_source_set_callback (self->sweep_source, sweep, self, NULL);
-  g_source_set_static_name (self->sweep_source, "[symfonic] connection deadlines");
-  g_source_attach (self->sweep_source, self->context);
+  self->release = symfonic_poller_timer (self->poller, release_due, self);
 
   self->finished_id = g_signal_connect (server, "request-finished", G_CALLBACK (on_request_finished), self);
 
@@ -331,11 +349,7 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
   GList *open;
 
   stop_accepting (self);
-  if (self->sweep_source != NULL)
-    {
-      g_source_destroy (self->sweep_source);
-      g_source_unref (self->sweep_source);
-    }
+  g_clear_pointer (&self->release, symfonic_timer_remove);
   g_clear_signal_handler (&self->finished_id, self->server);
 
   open = g_hash_table_get_keys (self->connections);
@@ -348,6 +362,5 @@ symfonic_acceptor_free (SymfonicAcceptor *self)
   g_clear_object (&self->placeholder_peer);
   g_clear_object (&self->server);
   g_clear_pointer (&self->poller, symfonic_poller_unref);
-  g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self);
 }

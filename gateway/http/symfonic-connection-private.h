@@ -49,8 +49,6 @@ GIOStream          *symfonic_connection_steal_base    (SymfonicConnection *self)
 G_GNUC_INTERNAL
 GSocketAddress     *symfonic_connection_get_remote_address (SymfonicConnection *self);
 G_GNUC_INTERNAL
-gint64              symfonic_connection_get_deadline  (SymfonicConnection *self);
-G_GNUC_INTERNAL
 void                symfonic_connection_expire        (SymfonicConnection *self);
 G_GNUC_INTERNAL
 void                symfonic_connection_close_when_idle (SymfonicConnection *self);

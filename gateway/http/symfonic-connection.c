@@ -11,24 +11,25 @@
 
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-request-framing-private.h"
 
-/* libsoup 3.2 reads each client connection through this stream, which
- * stands between it and the socket:
+/* libsoup reads each client connection through this stream, which stands
+ * between it and the socket:
  *
  * - a request head is gathered here and checked before libsoup sees a byte
  *   of it (see symfonic-request-framing.c), and only the bytes of one
  *   request at a time reach libsoup, so a smuggled second request is read
  *   as the next head and checked in turn;
  * - it knows which phase the connection is in (waiting between requests,
- *   reading a head, reading a body, answering) and so the deadline of each;
- * - libsoup 3.2.3 never closes a keep-alive connection whose client hung up
- *   between requests (fixed in 3.3.0): its idle message reads end of file
- *   before it has started, and nothing finishes it. A request that has read
- *   at least one byte is started and cleans up when it fails, so a peer
- *   that leaves, or a connection the gateway ends, hands libsoup one byte
- *   that is no request and then end of file; libsoup's answer to it is
- *   dropped and it closes the connection. */
+ *   reading a head, reading a body, answering) and so the deadline of each,
+ *   on one timer of its worker's poller, moved as the phase changes: an
+ *   armed timer costs nothing until it is due, so idle connections wake
+ *   nobody, and a deadline is met to the millisecond;
+ * - a peer that leaves, or a connection the gateway ends, reads as end of
+ *   file, and whatever libsoup writes then is dropped. Before 3.3.0,
+ *   libsoup never closes a keep-alive connection whose client hung up
+ *   between requests: see take_ending(). */
 
 #define READ_SIZE (16 * 1024)
 
@@ -59,7 +60,8 @@ struct _SymfonicConnection
   gpointer                      closed_data;
 
   Phase                         phase;
-  gint64                        deadline;
+  /* the current phase's deadline; NULL once the connection closed */
+  SymfonicTimer                *deadline;
   /* read from the socket, not yet given to libsoup; NULL when empty */
   GByteArray                   *pending;
   /* how many bytes at the start of @pending libsoup may read */
@@ -67,7 +69,9 @@ struct _SymfonicConnection
   SymfonicBodyFraming           body;
   /* the peer left or the gateway ends the connection */
   gboolean                      ending;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
   gboolean                      marker_sent;
+#endif
   /* the gateway is stopping: the connection closes once it is idle */
   gboolean                      closing;
 };
@@ -79,23 +83,34 @@ static G_DEFINE_QUARK (symfonic-connection, connection)
 
 /* --- the state machine --------------------------------------------------- */
 
+/* @deadline in g_get_monotonic_time() microseconds, or -1 for none */
+static void
+set_deadline (SymfonicConnection *self,
+              gint64              deadline)
+{
+  if (self->deadline != NULL)
+    symfonic_timer_set_deadline (self->deadline, deadline);
+}
+
 static void
 enter (SymfonicConnection *self,
        Phase               phase,
        gint64              timeout)
 {
   self->phase = phase;
-  self->deadline = timeout > 0 ? g_get_monotonic_time () + timeout : 0;
-  /* due at once: the next sweep closes it */
+  /* A stopping gateway closes it once it is idle: from the timer, due at
+   * once, rather than from inside the read that made it idle. */
   if (self->closing && phase == PHASE_IDLE)
-    self->deadline = g_get_monotonic_time ();
+    set_deadline (self, g_get_monotonic_time ());
+  else
+    set_deadline (self, timeout > 0 ? g_get_monotonic_time () + timeout : -1);
 }
 
 static void
 end (SymfonicConnection *self)
 {
   self->ending = TRUE;
-  self->deadline = 0;
+  set_deadline (self, -1);
   self->deliverable = 0;
   g_clear_pointer (&self->pending, g_byte_array_unref);
 }
@@ -166,11 +181,13 @@ follow_body (SymfonicConnection *self)
     enter (self, PHASE_RESPONSE, 0);
 }
 
-/* libsoup 3.2.3 ends a chunked body after one line of its trailer
- * section, whatever that line is, and would read the rest as the next
- * request. The section is read and checked here instead, and libsoup gets
- * only its final blank line: the body ends where it ends for the gateway.
- * Trailer fields are dropped, as libsoup drops them. */
+/* A chunked body's trailer section is read and checked here, like a head
+ * (its size, its lines), and libsoup gets only its final blank line: the
+ * body ends where it ends for the gateway. Trailer fields are dropped, as
+ * libsoup drops them. This is the gateway's own bound, not only a
+ * workaround, so no version fences it: libsoup 3.2.3 also ends a body
+ * after one line of that section, whatever it is, and would read the rest
+ * as the next request. */
 static gboolean
 advance_trailers (SymfonicConnection *self,
                   const guint8       *data,
@@ -265,7 +282,9 @@ advance (SymfonicConnection *self)
         }
 
       self->deliverable = head;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
       self->marker_sent = FALSE;
+#endif
       enter (self, PHASE_BODY, self->timeouts.body);
       follow_body (self);
       return TRUE;
@@ -302,8 +321,7 @@ take_pending (SymfonicConnection *self,
   return n;
 }
 
-/* What libsoup reads once the connection ends: one byte that starts (and
- * fails) a request if none is under way, then end of file. A body cut
+/* What libsoup reads once the connection ends: end of file. A body cut
  * short is an error: libsoup takes end of file at a chunk boundary for the
  * end of the body, and would answer what it read of it. */
 static gssize
@@ -316,12 +334,24 @@ take_ending (SymfonicConnection  *self,
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
       return -1;
     }
-  if (self->marker_sent)
-    return 0;
 
-  self->marker_sent = TRUE;
-  buffer[0] = '\n';
-  return 1;
+#if !SOUP_CHECK_VERSION (3, 3, 0)
+  /* libsoup 3.2.3 never closes a keep-alive connection that reads end of
+   * file between requests (fixed in 3.3.0, commit d20c6601): its idle
+   * message has not started, and nothing finishes it, so every client
+   * that hangs up would keep a descriptor. A request that has read one
+   * byte is started and cleans up when it fails: libsoup first reads one
+   * byte that is no request, unless one is under way; its answer to it is
+   * dropped, and it closes the connection. */
+  if (!self->marker_sent)
+    {
+      self->marker_sent = TRUE;
+      buffer[0] = '\n';
+      return 1;
+    }
+#endif
+
+  return 0;
 }
 
 /* A body arriving with nothing buffered is read straight into libsoup's
@@ -370,9 +400,11 @@ receive_pending (SymfonicConnection  *self,
   return n;
 }
 
-/* libsoup 3.2.3 closes a connection on end of file only: a socket error
- * (a reset, most often) left it open, with its descriptor and its slot.
- * Any error but "try again" means the peer is gone. */
+/* Any error but "try again" means the peer is gone (a reset, most often),
+ * and reads as the connection's end (take_ending()), which libsoup closes
+ * on; libsoup 3.2.3 left a connection open on a socket error, with its
+ * descriptor and its slot. That holds whatever a release makes of
+ * errors, so no version fences it. */
 static gboolean
 peer_gone (const GError *error)
 {
@@ -421,7 +453,7 @@ connection_read (SymfonicConnection  *self,
 
       /* end of file, or the peer left */
       self->ending = TRUE;
-      self->deadline = 0;
+      set_deadline (self, -1);
     }
 }
 
@@ -441,7 +473,10 @@ connection_is_readable (SymfonicConnection *self)
 }
 
 /* A stream's source: ready at once when it can make progress without the
- * socket (or its connection is gone), else when the socket is. */
+ * socket (or its connection is gone), else when the socket is. The
+ * pollable interface asks for a GSource, which libsoup attaches itself:
+ * "ready at once" is GLib's own idiom for it (GMemoryInputStream's), no
+ * deadline, and lives for one dispatch. */
 static GSource *
 connection_create_source (SymfonicConnection *self,
                           gpointer            stream,
@@ -682,6 +717,9 @@ symfonic_connection_close (GIOStream     *stream,
   SymfonicConnection *self = SYMFONIC_CONNECTION (stream);
 
   end (self);
+  /* the poller is the worker's, which closes its connections before it
+   * goes; a connection libsoup still holds may be finalized later */
+  g_clear_pointer (&self->deadline, symfonic_timer_remove);
   if (self->base != NULL)
     g_io_stream_close (G_IO_STREAM (self->base), NULL, NULL);
   notify_closed (self);
@@ -729,6 +767,7 @@ symfonic_connection_dispose (GObject *object)
   SymfonicConnection *self = (SymfonicConnection *) object;
 
   notify_closed (self);
+  g_clear_pointer (&self->deadline, symfonic_timer_remove);
   if (self->input != NULL)
     SYMFONIC_CONNECTION_INPUT (self->input)->connection = NULL;
   if (self->output != NULL)
@@ -774,7 +813,14 @@ symfonic_connection_init (SymfonicConnection *self)
 {
 }
 
-/* Wraps @base for libsoup. @closed is called once when it closes. The
+static void
+deadline_passed (gpointer data)
+{
+  symfonic_connection_expire (data);
+}
+
+/* Wraps @base for libsoup, on the thread-default main context, whose
+ * poller keeps its deadlines. @closed is called once when it closes. The
  * first head must arrive within the header timeout of now. */
 SymfonicConnection *
 symfonic_connection_new (GSocketConnection                *base,
@@ -798,6 +844,7 @@ symfonic_connection_new (GSocketConnection                *base,
   self->output = G_OUTPUT_STREAM (output);
   if (self->remote != NULL)
     g_object_set_qdata (G_OBJECT (self->remote), connection_quark (), self);
+  self->deadline = symfonic_poller_timer (symfonic_poller_get_thread_default (), deadline_passed, self);
   enter (self, PHASE_HEAD, timeouts->header);
 
   return self;
@@ -833,14 +880,6 @@ GSocketAddress *
 symfonic_connection_get_remote_address (SymfonicConnection *self)
 {
   return self->remote;
-}
-
-/* When the connection must be closed unless it makes progress, in
- * g_get_monotonic_time() microseconds; 0 while no deadline runs. */
-gint64
-symfonic_connection_get_deadline (SymfonicConnection *self)
-{
-  return self->deadline;
 }
 
 /* Ends a connection past its deadline: shutting the socket down wakes

@@ -6,6 +6,7 @@
 
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-status-private.h"
 
 /* libsoup reads a request's whole body before it writes any response,
@@ -21,22 +22,21 @@
 
 typedef struct
 {
-  GIOStream    *stream;
-  GBytes       *response;
-  GCancellable *cancellable;
-  GSource      *timeout;
-  gsize         drained;
-  char          buffer[16 * 1024];
+  GIOStream      *stream;
+  GBytes         *response;
+  GCancellable   *cancellable;
+  /* the end of the drain, on the poller of the thread that answers */
+  SymfonicPoller *poller;
+  SymfonicTimer  *timeout;
+  gsize           drained;
+  char            buffer[16 * 1024];
 } Refusal;
 
 static void
 refusal_free (Refusal *self)
 {
-  if (self->timeout != NULL)
-    {
-      g_source_destroy (self->timeout);
-      g_source_unref (self->timeout);
-    }
+  g_clear_pointer (&self->timeout, symfonic_timer_remove);
+  g_clear_pointer (&self->poller, symfonic_poller_unref);
   g_io_stream_close (self->stream, NULL, NULL);
   g_object_unref (self->stream);
   g_bytes_unref (self->response);
@@ -44,13 +44,12 @@ refusal_free (Refusal *self)
   g_free (self);
 }
 
-static gboolean
+static void
 drain_over (gpointer data)
 {
   Refusal *self = data;
 
   g_cancellable_cancel (self->cancellable);
-  return G_SOURCE_REMOVE;
 }
 
 static void drain (Refusal *self);
@@ -94,9 +93,11 @@ written_cb (GObject      *object,
   if (G_IS_SOCKET_CONNECTION (self->stream))
     g_socket_shutdown (g_socket_connection_get_socket (G_SOCKET_CONNECTION (self->stream)), FALSE, TRUE, NULL);
 
-  self->timeout = g_timeout_source_new (DRAIN_MS);
-  g_source_set_callback (self->timeout, drain_over, self, NULL);
-  g_source_attach (self->timeout, g_main_context_get_thread_default ());
+  /* a refusal may outlive its worker's last iteration: it keeps the
+   * poller its timer is on */
+  self->poller = symfonic_poller_ref (symfonic_poller_get_thread_default ());
+  self->timeout = symfonic_poller_timer (self->poller, drain_over, self);
+  symfonic_timer_set_deadline (self->timeout, g_get_monotonic_time () + DRAIN_MS * 1000);
   drain (self);
 }
 

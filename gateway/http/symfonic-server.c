@@ -33,7 +33,25 @@
  * between two requests: a request looks its route up in the pipeline
  * current when it arrived, and its stream holds that route (its stages and
  * source) to its end, so nothing is locked per request or per event.
+ *
+ * The server knows nothing of the process it runs in: a host that owns
+ * its process may act on #SymfonicServer::burst-closed.
  */
+
+/* How the workers tell the thread that started the server that a burst
+ * closed. The workers hold it, not the server, which may be going away
+ * while a worker tells: @server is cleared, under @lock, once the server
+ * is disposed or stopped. */
+typedef struct
+{
+  gatomicrefcount  ref_count;
+  GMutex           lock;
+  SymfonicServer  *server;
+  GMainContext    *context;
+  /* told and not emitted yet: bursts that end meanwhile are told once */
+  gint             pending;
+} Announcer;
+
 struct _SymfonicServer
 {
   GObject           parent_instance;
@@ -52,6 +70,8 @@ struct _SymfonicServer
   GTask            *drain;
   /* the server's, not the pipeline's: resumable runs outlive a reload */
   SymfonicRunStore *run_store;
+  /* while started */
+  Announcer        *announcer;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
@@ -67,6 +87,98 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
+
+enum {
+  BURST_CLOSED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static Announcer *
+announcer_new (SymfonicServer *server)
+{
+  Announcer *self = g_new0 (Announcer, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  g_mutex_init (&self->lock);
+  self->server = server;
+  self->context = g_main_context_ref_thread_default ();
+
+  return self;
+}
+
+static Announcer *
+announcer_ref (Announcer *self)
+{
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+static void
+announcer_unref (gpointer data)
+{
+  Announcer *self = data;
+
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  g_mutex_clear (&self->lock);
+  g_main_context_unref (self->context);
+  g_free (self);
+}
+
+static void
+announcer_detach (Announcer *self)
+{
+  g_mutex_lock (&self->lock);
+  self->server = NULL;
+  g_mutex_unlock (&self->lock);
+}
+
+/* on the thread that started the server */
+static gboolean
+announce_burst_closed (gpointer data)
+{
+  Announcer *self = data;
+  g_autoptr(SymfonicServer) server = NULL;
+
+  g_atomic_int_set (&self->pending, FALSE);
+  g_mutex_lock (&self->lock);
+  if (self->server != NULL)
+    server = g_object_ref (self->server);
+  g_mutex_unlock (&self->lock);
+
+  if (server != NULL)
+    g_signal_emit (server, signals[BURST_CLOSED], 0);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* on a worker's thread */
+static void
+worker_released (gpointer data)
+{
+  Announcer *self = data;
+
+  if (!g_atomic_int_compare_and_exchange (&self->pending, FALSE, TRUE))
+    return;
+
+  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, announce_burst_closed,
+                              announcer_ref (self), announcer_unref);
+}
+
+static void
+symfonic_server_dispose (GObject *object)
+{
+  SymfonicServer *self = (SymfonicServer *) object;
+
+  /* a worker may still tell until it is joined: nobody hears it now */
+  if (self->announcer != NULL)
+    announcer_detach (self->announcer);
+
+  G_OBJECT_CLASS (symfonic_server_parent_class)->dispose (object);
+}
 
 static void
 symfonic_server_finalize (GObject *object)
@@ -150,6 +262,7 @@ symfonic_server_class_init (SymfonicServerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  object_class->dispose = symfonic_server_dispose;
   object_class->finalize = symfonic_server_finalize;
   object_class->get_property = symfonic_server_get_property;
   object_class->set_property = symfonic_server_set_property;
@@ -186,6 +299,32 @@ symfonic_server_class_init (SymfonicServerClass *klass)
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * SymfonicServer::burst-closed:
+   * @self: the server
+   *
+   * A burst of connections is over: a second ago, a worker's open
+   * connections fell to half the most it held since it last said so (by
+   * at least 256 of them), or to none (then at most every two seconds);
+   * the second lets their streams let go of their upstreams too. What
+   * those connections held is free, but the process's allocator keeps it
+   * for reuse, so the process stays at its peak size. A host that owns
+   * its process may hand that memory back to the system here, as
+   * `symfonic-gateway` does with `malloc_trim (0)`; the library never
+   * does, since its host may be a Python or JavaScript program whose heap
+   * is not the library's to trim.
+   *
+   * Emitted on the thread-default main context of the thread that called
+   * symfonic_server_start(), never on a worker's thread; bursts that end
+   * on several workers before it runs are told once.
+   */
+  signals[BURST_CLOSED] =
+    g_signal_new ("burst-closed",
+                  G_TYPE_FROM_CLASS (klass),
+                  G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 0);
 }
 
 static void
@@ -550,9 +689,11 @@ symfonic_server_start (SymfonicServer  *self,
       self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
     }
 
+  self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
-      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, self->run_store, socket, error);
+      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, self->run_store, socket,
+                                                    worker_released, self->announcer, error);
 
       if (worker == NULL)
         {
@@ -672,7 +813,11 @@ drain_set_timer (Drain       *drain,
       g_source_destroy (drain->timer);
       g_source_unref (drain->timer);
     }
-  /* not _seconds(): it may fire up to a second early */
+  /* A GLib source, not a poller timer: a drain is one timer in the life
+   * of a server, on the context of whoever started it (the host's, or
+   * symfonic-gateway's stop thread), where no worker's poller runs, and
+   * making one there would cost that context a descriptor and a source
+   * for good. Not _seconds(): it may fire up to a second early. */
   drain->timer = g_timeout_source_new (seconds * 1000);
   g_source_set_callback (drain->timer, callback, task, NULL);
   g_source_set_static_name (drain->timer, "[symfonic] drain");
@@ -857,6 +1002,12 @@ symfonic_server_stop (SymfonicServer *self)
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_stop (g_ptr_array_index (self->running, i));
   g_ptr_array_set_size (self->running, 0);
+  /* the workers that told it are joined */
+  if (self->announcer != NULL)
+    {
+      announcer_detach (self->announcer);
+      g_clear_pointer (&self->announcer, announcer_unref);
+    }
 }
 
 /**

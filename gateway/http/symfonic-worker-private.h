@@ -15,14 +15,19 @@ G_BEGIN_DECLS
 typedef struct _SymfonicWorker SymfonicWorker;
 
 typedef void (*SymfonicWorkerDrainedFunc) (gpointer user_data);
+/* Called on the worker's thread each time a burst of its connections is
+ * over: what they held is free. */
+typedef void (*SymfonicWorkerReleasedFunc) (gpointer user_data);
 
 G_GNUC_INTERNAL
-SymfonicWorker *symfonic_worker_new  (guint              index,
-                                      SymfonicPipeline  *pipeline,
-                                      SymfonicMetrics   *metrics,
-                                      SymfonicRunStore  *run_store,
-                                      GSocket           *socket,
-                                      GError           **error);
+SymfonicWorker *symfonic_worker_new  (guint                        index,
+                                      SymfonicPipeline            *pipeline,
+                                      SymfonicMetrics             *metrics,
+                                      SymfonicRunStore            *run_store,
+                                      GSocket                     *socket,
+                                      SymfonicWorkerReleasedFunc   released,
+                                      gpointer                     released_data,
+                                      GError                     **error);
 G_GNUC_INTERNAL
 void            symfonic_worker_set_pipeline (SymfonicWorker            *self,
                                               SymfonicPipeline          *pipeline);

@@ -13,6 +13,7 @@
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-model-listing-private.h"
+#include "symfonic-poller-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-version.h"
 #include "symfonic-worker-private.h"
@@ -35,29 +36,31 @@
  * is shared but the read-only pipeline and atomic counters. */
 struct _SymfonicWorker
 {
-  guint             index;
-  SymfonicPipeline *pipeline;
-  SymfonicMetrics  *metrics;
-  SymfonicRunStore *run_store;
-  GSocket          *socket;
-  GMainContext     *context;
-  GMainLoop        *loop;
-  GThread          *thread;
-  SymfonicAcceptor *acceptor;
+  guint                       index;
+  SymfonicPipeline           *pipeline;
+  SymfonicMetrics            *metrics;
+  SymfonicRunStore           *run_store;
+  GSocket                    *socket;
+  GMainContext               *context;
+  GMainLoop                  *loop;
+  GThread                    *thread;
+  SymfonicAcceptor           *acceptor;
   /* exchanges in flight on this worker */
-  GHashTable       *live;
+  GHashTable                 *live;
+  SymfonicWorkerReleasedFunc  released;
+  gpointer                    released_data;
 
   /* draining: told once no exchange is left */
-  SymfonicWorkerDrainedFunc drained;
-  gpointer          drained_data;
-  GDestroyNotify    drained_destroy;
-  GSource          *drain_check;
+  SymfonicWorkerDrainedFunc   drained;
+  gpointer                    drained_data;
+  GDestroyNotify              drained_destroy;
+  SymfonicTimer              *drain_check;
 
   /* start-up handshake with the thread */
-  GMutex            lock;
-  GCond             cond;
-  gboolean          ready;
-  GError           *error;
+  GMutex                      lock;
+  GCond                       cond;
+  gboolean                    ready;
+  GError                     *error;
 };
 
 static void
@@ -232,11 +235,10 @@ handle_request (SoupServer        *server,
   respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
 }
 
-static gboolean
+static void
 grace_over (gpointer data)
 {
   *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
 }
 
 /* Stopping: running streams end with their error frame, and get a short
@@ -244,26 +246,22 @@ grace_over (gpointer data)
 static void
 drain (SymfonicWorker *self)
 {
-  g_autoptr(GSource) grace = g_timeout_source_new (SHUTDOWN_GRACE_MS);
+  SymfonicTimer *grace;
   gboolean over = FALSE;
 
   symfonic_exchange_end_all (self->live);
-  g_source_set_callback (grace, grace_over, &over, NULL);
-  g_source_attach (grace, self->context);
+  grace = symfonic_poller_timer (symfonic_poller_get_thread_default (), grace_over, &over);
+  symfonic_timer_set_deadline (grace, g_get_monotonic_time () + SHUTDOWN_GRACE_MS * 1000);
   while (!over && g_hash_table_size (self->live) > 0)
     g_main_context_iteration (self->context, TRUE);
-  g_source_destroy (grace);
+  symfonic_timer_remove (grace);
 }
 
 /* The drain is over, or the worker stops before it is. */
 static void
 forget_drain (SymfonicWorker *self)
 {
-  if (self->drain_check != NULL)
-    {
-      g_source_destroy (self->drain_check);
-      g_clear_pointer (&self->drain_check, g_source_unref);
-    }
+  g_clear_pointer (&self->drain_check, symfonic_timer_remove);
   if (self->drained_destroy != NULL)
     self->drained_destroy (self->drained_data);
   self->drained = NULL;
@@ -310,7 +308,8 @@ accept_connections (SymfonicWorker  *self,
   if (max_connections == 0)
     max_connections = derived_max_connections ();
 
-  return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, error);
+  return symfonic_acceptor_new (server, self->socket, &timeouts, max_connections, self->released,
+                                self->released_data, error);
 }
 
 static gpointer
@@ -358,12 +357,14 @@ worker_thread (gpointer data)
 }
 
 SymfonicWorker *
-symfonic_worker_new (guint              index,
-                     SymfonicPipeline  *pipeline,
-                     SymfonicMetrics   *metrics,
-                     SymfonicRunStore  *run_store,
-                     GSocket           *socket,
-                     GError           **error)
+symfonic_worker_new (guint                        index,
+                     SymfonicPipeline            *pipeline,
+                     SymfonicMetrics             *metrics,
+                     SymfonicRunStore            *run_store,
+                     GSocket                     *socket,
+                     SymfonicWorkerReleasedFunc   released,
+                     gpointer                     released_data,
+                     GError                     **error)
 {
   SymfonicWorker *self = g_new0 (SymfonicWorker, 1);
   g_autofree char *name = g_strdup_printf ("worker-%u", index);
@@ -373,6 +374,8 @@ symfonic_worker_new (guint              index,
   self->metrics = metrics;
   self->run_store = g_object_ref (run_store);
   self->socket = g_object_ref (socket);
+  self->released = released;
+  self->released_data = released_data;
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   g_mutex_init (&self->lock);
@@ -443,18 +446,19 @@ symfonic_worker_set_pipeline (SymfonicWorker   *self,
   g_mutex_unlock (&self->lock);
 }
 
-static gboolean
+static void
 check_drained (gpointer data)
 {
   SymfonicWorker *self = data;
 
   if (g_hash_table_size (self->live) > 0)
-    return G_SOURCE_CONTINUE;
+    {
+      symfonic_timer_set_deadline (self->drain_check, g_get_monotonic_time () + DRAIN_CHECK_MS * 1000);
+      return;
+    }
 
-  g_clear_pointer (&self->drain_check, g_source_unref);
   self->drained (self->drained_data);
   forget_drain (self);
-  return G_SOURCE_REMOVE;
 }
 
 static gboolean
@@ -465,10 +469,8 @@ drain_cb (gpointer data)
   if (self->acceptor != NULL)
     symfonic_acceptor_drain (self->acceptor);
 
-  self->drain_check = g_timeout_source_new (DRAIN_CHECK_MS);
-  g_source_set_callback (self->drain_check, check_drained, self, NULL);
-  g_source_set_static_name (self->drain_check, "[symfonic] drain");
-  g_source_attach (self->drain_check, self->context);
+  self->drain_check = symfonic_poller_timer (symfonic_poller_get_thread_default (), check_drained, self);
+  symfonic_timer_set_deadline (self->drain_check, g_get_monotonic_time () + DRAIN_CHECK_MS * 1000);
 
   return G_SOURCE_REMOVE;
 }

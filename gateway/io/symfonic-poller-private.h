@@ -6,18 +6,18 @@
 
 #include <glib.h>
 
+#include "symfonic-timer.h"
+
 G_BEGIN_DECLS
 
 typedef struct _SymfonicPoller   SymfonicPoller;
 typedef struct _SymfonicWatch    SymfonicWatch;
-typedef struct _SymfonicTimer    SymfonicTimer;
 typedef struct _SymfonicDeferred SymfonicDeferred;
 
 /* @condition holds what the descriptor is ready for (G_IO_IN, G_IO_OUT)
  * and G_IO_HUP or G_IO_ERR, reported whatever was asked for. */
 typedef void (*SymfonicWatchFunc)    (gpointer     data,
                                       GIOCondition condition);
-typedef void (*SymfonicTimerFunc)    (gpointer     data);
 typedef void (*SymfonicDeferredFunc) (gpointer     data);
 
 /* Work to run once, after the I/O of the current main-loop iteration (the
@@ -61,15 +61,11 @@ void            symfonic_watch_set_func            (SymfonicWatch     *watch,
 G_GNUC_INTERNAL
 void            symfonic_watch_remove              (SymfonicWatch     *watch);
 
+/* symfonic_timer_set_deadline() and symfonic_timer_remove() are public */
 G_GNUC_INTERNAL
 SymfonicTimer  *symfonic_poller_timer              (SymfonicPoller    *self,
                                                     SymfonicTimerFunc  func,
                                                     gpointer           data);
-G_GNUC_INTERNAL
-void            symfonic_timer_set_deadline        (SymfonicTimer     *timer,
-                                                    gint64             deadline);
-G_GNUC_INTERNAL
-void            symfonic_timer_remove              (SymfonicTimer     *timer);
 
 G_GNUC_INTERNAL
 void            symfonic_poller_defer              (SymfonicPoller    *self,

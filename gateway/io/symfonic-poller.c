@@ -69,6 +69,8 @@ struct _SymfonicPoller
   /* watches removed while a dispatch may still hold them */
   GPtrArray       *graveyard;
   GPtrArray       *heap;
+  /* the time the timers being dispatched were due by, or 0 */
+  gint64           timers_now;
   GQueue           deferred;
   /* deferred work that waits for the context to poll first */
   GQueue           after_poll;
@@ -220,7 +222,10 @@ static void
 dispatch_timers (SymfonicPoller *self)
 {
   gint64 now = g_source_get_time (self->source);
+  /* a callback may iterate the context */
+  gint64 outer = self->timers_now;
 
+  self->timers_now = now;
   while (self->heap->len > 0 && heap_at (self, 0)->key <= now)
     {
       SymfonicTimer *timer = heap_at (self, 0);
@@ -240,6 +245,7 @@ dispatch_timers (SymfonicPoller *self)
       /* the callback may re-arm or remove the timer */
       timer->func (timer->data);
     }
+  self->timers_now = outer;
 }
 
 static void
@@ -519,6 +525,44 @@ symfonic_watch_remove (SymfonicWatch *watch)
 
 /* --- timers -------------------------------------------------------------- */
 
+/**
+ * SymfonicTimer: (skip)
+ *
+ * A deadline on the main loop of the thread that made it, that costs no
+ * #GSource.
+ *
+ * A main context looks at each of its sources on every iteration, so a
+ * source per stream makes every event of a worker dearer the more streams
+ * it holds. A timer is an entry in a heap behind one source per thread
+ * instead, where the worker's own deadlines are too: armed, moved later,
+ * or waiting, it costs nothing, and ten thousand of them cost no more
+ * wake-ups than their deadlines. Sources and stages written in C use one
+ * for their per-stream deadlines (a transcript's next event, say). Not
+ * for scripts: an interpreter has timers of its own, on its own thread.
+ */
+
+/**
+ * symfonic_timer_new: (skip)
+ * @func: called when the deadline passed
+ * @user_data: data for @func
+ *
+ * Makes a disarmed timer on the thread-default main context of the calling
+ * thread, or on the global default one; symfonic_timer_set_deadline() arms
+ * it. The timer belongs to that thread: arm it and remove it there, before
+ * the context goes. A stage or source runs on its stream's thread, whose
+ * loop serves the stream as long as it runs.
+ *
+ * Returns: (transfer full): the timer, for symfonic_timer_remove()
+ */
+SymfonicTimer *
+symfonic_timer_new (SymfonicTimerFunc func,
+                    gpointer          user_data)
+{
+  g_return_val_if_fail (func != NULL, NULL);
+
+  return symfonic_poller_timer (symfonic_poller_get_thread_default (), func, user_data);
+}
+
 /* A timer, disarmed: symfonic_timer_set_deadline() arms it. It fires once
  * per arming. */
 SymfonicTimer *
@@ -540,12 +584,33 @@ symfonic_poller_timer (SymfonicPoller    *self,
   return timer;
 }
 
-/* Fires the timer at @deadline (monotonic time, µs), or never if -1. */
+/**
+ * symfonic_timer_set_deadline: (skip)
+ * @timer: a #SymfonicTimer
+ * @deadline: when to call the timer's function, in g_get_monotonic_time()
+ *   microseconds; one already past is due at once (armed from a timer's
+ *   own function, in the next iteration); -1 disarms it
+ *
+ * Arms @timer for @deadline, in place of any deadline it had. Moving a
+ * deadline later, the common case of an idle timeout pushed forward on
+ * every read, is a store.
+ */
 void
 symfonic_timer_set_deadline (SymfonicTimer *timer,
                              gint64         deadline)
 {
-  SymfonicPoller *self = timer->poller;
+  SymfonicPoller *self;
+
+  g_return_if_fail (timer != NULL);
+
+  self = timer->poller;
+
+  /* Armed from a timer's function for a time already past: it runs in the
+   * next iteration, after the context polled, not again in this one, so
+   * that work a timer re-arms at once (a batch at a time) lets the I/O
+   * that became ready meanwhile go between, and cannot spin. */
+  if (deadline >= 0 && deadline <= self->timers_now)
+    deadline = self->timers_now + 1;
 
   timer->deadline = deadline < 0 ? -1 : deadline;
   if (timer->deadline < 0)
@@ -566,6 +631,29 @@ symfonic_timer_set_deadline (SymfonicTimer *timer,
 
 }
 
+/**
+ * symfonic_timer_get_deadline: (skip)
+ * @timer: a #SymfonicTimer
+ *
+ * Returns: when the timer's function will be called, in
+ *   g_get_monotonic_time() microseconds, or -1 while it is disarmed (as
+ *   it is from when its function is called)
+ */
+gint64
+symfonic_timer_get_deadline (SymfonicTimer *timer)
+{
+  g_return_val_if_fail (timer != NULL, -1);
+
+  return timer->deadline;
+}
+
+/**
+ * symfonic_timer_remove: (skip)
+ * @timer: (nullable): a #SymfonicTimer
+ *
+ * Disarms and frees @timer, from any code on its thread, its own function
+ * included.
+ */
 void
 symfonic_timer_remove (SymfonicTimer *timer)
 {

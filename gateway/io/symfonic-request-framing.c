@@ -9,11 +9,13 @@
 
 #include "symfonic-request-framing-private.h"
 
-/* libsoup 3.2 keeps a request's path when it refuses the request's framing
- * and, with both Content-Length and Transfer-Encoding, lets the second one
- * win, so a proxy in front and the gateway can disagree on where a request
- * ends. Heads are therefore checked here, strictly, before libsoup parses
- * them: one framing header, one value, nothing it could read otherwise. */
+/* Heads are checked here, strictly, before libsoup parses them: one
+ * framing header, one value, nothing it could read otherwise, so that a
+ * proxy in front and the gateway cannot disagree on where a request ends.
+ * That is the gateway's own bound against request smuggling, whatever
+ * libsoup does, so no version fences it; libsoup 3.2.3 also keeps the
+ * path of a request whose framing it refuses, and lets Transfer-Encoding
+ * win over Content-Length. */
 
 enum
 {

@@ -8,9 +8,11 @@
 
 #include "symfonic-status-private.h"
 
-/* The registered statuses that libsoup 3.2 names "Unknown Error" (RFC 9110,
- * RFC 6585, RFC 7725, RFC 8470, RFC 5842, RFC 2295). An error table may
- * choose any status from 400 to 599, and a limiter answers 429. */
+/* The registered statuses (RFC 9110, RFC 6585, RFC 7725, RFC 8470,
+ * RFC 5842, RFC 2295) that libsoup 3.2.3 names "Unknown Error". An error
+ * table may choose any status from 400 to 599, and a limiter answers 429.
+ * The table is the gateway's own wording, used whatever libsoup knows, so
+ * no version fences it. */
 static const struct {
   guint       status;
   const char *phrase;

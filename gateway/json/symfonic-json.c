@@ -14,9 +14,13 @@
 #include "symfonic-json-string-private.h"
 #include "symfonic-string-private.h"
 
-/* json-glib 1.6 has no strict mode and recurses once per nesting level, so
- * JSON from outside is read here in one pass, without recursion, straight
- * into an ordinary json-glib tree. */
+/* JSON from outside is read here in one pass, without recursion, straight
+ * into an ordinary json-glib tree: strict RFC 8259 and bounded in depth,
+ * so that hostile input can neither be read two ways nor exhaust a
+ * worker's stack. json-glib 1.6 has neither a strict mode nor a depth
+ * limit, and recurses once per nesting level; its strict mode (1.10) would
+ * not bound the depth either, so this is the gateway's own bound, kept
+ * whatever the version, and no JSON_CHECK_VERSION fences it. */
 
 typedef struct
 {

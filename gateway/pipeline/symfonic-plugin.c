@@ -169,9 +169,9 @@ symfonic_plugin_register_type (SymfonicPlugin  *self,
  * @self: a #SymfonicPlugin
  * @suffix: the end of the file names it loads, such as ".py"
  * @language: the scripts' language, as symfonic-inspect shows it
- * @context: (nullable): the context the scripts' stage types run on
  * @load: runs one script
- * @user_data: data for @load
+ * @adopt: (nullable): told of each type a script registers
+ * @user_data: data for @load and @adopt
  *
  * Makes this plugin the loader of the script plugins ending in @suffix in
  * its registry's plugin folders. See
@@ -181,12 +181,12 @@ void
 symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
                                    const char             *suffix,
                                    const char             *language,
-                                   GMainContext           *context,
                                    SymfonicScriptLoadFunc  load,
+                                   SymfonicScriptTypeFunc  adopt,
                                    gpointer                user_data)
 {
   g_return_if_fail (SYMFONIC_IS_PLUGIN (self));
   g_return_if_fail (SYMFONIC_IS_REGISTRY (self->registry));
 
-  symfonic_registry_add_script_loader (self->registry, suffix, language, context, load, user_data);
+  symfonic_registry_add_script_loader (self->registry, suffix, language, load, adopt, user_data);
 }

@@ -72,6 +72,28 @@ typedef gboolean (*SymfonicScriptLoadFunc) (const char  *filename,
                                             GError     **error);
 
 /**
+ * SymfonicScriptTypeFunc:
+ * @type: a type the script being loaded registers
+ * @name: the name it registers it under
+ * @user_data: the data given to symfonic_registry_add_script_loader()
+ * @error: return location for a #GError
+ *
+ * Told of each type a script plugin registers with
+ * symfonic_register_stage_type() while its #SymfonicScriptLoadFunc runs,
+ * before the type is registered, on the thread that runs the script.
+ * The loader knows the script's language, and the core does not: here it
+ * declares the thread affinity of the script's stage types
+ * (symfonic_stage_type_set_main_context()), and refuses a type its
+ * language cannot serve, with an error that names it.
+ *
+ * Returns: %TRUE to register the type
+ */
+typedef gboolean (*SymfonicScriptTypeFunc) (GType        type,
+                                            const char  *name,
+                                            gpointer     user_data,
+                                            GError     **error);
+
+/**
  * SYMFONIC_PLUGIN_DEFINE:
  * @name: the plugin's name, a string
  * @version: the plugin's own version, a string
@@ -96,11 +118,11 @@ gboolean    symfonic_plugin_register_type   (SymfonicPlugin  *self,
                                              GType            type,
                                              const char      *name,
                                              GError         **error);
-void        symfonic_plugin_add_script_loader (SymfonicPlugin *self,
-                                             const char      *suffix,
-                                             const char      *language,
-                                             GMainContext    *context,
-                                             SymfonicScriptLoadFunc load,
-                                             gpointer         user_data);
+void        symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
+                                               const char             *suffix,
+                                               const char             *language,
+                                               SymfonicScriptLoadFunc  load,
+                                               SymfonicScriptTypeFunc  adopt,
+                                               gpointer                user_data);
 
 G_END_DECLS

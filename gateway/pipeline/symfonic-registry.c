@@ -49,20 +49,20 @@ typedef struct
 {
   char                   *suffix;
   char                   *language;
-  GMainContext           *context;
   SymfonicScriptLoadFunc  load;
+  SymfonicScriptTypeFunc  adopt;
   gpointer                user_data;
 } ScriptLoader;
 
 /* The script plugin being loaded: the types it registers, on whatever
- * thread its interpreter runs, are its own and run on its loader's
- * context. Loads happen one at a time. */
+ * thread its interpreter runs, are its own, and its loader is told of
+ * each. Loads happen one at a time. */
 static GMutex script_load_lock;
 static struct
 {
   SymfonicRegistry *registry;
   SymfonicPlugin   *plugin;
-  GMainContext     *context;
+  ScriptLoader     *loader;
 } script_load;
 
 typedef struct
@@ -89,7 +89,6 @@ script_loader_free (gpointer data)
 
   g_free (loader->suffix);
   g_free (loader->language);
-  g_clear_pointer (&loader->context, g_main_context_unref);
   g_free (loader);
 }
 
@@ -460,26 +459,27 @@ list_files (const char  *directory,
  * @self: a #SymfonicRegistry
  * @suffix: the end of the file names it loads, such as ".py"
  * @language: the scripts' language, as symfonic-inspect shows it
- * @context: (nullable): the context the scripts' stage types run on, or
- *   %NULL for inline
  * @load: runs one script
- * @user_data: data for @load, kept for the life of the process
+ * @adopt: (nullable): told of each type a script registers, before it is
+ *   registered; %NULL registers them all as they are
+ * @user_data: data for @load and @adopt, kept for the life of the process
  *
  * Lets a language-loader plugin take the script plugins of plugin folders:
  * after the modules of every folder are loaded, each file ending in
  * @suffix is given to @load. A script is listed as a plugin named after
- * its file, and its stage types get @context as their main context
- * (symfonic_stage_type_set_main_context()). The folder of the library's
- * own typelib, the build's or the installed one, goes first on the
- * introspection search path, so that scripts find `Symfonic` without
- * `GI_TYPELIB_PATH`.
+ * its file. The core knows no language: @adopt is where the loader
+ * declares the thread affinity of the stage types its scripts register
+ * (symfonic_stage_type_set_main_context()), and refuses those its language
+ * cannot serve. The folder of the library's own typelib, the build's or
+ * the installed one, goes first on the introspection search path, so that
+ * scripts find `Symfonic` without `GI_TYPELIB_PATH`.
  */
 void
 symfonic_registry_add_script_loader (SymfonicRegistry       *self,
                                      const char             *suffix,
                                      const char             *language,
-                                     GMainContext           *context,
                                      SymfonicScriptLoadFunc  load,
+                                     SymfonicScriptTypeFunc  adopt,
                                      gpointer                user_data)
 {
   ScriptLoader *loader;
@@ -494,8 +494,8 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   loader = g_new0 (ScriptLoader, 1);
   loader->suffix = g_strdup (suffix);
   loader->language = g_strdup (language);
-  loader->context = context != NULL ? g_main_context_ref (context) : NULL;
   loader->load = load;
+  loader->adopt = adopt;
   loader->user_data = user_data;
 
   g_mutex_lock (&self->lock);
@@ -538,11 +538,11 @@ load_script (SymfonicRegistry  *self,
   g_mutex_lock (&script_load_lock);
   script_load.registry = self;
   script_load.plugin = plugin;
-  script_load.context = loader->context;
+  script_load.loader = loader;
   ok = loader->load (canonical, loader->user_data, error);
   script_load.registry = NULL;
   script_load.plugin = NULL;
-  script_load.context = NULL;
+  script_load.loader = NULL;
   g_mutex_unlock (&script_load_lock);
   if (!ok)
     return FALSE;
@@ -879,7 +879,12 @@ symfonic_registry_list_plugins (SymfonicRegistry *self)
  *
  * Registers a type defined by the application, or by Python or JavaScript
  * code, in the default registry; or, from a script plugin as it loads, in
- * the registry loading it, as the script's type.
+ * the registry loading it, as the script's type, once the script's loader
+ * took it (see symfonic_registry_add_script_loader()).
+ *
+ * An application that defines a stage type in a language bound to one
+ * thread (a gjs program) declares the type's affinity itself, with
+ * symfonic_stage_type_set_main_context().
  *
  * Returns: %TRUE on success
  */
@@ -890,14 +895,16 @@ symfonic_register_stage_type (GType        type,
 {
   /* set, and read, while the loading thread waits for the script */
   SymfonicRegistry *registry = script_load.registry;
+  ScriptLoader *loader = script_load.loader;
+
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (registry == NULL)
     return symfonic_registry_register_type (symfonic_registry_get_default (), type, name, NULL, error);
 
-  if (!symfonic_registry_register_type (registry, type, name, script_load.plugin, error))
+  if (loader->adopt != NULL && !loader->adopt (type, name, loader->user_data, error))
     return FALSE;
-  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
-    symfonic_stage_type_set_main_context (type, script_load.context);
 
-  return TRUE;
+  return symfonic_registry_register_type (registry, type, name, script_load.plugin, error);
 }

@@ -40,12 +40,12 @@ SymfonicPlugin    *symfonic_registry_get_type_plugin   (SymfonicRegistry  *self,
 char             **symfonic_registry_list_types        (SymfonicRegistry  *self);
 GPtrArray         *symfonic_registry_list_plugins      (SymfonicRegistry  *self);
 
-void               symfonic_registry_add_script_loader (SymfonicRegistry *self,
-                                                        const char        *suffix,
-                                                        const char        *language,
-                                                        GMainContext      *context,
-                                                        SymfonicScriptLoadFunc load,
-                                                        gpointer           user_data);
+void               symfonic_registry_add_script_loader (SymfonicRegistry       *self,
+                                                        const char             *suffix,
+                                                        const char             *language,
+                                                        SymfonicScriptLoadFunc  load,
+                                                        SymfonicScriptTypeFunc  adopt,
+                                                        gpointer                user_data);
 
 gboolean           symfonic_register_stage_type        (GType              type,
                                                         const char        *name,

@@ -23,9 +23,6 @@
 G_DEFINE_INTERFACE (SymfonicStage, symfonic_stage, G_TYPE_OBJECT)
 
 static G_DEFINE_QUARK (symfonic-stage-main-context, main_context)
-/* gjs marks every class a script defines (GObject.registerClass()) with
- * this type data */
-static G_DEFINE_QUARK (gjs::custom-type, gjs_custom_type)
 
 /* A hook that fails must say why; one that does not (a C bug, or a Python
  * exception that is not a GLib.Error) still fails its stream, never
@@ -428,9 +425,11 @@ symfonic_stage_close (SymfonicStage  *self,
  * affinity. Set it when the type is registered: a route reads it once,
  * when it takes a stage of the type.
  *
- * A type defined in JavaScript that declares no context runs on the
- * global default main context: gjs runs code only on the thread that owns
- * it.
+ * The core knows no language: the loader of a script plugin declares the
+ * affinity of the stage types its scripts register (the gjs loader, the
+ * global default main context, the only one gjs runs code on), and a
+ * program that defines a stage type in such a language itself, a gjs
+ * program say, declares it for that type.
  */
 void
 symfonic_stage_type_set_main_context (GType         stage_type,
@@ -452,8 +451,7 @@ symfonic_stage_type_set_main_context (GType         stage_type,
  * @stage_type: a type implementing #SymfonicStage
  *
  * The context the type's hooks run on, declared for it or for the nearest
- * parent type; for a type defined in JavaScript that declares none, the
- * global default main context. See symfonic_stage_type_set_main_context().
+ * parent type. See symfonic_stage_type_set_main_context().
  *
  * Returns: (transfer none) (nullable): the context, or %NULL when the
  *   stages run inline on the stream's thread
@@ -470,10 +468,6 @@ symfonic_stage_type_get_main_context (GType stage_type)
       if (context != NULL)
         return context;
     }
-
-  /* on a worker thread, gjs would refuse to run the hook */
-  if (g_type_get_qdata (stage_type, gjs_custom_type_quark ()) != NULL)
-    return g_main_context_default ();
 
   return NULL;
 }

@@ -6,6 +6,9 @@
 
 #include <errno.h>
 #include <locale.h>
+#ifdef __GLIBC__
+# include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -149,6 +152,21 @@ on_reload_signal (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* glibc keeps what a burst of connections freed (in the arena of each
+ * thread that allocated it) for reuse, so the process would stay at its
+ * peak size long after the burst closed. The heap is this program's to
+ * trim, not the library's: malloc_trim() gives every arena's free pages
+ * back. It walks the heaps, and the server says so only after a large
+ * drop, or seldom. */
+static void
+on_burst_closed (SymfonicServer *server,
+                 gpointer        user_data)
+{
+#ifdef __GLIBC__
+  malloc_trim (0);
+#endif
+}
+
 /* Every stream holds a client's and an upstream's descriptor, and a soft
  * limit of 1,024 would cap the gateway far below what the hard limit
  * allows. Raised before the pipeline loads: sources size their connection
@@ -169,18 +187,24 @@ raise_descriptor_limit (void)
 
 /* GLib before 2.76 keeps what its slice allocator ever held in per-thread
  * magazines, about 15 KB for every stream of a past burst, and reads
- * G_SLICE before main() runs. The gateway starts itself again with the
- * allocator 2.76 and later always use, so memory goes back to the system
- * after a burst. If that fails it serves anyway. */
+ * G_SLICE before main() runs (fixed in 2.76, whose slices are always
+ * malloc()'s). The gateway starts itself again with that allocator, so
+ * memory goes back to the system after a burst; the process is the
+ * binary's, so the library, whose host may be a Python or gjs program,
+ * never does this. A build against 2.76 runs on 2.76 or later and leaves
+ * this out; one against an older GLib asks the GLib it runs on. If the
+ * restart fails it serves anyway. */
 static void
 prefer_malloc_slices (char *argv[])
 {
+#if !GLIB_CHECK_VERSION (2, 76, 0)
   if (glib_check_version (2, 76, 0) == NULL || g_getenv ("G_SLICE") != NULL)
     return;
 
   g_setenv ("G_SLICE", "always-malloc", TRUE);
   execv ("/proc/self/exe", argv);
   g_warning ("Cannot restart with G_SLICE=always-malloc: %s", g_strerror (errno));
+#endif
 }
 
 int
@@ -281,6 +305,7 @@ main (int   argc,
     }
 
   server = symfonic_server_new (pipeline);
+  g_signal_connect (server, "burst-closed", G_CALLBACK (on_burst_closed), NULL);
   symfonic_server_set_listen_socket (server, passed);
   if (listen != NULL)
     symfonic_server_set_listen (server, listen);

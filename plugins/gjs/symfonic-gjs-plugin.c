@@ -16,13 +16,20 @@
  * it logs a critical and returns NULL without an error, which would lose
  * a stream's events silently. The context is made on the first loading
  * thread, which takes the default main context for good, so that the
- * hops of JavaScript stages (whose main context is the default one) run
- * there and nowhere else. Every host loads its pipelines on that thread
- * and runs the default main context while it serves. */
+ * hops of JavaScript stages (whose main context the loader declares to be
+ * the default one) run there and nowhere else. Every host loads its
+ * pipelines on that thread and runs the default main context while it
+ * serves.
+ *
+ * A gjs program that loads pipelines has its context already, and a
+ * thread holds one at most: its scripts then run in the program's own
+ * context, among the program's own globals, which the loader leaves as
+ * they are. Only a context of the loader's own gets the prelude. */
 static GjsContext *gjs;
 static GThread *gjs_thread;
 
-/* Run once in the context, before any script.
+/* Run once in a context of the loader's own, before any script: nothing
+ * but script plugins ever runs there.
  *
  * gjs turns an exception in a hook into a GError that carries the message
  * alone, which is all the engine logs. The hooks of stage classes are
@@ -32,9 +39,9 @@ static GThread *gjs_thread;
  * subclass adds. The wrapper takes the most arguments a stage hook has
  * rather than a rest array, so a call allocates nothing.
  *
- * Only stages hop to the thread of their affinity: a source's hooks run on
- * the workers, where gjs would answer nothing, so registering one throws
- * instead. */
+ * GObject.registerClass is a program's own in a gjs program, which may
+ * register classes of its own at any time: there the scripts' hooks stay
+ * as written, and such an exception is logged by its message only. */
 static const char prelude_source[] =
   "(function () {\n"
   "  const { GLib, GObject, Symfonic } = imports.gi;\n"
@@ -64,12 +71,6 @@ static const char prelude_source[] =
   "      }\n"
   "    }\n"
   "    return registerClass.apply(this, args);\n"
-  "  };\n"
-  "  const registerStageType = Symfonic.register_stage_type;\n"
-  "  Symfonic.register_stage_type = function (type, name) {\n"
-  "    if (GObject.type_is_a(type, Symfonic.Source.$gtype))\n"
-  "      throw new Error(`${name}: a source cannot be written in JavaScript: it would run on the workers`);\n"
-  "    return registerStageType(type, name);\n"
   "  };\n"
   "})();\n";
 
@@ -101,13 +102,14 @@ ensure_context (GError **error)
     }
 
   gjs_thread = g_thread_self ();
-  /* a gjs program that loads pipelines has its context already, and a
-   * thread holds one at most */
   gjs = gjs_context_get_current ();
   if (gjs != NULL)
-    g_object_ref (gjs);
-  else
-    gjs = gjs_context_new ();
+    {
+      g_object_ref (gjs);
+      return TRUE;
+    }
+
+  gjs = gjs_context_new ();
   if (!gjs_context_eval (gjs, prelude_source, -1, "<symfonic-loader>", NULL, &local_error))
     {
       failure = g_strdup_printf (_("Cannot prepare gjs for JavaScript plugins: %s"), local_error->message);
@@ -118,13 +120,17 @@ ensure_context (GError **error)
   return TRUE;
 }
 
-/* Imports one script, by the URI it is called with, and leaves
- * in `symfonicScriptLoad` whether it settled and, when it failed, the line
- * of the script where it broke: a syntax error's own line (its message
+/* Imports one script, by the URI it is called with, and runs the default
+ * main context until the import settled (a module that awaits at its top
+ * level settles on a later iteration). Its value, which gjs_context_eval()
+ * hands back, is 0 once the import succeeded, 1 + the line of the script
+ * where it broke once it failed: a syntax error's own line (its message
  * comes from parsing the script), or the innermost frame of the script in
- * the exception's stack, which goes to the log. */
+ * the exception's stack, which goes to the log. Everything it keeps is
+ * its own, so a gjs program's globals are left as they were. */
 static const char import_source[] =
   "(function (uri) {\n"
+  "  const context = imports.gi.GLib.MainContext.default();\n"
   "  const load = { settled: false, line: -1 };\n"
   "  const lineOf = e => {\n"
   "    for (const frame of String(e?.stack ?? '').split('\\n')) {\n"
@@ -134,7 +140,6 @@ static const char import_source[] =
   "    }\n"
   "    return 0;\n"
   "  };\n"
-  "  globalThis.symfonicScriptLoad = load;\n"
   "  import(uri).then(() => { load.settled = true; }, e => {\n"
   "    if (e instanceof SyntaxError && e.fileName === uri) {\n"
   "      load.line = e.lineNumber;\n"
@@ -144,26 +149,14 @@ static const char import_source[] =
   "    }\n"
   "    load.settled = true;\n"
   "  });\n"
+  "  while (!load.settled)\n"
+  "    context.iteration(true);\n"
+  "  return load.line + 1;\n"
   "})";
 
-/* -1 while the import is under way, 0 once it succeeded, 1 + the line
- * once it failed */
-static const char outcome_source[] =
-  "symfonicScriptLoad.settled ? symfonicScriptLoad.line + 1 : -1";
-
-static int
-import_outcome (GError **error)
-{
-  int outcome = -1;
-
-  if (!gjs_context_eval (gjs, outcome_source, -1, "<symfonic-loader>", &outcome, error))
-    return 1;
-  return outcome;
-}
-
 /* Runs the import of @uri to its end; FALSE with @error if the loader
- * itself failed, otherwise the outcome as import_outcome() says. @uri
- * needs no quoting in JavaScript. */
+ * itself failed, otherwise @outcome as import_source says. @uri needs no
+ * quoting in JavaScript. */
 static gboolean
 run_import (const char  *uri,
             int         *outcome,
@@ -171,14 +164,29 @@ run_import (const char  *uri,
 {
   g_autofree char *call = g_strconcat (import_source, "('", uri, "');\n", NULL);
 
-  if (!gjs_context_eval (gjs, call, -1, "<symfonic-loader>", NULL, error))
-    return FALSE;
+  return gjs_context_eval (gjs, call, -1, "<symfonic-loader>", outcome, error);
+}
 
-  /* a module that awaits at its top level settles on a later iteration */
-  while ((*outcome = import_outcome (error)) < 0)
-    g_main_context_iteration (g_main_context_default (), TRUE);
+/* The types a script registers are JavaScript's: its stages run on the
+ * default main context, the only one gjs runs code on. A source's hooks
+ * would run on the workers, where gjs answers nothing: the script's load
+ * fails instead, where it registers one. */
+static gboolean
+adopt_type (GType        type,
+            const char  *name,
+            gpointer     user_data,
+            GError     **error)
+{
+  if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("%s: a source cannot be written in JavaScript: it would run on the workers"), name);
+      return FALSE;
+    }
+  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
+    symfonic_stage_type_set_main_context (type, g_main_context_default ());
 
-  return *error == NULL;
+  return TRUE;
 }
 
 static gboolean
@@ -229,7 +237,7 @@ static gboolean
 symfonic_gjs_plugin_init (SymfonicPlugin  *plugin,
                           GError         **error)
 {
-  symfonic_plugin_add_script_loader (plugin, ".js", "JavaScript", g_main_context_default (), load_script, NULL);
+  symfonic_plugin_add_script_loader (plugin, ".js", "JavaScript", load_script, adopt_type, NULL);
 
   return TRUE;
 }

@@ -444,12 +444,26 @@ load_script (const char  *filename,
   return TRUE;
 }
 
+/* A script's stages run on the interpreter's thread, its sources on the
+ * workers (see the top of this file). */
+static gboolean
+adopt_type (GType        type,
+            const char  *name,
+            gpointer     user_data,
+            GError     **error)
+{
+  if (g_type_is_a (type, SYMFONIC_TYPE_STAGE))
+    symfonic_stage_type_set_main_context (type, interpreter.context);
+
+  return TRUE;
+}
+
 static gboolean
 symfonic_python_plugin_init (SymfonicPlugin  *plugin,
                              GError         **error)
 {
   interpreter.context = g_main_context_new ();
-  symfonic_plugin_add_script_loader (plugin, ".py", "Python", interpreter.context, load_script, NULL);
+  symfonic_plugin_add_script_loader (plugin, ".py", "Python", load_script, adopt_type, NULL);
 
   return TRUE;
 }

@@ -56,7 +56,10 @@ typedef struct
   SymfonicStream       *stream;
   SymfonicTranscript   *transcript;
   guint                 position;
-  GSource              *timer;
+  /* the next step, on the stream's thread: a timer rather than a GSource,
+   * which every stream a worker holds would add to each of its
+   * iterations */
+  SymfonicTimer        *timer;
   GSource              *cancelled;
 } Playback;
 
@@ -64,11 +67,7 @@ static void
 playback_free (Playback *playback)
 {
   symfonic_stream_set_ready_func (playback->stream, NULL, NULL, NULL);
-  if (playback->timer != NULL)
-    {
-      g_source_destroy (playback->timer);
-      g_source_unref (playback->timer);
-    }
+  g_clear_pointer (&playback->timer, symfonic_timer_remove);
   if (playback->cancelled != NULL)
     {
       g_source_destroy (playback->cancelled);
@@ -90,24 +89,18 @@ playback_end (Playback     *playback,
   g_object_unref (stream);
 }
 
-static gboolean playback_step (gpointer data);
+static void playback_step (gpointer data);
 
 static void
 schedule (Playback *playback,
           guint     delay_ms)
 {
-  /* one step pending at a time, whoever asks for the next */
-  if (playback->timer != NULL)
-    {
-      g_source_destroy (playback->timer);
-      g_source_unref (playback->timer);
-    }
-  playback->timer = g_timeout_source_new (delay_ms);
-  /* below the client's writes: what was played goes out before more is */
-  g_source_set_priority (playback->timer, G_PRIORITY_DEFAULT_IDLE);
-  g_source_set_callback (playback->timer, playback_step, playback, NULL);
-  g_source_set_static_name (playback->timer, "[symfonic-replay] step");
-  g_source_attach (playback->timer, g_main_context_get_thread_default ());
+  if (playback->timer == NULL)
+    playback->timer = symfonic_timer_new (playback_step, playback);
+  /* one step pending at a time, whoever asks for the next; a timer due
+   * now runs after this iteration's I/O, so what was played goes out
+   * before more is */
+  symfonic_timer_set_deadline (playback->timer, g_get_monotonic_time () + (gint64) delay_ms * 1000);
 }
 
 static guint
@@ -123,7 +116,7 @@ scaled_delay (Playback *playback,
 #define EVENTS_PER_ITERATION 256
 
 /* Plays every event that is due, then sleeps until the next one. */
-static gboolean
+static void
 playback_step (gpointer data)
 {
   Playback *playback = data;
@@ -139,7 +132,7 @@ playback_step (gpointer data)
       if (played > 0 && (delay > 0 || played == EVENTS_PER_ITERATION))
         {
           schedule (playback, played == EVENTS_PER_ITERATION ? 0 : delay);
-          return G_SOURCE_REMOVE;
+          return;
         }
       played++;
       playback->position++;
@@ -147,7 +140,7 @@ playback_step (gpointer data)
       if (entry->error != NULL)
         {
           playback_end (playback, entry->error);
-          return G_SOURCE_REMOVE;
+          return;
         }
 
       switch (symfonic_stream_push (playback->stream, entry->event))
@@ -156,17 +149,15 @@ playback_step (gpointer data)
           break;
         case SYMFONIC_FLOW_WAIT:
           /* on_ready() plays on once the client caught up */
-          g_clear_pointer (&playback->timer, g_source_unref);
-          return G_SOURCE_REMOVE;
+          return;
         case SYMFONIC_FLOW_OVER:
         default:
           playback_end (playback, NULL);
-          return G_SOURCE_REMOVE;
+          return;
         }
     }
 
   playback_end (playback, NULL);
-  return G_SOURCE_REMOVE;
 }
 
 static void

@@ -165,6 +165,8 @@ function check(what, actual, expected) {
 }
 
 Symfonic.register_stage_type(SecretStage.$gtype, 'js-secret');
+// a program that defines a stage type in JavaScript declares where it runs
+Symfonic.stage_type_set_main_context(SecretStage.$gtype, GLib.MainContext.default());
 check('a FilterStage subclass is a stage', GObject.type_is_a(SecretStage.$gtype, Symfonic.Stage.$gtype), true);
 
 const registry = Symfonic.Registry.get_default();

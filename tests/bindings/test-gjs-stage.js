@@ -44,8 +44,9 @@ const QueryStage = GObject.registerClass({
     }
 });
 
-// The same, told to run on the stream's thread: JavaScript cannot, so it
-// still runs on the default main context.
+// The same, told to run on the stream's thread (it declares none of its
+// own): JavaScript cannot, and it inherits its parent's, so it still runs
+// on the default main context.
 const PinnedQueryStage = GObject.registerClass({
     GTypeName: 'SymfonicTestJsPinnedQueryStage',
 }, class PinnedQueryStage extends QueryStage {});
@@ -88,10 +89,13 @@ function check(what, actual, expected) {
     failures++;
 }
 
+// the library knows no language: a program that defines a stage type in
+// JavaScript declares where it runs
 Symfonic.register_stage_type(QueryStage.$gtype, 'js-query');
+Symfonic.stage_type_set_main_context(QueryStage.$gtype, GLib.MainContext.default());
 Symfonic.register_stage_type(PinnedQueryStage.$gtype, 'js-query-pinned');
 Symfonic.stage_type_set_main_context(PinnedQueryStage.$gtype, null);
-// neither declared a context of its own, and both run on the default one
+// both run on the default one
 GLib.MainContext.default().acquire();
 for (const type of [QueryStage, PinnedQueryStage]) {
     check(`${type.$gtype.name} runs on the default main context`,

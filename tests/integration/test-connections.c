@@ -7,12 +7,13 @@
  * more connections than allowed. Each answer is checked by its literal
  * status line, and each refusal by the connection being closed after it.
  *
- * Four servers: one with the default connection settings, one whose
- * timeouts are all 1 s, one that allows 3 connections and one that allows
- * 50.
+ * Five servers: one with the default connection settings, one whose
+ * timeouts are all 1 s, one that allows 3 connections, one that allows 50,
+ * and one whose bursts of connections the test counts.
  */
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -24,7 +25,7 @@
 /* how long a raw read waits for more before the test calls it stuck */
 #define READ_TIMEOUT_S 6
 
-static SymfonicServer *servers[4];
+static SymfonicServer *servers[5];
 
 static const char *
 data_dir (void)
@@ -80,6 +81,13 @@ static SymfonicServer *
 fifty_server (void)
 {
   return server_get (3, "workers=1\nmax-connections=50\n");
+}
+
+/* with no connection but the test's */
+static SymfonicServer *
+burst_server (void)
+{
+  return server_get (4, "workers=1\n");
 }
 
 /* --- raw sockets --------------------------------------------------------- */
@@ -781,6 +789,93 @@ test_max_connections (void)
     g_object_unref (open[i]);
 }
 
+/* --- item: the end of a burst is told to the host ----------------------- */
+
+typedef struct
+{
+  GThread *thread;
+  guint    told;
+  guint    wanted;
+} Bursts;
+
+static void
+count_burst (SymfonicServer *server,
+             gpointer        user_data)
+{
+  Bursts *bursts = user_data;
+
+  /* where the server was started, never a worker's thread */
+  g_assert_true (g_thread_self () == bursts->thread);
+  bursts->told++;
+}
+
+static gboolean
+told_enough (gpointer data)
+{
+  Bursts *bursts = data;
+
+  return bursts->told >= bursts->wanted;
+}
+
+static void
+wait_told (Bursts *bursts,
+           guint   told)
+{
+  bursts->wanted = told;
+  symfonic_test_iterate_until (NULL, told_enough, bursts, SYMFONIC_TEST_WAIT_MS);
+  g_assert_cmpuint (bursts->told, ==, told);
+}
+
+/* The library gives no memory back by itself: it tells its host, on the
+ * thread that started the server, when a burst of connections is over.
+ * That is once the open connections fell to half their peak (by at least
+ * 256), while the rest are still open, and again once the last closed. */
+static void
+test_burst_closed_told (void)
+{
+  struct rlimit limit;
+  Bursts bursts = { g_thread_self (), 0, 0 };
+  GPtrArray *open = g_ptr_array_new_with_free_func (g_object_unref);
+  SymfonicServer *server;
+  gulong id;
+
+  /* each connection costs the process two descriptors, the test's end
+   * and the server's */
+  g_assert_no_errno (getrlimit (RLIMIT_NOFILE, &limit));
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 1200)
+    {
+      g_test_skip ("needs 1,200 descriptors");
+      return;
+    }
+  limit.rlim_cur = limit.rlim_max;
+  g_assert_no_errno (setrlimit (RLIMIT_NOFILE, &limit));
+
+  server = burst_server ();
+  id = g_signal_connect (server, "burst-closed", G_CALLBACK (count_burst), &bursts);
+
+  for (guint i = 0; i < 520; i++)
+    {
+      GSocket *socket = raw_connect (server);
+      g_auto(RawResult) result = { 0, };
+
+      raw_send (socket, HEALTHZ, strlen (HEALTHZ));
+      raw_read (socket, "{\"status\":\"ok\"}", &result);
+      g_assert_true (g_str_has_prefix (result.received->str, HEALTHZ_OK));
+      g_ptr_array_add (open, socket);
+    }
+  g_assert_cmpuint (bursts.told, ==, 0);
+
+  /* 270 of 520 go: the rest is below half the peak */
+  g_ptr_array_remove_range (open, 0, 270);
+  wait_told (&bursts, 1);
+
+  g_ptr_array_set_size (open, 0);
+  wait_told (&bursts, 2);
+
+  g_signal_handler_disconnect (server, id);
+  g_ptr_array_unref (open);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -807,6 +902,7 @@ main (int   argc,
   g_test_add_func ("/connections/keepalive-timeout", test_keepalive_timeout);
   g_test_add_func ("/connections/slow-stream-unaffected", test_slow_stream_unaffected);
   g_test_add_func ("/connections/max-connections", test_max_connections);
+  g_test_add_func ("/connections/burst-closed-told", test_burst_closed_told);
 
   status = g_test_run ();
 

@@ -409,6 +409,63 @@ test_timers_random (Fixture       *f,
   g_rand_free (rand);
 }
 
+/* A timer of the public API is one of the calling thread's poller. */
+static void
+test_timer_thread_default (Fixture       *f,
+                           gconstpointer  data)
+{
+  gboolean done = FALSE;
+  Alarm a = { f, "a", NULL, 0, &done };
+  gint64 start = g_get_monotonic_time ();
+
+  a.timer = symfonic_timer_new (on_alarm, &a);
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, -1);
+  symfonic_timer_set_deadline (a.timer, start + 10 * 1000);
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, start + 10 * 1000);
+  run_until (f, &done);
+  g_assert_cmpstr (f->log->str, ==, "a;");
+  g_assert_cmpint (a.fired_at - start, >=, 10 * 1000);
+  /* fired: disarmed */
+  g_assert_cmpint (symfonic_timer_get_deadline (a.timer), ==, -1);
+  symfonic_timer_remove (a.timer);
+}
+
+typedef struct
+{
+  SymfonicTimer *timer;
+  guint          runs;
+} Rearming;
+
+static void
+on_rearm (gpointer data)
+{
+  Rearming *r = data;
+
+  if (++r->runs < 3)
+    symfonic_timer_set_deadline (r->timer, 0);
+}
+
+/* A timer that its own function arms again for a time already past runs
+ * once per iteration: the context polls in between, and a timer that
+ * re-arms at once cannot keep it from doing so. */
+static void
+test_timer_rearmed_in_past (Fixture       *f,
+                            gconstpointer  data)
+{
+  Rearming r = { NULL, 0 };
+
+  r.timer = symfonic_poller_timer (f->poller, on_rearm, &r);
+  symfonic_timer_set_deadline (r.timer, g_get_monotonic_time () - 1);
+  for (guint i = 1; i <= 3; i++)
+    {
+      g_assert_true (g_main_context_iteration (f->context, FALSE));
+      g_assert_cmpuint (r.runs, ==, i);
+    }
+  g_assert_false (g_main_context_iteration (f->context, FALSE));
+  g_assert_cmpuint (r.runs, ==, 3);
+  symfonic_timer_remove (r.timer);
+}
+
 typedef struct
 {
   Fixture          *f;
@@ -753,6 +810,10 @@ main (int   argc,
   g_test_add ("/poller/timers-order", Fixture, NULL, fixture_set_up, test_timers_order, fixture_tear_down);
   g_test_add_func ("/poller/io-before-due-timers", test_io_before_due_timers);
   g_test_add ("/poller/timers-random", Fixture, NULL, fixture_set_up, test_timers_random, fixture_tear_down);
+  g_test_add ("/poller/timer-thread-default", Fixture, NULL, fixture_set_up, test_timer_thread_default,
+              fixture_tear_down);
+  g_test_add ("/poller/timer-rearmed-in-past", Fixture, NULL, fixture_set_up, test_timer_rearmed_in_past,
+              fixture_tear_down);
   g_test_add ("/poller/deferred", Fixture, NULL, fixture_set_up, test_deferred, fixture_tear_down);
   g_test_add ("/poller/deferred-after-poll", Fixture, NULL, fixture_set_up, test_deferred_after_poll,
               fixture_tear_down);

@@ -42,6 +42,54 @@ test_app_stage_init (TestAppStage *self)
 {
 }
 
+/* A stage and a source as a script plugin would define them. */
+#define TEST_TYPE_SCRIPT_STAGE (test_script_stage_get_type ())
+G_DECLARE_FINAL_TYPE (TestScriptStage, test_script_stage, TEST, SCRIPT_STAGE, GObject)
+
+struct _TestScriptStage
+{
+  GObject parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestScriptStage, test_script_stage, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STAGE, test_app_stage_stage_init))
+
+static void
+test_script_stage_class_init (TestScriptStageClass *klass)
+{
+}
+
+static void
+test_script_stage_init (TestScriptStage *self)
+{
+}
+
+#define TEST_TYPE_SCRIPT_SOURCE (test_script_source_get_type ())
+G_DECLARE_FINAL_TYPE (TestScriptSource, test_script_source, TEST, SCRIPT_SOURCE, GObject)
+
+struct _TestScriptSource
+{
+  GObject parent_instance;
+};
+
+static void
+test_script_source_source_init (SymfonicSourceInterface *iface)
+{
+}
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestScriptSource, test_script_source, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_SOURCE, test_script_source_source_init))
+
+static void
+test_script_source_class_init (TestScriptSourceClass *klass)
+{
+}
+
+static void
+test_script_source_init (TestScriptSource *self)
+{
+}
+
 /* Whether @number appears in @message as a number of its own, not as a
  * digit of a longer number or of a version in a path. */
 static gboolean
@@ -505,6 +553,114 @@ test_registry_list_sorted (void)
   }));
 }
 
+/* A loader of `.fake` scripts, each naming the type it registers. */
+typedef struct
+{
+  GMainContext *context;
+  guint         adopted;
+} FakeLoader;
+
+static gboolean
+load_fake (const char  *filename,
+           gpointer     user_data,
+           GError     **error)
+{
+  g_autofree char *contents = NULL;
+
+  if (!g_file_get_contents (filename, &contents, NULL, error))
+    return FALSE;
+  if (g_str_equal (contents, "source"))
+    return symfonic_register_stage_type (TEST_TYPE_SCRIPT_SOURCE, "fake-source", error);
+
+  return symfonic_register_stage_type (TEST_TYPE_SCRIPT_STAGE, "fake-stage", error);
+}
+
+static gboolean
+adopt_fake (GType        type,
+            const char  *name,
+            gpointer     user_data,
+            GError     **error)
+{
+  FakeLoader *loader = user_data;
+
+  loader->adopted++;
+  if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN, "%s: not in this language", name);
+      return FALSE;
+    }
+  symfonic_stage_type_set_main_context (type, loader->context);
+
+  return TRUE;
+}
+
+/* A folder of one script, @kind.fake, saying @kind; removed by
+ * remove_fake_script_folder(). */
+static char *
+fake_script_folder (const char *kind)
+{
+  g_autoptr(GError) error = NULL;
+  char *folder = g_dir_make_tmp ("fake-scripts-XXXXXX", &error);
+  g_autofree char *name = g_strconcat (kind, ".fake", NULL);
+  g_autofree char *script = NULL;
+
+  g_assert_no_error (error);
+  script = g_build_filename (folder, name, NULL);
+  g_file_set_contents (script, kind, -1, &error);
+  g_assert_no_error (error);
+
+  return folder;
+}
+
+static void
+remove_fake_script_folder (const char *folder,
+                           const char *kind)
+{
+  g_autofree char *name = g_strconcat (kind, ".fake", NULL);
+  g_autofree char *script = g_build_filename (folder, name, NULL);
+
+  g_assert_no_errno (g_unlink (script));
+  g_assert_no_errno (g_rmdir (folder));
+}
+
+/* The core knows no language: a script's loader is told of each type the
+ * script registers, declares the affinity of its stages, and may refuse
+ * one; a type the application registers itself is no script's, and gets
+ * no affinity from any loader. */
+static void
+test_registry_script_loader_adopts (void)
+{
+  g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  FakeLoader loader = { context, 0 };
+  g_autofree char *stages = fake_script_folder ("stage");
+  g_autofree char *sources = fake_script_folder ("source");
+  g_autoptr(GError) error = NULL;
+
+  symfonic_registry_add_script_loader (registry, ".fake", "Fake", load_fake, adopt_fake, &loader);
+
+  g_assert_true (symfonic_register_stage_type (TEST_TYPE_APP_STAGE, "app-stage-outside-scripts", &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (loader.adopted, ==, 0);
+  g_assert_null (symfonic_stage_type_get_main_context (TEST_TYPE_APP_STAGE));
+
+  g_assert_null (symfonic_stage_type_get_main_context (TEST_TYPE_SCRIPT_STAGE));
+  g_assert_true (symfonic_registry_load_directory (registry, stages, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (loader.adopted, ==, 1);
+  g_assert_true (symfonic_registry_lookup (registry, "fake-stage") == TEST_TYPE_SCRIPT_STAGE);
+  g_assert_true (symfonic_stage_type_get_main_context (TEST_TYPE_SCRIPT_STAGE) == context);
+
+  g_assert_false (symfonic_registry_load_directory (registry, sources, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN);
+  g_assert_nonnull (strstr (error->message, "fake-source: not in this language"));
+  g_assert_cmpuint (loader.adopted, ==, 2);
+  g_assert_true (symfonic_registry_lookup (registry, "fake-source") == G_TYPE_INVALID);
+
+  remove_fake_script_folder (stages, "stage");
+  remove_fake_script_folder (sources, "source");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -524,6 +680,7 @@ main (int   argc,
   g_test_add_func ("/registry/bad-files", test_registry_bad_files);
   g_test_add_func ("/registry/app-type", test_registry_app_type);
   g_test_add_func ("/registry/list-sorted", test_registry_list_sorted);
+  g_test_add_func ("/registry/script-loader-adopts", test_registry_script_loader_adopts);
 
   return g_test_run ();
 }

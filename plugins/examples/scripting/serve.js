@@ -111,6 +111,9 @@ if (args === null) {
 }
 
 Symfonic.register_stage_type(TenantTally.$gtype, 'tenant-tally');
+// gjs runs JavaScript only on the thread of the default main context: the
+// workers hand the stage its streams' events there
+Symfonic.stage_type_set_main_context(TenantTally.$gtype, GLib.MainContext.default());
 const registry = Symfonic.Registry.get_default();
 const file = Gio.File.new_for_commandline_arg(args.pipeline);
 const display = file.get_parse_name();
