@@ -9,7 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
-#include "symfonic-meter-store.h"
+#include "symfonic-memory-store.h"
 #include "symfonic-paths-private.h"
 #include "symfonic-plugin-private.h"
 #include "symfonic-registry.h"
@@ -19,8 +19,12 @@
 /**
  * SymfonicRegistry:
  *
- * Stage, source and meter store types by the name pipeline files use, and
- * the plugins that provided them.
+ * Stage, source and store types by the name pipeline files use, and the
+ * plugins that provided them.
+ *
+ * The library's own store type, `memory` (#SymfonicMemoryStore), is built
+ * in: every registry finds it, none lists it among the registered types,
+ * and no plugin may take its name.
  *
  * Plugins are shared modules exporting a #SymfonicPluginInfo (see
  * SYMFONIC_PLUGIN_DEFINE()). Loading a module runs its constructors; the
@@ -220,11 +224,38 @@ owner_name (SymfonicPlugin *plugin)
     : symfonic_plugin_get_name (plugin);
 }
 
+static const char * const builtin_names[] = { "memory", NULL };
+
+/* The library's own types, which every pipeline file can name without a
+ * plugin: the embedded default must need nothing loaded. */
+static GType
+builtin_type (const char *name)
+{
+  if (g_str_equal (name, "memory"))
+    return SYMFONIC_TYPE_MEMORY_STORE;
+
+  return G_TYPE_INVALID;
+}
+
+/**
+ * symfonic_registry_list_builtin_types:
+ *
+ * Lists the types built into the library, which every registry finds by
+ * name without listing them: `memory`, the in-process store.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the built-in names
+ */
+const char * const *
+symfonic_registry_list_builtin_types (void)
+{
+  return builtin_names;
+}
+
 /**
  * symfonic_registry_register_type:
  * @self: a #SymfonicRegistry
- * @type: a type implementing #SymfonicStage, #SymfonicSource or
- *   #SymfonicMeterStore
+ * @type: a type implementing #SymfonicStage, #SymfonicSource, or a store
+ *   role (#SymfonicMeterStore, #SymfonicStreamCapStore, #SymfonicRunStore)
  * @name: the name pipeline files use in `type=`
  * @plugin: (nullable): the plugin providing @type
  * @error: return location for a #GError
@@ -249,10 +280,17 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   g_return_val_if_fail (name != NULL && *name != '\0', FALSE);
   g_return_val_if_fail (g_type_is_a (type, SYMFONIC_TYPE_STAGE) ||
                         g_type_is_a (type, SYMFONIC_TYPE_SOURCE) ||
-                        g_type_is_a (type, SYMFONIC_TYPE_METER_STORE), FALSE);
+                        symfonic_store_type_plays_a_role (type), FALSE);
   g_return_val_if_fail (G_TYPE_IS_INSTANTIATABLE (type) && !G_TYPE_IS_ABSTRACT (type), FALSE);
   g_return_val_if_fail (plugin == NULL || SYMFONIC_IS_PLUGIN (plugin), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (builtin_type (name) != G_TYPE_INVALID)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Type “%s” from %s is built into the library"), name, owner_name (plugin));
+      return FALSE;
+    }
 
   locker = g_mutex_locker_new (&self->lock);
   existing = g_hash_table_lookup (self->types, name);
@@ -738,7 +776,7 @@ symfonic_registry_scan (SymfonicRegistry  *self,
  * @self: a #SymfonicRegistry
  * @name: a type name as pipeline files use it
  *
- * Returns: the registered type, or %G_TYPE_INVALID
+ * Returns: the registered or built-in type, or %G_TYPE_INVALID
  */
 GType
 symfonic_registry_lookup (SymfonicRegistry *self,
@@ -753,7 +791,7 @@ symfonic_registry_lookup (SymfonicRegistry *self,
   locker = g_mutex_locker_new (&self->lock);
   entry = g_hash_table_lookup (self->types, name);
 
-  return entry != NULL ? entry->type : G_TYPE_INVALID;
+  return entry != NULL ? entry->type : builtin_type (name);
 }
 
 /**
@@ -827,10 +865,10 @@ symfonic_registry_list_plugins (SymfonicRegistry *self)
 
 /**
  * symfonic_register_stage_type:
- * @type: a type implementing #SymfonicStage, #SymfonicSource or
- *   #SymfonicMeterStore
- * @name: the name pipeline files use in `type=` (or, for a meter store,
- *   in a metering stage's `store=`)
+ * @type: a type implementing #SymfonicStage, #SymfonicSource, or a store
+ *   role (#SymfonicMeterStore, #SymfonicStreamCapStore, #SymfonicRunStore)
+ * @name: the name pipeline files use in `type=` (or, for a store, also in
+ *   a `store=`, `cap-store=` or `run-store=` key)
  * @error: return location for a #GError
  *
  * Registers a type defined by the application, or by Python or JavaScript

@@ -181,7 +181,18 @@ typedef struct
   /* the next slot that has a process hook, or n_stages: events skip the
    * ones between */
   guint                     next_process;
+  /* the stage's alarm (symfonic_stream_set_alarm()), made when first set */
+  struct _Alarm            *alarm;
 } StageSlot;
+
+/* A stage's alarm on the stream: one worker timer, made once per stream
+ * and moved, so that arming it allocates nothing. */
+typedef struct _Alarm
+{
+  SymfonicStream *stream;
+  guint           index;
+  SymfonicTimer  *timer;
+} Alarm;
 
 /* The events a source may push while a batch is out: they make the next
  * batch. Bounds what a stream holds for a stage on another thread. */
@@ -444,6 +455,11 @@ clear_deadline (SymfonicStream *self)
 {
   g_clear_pointer (&self->deadline, symfonic_timer_remove);
   g_clear_pointer (&self->hook_deadline, symfonic_timer_remove);
+  for (guint i = 0; i < self->n_stages; i++)
+    {
+      if (self->slots[i].alarm != NULL)
+        g_clear_pointer (&self->slots[i].alarm->timer, symfonic_timer_remove);
+    }
 }
 
 /* The worker's poller, taken on first use by the thread that runs the
@@ -481,6 +497,7 @@ symfonic_stream_finalize (GObject *object)
     {
       if (self->slots[i].destroy != NULL && self->slots[i].data != NULL)
         self->slots[i].destroy (self->slots[i].data);
+      g_free (self->slots[i].alarm);
     }
   g_free (self->slots);
   if (self->poller != NULL)
@@ -1223,6 +1240,66 @@ arm_deadline (SymfonicStream *self)
 }
 
 static void
+alarm_rang (gpointer data)
+{
+  Alarm *alarm = data;
+  SymfonicStream *self = alarm->stream;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicStream) alive = g_object_ref (self);
+
+  if (is_over (self) || self->state < STREAM_STARTING)
+    return;
+  if (!symfonic_stage_alarm (self->slots[alarm->index].stage, self, &error))
+    stream_end (self, error);
+}
+
+/**
+ * symfonic_stream_set_alarm:
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route whose hooks run on the stream's
+ *   thread
+ * @deadline_us: when, in g_get_monotonic_time() microseconds; -1 to
+ *   disarm
+ *
+ * Calls @stage's alarm hook for this stream at @deadline_us, once, if the
+ * stream still runs then: a stage that holds a lease for the stream
+ * renews it there, one that batches what it reports flushes the batch. A
+ * stage has one alarm per stream; setting it again moves it. Arming it
+ * allocates nothing once the stream has it, and no alarm rings once the
+ * stream ended.
+ */
+void
+symfonic_stream_set_alarm (SymfonicStream *self,
+                           SymfonicStage  *stage,
+                           gint64          deadline_us)
+{
+  StageSlot *slot;
+
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  slot = find_slot (self, stage);
+  g_return_if_fail (slot != NULL);
+  g_return_if_fail (slot->info.context == NULL);
+
+  if (is_over (self))
+    return;
+
+  if (slot->alarm == NULL)
+    {
+      slot->alarm = g_new0 (Alarm, 1);
+      slot->alarm->stream = self;
+      slot->alarm->index = slot - self->slots;
+    }
+  if (slot->alarm->timer == NULL)
+    {
+      if (deadline_us < 0)
+        return;
+      slot->alarm->timer = symfonic_poller_timer (get_poller (self), alarm_rang, slot->alarm);
+    }
+  symfonic_timer_set_deadline (slot->alarm->timer, deadline_us);
+}
+
+static void
 start_source (SymfonicStream *self)
 {
   if (!advance (self, STREAM_OPEN))
@@ -1657,24 +1734,64 @@ refuse_admission (SymfonicStream *self)
   close_admitted_stages (self);
 }
 
+static void caps_decided (SymfonicStream *self,
+                          GError         *error);
+
 /* Every stage of the phase admitted the stream. The body phase ends with
  * the route's caps, which come after every stage so that the tenant is
  * known, and the source's own admission: last, so that a source reserves
- * nothing for a stream a stage refused. */
-static gboolean
+ * nothing for a stream a stage refused. A cap store that answers later
+ * makes the stream wait for it (caps_decided()). */
+static SymfonicAdmitResult
 pass_phase (SymfonicStream  *self,
             GError         **error)
 {
-  if (admitting_phase (self) == SYMFONIC_ADMISSION_PHASE_BODY &&
-      (!symfonic_route_claim_stream (self->route, self, error) ||
-       !symfonic_source_admit (symfonic_route_get_source (self->route), self, error)))
+  if (admitting_phase (self) == SYMFONIC_ADMISSION_PHASE_BODY)
     {
-      refuse_admission (self);
-      return FALSE;
+      switch (symfonic_route_claim_stream (self->route, self, caps_decided, error))
+        {
+        case SYMFONIC_ADMIT_PENDING:
+          advance (self, STREAM_WAIT);
+          return SYMFONIC_ADMIT_PENDING;
+        case SYMFONIC_ADMIT_REFUSED:
+          refuse_admission (self);
+          return SYMFONIC_ADMIT_REFUSED;
+        case SYMFONIC_ADMIT_PASSED:
+        default:
+          break;
+        }
+      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+        {
+          refuse_admission (self);
+          return SYMFONIC_ADMIT_REFUSED;
+        }
     }
 
   advance (self, STREAM_PASS);
-  return TRUE;
+  return SYMFONIC_ADMIT_PASSED;
+}
+
+/* The route's cap store, which the stream waited for, decided (@error,
+ * taken, is the refusal); the source's admission is next. Not called for
+ * a stream cancelled meanwhile. */
+static void
+caps_decided (SymfonicStream *self,
+              GError         *error)
+{
+  SymfonicStreamAdmitFunc func = self->admit_func;
+  gpointer data = self->admit_data;
+
+  if (error == NULL)
+    symfonic_source_admit (symfonic_route_get_source (self->route), self, &error);
+  if (error != NULL)
+    refuse_admission (self);
+  else
+    advance (self, STREAM_PASS);
+
+  self->admit_func = NULL;
+  self->admit_data = NULL;
+  func (data, error);
+  g_clear_error (&error);
 }
 
 static void
@@ -1735,7 +1852,7 @@ admit_from_next (SymfonicStream  *self,
       return SYMFONIC_ADMIT_PENDING;
     }
 
-  return pass_phase (self, error) ? SYMFONIC_ADMIT_PASSED : SYMFONIC_ADMIT_REFUSED;
+  return pass_phase (self, error);
 }
 
 /* The stage at admit_next, which the stream waited for, decided: the next

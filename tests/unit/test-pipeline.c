@@ -1038,7 +1038,7 @@ test_pipeline_keys (void)
 
   g_assert_cmpstr (route, ==,
                    "path;kind;source;stages;max-duration;hook-timeout;max-streams;max-streams-per-tenant;"
-                   "stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
+                   "cap-store;stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
                    "max-usage-tokens");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
