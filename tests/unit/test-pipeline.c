@@ -1042,7 +1042,7 @@ test_pipeline_keys (void)
                    "max-usage-tokens");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
-                   "max-connections;drain-seconds;plugin-path");
+                   "max-connections;drain-seconds;run-store;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to
