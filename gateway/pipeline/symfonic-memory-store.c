@@ -43,9 +43,11 @@
  * operation, and the tables stay proportional to the keys active in the
  * last window. */
 
-/* A lease's part in one budget. */
+/* A lease's part in one budget; its own key in the budget's table, so
+ * that a lease costs one allocation. */
 typedef struct
 {
+  guint64 id;
   guint64 reserved;
   /* usage charged to it while its stream runs, at most what fitted */
   guint64 used;
@@ -170,6 +172,15 @@ next_lease_id (SymfonicMemoryStore *self)
 {
   return ++self->last_lease;
 }
+
+/* Operations on leases look at each of their scopes; a stage meters one
+ * or two, so their budgets are kept on the stack, not allocated per call. */
+#define STACK_SCOPES 4
+
+#define SCOPE_ARRAY(type, name, n) \
+  type name##_stack[STACK_SCOPES]; \
+  g_autofree type *name##_heap = (n) > STACK_SCOPES ? g_new (type, (n)) : NULL; \
+  type *name = name##_heap != NULL ? name##_heap : name##_stack
 
 /* --- budgets ------------------------------------------------------------- */
 
@@ -451,7 +462,7 @@ reserve (SymfonicMemoryStore      *self,
          gint64                    now_us)
 {
   Verdict verdict = { .granted = TRUE, .allowance = G_MAXUINT64 };
-  g_autofree Budget **budgets = g_new (Budget *, n_scopes);
+  SCOPE_ARRAY (Budget *, budgets, n_scopes);
 
   g_mutex_lock (&self->mutex);
 
@@ -487,12 +498,13 @@ reserve (SymfonicMemoryStore      *self,
         {
           BudgetLease *lease = g_new (BudgetLease, 1);
 
+          lease->id = verdict.lease_id;
           lease->reserved = amount;
           lease->used = 0;
           lease->expires = expires;
           if (budgets[i]->leases == NULL)
-            budgets[i]->leases = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-          g_hash_table_insert (budgets[i]->leases, g_memdup2 (&verdict.lease_id, sizeof verdict.lease_id), lease);
+            budgets[i]->leases = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
+          g_hash_table_insert (budgets[i]->leases, &lease->id, lease);
           budgets[i]->outstanding += amount;
           budgets[i]->next_expiry = MIN (budgets[i]->next_expiry, expires);
         }
@@ -604,8 +616,8 @@ charge (SymfonicMemoryStore       *self,
         GError                   **error)
 {
   G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  g_autofree Budget **budgets = g_new (Budget *, n_scopes);
-  g_autofree BudgetLease **leases = g_new (BudgetLease *, n_scopes);
+  SCOPE_ARRAY (Budget *, budgets, n_scopes);
+  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
   guint64 room = G_MAXUINT64;
 
   if (!find_lease (self, lease_id, scopes, n_scopes, now_us, budgets, leases, error))
@@ -705,8 +717,8 @@ symfonic_memory_store_renew_async (SymfonicMeterStore        *store,
                                    gpointer                   user_data)
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  g_autofree Budget **budgets = g_new (Budget *, n_scopes);
-  g_autofree BudgetLease **leases = g_new (BudgetLease *, n_scopes);
+  SCOPE_ARRAY (Budget *, budgets, n_scopes);
+  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
   gboolean renewed;
 
@@ -754,8 +766,8 @@ symfonic_memory_store_settle_async (SymfonicMeterStore        *store,
                                     gpointer                   user_data)
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  g_autofree Budget **budgets = g_new (Budget *, n_scopes);
-  g_autofree BudgetLease **leases = g_new (BudgetLease *, n_scopes);
+  SCOPE_ARRAY (Budget *, budgets, n_scopes);
+  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
   GError *error = NULL;
 

@@ -168,6 +168,15 @@ static const char * const event_names[] = {
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_STREAM_STATES);
 G_STATIC_ASSERT (G_N_ELEMENTS (event_names) == N_STREAM_EVENTS);
 
+/* A stage's alarm on the stream: one worker timer, made when first set
+ * and moved afterwards, so that arming it again allocates nothing. */
+typedef struct
+{
+  SymfonicStream *stream;
+  guint           index;
+  SymfonicTimer  *timer;
+} Alarm;
+
 typedef struct
 {
   SymfonicStage            *stage;
@@ -181,18 +190,7 @@ typedef struct
   /* the next slot that has a process hook, or n_stages: events skip the
    * ones between */
   guint                     next_process;
-  /* the stage's alarm (symfonic_stream_set_alarm()), made when first set */
-  struct _Alarm            *alarm;
 } StageSlot;
-
-/* A stage's alarm on the stream: one worker timer, made once per stream
- * and moved, so that arming it allocates nothing. */
-typedef struct _Alarm
-{
-  SymfonicStream *stream;
-  guint           index;
-  SymfonicTimer  *timer;
-} Alarm;
 
 /* The events a source may push while a batch is out: they make the next
  * batch. Bounds what a stream holds for a stage on another thread. */
@@ -294,6 +292,10 @@ struct _SymfonicStream
   gpointer                  admit_data;
   /* ends a stream that runs longer than its route's max-duration */
   SymfonicTimer            *deadline;
+  /* the stages' alarms (symfonic_stream_set_alarm()), one per slot, made
+   * when the first is set: apart from the slots, which the executor walks
+   * for every event */
+  Alarm                    *alarms;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -455,11 +457,8 @@ clear_deadline (SymfonicStream *self)
 {
   g_clear_pointer (&self->deadline, symfonic_timer_remove);
   g_clear_pointer (&self->hook_deadline, symfonic_timer_remove);
-  for (guint i = 0; i < self->n_stages; i++)
-    {
-      if (self->slots[i].alarm != NULL)
-        g_clear_pointer (&self->slots[i].alarm->timer, symfonic_timer_remove);
-    }
+  for (guint i = 0; self->alarms != NULL && i < self->n_stages; i++)
+    g_clear_pointer (&self->alarms[i].timer, symfonic_timer_remove);
 }
 
 /* The worker's poller, taken on first use by the thread that runs the
@@ -497,9 +496,9 @@ symfonic_stream_finalize (GObject *object)
     {
       if (self->slots[i].destroy != NULL && self->slots[i].data != NULL)
         self->slots[i].destroy (self->slots[i].data);
-      g_free (self->slots[i].alarm);
     }
   g_free (self->slots);
+  g_free (self->alarms);
   if (self->poller != NULL)
     {
       symfonic_poller_cancel_deferred (self->poller, &self->ready);
@@ -1274,6 +1273,7 @@ symfonic_stream_set_alarm (SymfonicStream *self,
                            gint64          deadline_us)
 {
   StageSlot *slot;
+  Alarm *alarm;
 
   g_return_if_fail (SYMFONIC_IS_STREAM (self));
 
@@ -1284,19 +1284,22 @@ symfonic_stream_set_alarm (SymfonicStream *self,
   if (is_over (self))
     return;
 
-  if (slot->alarm == NULL)
-    {
-      slot->alarm = g_new0 (Alarm, 1);
-      slot->alarm->stream = self;
-      slot->alarm->index = slot - self->slots;
-    }
-  if (slot->alarm->timer == NULL)
+  if (self->alarms == NULL)
     {
       if (deadline_us < 0)
         return;
-      slot->alarm->timer = symfonic_poller_timer (get_poller (self), alarm_rang, slot->alarm);
+      self->alarms = g_new0 (Alarm, self->n_stages);
     }
-  symfonic_timer_set_deadline (slot->alarm->timer, deadline_us);
+  alarm = &self->alarms[slot - self->slots];
+  if (alarm->timer == NULL)
+    {
+      if (deadline_us < 0)
+        return;
+      alarm->stream = self;
+      alarm->index = slot - self->slots;
+      alarm->timer = symfonic_poller_timer (get_poller (self), alarm_rang, alarm);
+    }
+  symfonic_timer_set_deadline (alarm->timer, deadline_us);
 }
 
 static void

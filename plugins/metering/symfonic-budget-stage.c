@@ -88,11 +88,16 @@ typedef struct
   /* of the deltas this stage let through */
   guint64              text_bytes;
   /* the usage last charged, and the measures at which the next batch is
-   * due: one comparison each per event */
+   * due */
   guint64              charged;
   guint64              next_charge_bytes;
   guint64              next_charge_tokens;
-  /* the 250 ms flush is armed, for usage not charged yet */
+  /* the text bytes and reported tokens at which an event needs more than
+   * the per-event check (a batch due, the allowance passed): one
+   * comparison each per event */
+  guint64              text_check;
+  guint64              token_check;
+  /* the next 250 ms flush of usage not charged yet */
   gint64               flush_at;
   /* the next renewal of the lease, or 0 */
   gint64               renew_at;
@@ -177,6 +182,17 @@ window_us (SymfonicBudgetStage *self)
   return (gint64) self->window_seconds * G_USEC_PER_SEC;
 }
 
+/* Where the next event leaves the per-event check: past the allowance,
+ * or at the next batch. */
+static void
+update_checks (Reservation *reservation)
+{
+  reservation->text_check = MIN (reservation->text_bytes_allowed + (reservation->text_bytes_allowed < G_MAXUINT64),
+                                 reservation->next_charge_bytes);
+  reservation->token_check = MIN (reservation->allowance + (reservation->allowance < G_MAXUINT64),
+                                  reservation->next_charge_tokens);
+}
+
 /* What the stream may let through, from a store's answer. */
 static void
 set_allowance (Reservation *reservation,
@@ -186,6 +202,7 @@ set_allowance (Reservation *reservation,
   reservation->text_bytes_allowed =
     allowance > reservation->query_tokens
       ? symfonic_meter_saturating_mul (allowance - reservation->query_tokens, 4) : 0;
+  update_checks (reservation);
 }
 
 typedef struct
@@ -237,10 +254,10 @@ apply_verdict (SymfonicBudgetStage  *self,
   reservation->lease_id = lease_id;
   reservation->reserved = admission->amount;
   reservation->query_tokens = admission->query_tokens;
-  /* a store owes at least the reservation it granted */
-  set_allowance (reservation, MAX (allowance, admission->amount));
   reservation->next_charge_bytes = CHARGE_BATCH_TOKENS * 4;
   reservation->next_charge_tokens = CHARGE_BATCH_TOKENS;
+  /* a store owes at least the reservation it granted */
+  set_allowance (reservation, MAX (allowance, admission->amount));
   symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
                                   (GDestroyNotify) reservation_free);
   return TRUE;
@@ -408,34 +425,21 @@ symfonic_budget_stage_begin (SymfonicStage   *stage,
 {
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+  gint64 now;
 
   if (reservation == NULL)
     return TRUE;
 
   reservation->begun = TRUE;
+  now = g_get_monotonic_time ();
+  /* one alarm for both, moved from flush to flush while the stream runs:
+   * no event pays for arming it */
+  reservation->flush_at = now + CHARGE_BATCH_US;
   if (self->lease_ttl_us > 0)
-    {
-      reservation->renew_at = g_get_monotonic_time () + self->lease_ttl_us / 3;
-      arm_alarm (self, stream, reservation);
-    }
+    reservation->renew_at = now + self->lease_ttl_us / 3;
+  arm_alarm (self, stream, reservation);
 
   return TRUE;
-}
-
-/* What the stream used so far, by the measure it settles with. */
-static guint64
-usage_so_far (SymfonicStream *stream,
-              Reservation    *reservation,
-              guint64         text_bytes)
-{
-  guint64 input = 0, output = 0;
-  gboolean reported = FALSE;
-
-  symfonic_stream_get_usage (stream, &input, &output, &reported);
-  if (reported)
-    return symfonic_meter_saturating_add (input, output);
-
-  return symfonic_meter_saturating_add (reservation->query_tokens, symfonic_budget_estimate_tokens (text_bytes));
 }
 
 static void
@@ -511,17 +515,22 @@ charge_batch (SymfonicBudgetStage *self,
               guint64              text_bytes)
 {
   g_autoptr(GError) error = NULL;
-  guint64 used = usage_so_far (stream, reservation, text_bytes);
   guint64 input = 0, output = 0;
+  gboolean reported = FALSE;
   gboolean exhausted = FALSE;
   guint64 allowance = 0;
+  guint64 tokens;
+  guint64 used;
   Charge *charge;
 
-  symfonic_stream_get_usage (stream, &input, &output, NULL);
+  symfonic_stream_get_usage (stream, &input, &output, &reported);
+  tokens = symfonic_meter_saturating_add (input, output);
+  used = reported ? tokens
+                  : symfonic_meter_saturating_add (reservation->query_tokens,
+                                                   symfonic_budget_estimate_tokens (text_bytes));
   reservation->next_charge_bytes = symfonic_meter_saturating_add (text_bytes, CHARGE_BATCH_TOKENS * 4);
-  reservation->next_charge_tokens = symfonic_meter_saturating_add (symfonic_meter_saturating_add (input, output),
-                                                                   CHARGE_BATCH_TOKENS);
-  reservation->flush_at = 0;
+  reservation->next_charge_tokens = symfonic_meter_saturating_add (tokens, CHARGE_BATCH_TOKENS);
+  update_checks (reservation);
   if (used <= reservation->charged || reservation->charging)
     return;
   reservation->charged = used;
@@ -547,9 +556,36 @@ charge_batch (SymfonicBudgetStage *self,
                                      symfonic_meter_store_get_time (self->store), NULL, charge_cb, charge);
 }
 
-/* Per event: a pointer lookup, an addition and a few comparisons, on
- * state only this stream touches; the store hears of it once a batch. The
- * usage so far (the estimate, the upstream's report) must stay in the
+/* An event the per-event check could not pass on its own: a batch is due,
+ * or the usage may be past the allowance. */
+static gboolean
+check_usage (SymfonicBudgetStage  *self,
+             SymfonicStream       *stream,
+             Reservation          *reservation,
+             guint64               text_bytes,
+             guint64               tokens,
+             GError              **error)
+{
+  gboolean used = text_bytes > reservation->text_bytes;
+
+  if (text_bytes >= reservation->next_charge_bytes || tokens >= reservation->next_charge_tokens)
+    charge_batch (self, stream, reservation, text_bytes);
+
+  if (text_bytes > reservation->text_bytes_allowed || tokens > reservation->allowance ||
+      (reservation->exhausted && used))
+    {
+      set_exceeded (self, reservation, error);
+      return FALSE;
+    }
+  reservation->text_bytes = text_bytes;
+  update_checks (reservation);
+
+  return TRUE;
+}
+
+/* Per event: a pointer lookup, an addition and two comparisons, on state
+ * only this stream touches; the store hears of the usage once a batch.
+ * The usage so far (the estimate, the upstream's report) must stay in the
  * allowance; the event that passes it is not forwarded. */
 static gboolean
 symfonic_budget_stage_process (SymfonicStage   *stage,
@@ -565,7 +601,6 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
   if (reservation != NULL)
     {
       guint64 text_bytes = reservation->text_bytes;
-      gboolean used = FALSE;
       guint64 tokens;
 
       if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
@@ -575,27 +610,19 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
           /* a delta's length was kept when it was made */
           symfonic_event_peek_text (event, &length);
           text_bytes = symfonic_meter_saturating_add (text_bytes, length);
-          used = length > 0;
         }
       symfonic_stream_get_usage (stream, &input, &output, NULL);
       tokens = symfonic_meter_saturating_add (input, output);
 
-      if (G_UNLIKELY (text_bytes >= reservation->next_charge_bytes || tokens >= reservation->next_charge_tokens))
-        charge_batch (self, stream, reservation, text_bytes);
-      else if (G_UNLIKELY (used && reservation->flush_at == 0))
+      if (G_UNLIKELY (text_bytes >= reservation->text_check || tokens >= reservation->token_check))
         {
-          /* usage not charged yet goes to the store within 250 ms */
-          reservation->flush_at = g_get_monotonic_time () + CHARGE_BATCH_US;
-          arm_alarm (self, stream, reservation);
+          if (!check_usage (self, stream, reservation, text_bytes, tokens, error))
+            return FALSE;
         }
-
-      if (text_bytes > reservation->text_bytes_allowed || tokens > reservation->allowance ||
-          G_UNLIKELY (reservation->exhausted && used))
+      else
         {
-          set_exceeded (self, reservation, error);
-          return FALSE;
+          reservation->text_bytes = text_bytes;
         }
-      reservation->text_bytes = text_bytes;
     }
 
   symfonic_stream_emit (stream, event);
@@ -631,8 +658,12 @@ symfonic_budget_stage_alarm (SymfonicStage   *stage,
   if (reservation == NULL || reservation->settled)
     return TRUE;
 
+  /* usage not charged yet goes to the store within 250 ms */
   if (reservation->flush_at != 0 && now >= reservation->flush_at)
-    charge_batch (self, stream, reservation, reservation->text_bytes);
+    {
+      charge_batch (self, stream, reservation, reservation->text_bytes);
+      reservation->flush_at = now + CHARGE_BATCH_US;
+    }
   if (reservation->exhausted)
     {
       set_exceeded (self, reservation, error);

@@ -307,6 +307,45 @@ test_check_connect (void)
   g_rmdir (dir);
 }
 
+/* symfonic-inspect lists the built-in store type among the types, and
+ * describes its roles and properties, and the keys that name a store. */
+static void
+test_inspect (void)
+{
+  const char *inspect = g_getenv ("SYMFONIC_INSPECT");
+  static const struct {
+    const char *argument;
+    const char *expected;
+  } cases[] = {
+    { NULL, "\n  memory           store   SymfonicMemoryStore          (built in)\n" },
+    { "memory", "memory (store SymfonicMemoryStore)\n  built into the library\n" },
+    { "memory", "  a store for: meter (a metering stage’s store), stream caps (a route’s cap-store), "
+                "resumable runs ([gateway] run-store) ([store:NAME] type=memory)\n" },
+    { "memory", "\n  lease-ttl-ms         How long a reservation or stream slot lives unless renewed" },
+    { "route", "  cap-store            " },
+    { "route", "type: the NAME of a [store:NAME], or a store type name (SymfonicStreamCapStore)\n" },
+    { "gateway", "type: the NAME of a [store:NAME], or a store type name (SymfonicRunStore)\n" },
+    { "rate-limit", "type: the NAME of a [store:NAME], or a store type name (SymfonicMeterStore)\n" },
+  };
+
+  g_assert_nonnull (inspect);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GSubprocess) process = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *out = NULL;
+
+      process = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                  inspect, cases[i].argument, NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+      g_test_message ("expecting “%s”", cases[i].expected);
+      g_assert_nonnull (strstr (out, cases[i].expected));
+    }
+}
+
 /* --- leases -------------------------------------------------------------- */
 
 #define BUDGET_GROUPS(ttl_ms) \
@@ -676,6 +715,7 @@ main (int    argc,
     }
   g_test_add_func ("/stores/shared/rate-limit", test_shared_rate_limit);
   g_test_add_func ("/stores/check-connect", test_check_connect);
+  g_test_add_func ("/stores/inspect", test_inspect);
   g_test_add_func ("/stores/lease/expires", test_lease_expires);
   g_test_add_func ("/stores/lease/renewed", test_lease_renewed);
   g_test_add_data_func ("/stores/once/success", GINT_TO_POINTER (END_SUCCESS), test_exactly_once);
