@@ -290,8 +290,10 @@ symfonic_server_class_init (SymfonicServerClass *klass)
    *
    * Where routes with #SymfonicRoute:resume keep their runs' frames. The
    * server holds it for its whole life, across pipeline reloads; by
-   * default an in-process #SymfonicMemoryRunStore. Takes effect at the
-   * next start.
+   * default an in-process #SymfonicMemoryRunStore. A pipeline whose
+   * `[gateway]` names a `run-store` uses that one instead (a store kept
+   * across reloads while its `[store:NAME]` group says the same). Takes
+   * effect at the next start.
    */
   properties[PROP_RUN_STORE] =
     g_param_spec_object ("run-store", "Run store", "Where resumable runs keep their recent frames",
@@ -665,6 +667,7 @@ symfonic_server_start (SymfonicServer  *self,
                        GError         **error)
 {
   g_autoptr(GSocket) socket = NULL;
+  SymfonicRunStore *run_store;
   guint workers;
 
   g_return_val_if_fail (SYMFONIC_IS_SERVER (self), FALSE);
@@ -689,10 +692,14 @@ symfonic_server_start (SymfonicServer  *self,
       self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
     }
 
+  /* the pipeline's, when its file names one: a store other instances share */
+  run_store = symfonic_pipeline_get_run_store (self->pipeline);
+  if (run_store == NULL)
+    run_store = self->run_store;
   self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
-      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, self->run_store, socket,
+      SymfonicWorker *worker = symfonic_worker_new (i, self->pipeline, self->metrics, run_store, socket,
                                                     worker_released, self->announcer, error);
 
       if (worker == NULL)
@@ -709,7 +716,7 @@ symfonic_server_start (SymfonicServer  *self,
 /* [gateway] settings the running workers and sockets were made with: a
  * reload cannot apply them. */
 static const char * const restart_settings[] = {
-  "listen", "workers", "header-timeout", "body-timeout", "keepalive-timeout", "max-connections",
+  "listen", "workers", "header-timeout", "body-timeout", "keepalive-timeout", "max-connections", "run-store",
 };
 
 static void

@@ -4,16 +4,23 @@
  */
 #pragma once
 
-#include "symfonic-plugin.h"
+#include <glib-object.h>
 
 G_BEGIN_DECLS
 
-/* The registry registers the library's own types as one plugin, when it
- * scans. They live in folders after this one (gateway/providers/), which
- * define this: the registry reaches them through it without including
- * their headers, as GObject's type system reaches the init functions of
- * its fundamental types. */
+/* A type every pipeline file can name without loading a plugin. */
+typedef struct
+{
+  const char *name;
+  GType     (*get_type) (void);
+} SymfonicBuiltinType;
+
+/* The registry finds the library's own types by name in this table, ended
+ * by a NULL name. Some of them live in folders after this one
+ * (gateway/providers/), which defines the table: the registry reaches
+ * them through it without including their headers, as GObject's type
+ * system reaches the init functions of its fundamental types. */
 G_GNUC_INTERNAL
-extern const SymfonicPluginInfo symfonic_builtin_plugin_info;
+extern const SymfonicBuiltinType symfonic_builtin_types[];
 
 G_END_DECLS

@@ -18,12 +18,22 @@
  *
  * A plugin registers its store type by name like a stage type, with
  * symfonic_plugin_register_type() (or symfonic_register_stage_type() from
- * a binding); a metering stage's `store` key in a pipeline file then names
- * it, and the pipeline creates one store for that stage.
+ * a binding). A metering stage's `store` key in a pipeline file names
+ * either a `[store:NAME]` group of the file, one store that every stage
+ * naming it shares, or a registered store type, of which the pipeline
+ * then creates one store for that stage alone.
  *
  * Keys are opaque strings chosen by the stages; the store keeps one GCRA
  * cell or one budget per key. Durations and instants are microseconds on
  * the store's clock (symfonic_meter_store_get_time()).
+ *
+ * A budget reservation is a lease (#SymfonicStore): the budget stage
+ * reserves its worst case at admission, charges what the stream used
+ * while it runs (so that streams of other workers and instances see it),
+ * renews the lease every third of the store's lease TTL, and settles it
+ * once, by id, when the stream ends. A lease nobody renews any more (its
+ * instance died) expires: its reservation is released, and what was
+ * charged to it stays charged.
  */
 G_DEFINE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, G_TYPE_OBJECT)
 
@@ -55,16 +65,30 @@ symfonic_meter_store_real_try_take (SymfonicMeterStore  *self,
 }
 
 static gboolean
-symfonic_meter_store_real_try_reserve (SymfonicMeterStore  *self,
-                                       const char          *key,
-                                       guint64              amount,
-                                       guint64              limit,
-                                       gint64               window_us,
-                                       gint64               now_us,
-                                       gboolean            *reserved,
-                                       gint64              *retry_after_us,
-                                       guint64             *allowance,
-                                       GError             **error)
+symfonic_meter_store_real_try_reserve (SymfonicMeterStore        *self,
+                                       const SymfonicMeterScope  *scopes,
+                                       guint                      n_scopes,
+                                       guint64                    amount,
+                                       gint64                     now_us,
+                                       gboolean                  *reserved,
+                                       guint64                   *lease_id,
+                                       gint64                    *retry_after_us,
+                                       guint64                   *allowance,
+                                       GError                   **error)
+{
+  return would_block (error);
+}
+
+static gboolean
+symfonic_meter_store_real_try_charge (SymfonicMeterStore        *self,
+                                      guint64                    lease_id,
+                                      const SymfonicMeterScope  *scopes,
+                                      guint                      n_scopes,
+                                      guint64                    used,
+                                      gint64                     now_us,
+                                      gboolean                  *exhausted,
+                                      guint64                   *allowance,
+                                      GError                   **error)
 {
   return would_block (error);
 }
@@ -75,6 +99,7 @@ symfonic_meter_store_default_init (SymfonicMeterStoreInterface *iface)
   iface->get_time = symfonic_meter_store_real_get_time;
   iface->try_take = symfonic_meter_store_real_try_take;
   iface->try_reserve = symfonic_meter_store_real_try_reserve;
+  iface->try_charge = symfonic_meter_store_real_try_charge;
 }
 
 /**
@@ -218,46 +243,80 @@ symfonic_meter_store_try_take (SymfonicMeterStore  *self,
   return TRUE;
 }
 
+/* What every call about budgets checks of its scopes. */
+static gboolean
+scopes_are_valid (const SymfonicMeterScope *scopes,
+                  guint                     n_scopes)
+{
+  if (scopes == NULL || n_scopes == 0)
+    return FALSE;
+
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      if (scopes[i].key == NULL || scopes[i].window_us <= 0)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+amount_fits (const SymfonicMeterScope *scopes,
+             guint                     n_scopes,
+             guint64                   amount)
+{
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      if (amount > scopes[i].limit)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
 /**
  * symfonic_meter_store_reserve_async:
  * @self: a #SymfonicMeterStore
- * @key: the budget
- * @amount: what to reserve, the worst case of one request
- * @limit: what the budget allows per window; at least @amount
- * @window_us: the window's length
+ * @scopes: (array length=n_scopes): the budgets to reserve against
+ * @n_scopes: how many, at least 1
+ * @amount: what to reserve, the worst case of one request; at most every
+ *   scope's limit
  * @now_us: now, from symfonic_meter_store_get_time()
  * @cancellable: (nullable): a #GCancellable
  * @callback: (scope async): called with the answer
  * @user_data: data for @callback
  *
- * Reserves @amount if it fits: the usage charged to the current window
- * plus every reservation not yet settled plus @amount must not exceed
- * @limit. So the reservations a budget ever admits never exceed it,
- * whatever runs concurrently. A granted reservation must be settled once
- * with symfonic_meter_store_settle_async().
+ * Reserves @amount in every scope if it fits in all of them, or in none:
+ * in each, the usage charged to the current window plus every lease not
+ * yet settled (each counting the larger of its reservation and what was
+ * charged to it) plus @amount must not exceed the scope's limit. So the
+ * reservations a budget ever admits never exceed it, whatever runs
+ * concurrently. A granted reservation is a lease with an id, which lives
+ * for the store's lease TTL unless renewed with
+ * symfonic_meter_store_renew_async(), and must be settled once with
+ * symfonic_meter_store_settle_async().
  *
- * The window is fixed, @window_us long, and opens at the first reservation
- * after the previous one closed (windows are per key, not aligned on the
- * clock). Usage is charged to the window current when it settles.
+ * A scope's window is fixed, `window_us` long, and opens at the first
+ * reservation after the previous one closed (windows are per key, not
+ * aligned on the clock). Usage is charged to the window current when it
+ * is charged.
  */
 void
-symfonic_meter_store_reserve_async (SymfonicMeterStore  *self,
-                                    const char          *key,
-                                    guint64              amount,
-                                    guint64              limit,
-                                    gint64               window_us,
-                                    gint64               now_us,
-                                    GCancellable        *cancellable,
-                                    GAsyncReadyCallback  callback,
-                                    gpointer             user_data)
+symfonic_meter_store_reserve_async (SymfonicMeterStore        *self,
+                                    const SymfonicMeterScope  *scopes,
+                                    guint                      n_scopes,
+                                    guint64                    amount,
+                                    gint64                     now_us,
+                                    GCancellable              *cancellable,
+                                    GAsyncReadyCallback        callback,
+                                    gpointer                   user_data)
 {
   g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
-  g_return_if_fail (key != NULL);
-  g_return_if_fail (amount <= limit);
-  g_return_if_fail (window_us > 0);
+  g_return_if_fail (scopes_are_valid (scopes, n_scopes));
+  g_return_if_fail (amount_fits (scopes, n_scopes, amount));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_async (self, key, amount, limit, window_us, now_us,
+  SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_async (self, scopes, n_scopes, amount, now_us,
                                                         cancellable, callback, user_data);
 }
 
@@ -266,13 +325,15 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore  *self,
  * @self: a #SymfonicMeterStore
  * @result: the #GAsyncResult
  * @reserved: (out): whether the reservation was granted
+ * @lease_id: (out) (optional): when granted, the lease's id, never 0; 0
+ *   when refused
  * @retry_after_us: (out) (optional): when refused, how long until it could
- *   be granted (> 0), never longer than the window: its rest, when
- *   settled usage alone leaves no room; 0 when granted
+ *   be granted (> 0), never longer than a window: its rest, when usage
+ *   charged alone leaves no room; 0 when granted
  * @allowance: (out) (optional): when granted, what the request may use in
- *   all before the budget is spent: @limit less the usage charged and the
- *   other reservations in flight (at least the amount reserved); 0 when
- *   refused
+ *   all before a budget is spent: in the tightest scope, its limit less
+ *   the usage charged and the other leases in flight (at least the amount
+ *   reserved); 0 when refused
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
@@ -281,11 +342,13 @@ gboolean
 symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
                                      GAsyncResult        *result,
                                      gboolean            *reserved,
+                                     guint64             *lease_id,
                                      gint64              *retry_after_us,
                                      guint64             *allowance,
                                      GError             **error)
 {
   gboolean local_reserved = FALSE;
+  guint64 local_lease = 0;
   gint64 local_retry = 0;
   guint64 local_allowance = 0;
 
@@ -294,11 +357,13 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
   g_return_val_if_fail (reserved != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_retry,
-                                                              &local_allowance, error))
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_lease,
+                                                              &local_retry, &local_allowance, error))
     return FALSE;
 
   *reserved = local_reserved;
+  if (lease_id != NULL)
+    *lease_id = local_reserved ? local_lease : 0;
   if (retry_after_us != NULL)
     *retry_after_us = local_reserved ? 0 : local_retry;
   if (allowance != NULL)
@@ -310,12 +375,12 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
 /**
  * symfonic_meter_store_try_reserve:
  * @self: a #SymfonicMeterStore
- * @key: the budget
+ * @scopes: (array length=n_scopes): the budgets to reserve against
+ * @n_scopes: how many, at least 1
  * @amount: what to reserve, as for symfonic_meter_store_reserve_async()
- * @limit: what the budget allows per window; at least @amount
- * @window_us: the window's length
  * @now_us: now, from symfonic_meter_store_get_time()
  * @reserved: (out): whether the reservation was granted
+ * @lease_id: (out) (optional): as for symfonic_meter_store_reserve_finish()
  * @retry_after_us: (out) (optional): as for
  *   symfonic_meter_store_reserve_finish()
  * @allowance: (out) (optional): as for
@@ -324,42 +389,43 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
  *
  * The reservation of symfonic_meter_store_reserve_async(), decided at once
  * if the store can, as symfonic_meter_store_try_take() is. A granted
- * reservation is settled with symfonic_meter_store_settle_async() like
- * any other.
+ * lease is renewed and settled like any other.
  *
  * Returns: %TRUE if the store answered, in @reserved; %FALSE with @error
  *   set if it must be asked asynchronously (%G_IO_ERROR_WOULD_BLOCK) or
  *   could not answer at all
  */
 gboolean
-symfonic_meter_store_try_reserve (SymfonicMeterStore  *self,
-                                  const char          *key,
-                                  guint64              amount,
-                                  guint64              limit,
-                                  gint64               window_us,
-                                  gint64               now_us,
-                                  gboolean            *reserved,
-                                  gint64              *retry_after_us,
-                                  guint64             *allowance,
-                                  GError             **error)
+symfonic_meter_store_try_reserve (SymfonicMeterStore        *self,
+                                  const SymfonicMeterScope  *scopes,
+                                  guint                      n_scopes,
+                                  guint64                    amount,
+                                  gint64                     now_us,
+                                  gboolean                  *reserved,
+                                  guint64                   *lease_id,
+                                  gint64                    *retry_after_us,
+                                  guint64                   *allowance,
+                                  GError                   **error)
 {
   gboolean local_reserved = FALSE;
+  guint64 local_lease = 0;
   gint64 local_retry = 0;
   guint64 local_allowance = 0;
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
-  g_return_val_if_fail (key != NULL, FALSE);
-  g_return_val_if_fail (amount <= limit, FALSE);
-  g_return_val_if_fail (window_us > 0, FALSE);
+  g_return_val_if_fail (scopes_are_valid (scopes, n_scopes), FALSE);
+  g_return_val_if_fail (amount_fits (scopes, n_scopes, amount), FALSE);
   g_return_val_if_fail (reserved != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_reserve (self, key, amount, limit, window_us, now_us,
-                                                           &local_reserved, &local_retry, &local_allowance,
-                                                           error))
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_reserve (self, scopes, n_scopes, amount, now_us,
+                                                           &local_reserved, &local_lease, &local_retry,
+                                                           &local_allowance, error))
     return FALSE;
 
   *reserved = local_reserved;
+  if (lease_id != NULL)
+    *lease_id = local_reserved ? local_lease : 0;
   if (retry_after_us != NULL)
     *retry_after_us = local_reserved ? 0 : local_retry;
   if (allowance != NULL)
@@ -369,37 +435,233 @@ symfonic_meter_store_try_reserve (SymfonicMeterStore  *self,
 }
 
 /**
+ * symfonic_meter_store_charge_async:
+ * @self: a #SymfonicMeterStore
+ * @lease_id: a lease symfonic_meter_store_reserve_async() granted
+ * @scopes: (array length=n_scopes): the lease's scopes, as reserved
+ * @n_scopes: how many
+ * @used: what the lease's stream used so far, in all (not since the last
+ *   charge: a charge repeated or overtaken by a later one changes nothing)
+ * @now_us: now, from symfonic_meter_store_get_time()
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the answer
+ * @user_data: data for @callback
+ *
+ * Charges a running stream's usage to its lease, so that every stream
+ * sharing a budget sees it before the stream ends: the lease then counts
+ * the larger of its reservation and @used. What does not fit in a scope
+ * (its limit less the usage charged and the other leases) is not charged,
+ * and the answer says the budget is exhausted: the stream must end. A
+ * stream charges in batches (every 256 tokens or 250 ms), so it overruns
+ * a budget by one batch at most.
+ */
+void
+symfonic_meter_store_charge_async (SymfonicMeterStore        *self,
+                                   guint64                    lease_id,
+                                   const SymfonicMeterScope  *scopes,
+                                   guint                      n_scopes,
+                                   guint64                    used,
+                                   gint64                     now_us,
+                                   GCancellable              *cancellable,
+                                   GAsyncReadyCallback        callback,
+                                   gpointer                   user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
+  g_return_if_fail (lease_id != 0);
+  g_return_if_fail (scopes_are_valid (scopes, n_scopes));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SYMFONIC_METER_STORE_GET_IFACE (self)->charge_async (self, lease_id, scopes, n_scopes, used, now_us,
+                                                       cancellable, callback, user_data);
+}
+
+/**
+ * symfonic_meter_store_charge_finish:
+ * @self: a #SymfonicMeterStore
+ * @result: the #GAsyncResult
+ * @exhausted: (out): whether @used did not fit: the stream must end
+ * @allowance: (out) (optional): what the lease's stream may use in all
+ *   from now on: the larger of its reservation and what is charged to it,
+ *   plus the room left in its tightest scope
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the store answered; %FALSE with @error set if it could
+ *   not, %G_IO_ERROR_NOT_FOUND when it has no such lease (it expired)
+ */
+gboolean
+symfonic_meter_store_charge_finish (SymfonicMeterStore  *self,
+                                    GAsyncResult        *result,
+                                    gboolean            *exhausted,
+                                    guint64             *allowance,
+                                    GError             **error)
+{
+  gboolean local_exhausted = FALSE;
+  guint64 local_allowance = 0;
+
+  g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (exhausted != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->charge_finish (self, result, &local_exhausted, &local_allowance,
+                                                             error))
+    return FALSE;
+
+  *exhausted = local_exhausted;
+  if (allowance != NULL)
+    *allowance = local_allowance;
+
+  return TRUE;
+}
+
+/**
+ * symfonic_meter_store_try_charge:
+ * @self: a #SymfonicMeterStore
+ * @lease_id: a lease symfonic_meter_store_reserve_async() granted
+ * @scopes: (array length=n_scopes): the lease's scopes, as reserved
+ * @n_scopes: how many
+ * @used: what the lease's stream used so far, in all
+ * @now_us: now, from symfonic_meter_store_get_time()
+ * @exhausted: (out): as for symfonic_meter_store_charge_finish()
+ * @allowance: (out) (optional): as for symfonic_meter_store_charge_finish()
+ * @error: return location for a #GError
+ *
+ * The charge of symfonic_meter_store_charge_async(), decided at once if
+ * the store can: the budget stage charges from its per-event hook, which
+ * must not wait.
+ *
+ * Returns: %TRUE if the store answered; %FALSE with @error set if it must
+ *   be asked asynchronously (%G_IO_ERROR_WOULD_BLOCK), has no such lease
+ *   (%G_IO_ERROR_NOT_FOUND) or could not answer at all
+ */
+gboolean
+symfonic_meter_store_try_charge (SymfonicMeterStore        *self,
+                                 guint64                    lease_id,
+                                 const SymfonicMeterScope  *scopes,
+                                 guint                      n_scopes,
+                                 guint64                    used,
+                                 gint64                     now_us,
+                                 gboolean                  *exhausted,
+                                 guint64                   *allowance,
+                                 GError                   **error)
+{
+  gboolean local_exhausted = FALSE;
+  guint64 local_allowance = 0;
+
+  g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
+  g_return_val_if_fail (lease_id != 0, FALSE);
+  g_return_val_if_fail (scopes_are_valid (scopes, n_scopes), FALSE);
+  g_return_val_if_fail (exhausted != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_charge (self, lease_id, scopes, n_scopes, used, now_us,
+                                                          &local_exhausted, &local_allowance, error))
+    return FALSE;
+
+  *exhausted = local_exhausted;
+  if (allowance != NULL)
+    *allowance = local_allowance;
+
+  return TRUE;
+}
+
+/**
+ * symfonic_meter_store_renew_async:
+ * @self: a #SymfonicMeterStore
+ * @lease_id: a lease symfonic_meter_store_reserve_async() granted
+ * @scopes: (array length=n_scopes): the lease's scopes, as reserved
+ * @n_scopes: how many
+ * @now_us: now, from symfonic_meter_store_get_time()
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (nullable) (scope async): called with the answer
+ * @user_data: data for @callback
+ *
+ * Extends a lease to the store's lease TTL from @now_us. The budget stage
+ * renews its streams' leases every third of the TTL while they run.
+ */
+void
+symfonic_meter_store_renew_async (SymfonicMeterStore        *self,
+                                  guint64                    lease_id,
+                                  const SymfonicMeterScope  *scopes,
+                                  guint                      n_scopes,
+                                  gint64                     now_us,
+                                  GCancellable              *cancellable,
+                                  GAsyncReadyCallback        callback,
+                                  gpointer                   user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
+  g_return_if_fail (lease_id != 0);
+  g_return_if_fail (scopes_are_valid (scopes, n_scopes));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SYMFONIC_METER_STORE_GET_IFACE (self)->renew_async (self, lease_id, scopes, n_scopes, now_us,
+                                                      cancellable, callback, user_data);
+}
+
+/**
+ * symfonic_meter_store_renew_finish:
+ * @self: a #SymfonicMeterStore
+ * @result: the #GAsyncResult
+ * @renewed: (out): %TRUE if the lease was renewed; %FALSE if the store
+ *   has it no more (it expired, and its reservation was released)
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
+ */
+gboolean
+symfonic_meter_store_renew_finish (SymfonicMeterStore  *self,
+                                   GAsyncResult        *result,
+                                   gboolean            *renewed,
+                                   GError             **error)
+{
+  gboolean local_renewed = FALSE;
+
+  g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (renewed != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->renew_finish (self, result, &local_renewed, error))
+    return FALSE;
+
+  *renewed = local_renewed;
+  return TRUE;
+}
+
+/**
  * symfonic_meter_store_settle_async:
  * @self: a #SymfonicMeterStore
- * @key: the budget
- * @reserved: what symfonic_meter_store_reserve_async() granted
- * @actual: what the request really used
+ * @lease_id: a lease symfonic_meter_store_reserve_async() granted
+ * @scopes: (array length=n_scopes): the lease's scopes, as reserved
+ * @n_scopes: how many
+ * @actual: what the request really used, in all
  * @now_us: now, from symfonic_meter_store_get_time()
  * @cancellable: (nullable): a #GCancellable
  * @callback: (nullable) (scope async): called when done
  * @user_data: data for @callback
  *
- * Settles a reservation: it stops counting and @actual is charged to the
- * current window, so `reserved − actual` is released. An @actual above
- * @reserved is charged up to the window's limit: an overrun spends the
- * window, never the windows after it, so no usage claimed, true or not,
- * locks a budget for longer than a window.
+ * Settles a lease, once: it stops counting and @actual is charged to each
+ * scope's current window, so what was reserved beyond it is released. An
+ * @actual above what fits is charged up to the window's limit: an
+ * overrun spends the window, never the windows after it, so no usage
+ * claimed, true or not, locks a budget for longer than a window.
  */
 void
-symfonic_meter_store_settle_async (SymfonicMeterStore  *self,
-                                   const char          *key,
-                                   guint64              reserved,
-                                   guint64              actual,
-                                   gint64               now_us,
-                                   GCancellable        *cancellable,
-                                   GAsyncReadyCallback  callback,
-                                   gpointer             user_data)
+symfonic_meter_store_settle_async (SymfonicMeterStore        *self,
+                                   guint64                    lease_id,
+                                   const SymfonicMeterScope  *scopes,
+                                   guint                      n_scopes,
+                                   guint64                    actual,
+                                   gint64                     now_us,
+                                   GCancellable              *cancellable,
+                                   GAsyncReadyCallback        callback,
+                                   gpointer                   user_data)
 {
   g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
-  g_return_if_fail (key != NULL);
+  g_return_if_fail (scopes_are_valid (scopes, n_scopes));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_METER_STORE_GET_IFACE (self)->settle_async (self, key, reserved, actual, now_us,
+  SYMFONIC_METER_STORE_GET_IFACE (self)->settle_async (self, lease_id, scopes, n_scopes, actual, now_us,
                                                        cancellable, callback, user_data);
 }
 
@@ -409,7 +671,8 @@ symfonic_meter_store_settle_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
- * Returns: %TRUE if the reservation was settled
+ * Returns: %TRUE if the lease was settled; %FALSE with @error set if not,
+ *   %G_IO_ERROR_NOT_FOUND when the store has no such lease
  */
 gboolean
 symfonic_meter_store_settle_finish (SymfonicMeterStore  *self,

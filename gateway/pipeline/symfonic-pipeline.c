@@ -14,6 +14,7 @@
 #include "symfonic-property-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stage-order-private.h"
+#include "symfonic-store.h"
 #include "symfonic-version.h"
 
 /**
@@ -24,9 +25,14 @@
  *
  * The file is a #GKeyFile. `[gateway]` sets the pipeline's own properties
  * (#SymfonicPipeline:listen, #SymfonicPipeline:workers,
- * #SymfonicPipeline:release-line, the connection limits). Each `[stage:NAME]` and `[source:NAME]`
- * group creates one object of the registered `type`, every other key
- * setting the property of that name; `[route:NAME]` binds a `path` to a
+ * #SymfonicPipeline:release-line, the connection limits, the
+ * #SymfonicPipeline:run-store). Each `[stage:NAME]`, `[source:NAME]` and
+ * `[store:NAME]` group creates one object of the registered `type`, every
+ * other key setting the property of that name. A store is shared by every
+ * stage and route that names it in a store key (a metering stage's
+ * `store`, a route's `cap-store`, the gateway's `run-store`), which may
+ * also name a registered store type, to have a store of its own made;
+ * `[route:NAME]` binds a `path` to a
  * `source` and a list of `stages`, its other keys setting the properties
  * of the #SymfonicRoute (symfonic_pipeline_list_keys() lists the keys of
  * both groups). Loading is strict: anything unknown or
@@ -48,9 +54,18 @@ struct _SymfonicPipeline
   guint       max_connections;
   guint       drain_seconds;
 
+  SymfonicRunStore *run_store;
+
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
   GHashTable *stage_settings;
+  /* [store:NAME] name -> store, and what its group said */
+  GHashTable *stores;
+  GHashTable *store_settings;
+  /* every store the file made, a group's or one a key named by type, and
+   * how to name it in a message */
+  GPtrArray  *all_stores;
+  GPtrArray  *store_labels;
   GHashTable *sources;
   GPtrArray  *routes;
   GHashTable *routes_by_path;
@@ -69,6 +84,7 @@ enum {
   PROP_KEEPALIVE_TIMEOUT,
   PROP_MAX_CONNECTIONS,
   PROP_DRAIN_SECONDS,
+  PROP_RUN_STORE,
   N_PROPS
 };
 
@@ -84,6 +100,11 @@ symfonic_pipeline_finalize (GObject *object)
   g_free (self->release_line);
   g_hash_table_unref (self->stages);
   g_hash_table_unref (self->stage_settings);
+  g_hash_table_unref (self->stores);
+  g_hash_table_unref (self->store_settings);
+  g_ptr_array_unref (self->all_stores);
+  g_ptr_array_unref (self->store_labels);
+  g_clear_object (&self->run_store);
   g_hash_table_unref (self->sources);
   g_ptr_array_unref (self->routes);
   g_hash_table_unref (self->routes_by_path);
@@ -128,6 +149,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_DRAIN_SECONDS:
       g_value_set_uint (value, self->drain_seconds);
       break;
+    case PROP_RUN_STORE:
+      g_value_set_object (value, self->run_store);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -171,6 +195,9 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_DRAIN_SECONDS:
       self->drain_seconds = g_value_get_uint (value);
+      break;
+    case PROP_RUN_STORE:
+      g_set_object (&self->run_store, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -278,12 +305,30 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                        0, 3600, 30,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicPipeline:run-store:
+   *
+   * Where routes with #SymfonicRoute:resume keep their runs: in a pipeline
+   * file, a `[store:NAME]` group or a registered store type. Unset, the
+   * server's own store (#SymfonicServer:run-store) keeps them.
+   */
+  properties[PROP_RUN_STORE] =
+    g_param_spec_object ("run-store", "Run store",
+                         "Where resumable runs keep their frames: a [store:NAME] or a registered store type; "
+                         "the server's own when unset",
+                         SYMFONIC_TYPE_RUN_STORE,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
 symfonic_pipeline_init (SymfonicPipeline *self)
 {
+  self->stores = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->store_settings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->all_stores = g_ptr_array_new_with_free_func (g_object_unref);
+  self->store_labels = g_ptr_array_new_with_free_func (g_free);
   self->stages = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->stage_settings = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->sources = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
@@ -311,7 +356,9 @@ names_registered_type (GParamSpec *pspec)
   return G_IS_PARAM_SPEC_OBJECT (pspec) && G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_FILE;
 }
 
-/* A new object of the type @key of @group names, for that one stage. */
+/* The object the key @key of @group names: the store of a `[store:NAME]`
+ * group, shared with every other key naming it, or a new object of a
+ * registered type, for that one key. */
 static gboolean
 new_registered_object (Loader      *loader,
                        const char  *group,
@@ -323,9 +370,29 @@ new_registered_object (Loader      *loader,
   g_autofree char *name = g_key_file_get_string (loader->key_file, group, key, NULL);
   g_autoptr(GError) local_error = NULL;
   g_autoptr(GObject) object = NULL;
+  GObject *store;
   GType type;
 
-  type = name != NULL ? symfonic_registry_lookup (loader->registry, g_strstrip (name)) : G_TYPE_INVALID;
+  if (name != NULL)
+    g_strstrip (name);
+  store = name != NULL ? g_hash_table_lookup (loader->self->stores, name) : NULL;
+  if (store != NULL)
+    {
+      if (!g_type_is_a (G_OBJECT_TYPE (store), required))
+        {
+          g_autofree char *store_group = g_strconcat ("store:", name, NULL);
+          g_autofree char *type_name = g_key_file_get_string (loader->key_file, store_group, "type", NULL);
+
+          return symfonic_config_file_set_error (loader->kf, error, group, key,
+                                                 _("[store:%s] is of type “%s”, which is not a %s"),
+                                                 name, type_name != NULL ? type_name : "", g_type_name (required));
+        }
+      g_value_init (value, required);
+      g_value_set_object (value, store);
+      return TRUE;
+    }
+
+  type = name != NULL ? symfonic_registry_lookup (loader->registry, name) : G_TYPE_INVALID;
   if (type == G_TYPE_INVALID || !g_type_is_a (type, required))
     return symfonic_config_file_set_error (loader->kf, error, group, key,
                                            _("“%s” is not a registered %s type (symfonic-inspect lists them)"),
@@ -335,6 +402,11 @@ new_registered_object (Loader      *loader,
   if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
     return symfonic_config_file_set_error (loader->kf, error, group, key, "%s", local_error->message);
 
+  if (symfonic_store_type_plays_a_role (type))
+    {
+      g_ptr_array_add (loader->self->all_stores, g_object_ref (object));
+      g_ptr_array_add (loader->self->store_labels, g_strdup_printf ("[%s] %s", group, key));
+    }
   g_value_init (value, required);
   g_value_take_object (value, g_steal_pointer (&object));
   return TRUE;
@@ -493,6 +565,12 @@ stage_settings (Loader     *loader,
       if (value == NULL || value[0] == '\0')
         continue;
 
+      /* a store the stage shares is part of what the stage is: changed,
+       * the stage is made anew, with the new store */
+      if (g_hash_table_contains (loader->self->store_settings, g_strstrip (value)))
+        g_string_append_printf (settings, "  [store:%s]\n%s", value,
+                                (const char *) g_hash_table_lookup (loader->self->store_settings, value));
+
       named = g_file_resolve_relative_path (loader->base_dir, value);
       info = g_file_query_info (named, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED ","
                                 G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
@@ -505,6 +583,48 @@ stage_settings (Loader     *loader,
     }
 
   return g_string_free (settings, FALSE);
+}
+
+/* A store is kept across a reload, with the state it holds, when its
+ * group kept its name and says the same (a file it names, such as a
+ * password file, unmodified): the budgets and runs of a store in this
+ * process outlive the reload, and a networked store keeps its
+ * connection. */
+static gboolean
+load_store (Loader      *loader,
+            const char  *group,
+            const char  *name,
+            GError     **error)
+{
+  g_autofree char *settings = stage_settings (loader, group);
+  g_autofree char *type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
+  GObject *object = NULL;
+  GType type;
+
+  if (type_name != NULL)
+    {
+      type = symfonic_registry_lookup (loader->registry, g_strstrip (type_name));
+      if (type != G_TYPE_INVALID && !symfonic_store_type_plays_a_role (type))
+        return symfonic_config_file_set_error (loader->kf, error, group, "type",
+                                               _("type “%s” is not a store (it implements none of "
+                                                 "SymfonicMeterStore, SymfonicStreamCapStore, SymfonicRunStore)"),
+                                               type_name);
+    }
+
+  if (loader->previous != NULL &&
+      g_strcmp0 (g_hash_table_lookup (loader->previous->store_settings, name), settings) == 0)
+    object = g_object_ref (g_hash_table_lookup (loader->previous->stores, name));
+  else
+    object = instantiate (loader, group, G_TYPE_OBJECT, _("store"), error);
+  if (object == NULL)
+    return FALSE;
+
+  g_hash_table_insert (loader->self->stores, g_strdup (name), object);
+  g_hash_table_insert (loader->self->store_settings, g_strdup (name), g_steal_pointer (&settings));
+  g_ptr_array_add (loader->self->all_stores, g_object_ref (object));
+  g_ptr_array_add (loader->self->store_labels, g_strdup_printf ("[%s]", group));
+
+  return TRUE;
 }
 
 /* A stage is kept across a reload, with the state it holds (rate-limit
@@ -785,6 +905,14 @@ load (Loader  *loader,
   if (!load_plugin_path (loader, error))
     return FALSE;
 
+  /* Pass 0: the stores, which the gateway, stages and routes name. */
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      if (g_str_has_prefix (groups[i], "store:") && groups[i][strlen ("store:")] != '\0' &&
+          !load_store (loader, groups[i], groups[i] + strlen ("store:"), error))
+        return FALSE;
+    }
+
   /* Pass 1: everything a route may refer to. */
   for (guint i = 0; groups[i] != NULL; i++)
     {
@@ -801,10 +929,11 @@ load (Loader  *loader,
 
       if (name == NULL || name[1] == '\0' ||
           !(g_str_has_prefix (group, "stage:") || g_str_has_prefix (group, "source:") ||
-            g_str_has_prefix (group, "route:")))
+            g_str_has_prefix (group, "route:") || g_str_has_prefix (group, "store:")))
         {
           symfonic_config_file_set_error (loader->kf, error, group, NULL,
-                                          _("unknown group (expected [gateway], [route:NAME], [stage:NAME] or [source:NAME])"));
+                                          _("unknown group (expected [gateway], [route:NAME], [stage:NAME], "
+                                            "[source:NAME] or [store:NAME])"));
           return FALSE;
         }
       name++;
@@ -1263,4 +1392,120 @@ symfonic_pipeline_get_source (SymfonicPipeline *self,
   g_return_val_if_fail (name != NULL, NULL);
 
   return g_hash_table_lookup (self->sources, name);
+}
+
+/**
+ * symfonic_pipeline_get_store:
+ * @self: a #SymfonicPipeline
+ * @name: the NAME of a `[store:NAME]` group
+ *
+ * Returns: (transfer none) (nullable): the store, which plays one or more
+ *   of the roles #SymfonicMeterStore, #SymfonicStreamCapStore and
+ *   #SymfonicRunStore
+ */
+GObject *
+symfonic_pipeline_get_store (SymfonicPipeline *self,
+                             const char       *name)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  return g_hash_table_lookup (self->stores, name);
+}
+
+/**
+ * symfonic_pipeline_get_run_store:
+ * @self: a #SymfonicPipeline
+ *
+ * Returns: (transfer none) (nullable): the #SymfonicPipeline:run-store, or
+ *   %NULL when the file names none
+ */
+SymfonicRunStore *
+symfonic_pipeline_get_run_store (SymfonicPipeline *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+
+  return self->run_store;
+}
+
+typedef struct
+{
+  guint   waiting;
+  GError *error;
+} Checks;
+
+static void
+checked_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  Checks *checks = user_data;
+  g_autoptr(GError) error = NULL;
+
+  checks->waiting--;
+  if (!symfonic_store_check_finish (SYMFONIC_STORE (object), result, &error) && checks->error == NULL)
+    checks->error = g_steal_pointer (&error);
+}
+
+/**
+ * symfonic_pipeline_check_stores:
+ * @self: a #SymfonicPipeline
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Asks every store the pipeline made (its `[store:NAME]` groups, and the
+ * stores its keys named by type) whether it can serve, with
+ * symfonic_store_check_async(), all at once, and waits for the answers
+ * on a main context of its own. Loading a pipeline never connects to a
+ * store; `symfonic-gateway --check --connect` calls this.
+ *
+ * Returns: %TRUE if every store can serve; %FALSE with @error set naming
+ *   the first store that cannot, by its group, and why
+ */
+gboolean
+symfonic_pipeline_check_stores (SymfonicPipeline  *self,
+                                GCancellable      *cancellable,
+                                GError           **error)
+{
+  g_autoptr(GMainContext) context = NULL;
+  Checks *checks;
+  gboolean ok;
+
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  checks = g_new0 (Checks, self->all_stores->len + 1);
+  for (guint i = 0; i < self->all_stores->len; i++)
+    {
+      GObject *store = g_ptr_array_index (self->all_stores, i);
+
+      if (!SYMFONIC_IS_STORE (store))
+        continue;
+      checks[i].waiting = 1;
+      symfonic_store_check_async (SYMFONIC_STORE (store), cancellable, checked_cb, &checks[i]);
+    }
+  for (guint i = 0; i < self->all_stores->len; i++)
+    {
+      while (checks[i].waiting > 0)
+        g_main_context_iteration (context, TRUE);
+    }
+  g_main_context_pop_thread_default (context);
+
+  ok = TRUE;
+  for (guint i = 0; i < self->all_stores->len; i++)
+    {
+      if (checks[i].error == NULL)
+        continue;
+      if (ok)
+        g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s",
+                     (const char *) g_ptr_array_index (self->store_labels, i), checks[i].error->message);
+      ok = FALSE;
+      g_clear_error (&checks[i].error);
+    }
+  g_free (checks);
+
+  return ok;
 }

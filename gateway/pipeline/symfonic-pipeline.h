@@ -12,6 +12,7 @@
 
 #include "symfonic-registry.h"
 #include "symfonic-route.h"
+#include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
 
@@ -45,6 +46,12 @@ SymfonicStage    *symfonic_pipeline_get_stage      (SymfonicPipeline  *self,
                                                     const char        *name);
 SymfonicSource   *symfonic_pipeline_get_source     (SymfonicPipeline  *self,
                                                     const char        *name);
+GObject          *symfonic_pipeline_get_store      (SymfonicPipeline  *self,
+                                                    const char        *name);
+SymfonicRunStore *symfonic_pipeline_get_run_store  (SymfonicPipeline  *self);
+gboolean          symfonic_pipeline_check_stores   (SymfonicPipeline  *self,
+                                                    GCancellable      *cancellable,
+                                                    GError           **error);
 
 gboolean          symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self);
 

@@ -10,18 +10,22 @@
 
 #include "symfonic-builtin-private.h"
 #include "symfonic-error.h"
-#include "symfonic-meter-store.h"
 #include "symfonic-paths-private.h"
 #include "symfonic-plugin-private.h"
 #include "symfonic-registry.h"
 #include "symfonic-source.h"
 #include "symfonic-stage.h"
+#include "symfonic-store.h"
 
 /**
  * SymfonicRegistry:
  *
- * Stage, source and meter store types by the name pipeline files use, and
- * the plugins that provided them.
+ * Stage, source and store types by the name pipeline files use, and the
+ * plugins that provided them.
+ *
+ * The library's own store type, `memory` (#SymfonicMemoryStore), is built
+ * in: every registry finds it, none lists it among the registered types,
+ * and no plugin may take its name.
  *
  * Plugins are shared modules exporting a #SymfonicPluginInfo (see
  * SYMFONIC_PLUGIN_DEFINE()). Loading a module runs its constructors; the
@@ -42,7 +46,6 @@ struct _SymfonicRegistry
   /* ScriptLoader, in the order added */
   GPtrArray  *script_loaders;
   /* the library's own types were registered by a scan */
-  gboolean    builtins_registered;
 };
 
 typedef struct
@@ -222,11 +225,53 @@ owner_name (SymfonicPlugin *plugin)
     : symfonic_plugin_get_name (plugin);
 }
 
+/* The library's own types, which every pipeline file can name without a
+ * plugin: the embedded default must need nothing loaded. */
+static GType
+builtin_type (const char *name)
+{
+  for (const SymfonicBuiltinType *builtin = symfonic_builtin_types; builtin->name != NULL; builtin++)
+    {
+      if (g_str_equal (name, builtin->name))
+        return builtin->get_type ();
+    }
+
+  return G_TYPE_INVALID;
+}
+
+static gpointer
+list_builtin_names (gpointer data)
+{
+  g_autoptr(GStrvBuilder) names = g_strv_builder_new ();
+
+  for (const SymfonicBuiltinType *builtin = symfonic_builtin_types; builtin->name != NULL; builtin++)
+    g_strv_builder_add (names, builtin->name);
+
+  return g_strv_builder_end (names);
+}
+
+/**
+ * symfonic_registry_list_builtin_types:
+ *
+ * Lists the types built into the library, which every registry finds by
+ * name without listing them: `memory`, the in-process store, and the
+ * `openai` and `anthropic` sources.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the built-in names
+ */
+const char * const *
+symfonic_registry_list_builtin_types (void)
+{
+  static GOnce names = G_ONCE_INIT;
+
+  return g_once (&names, list_builtin_names, NULL);
+}
+
 /**
  * symfonic_registry_register_type:
  * @self: a #SymfonicRegistry
- * @type: a type implementing #SymfonicStage, #SymfonicSource or
- *   #SymfonicMeterStore
+ * @type: a type implementing #SymfonicStage, #SymfonicSource, or a store
+ *   role (#SymfonicMeterStore, #SymfonicStreamCapStore, #SymfonicRunStore)
  * @name: the name pipeline files use in `type=`
  * @plugin: (nullable): the plugin providing @type
  * @error: return location for a #GError
@@ -251,10 +296,17 @@ symfonic_registry_register_type (SymfonicRegistry  *self,
   g_return_val_if_fail (name != NULL && *name != '\0', FALSE);
   g_return_val_if_fail (g_type_is_a (type, SYMFONIC_TYPE_STAGE) ||
                         g_type_is_a (type, SYMFONIC_TYPE_SOURCE) ||
-                        g_type_is_a (type, SYMFONIC_TYPE_METER_STORE), FALSE);
+                        symfonic_store_type_plays_a_role (type), FALSE);
   g_return_val_if_fail (G_TYPE_IS_INSTANTIATABLE (type) && !G_TYPE_IS_ABSTRACT (type), FALSE);
   g_return_val_if_fail (plugin == NULL || SYMFONIC_IS_PLUGIN (plugin), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (builtin_type (name) != G_TYPE_INVALID)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("Type “%s” from %s is built into the library"), name, owner_name (plugin));
+      return FALSE;
+    }
 
   locker = g_mutex_locker_new (&self->lock);
   existing = g_hash_table_lookup (self->types, name);
@@ -673,51 +725,12 @@ scan_directory (SymfonicRegistry  *self,
   return TRUE;
 }
 
-/* The library's own types, as the plugin `builtin` without a file, before
- * any module: a plugin cannot take their names. A name an application
- * took first leaves them out, with a warning, as a module that does not
- * load would be. */
-static void
-register_builtins (SymfonicRegistry *self)
-{
-  const SymfonicPluginInfo *info = &symfonic_builtin_plugin_info;
-  g_autoptr(SymfonicPlugin) plugin = NULL;
-  g_autoptr(GError) error = NULL;
-
-  g_mutex_lock (&self->lock);
-  if (self->builtins_registered)
-    {
-      g_mutex_unlock (&self->lock);
-      return;
-    }
-  self->builtins_registered = TRUE;
-  g_mutex_unlock (&self->lock);
-
-  if (!claim_plugin_name (self, info->name, _("the library"), NULL, &error))
-    {
-      g_warning (_("Skipping the library’s built-in types: %s"), error->message);
-      return;
-    }
-  plugin = symfonic_plugin_new (self, info, NULL);
-  if (!info->init (plugin, &error))
-    {
-      g_warning (_("Skipping the library’s built-in types: %s"), error->message);
-      return;
-    }
-
-  g_mutex_lock (&self->lock);
-  g_ptr_array_add (self->plugins, g_steal_pointer (&plugin));
-  g_mutex_unlock (&self->lock);
-}
-
 /**
  * symfonic_registry_scan:
  * @self: a #SymfonicRegistry
  * @error: return location for a #GError
  *
- * Registers the types built into the library (the `openai` and
- * `anthropic` sources, as the plugin `builtin`, which has no file), then
- * loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
+ * Loads the plugins of every directory in `$SYMFONIC_PLUGIN_PATH` (a colon
  * separated list), then those of the build's or installation's plugin
  * directory. A directory listed twice is read once. A module that cannot
  * be loaded is skipped with a warning; of two plugins of one name, the
@@ -739,8 +752,6 @@ symfonic_registry_scan (SymfonicRegistry  *self,
 
   g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  register_builtins (self);
 
   if (env != NULL)
     {
@@ -782,7 +793,7 @@ symfonic_registry_scan (SymfonicRegistry  *self,
  * @self: a #SymfonicRegistry
  * @name: a type name as pipeline files use it
  *
- * Returns: the registered type, or %G_TYPE_INVALID
+ * Returns: the registered or built-in type, or %G_TYPE_INVALID
  */
 GType
 symfonic_registry_lookup (SymfonicRegistry *self,
@@ -797,7 +808,7 @@ symfonic_registry_lookup (SymfonicRegistry *self,
   locker = g_mutex_locker_new (&self->lock);
   entry = g_hash_table_lookup (self->types, name);
 
-  return entry != NULL ? entry->type : G_TYPE_INVALID;
+  return entry != NULL ? entry->type : builtin_type (name);
 }
 
 /**
@@ -871,10 +882,10 @@ symfonic_registry_list_plugins (SymfonicRegistry *self)
 
 /**
  * symfonic_register_stage_type:
- * @type: a type implementing #SymfonicStage, #SymfonicSource or
- *   #SymfonicMeterStore
- * @name: the name pipeline files use in `type=` (or, for a meter store,
- *   in a metering stage's `store=`)
+ * @type: a type implementing #SymfonicStage, #SymfonicSource, or a store
+ *   role (#SymfonicMeterStore, #SymfonicStreamCapStore, #SymfonicRunStore)
+ * @name: the name pipeline files use in `type=` (or, for a store, also in
+ *   a `store=`, `cap-store=` or `run-store=` key)
  * @error: return location for a #GError
  *
  * Registers a type defined by the application, or by Python or JavaScript

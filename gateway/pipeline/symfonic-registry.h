@@ -38,6 +38,7 @@ GType              symfonic_registry_lookup            (SymfonicRegistry  *self,
 SymfonicPlugin    *symfonic_registry_get_type_plugin   (SymfonicRegistry  *self,
                                                         const char        *name);
 char             **symfonic_registry_list_types        (SymfonicRegistry  *self);
+const char * const *symfonic_registry_list_builtin_types (void);
 GPtrArray         *symfonic_registry_list_plugins      (SymfonicRegistry  *self);
 
 void               symfonic_registry_add_script_loader (SymfonicRegistry       *self,

@@ -8,6 +8,7 @@
 #include "symfonic-stage-lane-private.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
+#include "symfonic-stream-cap-private.h"
 
 G_BEGIN_DECLS
 
@@ -42,9 +43,10 @@ G_GNUC_INTERNAL
 SymfonicEndpoint symfonic_route_get_endpoint (SymfonicRoute    *self,
                                              const char        *path);
 G_GNUC_INTERNAL
-gboolean symfonic_route_claim_stream        (SymfonicRoute   *self,
-                                             SymfonicStream  *stream,
-                                             GError         **error);
+SymfonicAdmitResult symfonic_route_claim_stream (SymfonicRoute          *self,
+                                                 SymfonicStream         *stream,
+                                                 SymfonicStreamCapFunc   func,
+                                                 GError                **error);
 G_GNUC_INTERNAL
 void     symfonic_route_release_stream      (SymfonicRoute   *self,
                                              SymfonicStream  *stream);

@@ -69,6 +69,7 @@ enum {
   PROP_HOOK_TIMEOUT,
   PROP_MAX_STREAMS,
   PROP_MAX_STREAMS_PER_TENANT,
+  PROP_CAP_STORE,
   PROP_STALL_TIMEOUT,
   PROP_HEARTBEAT_SECONDS,
   PROP_RESUME,
@@ -155,6 +156,9 @@ symfonic_route_get_property (GObject    *object,
     case PROP_MAX_USAGE_TOKENS:
       g_value_set_uint64 (value, self->max_usage_tokens);
       break;
+    case PROP_CAP_STORE:
+      g_value_set_object (value, symfonic_route_get_cap_store (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -218,9 +222,24 @@ symfonic_route_set_property (GObject      *object,
     case PROP_MAX_USAGE_TOKENS:
       symfonic_route_set_max_usage_tokens (self, g_value_get_uint64 (value));
       break;
+    case PROP_CAP_STORE:
+      symfonic_route_set_cap_store (self, g_value_get_object (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+/* The caps count under the route's name, which a store shared by other
+ * routes and instances needs: it is only known once constructed. */
+static void
+symfonic_route_constructed (GObject *object)
+{
+  SymfonicRoute *self = (SymfonicRoute *) object;
+
+  G_OBJECT_CLASS (symfonic_route_parent_class)->constructed (object);
+
+  self->cap = symfonic_stream_cap_new (self->name);
 }
 
 static void
@@ -228,6 +247,7 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  object_class->constructed = symfonic_route_constructed;
   object_class->finalize = symfonic_route_finalize;
   object_class->get_property = symfonic_route_get_property;
   object_class->set_property = symfonic_route_set_property;
@@ -396,6 +416,23 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                          1, SYMFONIC_ROUTE_MAX_USAGE_TOKENS_LIMIT, SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicRoute:cap-store:
+   *
+   * Where #SymfonicRoute:max-streams and
+   * #SymfonicRoute:max-streams-per-tenant count the route's running
+   * streams. A store that several instances share makes the caps hold
+   * for the whole cluster; in a pipeline file, `cap-store` names a
+   * `[store:NAME]` group or a registered store type. Unset, the route
+   * counts its streams in this process, alone.
+   */
+  properties[PROP_CAP_STORE] =
+    g_param_spec_object ("cap-store", "Cap store",
+                         "Where max-streams and max-streams-per-tenant count running streams: a [store:NAME] "
+                         "or a registered store type; this process alone when unset",
+                         SYMFONIC_TYPE_STREAM_CAP_STORE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -405,7 +442,6 @@ symfonic_route_init (SymfonicRoute *self)
   self->stages = g_ptr_array_new_with_free_func (g_object_unref);
   self->stage_infos = g_array_new (FALSE, FALSE, sizeof (SymfonicRouteStage));
   g_array_set_clear_func (self->stage_infos, stage_info_clear);
-  self->cap = symfonic_stream_cap_new ();
   self->stall_timeout = SYMFONIC_ROUTE_DEFAULT_STALL_TIMEOUT;
   self->hook_timeout = SYMFONIC_ROUTE_DEFAULT_HOOK_TIMEOUT;
   self->resume_frames = SYMFONIC_ROUTE_DEFAULT_RESUME_FRAMES;
@@ -760,13 +796,57 @@ symfonic_route_get_endpoint (SymfonicRoute *self,
   return SYMFONIC_ENDPOINT_INVOKE;
 }
 
-/* Counts @stream against the route's caps, or refuses it. */
-gboolean
-symfonic_route_claim_stream (SymfonicRoute   *self,
-                             SymfonicStream  *stream,
-                             GError         **error)
+/**
+ * symfonic_route_get_cap_store:
+ * @self: a #SymfonicRoute
+ *
+ * Returns: (transfer none) (nullable): where the route counts its running
+ *   streams: its #SymfonicRoute:cap-store, or the store it keeps in this
+ *   process; %NULL while it has no cap
+ */
+SymfonicStreamCapStore *
+symfonic_route_get_cap_store (SymfonicRoute *self)
 {
-  return symfonic_stream_cap_claim (self->cap, stream, error);
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return symfonic_stream_cap_get_store (self->cap);
+}
+
+/**
+ * symfonic_route_set_cap_store:
+ * @self: a #SymfonicRoute
+ * @store: (nullable): where to count the route's running streams, or
+ *   %NULL to count them in this process
+ *
+ * Sets #SymfonicRoute:cap-store. Only while the route is assembled,
+ * before it serves.
+ */
+void
+symfonic_route_set_cap_store (SymfonicRoute          *self,
+                              SymfonicStreamCapStore *store)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (store == NULL || SYMFONIC_IS_STREAM_CAP_STORE (store));
+
+  if (store != NULL && symfonic_stream_cap_get_store (self->cap) == store)
+    return;
+
+  symfonic_stream_cap_set_store (self->cap, store != NULL ? g_object_ref (store) : NULL);
+  /* back to a store of its own, if it has a cap */
+  for (guint kind = 0; store == NULL && kind < SYMFONIC_STREAM_CAP_N_KINDS; kind++)
+    symfonic_stream_cap_set_limit (self->cap, kind, symfonic_stream_cap_get_limit (self->cap, kind));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAP_STORE]);
+}
+
+/* Counts @stream against the route's caps, or refuses it; a store that
+ * answers later tells @func. */
+SymfonicAdmitResult
+symfonic_route_claim_stream (SymfonicRoute          *self,
+                             SymfonicStream         *stream,
+                             SymfonicStreamCapFunc   func,
+                             GError                **error)
+{
+  return symfonic_stream_cap_claim (self->cap, stream, func, error);
 }
 
 /* Gives back what symfonic_route_claim_stream() took, if anything. */

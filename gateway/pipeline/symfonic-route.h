@@ -13,6 +13,7 @@
 #include "symfonic-error-frame.h"
 #include "symfonic-source.h"
 #include "symfonic-stage.h"
+#include "symfonic-stream-cap-store.h"
 #include "symfonic-types.h"
 
 G_BEGIN_DECLS
@@ -159,6 +160,9 @@ guint              symfonic_route_get_stall_timeout (SymfonicRoute *self);
 void               symfonic_route_set_stall_timeout (SymfonicRoute *self,
                                                      guint          seconds);
 guint64            symfonic_route_get_max_usage_tokens (SymfonicRoute *self);
+SymfonicStreamCapStore *symfonic_route_get_cap_store (SymfonicRoute          *self);
+void               symfonic_route_set_cap_store  (SymfonicRoute          *self,
+                                                  SymfonicStreamCapStore *store);
 void               symfonic_route_set_max_usage_tokens (SymfonicRoute *self,
                                                         guint64        tokens);
 guint              symfonic_route_get_heartbeat_seconds (SymfonicRoute *self);

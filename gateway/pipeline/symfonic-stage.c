@@ -125,6 +125,14 @@ symfonic_stage_real_close (SymfonicStage  *self,
 {
 }
 
+static gboolean
+symfonic_stage_real_alarm (SymfonicStage   *self,
+                           SymfonicStream  *stream,
+                           GError         **error)
+{
+  return TRUE;
+}
+
 static void
 symfonic_stage_default_init (SymfonicStageInterface *iface)
 {
@@ -136,6 +144,7 @@ symfonic_stage_default_init (SymfonicStageInterface *iface)
   iface->process = symfonic_stage_real_process;
   iface->finish = symfonic_stage_real_finish;
   iface->close = symfonic_stage_real_close;
+  iface->alarm = symfonic_stage_real_alarm;
 }
 
 /**
@@ -408,6 +417,33 @@ symfonic_stage_close (SymfonicStage  *self,
   g_return_if_fail (SYMFONIC_IS_STREAM (stream));
 
   SYMFONIC_STAGE_GET_IFACE (self)->close (self, stream);
+}
+
+/**
+ * symfonic_stage_alarm:
+ * @self: a #SymfonicStage
+ * @stream: a running stream
+ * @error: return location for a #GError
+ *
+ * Tells the stage the instant it set with symfonic_stream_set_alarm() came.
+ *
+ * Returns: %TRUE if the stream goes on, %FALSE with @error set to end it
+ */
+gboolean
+symfonic_stage_alarm (SymfonicStage   *self,
+                      SymfonicStream  *stream,
+                      GError         **error)
+{
+  GError *local_error = NULL;
+  gboolean ok;
+
+  g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
+  g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  ok = SYMFONIC_STAGE_GET_IFACE (self)->alarm (self, stream, &local_error);
+
+  return check_hook (self, "alarm", ok, local_error, error);
 }
 
 /**

@@ -61,6 +61,11 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
  * @finish: the upstream ended successfully: emit whatever is still withheld.
  * @close: the stream is over (success, error or client gone). Called once
  *   for every stream this stage admitted; settle per-stream accounting here.
+ * @alarm: the instant the stage set with symfonic_stream_set_alarm() came
+ *   while the stream runs: renew what the stage holds for the stream,
+ *   flush what it batched. Returning %FALSE ends the stream with @error,
+ *   its one error frame. Called on the stream's thread, only for a stage
+ *   whose hooks run there. The default does nothing.
  *
  * The hooks of a stage. A stage object is shared by every stream of its
  * route, possibly on several threads at once: per-stream state belongs in
@@ -95,6 +100,9 @@ struct _SymfonicStageInterface
                             GError              **error);
   void     (*close)        (SymfonicStage        *self,
                             SymfonicStream       *stream);
+  gboolean (*alarm)        (SymfonicStage        *self,
+                            SymfonicStream       *stream,
+                            GError              **error);
 };
 
 gboolean symfonic_stage_admit        (SymfonicStage        *self,
@@ -121,6 +129,9 @@ gboolean symfonic_stage_finish       (SymfonicStage        *self,
                                       GError              **error);
 void     symfonic_stage_close        (SymfonicStage        *self,
                                       SymfonicStream       *stream);
+gboolean symfonic_stage_alarm        (SymfonicStage        *self,
+                                      SymfonicStream       *stream,
+                                      GError              **error);
 
 void          symfonic_stage_type_set_main_context (GType         stage_type,
                                                     GMainContext *context);

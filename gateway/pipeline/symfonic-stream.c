@@ -168,6 +168,15 @@ static const char * const event_names[] = {
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_STREAM_STATES);
 G_STATIC_ASSERT (G_N_ELEMENTS (event_names) == N_STREAM_EVENTS);
 
+/* A stage's alarm on the stream: one worker timer, made when first set
+ * and moved afterwards, so that arming it again allocates nothing. */
+typedef struct
+{
+  SymfonicStream *stream;
+  guint           index;
+  SymfonicTimer  *timer;
+} Alarm;
+
 typedef struct
 {
   SymfonicStage            *stage;
@@ -283,6 +292,10 @@ struct _SymfonicStream
   gpointer                  admit_data;
   /* ends a stream that runs longer than its route's max-duration */
   SymfonicTimer            *deadline;
+  /* the stages' alarms (symfonic_stream_set_alarm()), one per slot, made
+   * when the first is set: apart from the slots, which the executor walks
+   * for every event */
+  Alarm                    *alarms;
 
   /* the executor's two reusable batches, and where symfonic_stream_emit()
    * appends while a hook runs */
@@ -444,6 +457,8 @@ clear_deadline (SymfonicStream *self)
 {
   g_clear_pointer (&self->deadline, symfonic_timer_remove);
   g_clear_pointer (&self->hook_deadline, symfonic_timer_remove);
+  for (guint i = 0; self->alarms != NULL && i < self->n_stages; i++)
+    g_clear_pointer (&self->alarms[i].timer, symfonic_timer_remove);
 }
 
 /* The worker's poller, taken on first use by the thread that runs the
@@ -483,6 +498,7 @@ symfonic_stream_finalize (GObject *object)
         self->slots[i].destroy (self->slots[i].data);
     }
   g_free (self->slots);
+  g_free (self->alarms);
   if (self->poller != NULL)
     {
       symfonic_poller_cancel_deferred (self->poller, &self->ready);
@@ -1223,6 +1239,70 @@ arm_deadline (SymfonicStream *self)
 }
 
 static void
+alarm_rang (gpointer data)
+{
+  Alarm *alarm = data;
+  SymfonicStream *self = alarm->stream;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SymfonicStream) alive = g_object_ref (self);
+
+  if (is_over (self) || self->state < STREAM_STARTING)
+    return;
+  if (!symfonic_stage_alarm (self->slots[alarm->index].stage, self, &error))
+    stream_end (self, error);
+}
+
+/**
+ * symfonic_stream_set_alarm:
+ * @self: a #SymfonicStream
+ * @stage: a stage of the stream's route whose hooks run on the stream's
+ *   thread
+ * @deadline_us: when, in g_get_monotonic_time() microseconds; -1 to
+ *   disarm
+ *
+ * Calls @stage's alarm hook for this stream at @deadline_us, once, if the
+ * stream still runs then: a stage that holds a lease for the stream
+ * renews it there, one that batches what it reports flushes the batch. A
+ * stage has one alarm per stream; setting it again moves it. Arming it
+ * allocates nothing once the stream has it, and no alarm rings once the
+ * stream ended.
+ */
+void
+symfonic_stream_set_alarm (SymfonicStream *self,
+                           SymfonicStage  *stage,
+                           gint64          deadline_us)
+{
+  StageSlot *slot;
+  Alarm *alarm;
+
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  slot = find_slot (self, stage);
+  g_return_if_fail (slot != NULL);
+  g_return_if_fail (slot->info.context == NULL);
+
+  if (is_over (self))
+    return;
+
+  if (self->alarms == NULL)
+    {
+      if (deadline_us < 0)
+        return;
+      self->alarms = g_new0 (Alarm, self->n_stages);
+    }
+  alarm = &self->alarms[slot - self->slots];
+  if (alarm->timer == NULL)
+    {
+      if (deadline_us < 0)
+        return;
+      alarm->stream = self;
+      alarm->index = slot - self->slots;
+      alarm->timer = symfonic_poller_timer (get_poller (self), alarm_rang, alarm);
+    }
+  symfonic_timer_set_deadline (alarm->timer, deadline_us);
+}
+
+static void
 start_source (SymfonicStream *self)
 {
   if (!advance (self, STREAM_OPEN))
@@ -1657,24 +1737,64 @@ refuse_admission (SymfonicStream *self)
   close_admitted_stages (self);
 }
 
+static void caps_decided (SymfonicStream *self,
+                          GError         *error);
+
 /* Every stage of the phase admitted the stream. The body phase ends with
  * the route's caps, which come after every stage so that the tenant is
  * known, and the source's own admission: last, so that a source reserves
- * nothing for a stream a stage refused. */
-static gboolean
+ * nothing for a stream a stage refused. A cap store that answers later
+ * makes the stream wait for it (caps_decided()). */
+static SymfonicAdmitResult
 pass_phase (SymfonicStream  *self,
             GError         **error)
 {
-  if (admitting_phase (self) == SYMFONIC_ADMISSION_PHASE_BODY &&
-      (!symfonic_route_claim_stream (self->route, self, error) ||
-       !symfonic_source_admit (symfonic_route_get_source (self->route), self, error)))
+  if (admitting_phase (self) == SYMFONIC_ADMISSION_PHASE_BODY)
     {
-      refuse_admission (self);
-      return FALSE;
+      switch (symfonic_route_claim_stream (self->route, self, caps_decided, error))
+        {
+        case SYMFONIC_ADMIT_PENDING:
+          advance (self, STREAM_WAIT);
+          return SYMFONIC_ADMIT_PENDING;
+        case SYMFONIC_ADMIT_REFUSED:
+          refuse_admission (self);
+          return SYMFONIC_ADMIT_REFUSED;
+        case SYMFONIC_ADMIT_PASSED:
+        default:
+          break;
+        }
+      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+        {
+          refuse_admission (self);
+          return SYMFONIC_ADMIT_REFUSED;
+        }
     }
 
   advance (self, STREAM_PASS);
-  return TRUE;
+  return SYMFONIC_ADMIT_PASSED;
+}
+
+/* The route's cap store, which the stream waited for, decided (@error,
+ * taken, is the refusal); the source's admission is next. Not called for
+ * a stream cancelled meanwhile. */
+static void
+caps_decided (SymfonicStream *self,
+              GError         *error)
+{
+  SymfonicStreamAdmitFunc func = self->admit_func;
+  gpointer data = self->admit_data;
+
+  if (error == NULL)
+    symfonic_source_admit (symfonic_route_get_source (self->route), self, &error);
+  if (error != NULL)
+    refuse_admission (self);
+  else
+    advance (self, STREAM_PASS);
+
+  self->admit_func = NULL;
+  self->admit_data = NULL;
+  func (data, error);
+  g_clear_error (&error);
 }
 
 static void
@@ -1735,7 +1855,7 @@ admit_from_next (SymfonicStream  *self,
       return SYMFONIC_ADMIT_PENDING;
     }
 
-  return pass_phase (self, error) ? SYMFONIC_ADMIT_PASSED : SYMFONIC_ADMIT_REFUSED;
+  return pass_phase (self, error);
 }
 
 /* The stage at admit_next, which the stream waited for, decided: the next

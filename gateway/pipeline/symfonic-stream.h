@@ -98,6 +98,9 @@ void                symfonic_stream_set_stage_data  (SymfonicStream       *self,
                                                      SymfonicStage        *stage,
                                                      gpointer              data,
                                                      GDestroyNotify        destroy);
+void                symfonic_stream_set_alarm       (SymfonicStream       *self,
+                                                     SymfonicStage        *stage,
+                                                     gint64                deadline_us);
 GObject            *symfonic_stream_get_stage_state (SymfonicStream       *self,
                                                      SymfonicStage        *stage);
 void                symfonic_stream_set_stage_state (SymfonicStream       *self,

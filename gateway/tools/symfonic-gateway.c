@@ -228,6 +228,7 @@ main (int   argc,
   g_autofree char *uri = NULL;
   g_autofree char *display = NULL;
   gboolean check = FALSE;
+  gboolean connect = FALSE;
   gboolean allow_demo = FALSE;
   gboolean version = FALSE;
   int workers = 0;
@@ -236,6 +237,7 @@ main (int   argc,
     { "listen", 'l', 0, G_OPTION_ARG_STRING, &listen, N_("Serve on HOST:PORT instead of the pipeline's [gateway] listen"), N_("ADDR:PORT") },
     { "workers", 'w', 0, G_OPTION_ARG_INT, &workers, N_("Worker threads instead of the pipeline's [gateway] workers"), N_("N") },
     { "check", 0, 0, G_OPTION_ARG_NONE, &check, N_("Load and validate the pipeline, then exit"), NULL },
+    { "connect", 0, 0, G_OPTION_ARG_NONE, &connect, N_("With --check: also ask each store whether it can serve (connects to a shared store)"), NULL },
     { "allow-demo-tokens", 0, 0, G_OPTION_ARG_NONE, &allow_demo, N_("Serve the published demo tokens on a non-loopback address too"), NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"), NULL },
     { NULL }
@@ -271,6 +273,12 @@ main (int   argc,
     {
       g_print ("symfonic-gateway %s\n", SYMFONIC_VERSION);
       return 0;
+    }
+
+  if (connect && !check)
+    {
+      g_printerr ("symfonic-gateway: %s\n", _("--connect goes with --check"));
+      return 2;
     }
 
   if (workers < 0 || workers > 256)
@@ -316,6 +324,13 @@ main (int   argc,
   if (check)
     {
       if (!symfonic_server_check (server, &error))
+        {
+          g_printerr ("symfonic-gateway: %s: %s\n", display, error->message);
+          return 1;
+        }
+      /* only when asked: --check validates a file on a machine that may
+       * not reach the stores it names */
+      if (connect && !symfonic_pipeline_check_stores (pipeline, NULL, &error))
         {
           g_printerr ("symfonic-gateway: %s: %s\n", display, error->message);
           return 1;

@@ -15,10 +15,28 @@ kind_of (GType type)
 {
   if (g_type_is_a (type, SYMFONIC_TYPE_SOURCE))
     return "source";
-  if (g_type_is_a (type, SYMFONIC_TYPE_METER_STORE))
+  if (symfonic_store_type_plays_a_role (type))
     return "store";
 
   return "stage";
+}
+
+/* The roles a store type can be named in. */
+static char *
+roles_of (GType type)
+{
+  GString *roles = g_string_new (NULL);
+
+  if (g_type_is_a (type, SYMFONIC_TYPE_METER_STORE))
+    g_string_append (roles, _("meter (a metering stage’s store), "));
+  if (g_type_is_a (type, SYMFONIC_TYPE_STREAM_CAP_STORE))
+    g_string_append (roles, _("stream caps (a route’s cap-store), "));
+  if (g_type_is_a (type, SYMFONIC_TYPE_RUN_STORE))
+    g_string_append (roles, _("resumable runs ([gateway] run-store), "));
+  if (roles->len > 2)
+    g_string_truncate (roles, roles->len - 2);
+
+  return g_string_free (roles, FALSE);
 }
 
 /* The groups of a pipeline file whose keys are no type's properties. */
@@ -60,15 +78,6 @@ print_names (GParamSpec **pspecs,
   g_print ("\n");
 }
 
-/* Built-in types have no file of their own: they are the library's. */
-static const char *
-plugin_file (SymfonicPlugin *plugin)
-{
-  const char *filename = symfonic_plugin_get_filename (plugin);
-
-  return filename != NULL ? filename : _("built into the library");
-}
-
 static void
 list_all (SymfonicRegistry *registry)
 {
@@ -85,7 +94,7 @@ list_all (SymfonicRegistry *registry)
       g_print ("  %-16s %-10s %s\n    %s%s%s\n", symfonic_plugin_get_name (plugin),
                symfonic_plugin_get_version (plugin), symfonic_plugin_get_description (plugin),
                license != NULL ? license : "", license != NULL ? ", " : "",
-               plugin_file (plugin));
+               symfonic_plugin_get_filename (plugin));
     }
 
   g_print (_("\nTypes:\n"));
@@ -96,6 +105,12 @@ list_all (SymfonicRegistry *registry)
 
       g_print ("  %-16s %-7s %-28s %s\n", types[i], kind_of (type), g_type_name (type),
                plugin != NULL ? symfonic_plugin_get_name (plugin) : "");
+    }
+  for (const char * const *builtin = symfonic_registry_list_builtin_types (); *builtin != NULL; builtin++)
+    {
+      GType type = symfonic_registry_lookup (registry, *builtin);
+
+      g_print ("  %-16s %-7s %-28s %s\n", *builtin, kind_of (type), g_type_name (type), _("(built in)"));
     }
 
   g_print (_("\nGroups (“symfonic-inspect gateway” or “route” describes their keys):\n"));
@@ -127,8 +142,8 @@ describe_type (GParamSpec *pspec)
     return g_strdup_printf (_("enum %s"), g_type_name (type));
   if (G_TYPE_IS_FLAGS (type))
     return g_strdup_printf (_("flags %s"), g_type_name (type));
-  if (g_type_is_a (type, SYMFONIC_TYPE_METER_STORE))
-    return g_strdup (_("meter store type name"));
+  if (symfonic_store_type_plays_a_role (type))
+    return g_strdup_printf (_("the NAME of a [store:NAME], or a store type name (%s)"), g_type_name (type));
 
   return g_strdup (g_type_name (type));
 }
@@ -253,7 +268,15 @@ inspect_type (SymfonicRegistry *registry,
     g_print (_("  from plugin %s %s (%s): %s\n"), symfonic_plugin_get_name (plugin),
              symfonic_plugin_get_version (plugin) != NULL ? symfonic_plugin_get_version (plugin) : "",
              symfonic_plugin_get_license (plugin) != NULL ? symfonic_plugin_get_license (plugin) : "",
-             plugin_file (plugin));
+             symfonic_plugin_get_filename (plugin));
+  else if (g_strv_contains (symfonic_registry_list_builtin_types (), name))
+    g_print (_("  built into the library\n"));
+  if (symfonic_store_type_plays_a_role (type))
+    {
+      g_autofree char *roles = roles_of (type);
+
+      g_print (_("  a store for: %s ([store:NAME] type=%s)\n"), roles, name);
+    }
   g_print (_("\nProperties:\n"));
 
   klass = g_type_class_ref (type);
@@ -282,8 +305,8 @@ main (int   argc,
   textdomain (GETTEXT_PACKAGE);
 
   context = g_option_context_new (_("[TYPE]"));
-  g_option_context_set_summary (context, _("Lists the plugins and the stage and source types they register;\n"
-                                           "with TYPE, prints each of its properties, and with “gateway”\n"
+  g_option_context_set_summary (context, _("Lists the plugins and the stage, source and store types they\n"
+                                           "register; with TYPE, prints each of its properties, and with “gateway”\n"
                                            "or “route”, each key of that group of a pipeline file."));
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {

@@ -9,25 +9,28 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-budget-stage.h"
-#include "symfonic-memory-meter-store.h"
 
-/* Reserve at admission, settle at close. Admission reserves the worst case
- * (`reserve-tokens`, or the query's own estimate when that is larger) and
- * is refused unless usage already charged to the window plus every
- * reservation still in flight plus this one fit in `tokens-per-window`:
- * however many requests race, the reservations the budget admits never
- * exceed it. A query whose estimate alone exceeds the window can never be
- * admitted and is refused as too large. When the stream is over —
- * completed, failed, or abandoned by its client — the close hook settles
- * what it really used, releasing the rest.
+/* Reserve at admission, charge while running, settle at close. Admission
+ * reserves the worst case (`reserve-tokens`, or the query's own estimate
+ * when that is larger) as a lease in the store, and is refused unless
+ * usage already charged to the window plus every lease still in flight
+ * plus this one fit in `tokens-per-window`: however many requests race,
+ * on however many workers and instances, the reservations the budget
+ * admits never exceed it. A query whose estimate alone exceeds the window
+ * can never be admitted and is refused as too large. When the stream is
+ * over — completed, failed, or abandoned by its client — the close hook
+ * settles what it really used, once, releasing the rest.
  *
  * While it runs, a stream may use what the budget had left when it was
- * admitted (its allowance: its reservation plus the room nobody had
- * reserved). The event that carries its usage past that ends it with a
- * budget_exceeded error frame, so a long answer cannot overshoot the
- * budget by more than one event. Streams admitted together share the
- * unreserved room, each believing it has all of it: only their
- * reservations are guaranteed.
+ * last asked (its allowance: its lease plus the room nobody held). Its
+ * usage is charged to its lease in batches, every 256 tokens or 250 ms,
+ * whichever comes first, so that the streams of every worker and instance
+ * see it, and each answer brings the allowance up to date. The event that
+ * carries its usage past the allowance ends it with a budget_exceeded
+ * error frame, as does a charge the store answers with "exhausted": a
+ * stream overruns a budget shared with others by one batch at most. The
+ * lease is renewed every third of the store's lease TTL, so that an
+ * instance that dies leaves nothing reserved past one TTL.
  *
  * What it used: the upstream's own report (input + output tokens) when it
  * made one; otherwise an estimate of about four bytes per token, the usual
@@ -53,6 +56,8 @@ struct _SymfonicBudgetStage
   guint64             reserve_tokens;
 
   SymfonicMeterStore *store;
+  /* the store's lease TTL, read once: 0 when its leases need no renewal */
+  gint64              lease_ttl_us;
 
   /* the over-reservation notice: at most one a minute, whatever the
    * traffic; every worker settles streams, once per stream */
@@ -63,22 +68,47 @@ struct _SymfonicBudgetStage
 
 #define NOTICE_INTERVAL (60 * G_USEC_PER_SEC)
 
+/* A batch of usage charged while a stream runs: whichever comes first. */
+#define CHARGE_BATCH_TOKENS 256
+#define CHARGE_BATCH_US (250 * G_TIME_SPAN_MILLISECOND)
+
 /* per stream */
 typedef struct
 {
-  char     *key;
-  guint64   reserved;
-  guint64   allowance;
+  char                *key;
+  SymfonicMeterScope   scope;
+  guint64              lease_id;
+  guint64              reserved;
+  guint64              allowance;
+  guint64              query_tokens;
   /* the text bytes whose estimate, added to the query's, fills the
    * allowance: the per-event check is one comparison */
-  guint64   text_bytes_allowed;
+  guint64              text_bytes_allowed;
   /* of the deltas this stage let through */
-  guint64   text_bytes;
-  gboolean  begun;
+  guint64              text_bytes;
+  /* the usage last charged, and the measures at which the next batch is
+   * due */
+  guint64              charged;
+  guint64              next_charge_bytes;
+  guint64              next_charge_tokens;
+  /* the text bytes and reported tokens at which an event needs more than
+   * the per-event check (a batch due, the allowance passed): one
+   * comparison each per event */
+  guint64              text_check;
+  guint64              token_check;
+  /* the next 250 ms flush of usage not charged yet */
+  gint64               flush_at;
+  /* the next renewal of the lease, or 0 */
+  gint64               renew_at;
+  /* a charge is with a store that answers later */
+  gboolean             charging;
+  /* the store said the budget is spent: the stream ends at the alarm */
+  gboolean             exhausted;
+  gboolean             begun;
   /* this stage ended the stream: the event that would have passed the
    * allowance was never let through */
-  gboolean  cut;
-  gboolean  settled;
+  gboolean             cut;
+  gboolean             settled;
 } Reservation;
 
 static void symfonic_budget_stage_stage_init (SymfonicStageInterface *iface);
@@ -151,6 +181,29 @@ window_us (SymfonicBudgetStage *self)
   return (gint64) self->window_seconds * G_USEC_PER_SEC;
 }
 
+/* Where the next event leaves the per-event check: past the allowance,
+ * or at the next batch. */
+static void
+update_checks (Reservation *reservation)
+{
+  reservation->text_check = MIN (reservation->text_bytes_allowed + (reservation->text_bytes_allowed < G_MAXUINT64),
+                                 reservation->next_charge_bytes);
+  reservation->token_check = MIN (reservation->allowance + (reservation->allowance < G_MAXUINT64),
+                                  reservation->next_charge_tokens);
+}
+
+/* What the stream may let through, from a store's answer. */
+static void
+set_allowance (Reservation *reservation,
+               guint64      allowance)
+{
+  reservation->allowance = allowance;
+  reservation->text_bytes_allowed =
+    allowance > reservation->query_tokens
+      ? symfonic_meter_saturating_mul (allowance - reservation->query_tokens, 4) : 0;
+  update_checks (reservation);
+}
+
 typedef struct
 {
   SymfonicStream *stream;
@@ -167,12 +220,13 @@ admission_free (Admission *admission)
   g_free (admission);
 }
 
-/* The store's answer on @admission: %TRUE with the reservation kept on
- * the stream, or %FALSE with the refusal in @error. */
+/* The store's answer on @admission: %TRUE with the lease kept on the
+ * stream, or %FALSE with the refusal in @error. */
 static gboolean
 apply_verdict (SymfonicBudgetStage  *self,
                Admission            *admission,
                gboolean              reserved,
+               guint64               lease_id,
                gint64                retry_after_us,
                guint64               allowance,
                GError              **error)
@@ -193,11 +247,16 @@ apply_verdict (SymfonicBudgetStage  *self,
 
   reservation = g_new0 (Reservation, 1);
   reservation->key = g_steal_pointer (&admission->key);
+  reservation->scope.key = reservation->key;
+  reservation->scope.limit = self->tokens_per_window;
+  reservation->scope.window_us = window_us (self);
+  reservation->lease_id = lease_id;
   reservation->reserved = admission->amount;
+  reservation->query_tokens = admission->query_tokens;
+  reservation->next_charge_bytes = CHARGE_BATCH_TOKENS * 4;
+  reservation->next_charge_tokens = CHARGE_BATCH_TOKENS;
   /* a store owes at least the reservation it granted */
-  reservation->allowance = MAX (allowance, admission->amount);
-  reservation->text_bytes_allowed =
-    symfonic_meter_saturating_mul (reservation->allowance - admission->query_tokens, 4);
+  set_allowance (reservation, MAX (allowance, admission->amount));
   symfonic_stream_set_stage_data (admission->stream, SYMFONIC_STAGE (self), reservation,
                                   (GDestroyNotify) reservation_free);
   return TRUE;
@@ -214,11 +273,12 @@ reserve_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   gint64 retry_after_us = 0;
   guint64 allowance = 0;
+  guint64 lease_id = 0;
   gboolean reserved = FALSE;
 
-  if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved,
+  if (!symfonic_meter_store_reserve_finish (SYMFONIC_METER_STORE (object), result, &reserved, &lease_id,
                                             &retry_after_us, &allowance, &error) ||
-      !apply_verdict (self, admission, reserved, retry_after_us, allowance, &error))
+      !apply_verdict (self, admission, reserved, lease_id, retry_after_us, allowance, &error))
     {
       g_task_return_error (task, g_steal_pointer (&error));
       return;
@@ -265,6 +325,14 @@ admission_new (SymfonicBudgetStage  *self,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Admission, admission_free)
 
+/* The one scope this stage meters: its tenant's budget. */
+static SymfonicMeterScope
+admission_scope (SymfonicBudgetStage *self,
+                 Admission           *admission)
+{
+  return (SymfonicMeterScope) { admission->key, self->tokens_per_window, window_us (self) };
+}
+
 static void
 symfonic_budget_stage_admit_async (SymfonicStage       *stage,
                                    SymfonicStream      *stream,
@@ -275,12 +343,13 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
   GError *error = NULL;
+  SymfonicMeterScope scope;
   Admission *admission;
 
   g_task_set_source_tag (task, symfonic_budget_stage_admit_async);
-  /* once the store granted the reservation, the stream must count this
-   * stage as admitted even if its client left meanwhile: only then is the
-   * close hook called to give the reservation back */
+  /* once the store granted the lease, the stream must count this stage
+   * as admitted even if its client left meanwhile: only then is the close
+   * hook called to give the lease back */
   g_task_set_check_cancellable (task, FALSE);
   admission = admission_new (self, stream, &error);
   if (admission == NULL)
@@ -290,8 +359,8 @@ symfonic_budget_stage_admit_async (SymfonicStage       *stage,
     }
   g_task_set_task_data (task, admission, (GDestroyNotify) admission_free);
 
-  symfonic_meter_store_reserve_async (self->store, admission->key, admission->amount,
-                                      self->tokens_per_window, window_us (self),
+  scope = admission_scope (self, admission);
+  symfonic_meter_store_reserve_async (self->store, &scope, 1, admission->amount,
                                       symfonic_meter_store_get_time (self->store), cancellable,
                                       reserve_cb, g_steal_pointer (&task));
 }
@@ -306,19 +375,22 @@ symfonic_budget_stage_admit (SymfonicStage   *stage,
 {
   SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   g_autoptr(Admission) admission = NULL;
+  SymfonicMeterScope scope;
   gint64 retry_after_us = 0;
   guint64 allowance = 0;
+  guint64 lease_id = 0;
   gboolean reserved = FALSE;
 
   admission = admission_new (self, stream, error);
   if (admission == NULL)
     return FALSE;
-  if (!symfonic_meter_store_try_reserve (self->store, admission->key, admission->amount, self->tokens_per_window,
-                                         window_us (self), symfonic_meter_store_get_time (self->store),
-                                         &reserved, &retry_after_us, &allowance, error))
+  scope = admission_scope (self, admission);
+  if (!symfonic_meter_store_try_reserve (self->store, &scope, 1, admission->amount,
+                                         symfonic_meter_store_get_time (self->store),
+                                         &reserved, &lease_id, &retry_after_us, &allowance, error))
     return FALSE;
 
-  return apply_verdict (self, admission, reserved, retry_after_us, allowance, error);
+  return apply_verdict (self, admission, reserved, lease_id, retry_after_us, allowance, error);
 }
 
 static gboolean
@@ -331,22 +403,188 @@ symfonic_budget_stage_admit_finish (SymfonicStage  *stage,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* The stream's alarm rings for whichever comes first: the flush of
+ * usage not charged yet, the renewal of the lease. */
+static void
+arm_alarm (SymfonicBudgetStage *self,
+           SymfonicStream      *stream,
+           Reservation         *reservation)
+{
+  gint64 at = reservation->flush_at;
+
+  if (reservation->renew_at != 0 && (at == 0 || reservation->renew_at < at))
+    at = reservation->renew_at;
+  symfonic_stream_set_alarm (stream, SYMFONIC_STAGE (self), at != 0 ? at : -1);
+}
+
 static gboolean
 symfonic_budget_stage_begin (SymfonicStage   *stage,
                              SymfonicStream  *stream,
                              GError         **error)
 {
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
   Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+  gint64 now;
 
+  if (reservation == NULL)
+    return TRUE;
+
+  reservation->begun = TRUE;
+  now = g_get_monotonic_time ();
+  /* one alarm for both, moved from flush to flush while the stream runs:
+   * no event pays for arming it */
+  reservation->flush_at = now + CHARGE_BATCH_US;
+  if (self->lease_ttl_us > 0)
+    reservation->renew_at = now + self->lease_ttl_us / 3;
+  arm_alarm (self, stream, reservation);
+
+  return TRUE;
+}
+
+static void
+set_exceeded (SymfonicBudgetStage  *self,
+              Reservation          *reservation,
+              GError              **error)
+{
+  /* the refused event is not counted: the stream is charged for what
+   * reached its client */
+  reservation->cut = TRUE;
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
+               _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
+                 "during this answer"),
+               self->tokens_per_window, self->window_seconds);
+}
+
+/* A store's answer to a charge: the allowance it brings applies to the
+ * next event; exhausted, the stream ends. */
+static void
+apply_charge (Reservation *reservation,
+              gboolean     exhausted,
+              guint64      allowance)
+{
+  set_allowance (reservation, allowance);
+  if (exhausted)
+    reservation->exhausted = TRUE;
+}
+
+typedef struct
+{
+  SymfonicBudgetStage *stage;
+  SymfonicStream      *stream;
+} Charge;
+
+static void
+charge_cb (GObject      *object,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Charge *charge = user_data;
+  Reservation *reservation = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean exhausted = FALSE;
+  guint64 allowance = 0;
+
+  if (!symfonic_stream_is_over (charge->stream))
+    reservation = symfonic_stream_get_stage_data (charge->stream, SYMFONIC_STAGE (charge->stage));
   if (reservation != NULL)
-    reservation->begun = TRUE;
+    reservation->charging = FALSE;
+
+  if (!symfonic_meter_store_charge_finish (SYMFONIC_METER_STORE (object), result, &exhausted, &allowance, &error))
+    g_debug ("Could not charge a stream's usage: %s", error->message);
+  else if (reservation != NULL && !reservation->settled)
+    {
+      apply_charge (reservation, exhausted, allowance);
+      /* the stream may have nothing more to send: it ends now */
+      if (exhausted)
+        symfonic_stream_set_alarm (charge->stream, SYMFONIC_STAGE (charge->stage), 0);
+    }
+
+  g_object_unref (charge->stream);
+  g_object_unref (charge->stage);
+  g_free (charge);
+}
+
+/* Charges the usage so far to the lease, as a batch: at once when the
+ * store can, otherwise with the answer applied when it comes (one charge
+ * in flight at a time: the next batch waits for it). */
+static void
+charge_batch (SymfonicBudgetStage *self,
+              SymfonicStream      *stream,
+              Reservation         *reservation,
+              guint64              text_bytes)
+{
+  g_autoptr(GError) error = NULL;
+  guint64 input = 0, output = 0;
+  gboolean reported = FALSE;
+  gboolean exhausted = FALSE;
+  guint64 allowance = 0;
+  guint64 tokens;
+  guint64 used;
+  Charge *charge;
+
+  symfonic_stream_get_usage (stream, &input, &output, &reported);
+  tokens = symfonic_meter_saturating_add (input, output);
+  used = reported ? tokens
+                  : symfonic_meter_saturating_add (reservation->query_tokens,
+                                                   symfonic_budget_estimate_tokens (text_bytes));
+  reservation->next_charge_bytes = symfonic_meter_saturating_add (text_bytes, CHARGE_BATCH_TOKENS * 4);
+  reservation->next_charge_tokens = symfonic_meter_saturating_add (tokens, CHARGE_BATCH_TOKENS);
+  update_checks (reservation);
+  if (used <= reservation->charged || reservation->charging)
+    return;
+  reservation->charged = used;
+
+  if (symfonic_meter_store_try_charge (self->store, reservation->lease_id, &reservation->scope, 1, used,
+                                       symfonic_meter_store_get_time (self->store), &exhausted, &allowance,
+                                       &error))
+    {
+      apply_charge (reservation, exhausted, allowance);
+      return;
+    }
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      g_debug ("Could not charge a stream's usage: %s", error->message);
+      return;
+    }
+
+  reservation->charging = TRUE;
+  charge = g_new (Charge, 1);
+  charge->stage = g_object_ref (self);
+  charge->stream = g_object_ref (stream);
+  symfonic_meter_store_charge_async (self->store, reservation->lease_id, &reservation->scope, 1, used,
+                                     symfonic_meter_store_get_time (self->store), NULL, charge_cb, charge);
+}
+
+/* An event the per-event check could not pass on its own: a batch is due,
+ * or the usage may be past the allowance. */
+static gboolean
+check_usage (SymfonicBudgetStage  *self,
+             SymfonicStream       *stream,
+             Reservation          *reservation,
+             guint64               text_bytes,
+             guint64               tokens,
+             GError              **error)
+{
+  gboolean used = text_bytes > reservation->text_bytes;
+
+  if (text_bytes >= reservation->next_charge_bytes || tokens >= reservation->next_charge_tokens)
+    charge_batch (self, stream, reservation, text_bytes);
+
+  if (text_bytes > reservation->text_bytes_allowed || tokens > reservation->allowance ||
+      (reservation->exhausted && used))
+    {
+      set_exceeded (self, reservation, error);
+      return FALSE;
+    }
+  reservation->text_bytes = text_bytes;
+  update_checks (reservation);
 
   return TRUE;
 }
 
 /* Per event: a pointer lookup, an addition and two comparisons, on state
- * only this stream touches. Whichever measure of the usage so far is
- * known (the estimate, the upstream's report) must stay in the
+ * only this stream touches; the store hears of the usage once a batch.
+ * The usage so far (the estimate, the upstream's report) must stay in the
  * allowance; the event that passes it is not forwarded. */
 static gboolean
 symfonic_budget_stage_process (SymfonicStage   *stage,
@@ -362,6 +600,7 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
   if (reservation != NULL)
     {
       guint64 text_bytes = reservation->text_bytes;
+      guint64 tokens;
 
       if (kind == SYMFONIC_EVENT_KIND_TEXT_DELTA || kind == SYMFONIC_EVENT_KIND_THINKING_DELTA)
         {
@@ -372,23 +611,70 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
           text_bytes = symfonic_meter_saturating_add (text_bytes, length);
         }
       symfonic_stream_get_usage (stream, &input, &output, NULL);
+      tokens = symfonic_meter_saturating_add (input, output);
 
-      if (text_bytes > reservation->text_bytes_allowed ||
-          symfonic_meter_saturating_add (input, output) > reservation->allowance)
+      if (G_UNLIKELY (text_bytes >= reservation->text_check || tokens >= reservation->token_check))
         {
-          /* the refused event is not counted: the stream is charged for
-           * what reached its client */
-          reservation->cut = TRUE;
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-                       _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
-                         "during this answer"),
-                       self->tokens_per_window, self->window_seconds);
-          return FALSE;
+          if (!check_usage (self, stream, reservation, text_bytes, tokens, error))
+            return FALSE;
         }
-      reservation->text_bytes = text_bytes;
+      else
+        {
+          reservation->text_bytes = text_bytes;
+        }
     }
 
   symfonic_stream_emit (stream, event);
+
+  return TRUE;
+}
+
+static void
+renewed_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean renewed = FALSE;
+
+  if (!symfonic_meter_store_renew_finish (SYMFONIC_METER_STORE (object), result, &renewed, &error))
+    g_warning ("Could not renew a token reservation: %s", error->message);
+  else if (!renewed)
+    g_warning ("A token reservation expired before its stream ended: the budget may admit too much");
+}
+
+/* The flush of the usage not charged yet, the renewal of the lease, or the
+ * end of a stream whose budget a store said is spent. */
+static gboolean
+symfonic_budget_stage_alarm (SymfonicStage   *stage,
+                             SymfonicStream  *stream,
+                             GError         **error)
+{
+  SymfonicBudgetStage *self = SYMFONIC_BUDGET_STAGE (stage);
+  Reservation *reservation = symfonic_stream_get_stage_data (stream, stage);
+  gint64 now = g_get_monotonic_time ();
+
+  if (reservation == NULL || reservation->settled)
+    return TRUE;
+
+  /* usage not charged yet goes to the store within 250 ms */
+  if (reservation->flush_at != 0 && now >= reservation->flush_at)
+    {
+      charge_batch (self, stream, reservation, reservation->text_bytes);
+      reservation->flush_at = now + CHARGE_BATCH_US;
+    }
+  if (reservation->exhausted)
+    {
+      set_exceeded (self, reservation, error);
+      return FALSE;
+    }
+  if (reservation->renew_at != 0 && now >= reservation->renew_at)
+    {
+      symfonic_meter_store_renew_async (self->store, reservation->lease_id, &reservation->scope, 1,
+                                        symfonic_meter_store_get_time (self->store), NULL, renewed_cb, NULL);
+      reservation->renew_at = now + self->lease_ttl_us / 3;
+    }
+  arm_alarm (self, stream, reservation);
 
   return TRUE;
 }
@@ -449,7 +735,7 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
     }
   else if (reservation->begun)
     {
-      actual = symfonic_meter_saturating_add (query_estimate (stream),
+      actual = symfonic_meter_saturating_add (reservation->query_tokens,
                                               symfonic_budget_estimate_tokens (reservation->text_bytes));
     }
   else
@@ -466,9 +752,8 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
 
   /* no cancellable: the stream's is cancelled by now, and the settlement
    * must happen whatever became of the stream */
-  symfonic_meter_store_settle_async (self->store, reservation->key, reservation->reserved, actual,
-                                     symfonic_meter_store_get_time (self->store), NULL,
-                                     settle_cb, NULL);
+  symfonic_meter_store_settle_async (self->store, reservation->lease_id, &reservation->scope, 1, actual,
+                                     symfonic_meter_store_get_time (self->store), NULL, settle_cb, NULL);
 }
 
 static void
@@ -480,6 +765,7 @@ symfonic_budget_stage_stage_init (SymfonicStageInterface *iface)
   iface->begin = symfonic_budget_stage_begin;
   iface->process = symfonic_budget_stage_process;
   iface->close = symfonic_budget_stage_close;
+  iface->alarm = symfonic_budget_stage_alarm;
 }
 
 static gboolean
@@ -498,8 +784,11 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
 
+  /* a store of its own lives and dies with its streams: its leases need
+   * no renewal */
   if (self->store == NULL)
-    self->store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+    self->store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
+  self->lease_ttl_us = symfonic_store_lease_ttl_of (G_OBJECT (self->store));
 
   return TRUE;
 }
@@ -620,8 +909,9 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =
     g_param_spec_object ("store", "Store",
-                         "Where the budgets live: a registered meter store type, by name in a pipeline "
-                         "file; memory (this stage, this process) when unset",
+                         "Where the budgets live: a [store:NAME] of the pipeline file, shared with every "
+                         "stage naming it, or a registered store type; memory (this stage, this process) "
+                         "when unset",
                          SYMFONIC_TYPE_METER_STORE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 

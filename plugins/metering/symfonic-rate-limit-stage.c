@@ -8,7 +8,6 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-memory-meter-store.h"
 #include "symfonic-rate-limit-stage.h"
 
 /* GCRA (the generic cell rate algorithm): one timestamp per key instead of
@@ -237,7 +236,7 @@ symfonic_rate_limit_stage_initable_init_impl (GInitable     *initable,
   double interval;
 
   if (self->store == NULL)
-    self->store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+    self->store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
 
   /* the property ranges keep both within a few hours of microseconds */
   interval = MAX (G_USEC_PER_SEC / self->rate + 0.5, 1.0);
@@ -360,8 +359,9 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_STORE] =
     g_param_spec_object ("store", "Store",
-                         "Where the counters live: a registered meter store type, by name in a pipeline "
-                         "file; memory (this stage, this process) when unset",
+                         "Where the counters live: a [store:NAME] of the pipeline file, shared with every "
+                         "stage naming it, or a registered store type; memory (this stage, this process) "
+                         "when unset",
                          SYMFONIC_TYPE_METER_STORE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 

@@ -14,7 +14,6 @@
 #include <symfonic.h>
 
 #include "symfonic-budget-stage.h"
-#include "symfonic-memory-meter-store.h"
 #include "symfonic-meter.h"
 #include "symfonic-rate-limit-stage.h"
 
@@ -36,7 +35,7 @@ use_fake_clock (SymfonicMeterStore *store,
                 gint64              now)
 {
   fake_now = now;
-  symfonic_memory_meter_store_set_clock (SYMFONIC_MEMORY_METER_STORE (store), fake_clock, NULL);
+  symfonic_memory_store_set_clock (SYMFONIC_MEMORY_STORE (store), fake_clock, NULL);
 }
 
 /* --- a source that never produces: the stages are driven by hand ------- */
@@ -152,6 +151,37 @@ take (SymfonicMeterStore *store,
   return retry;
 }
 
+/* The leases reserve() was granted and settle() has not settled yet: the
+ * tests speak of reservations by key and amount, as a stage knows its own. */
+typedef struct
+{
+  char    *key;
+  guint64  amount;
+  guint64  limit;
+  gint64   window;
+  guint64  lease_id;
+} Held;
+
+static GPtrArray *held_leases;
+
+static void
+held_free (gpointer data)
+{
+  Held *held = data;
+
+  g_free (held->key);
+  g_free (held);
+}
+
+static GPtrArray *
+get_held (void)
+{
+  if (held_leases == NULL)
+    held_leases = g_ptr_array_new_with_free_func (held_free);
+
+  return held_leases;
+}
+
 static gint64
 reserve (SymfonicMeterStore *store,
          const char         *key,
@@ -161,19 +191,36 @@ reserve (SymfonicMeterStore *store,
 {
   g_autoptr(GAsyncResult) result = NULL;
   g_autoptr(GError) error = NULL;
+  SymfonicMeterScope scope = { key, limit, window };
   gboolean reserved = FALSE;
+  guint64 lease_id = G_MAXUINT64;
   gint64 retry = -1;
 
-  symfonic_meter_store_reserve_async (store, key, amount, limit, window, symfonic_meter_store_get_time (store),
+  symfonic_meter_store_reserve_async (store, &scope, 1, amount, symfonic_meter_store_get_time (store),
                                       NULL, keep, &result);
-  symfonic_meter_store_reserve_finish (store, wait_result (&result), &reserved, &retry, NULL, &error);
+  symfonic_meter_store_reserve_finish (store, wait_result (&result), &reserved, &lease_id, &retry, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (reserved == (retry == 0));
+  g_assert_true (reserved == (lease_id != 0));
   g_assert_cmpint (retry, >=, 0);
+
+  if (reserved)
+    {
+      Held *held = g_new0 (Held, 1);
+
+      held->key = g_strdup (key);
+      held->amount = amount;
+      held->limit = limit;
+      held->window = window;
+      held->lease_id = lease_id;
+      g_ptr_array_add (get_held (), held);
+    }
 
   return retry;
 }
 
+/* Settles the oldest lease reserve() got for @reserved on @key; one that
+ * was never granted is settled by an id no store granted. */
 static gboolean
 settle (SymfonicMeterStore  *store,
         const char          *key,
@@ -182,8 +229,25 @@ settle (SymfonicMeterStore  *store,
         GError             **error)
 {
   g_autoptr(GAsyncResult) result = NULL;
+  GPtrArray *held = get_held ();
+  SymfonicMeterScope scope = { key, 1, SEC };
+  guint64 lease_id = G_MAXUINT64;
 
-  symfonic_meter_store_settle_async (store, key, reserved, actual, symfonic_meter_store_get_time (store),
+  for (guint i = 0; i < held->len; i++)
+    {
+      Held *h = g_ptr_array_index (held, i);
+
+      if (g_str_equal (h->key, key) && h->amount == reserved)
+        {
+          lease_id = h->lease_id;
+          scope.limit = h->limit;
+          scope.window_us = h->window;
+          g_ptr_array_remove_index (held, i);
+          break;
+        }
+    }
+
+  symfonic_meter_store_settle_async (store, lease_id, &scope, 1, actual, symfonic_meter_store_get_time (store),
                                      NULL, keep, &result);
   return symfonic_meter_store_settle_finish (store, wait_result (&result), error);
 }
@@ -196,7 +260,7 @@ assert_budget (SymfonicMeterStore *store,
 {
   guint64 c = G_MAXUINT64, o = G_MAXUINT64;
 
-  g_assert_true (symfonic_memory_meter_store_peek_budget (SYMFONIC_MEMORY_METER_STORE (store), key, &c, &o));
+  g_assert_true (symfonic_memory_store_peek_budget (SYMFONIC_MEMORY_STORE (store), key, &c, &o));
   g_assert_cmpuint (c, ==, charged);
   g_assert_cmpuint (o, ==, outstanding);
 }
@@ -235,7 +299,7 @@ test_retry_after_rounding (void)
 static void
 test_gcra_burst_then_rate (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
 
   use_fake_clock (store, 1000 * SEC);
 
@@ -277,7 +341,7 @@ test_gcra_burst_then_rate (void)
 static void
 test_gcra_long_run (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   guint admitted = 0;
   gint64 start = 5 * SEC;
 
@@ -308,7 +372,7 @@ test_gcra_long_run (void)
 static void
 test_gcra_keys_independent (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
 
   use_fake_clock (store, SEC);
   g_assert_cmpint (take (store, "a", SEC, 0), ==, 0);
@@ -322,8 +386,8 @@ test_gcra_keys_independent (void)
 static void
 test_store_sweeps (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
-  SymfonicMemoryMeterStore *memory = SYMFONIC_MEMORY_METER_STORE (store);
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
+  SymfonicMemoryStore *memory = SYMFONIC_MEMORY_STORE (store);
 
   use_fake_clock (store, SEC);
   for (guint i = 0; i < 3000; i++)
@@ -334,7 +398,7 @@ test_store_sweeps (void)
       g_assert_cmpint (reserve (store, key, 1, 10, SEC), ==, 0);
       g_assert_true (settle (store, key, 1, 1, NULL));
     }
-  g_assert_cmpuint (symfonic_memory_meter_store_get_n_keys (memory), >=, 2 * SYMFONIC_MEMORY_METER_STORE_MIN_SWEEP);
+  g_assert_cmpuint (symfonic_memory_store_get_n_keys (memory), >=, 2 * SYMFONIC_MEMORY_STORE_MIN_SWEEP);
 
   /* everything is spent two seconds later; new keys trigger the sweeps */
   fake_now += 2 * SEC;
@@ -345,7 +409,7 @@ test_store_sweeps (void)
       g_assert_cmpint (take (store, key, MS, 0), ==, 0);
       g_assert_cmpint (reserve (store, key, 1, 10, SEC), ==, 0);
     }
-  g_assert_cmpuint (symfonic_memory_meter_store_get_n_keys (memory), <=, 2 * 3000);
+  g_assert_cmpuint (symfonic_memory_store_get_n_keys (memory), <=, 2 * 3000);
 
   /* a budget with a reservation in flight is never swept */
   fake_now += 10 * SEC;
@@ -368,7 +432,7 @@ test_store_sweeps (void)
 static void
 test_budget_reserve_settle (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   g_autoptr(GError) error = NULL;
   const gint64 window = 60 * SEC;
 
@@ -420,7 +484,7 @@ test_budget_reserve_settle (void)
 static void
 test_budget_window_rollover (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   g_autoptr(GError) error = NULL;
   const gint64 window = 60 * SEC;
   gint64 opened;
@@ -907,7 +971,7 @@ test_config_errors (void)
 static void
 test_default_clock (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   gint64 before = g_get_monotonic_time ();
   gint64 now = symfonic_meter_store_get_time (store);
 

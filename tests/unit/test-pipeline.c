@@ -1038,11 +1038,11 @@ test_pipeline_keys (void)
 
   g_assert_cmpstr (route, ==,
                    "path;kind;source;stages;max-duration;hook-timeout;max-streams;max-streams-per-tenant;"
-                   "stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
+                   "cap-store;stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
                    "max-usage-tokens");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
-                   "max-connections;drain-seconds;plugin-path");
+                   "max-connections;drain-seconds;run-store;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to

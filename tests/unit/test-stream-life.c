@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "symfonic-budget-stage.h"
-#include "symfonic-memory-meter-store.h"
 #include "symfonic-rate-limit-stage.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stream-private.h"
@@ -262,15 +261,14 @@ test_later_store_take_finish (SymfonicMeterStore  *store,
 }
 
 static void
-test_later_store_reserve_async (SymfonicMeterStore  *store,
-                                const char          *key,
-                                guint64              amount,
-                                guint64              limit,
-                                gint64               window_us,
-                                gint64               now_us,
-                                GCancellable        *cancellable,
-                                GAsyncReadyCallback  callback,
-                                gpointer             user_data)
+test_later_store_reserve_async (SymfonicMeterStore        *store,
+                                const SymfonicMeterScope  *scopes,
+                                guint                      n_scopes,
+                                guint64                    amount,
+                                gint64                     now_us,
+                                GCancellable              *cancellable,
+                                GAsyncReadyCallback        callback,
+                                gpointer                   user_data)
 {
   TestLaterStore *self = TEST_LATER_STORE (store);
 
@@ -281,25 +279,28 @@ static gboolean
 test_later_store_reserve_finish (SymfonicMeterStore  *store,
                                  GAsyncResult        *result,
                                  gboolean            *reserved,
+                                 guint64             *lease_id,
                                  gint64              *retry_after_us,
                                  guint64             *allowance,
                                  GError             **error)
 {
   *reserved = g_task_propagate_boolean (G_TASK (result), error);
+  *lease_id = GPOINTER_TO_UINT (g_task_get_task_data (G_TASK (result)));
   *retry_after_us = TEST_LATER_RETRY_US;
   *allowance = G_MAXUINT32;
   return TRUE;
 }
 
 static void
-test_later_store_settle_async (SymfonicMeterStore  *store,
-                               const char          *key,
-                               guint64              reserved,
-                               guint64              actual,
-                               gint64               now_us,
-                               GCancellable        *cancellable,
-                               GAsyncReadyCallback  callback,
-                               gpointer             user_data)
+test_later_store_settle_async (SymfonicMeterStore        *store,
+                               guint64                    lease_id,
+                               const SymfonicMeterScope  *scopes,
+                               guint                      n_scopes,
+                               guint64                    actual,
+                               gint64                     now_us,
+                               GCancellable              *cancellable,
+                               GAsyncReadyCallback        callback,
+                               gpointer                   user_data)
 {
   TestLaterStore *self = TEST_LATER_STORE (store);
 
@@ -493,7 +494,7 @@ static const SymfonicStreamSink sink_funcs = { sink_event, sink_end };
 static void
 test_memory_store_at_once (void)
 {
-  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   g_autoptr(SymfonicStage) rate = metering_stage_new (SYMFONIC_TYPE_RATE_LIMIT_STAGE, NULL);
   g_autoptr(SymfonicStage) budget = metering_stage_new (SYMFONIC_TYPE_BUDGET_STAGE, store);
   g_autoptr(SymfonicRoute) route = route_new (rate, budget, NULL);
@@ -511,14 +512,14 @@ test_memory_store_at_once (void)
   g_assert_no_error (error);
   g_assert_false (g_main_context_pending (NULL));
   g_assert_cmpuint (outcome.calls, ==, 0);
-  g_assert_true (symfonic_memory_meter_store_peek_budget (SYMFONIC_MEMORY_METER_STORE (store), "t:acme", NULL,
+  g_assert_true (symfonic_memory_store_peek_budget (SYMFONIC_MEMORY_STORE (store), "t:acme", NULL,
                                                           &outstanding));
   g_assert_cmpuint (outstanding, ==, 100);
 
   /* let go before it started: the reservation goes back */
   symfonic_stream_cancel (stream);
   drain ();
-  g_assert_true (symfonic_memory_meter_store_peek_budget (SYMFONIC_MEMORY_METER_STORE (store), "t:acme", NULL,
+  g_assert_true (symfonic_memory_store_peek_budget (SYMFONIC_MEMORY_STORE (store), "t:acme", NULL,
                                                           &outstanding));
   g_assert_cmpuint (outstanding, ==, 0);
 }
@@ -528,12 +529,15 @@ test_memory_store_at_once (void)
 static void
 test_store_try (void)
 {
-  g_autoptr(SymfonicMeterStore) memory = SYMFONIC_METER_STORE (symfonic_memory_meter_store_new ());
+  g_autoptr(SymfonicMeterStore) memory = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
   g_autoptr(TestLaterStore) later = g_object_new (TEST_TYPE_LATER_STORE, NULL);
   g_autoptr(GError) error = NULL;
+  const SymfonicMeterScope budget = { "b", 100, SEC };
+  const SymfonicMeterScope tiny = { "b", 1, SEC };
   gboolean allowed = FALSE;
   gint64 retry = -1;
   guint64 allowance = 0;
+  guint64 lease_id = 0;
 
   for (guint i = 0; i < 2; i++)
     {
@@ -548,13 +552,15 @@ test_store_try (void)
   g_assert_false (allowed);
   g_assert_cmpint (retry, ==, SEC);
 
-  g_assert_true (symfonic_meter_store_try_reserve (memory, "b", 60, 100, SEC, 0, &allowed, &retry,
+  g_assert_true (symfonic_meter_store_try_reserve (memory, &budget, 1, 60, 0, &allowed, &lease_id, &retry,
                                                    &allowance, &error));
   g_assert_true (allowed);
+  g_assert_cmpuint (lease_id, !=, 0);
   g_assert_cmpuint (allowance, ==, 100);
-  g_assert_true (symfonic_meter_store_try_reserve (memory, "b", 60, 100, SEC, 0, &allowed, &retry,
+  g_assert_true (symfonic_meter_store_try_reserve (memory, &budget, 1, 60, 0, &allowed, &lease_id, &retry,
                                                    &allowance, &error));
   g_assert_false (allowed);
+  g_assert_cmpuint (lease_id, ==, 0);
   g_assert_cmpuint (allowance, ==, 0);
   g_assert_cmpint (retry, ==, SYMFONIC_METER_IN_FLIGHT_RETRY_US);
 
@@ -562,8 +568,8 @@ test_store_try (void)
                                                  &allowed, &retry, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
   g_clear_error (&error);
-  g_assert_false (symfonic_meter_store_try_reserve (SYMFONIC_METER_STORE (later), "b", 1, 1, SEC, 0,
-                                                    &allowed, &retry, &allowance, &error));
+  g_assert_false (symfonic_meter_store_try_reserve (SYMFONIC_METER_STORE (later), &tiny, 1, 1, 0,
+                                                    &allowed, &lease_id, &retry, &allowance, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
   g_assert_cmpuint (later->takes + later->reserves + later->settles, ==, 0);
 }
