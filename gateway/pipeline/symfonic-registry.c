@@ -498,8 +498,18 @@ list_files (const char  *directory,
 
   while ((name = g_dir_read_name (dir)) != NULL)
     {
-      if (g_str_has_suffix (name, suffix))
-        g_ptr_array_add (names, g_build_filename (directory, name, NULL));
+      g_autofree char *path = NULL;
+
+      if (!g_str_has_suffix (name, suffix))
+        continue;
+      path = g_build_filename (directory, name, NULL);
+      /* opening a FIFO or a device would block the scan, or read forever */
+      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        {
+          g_warning (_("Skipping %s: not a regular file"), path);
+          continue;
+        }
+      g_ptr_array_add (names, g_steal_pointer (&path));
     }
   g_ptr_array_sort (names, compare_names);
 

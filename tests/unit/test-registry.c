@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <glib/gstdio.h>
 #include <unistd.h>
 #include <symfonic.h>
@@ -308,6 +310,38 @@ test_registry_symlink (void)
 
   if (!g_test_trap_has_passed ())
     g_test_fail_printf ("a plugin reached through a symbolic link is loaded a second time and refused");
+}
+
+/* A FIFO (or a device) named like a plugin in a plugin folder is skipped
+ * with a warning: opened, it would block the scan until a writer came. The
+ * scan runs in a child, so that a blocked one fails the test instead of
+ * hanging it. */
+static void
+test_registry_special_files (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SymfonicRegistry) registry = symfonic_registry_new ();
+      g_autoptr(GError) error = NULL;
+      g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "special-plugins", NULL);
+      g_autofree char *module = g_build_filename (dir, "libsymfonic-fifo." G_MODULE_SUFFIX, NULL);
+      g_autofree char *script = g_build_filename (dir, "fifo.py", NULL);
+
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+      g_assert_cmpint (mkfifo (module, 0600), ==, 0);
+      g_assert_cmpint (mkfifo (script, 0600), ==, 0);
+      /* the warnings are what the parent checks */
+      g_log_set_always_fatal (G_LOG_FATAL_MASK);
+      g_setenv ("SYMFONIC_PLUGIN_PATH", dir, TRUE);
+      g_assert_true (symfonic_registry_scan (registry, &error));
+      g_assert_no_error (error);
+      g_assert_nonnull (symfonic_registry_get_type_plugin (registry, "replay"));
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 10 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*libsymfonic-fifo." G_MODULE_SUFFIX ": not a regular file*");
 }
 
 /* A name that would forge a log line, a description that is not UTF-8:
@@ -673,6 +707,7 @@ main (int   argc,
   g_test_add_func ("/registry/duplicate-type", test_registry_duplicate_type);
   g_test_add_func ("/registry/idempotent", test_registry_idempotent);
   g_test_add_func ("/registry/symlink", test_registry_symlink);
+  g_test_add_func ("/registry/special-files", test_registry_special_files);
   g_test_add_func ("/registry/malformed-info", test_registry_malformed_info);
   g_test_add_func ("/registry/scan-skips-junk", test_registry_scan_skips_junk);
   g_test_add_func ("/registry/scan-first-wins", test_registry_scan_first_wins);
