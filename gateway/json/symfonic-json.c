@@ -156,22 +156,21 @@ static JsonNode *
 read_value (Reader *r)
 {
   gsize start = r->text->len;
+  guchar c = symfonic_json_lexer_peek (&r->lex);
   SymfonicJsonToken token;
   JsonNode *node;
 
-  switch (symfonic_json_lexer_peek (&r->lex))
+  switch (c)
     {
     case '{':
-      if (!symfonic_json_lexer_open (&r->lex))
-        break;
-      node = json_node_new (JSON_NODE_OBJECT);
-      json_node_take_object (node, json_object_new ());
-      return node;
     case '[':
       if (!symfonic_json_lexer_open (&r->lex))
         break;
-      node = json_node_new (JSON_NODE_ARRAY);
-      json_node_take_array (node, json_array_new ());
+      node = json_node_new (c == '{' ? JSON_NODE_OBJECT : JSON_NODE_ARRAY);
+      if (c == '{')
+        json_node_take_object (node, json_object_new ());
+      else
+        json_node_take_array (node, json_array_new ());
       return node;
     default:
       if (!symfonic_json_lexer_read_scalar (&r->lex, r->text, &token))
