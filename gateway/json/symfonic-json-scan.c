@@ -6,8 +6,9 @@
 
 #include <string.h>
 
+#include "symfonic-json.h"
+#include "symfonic-json-lexer-private.h"
 #include "symfonic-json-scan-private.h"
-#include "symfonic-json-string-private.h"
 #include "symfonic-string-private.h"
 
 /* A provider sends hundreds of small frames per answer, nearly all of one
@@ -17,7 +18,11 @@
  * too, giving the same strings it would: whatever it is not sure of (a
  * nested value it was not told about, an escaped member name, an exponent,
  * more members than it tracks) makes it give up, and the caller reads the
- * frame the general way, which also says what is wrong with a bad one. */
+ * frame the general way, which also says what is wrong with a bad one.
+ * Its tokens are the strict reader's own (symfonic-json-lexer-private.h):
+ * the scan only walks the object differently, stopping at the members it
+ * was told about, and through a memo, at the one string that changed
+ * since the stream's last frame. */
 
 /* members per object whose names are compared for repeats */
 #define MAX_MEMBERS 24
@@ -35,11 +40,9 @@ typedef struct
 
 typedef struct
 {
-  const guchar *data;
-  gsize         length;
-  gsize         pos;
-  GString      *text;
-  Slot          slots[SYMFONIC_JSON_SCAN_SLOTS];
+  SymfonicJsonLexer lex;
+  GString          *text;
+  Slot              slots[SYMFONIC_JSON_SCAN_SLOTS];
 } Scan;
 
 struct _SymfonicJsonScanMemo
@@ -57,242 +60,39 @@ struct _SymfonicJsonScanMemo
   guint                         n_held;
 };
 
-/* The next byte after whitespace, or 0 at the end. Providers write their
- * frames without whitespace: the next byte is usually the one. */
-static inline guchar
-peek (Scan *s)
-{
-  if (G_LIKELY (s->pos < s->length && s->data[s->pos] > ' '))
-    return s->data[s->pos];
-
-  while (s->pos < s->length)
-    {
-      guchar c = s->data[s->pos];
-
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-        return c;
-      s->pos++;
-    }
-
-  return 0;
-}
-
-static gboolean
-skip_char (Scan   *s,
-           guchar  c)
-{
-  if (peek (s) != c)
-    return FALSE;
-  s->pos++;
-  return TRUE;
-}
-
-static gboolean
-read_hex4 (Scan     *s,
-           gunichar *out)
-{
-  gunichar value = 0;
-
-  if (s->length - s->pos < 6 || s->data[s->pos] != '\\' || s->data[s->pos + 1] != 'u')
-    return FALSE;
-  for (guint i = 2; i < 6; i++)
-    {
-      int digit = g_ascii_xdigit_value (s->data[s->pos + i]);
-
-      if (digit < 0)
-        return FALSE;
-      value = value << 4 | digit;
-    }
-  s->pos += 6;
-  *out = value;
-
-  return TRUE;
-}
-
-/* A \u escape, a surrogate pair as one character; NUL and unpaired
- * surrogates are refused, as the strict reader refuses them. */
-static gboolean
-read_unicode_escape (Scan    *s,
-                     GString *out)
-{
-  gunichar c;
-  gunichar low;
-
-  if (!read_hex4 (s, &c) || c == 0 || (c >= 0xDC00 && c <= 0xDFFF))
-    return FALSE;
-  if (c >= 0xD800 && c <= 0xDBFF)
-    {
-      if (!read_hex4 (s, &low) || low < 0xDC00 || low > 0xDFFF)
-        return FALSE;
-      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-    }
-  if (out != NULL)
-    g_string_append_unichar (out, c);
-
-  return TRUE;
-}
-
-static char
-simple_escape (guchar c)
-{
-  switch (c)
-    {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '/': return '/';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    default: return 0;
-    }
-}
-
-/* Steps over a run of plain bytes from s->pos; FALSE if it is not valid
- * UTF-8. */
-static gboolean
-skip_run (Scan *s)
-{
-  gsize start = s->pos;
-  gboolean ascii;
-
-  s->pos = symfonic_json_string_run (s->data, s->pos, s->length, &ascii);
-
-  return ascii || g_utf8_validate_len ((const char *) s->data + start, s->pos - start, NULL);
-}
-
-/* Reads the string at s->pos (on its quote), appending it decoded to
- * @out, or only checking it when @out is NULL. */
-static gboolean
-read_string (Scan    *s,
-             GString *out)
-{
-  s->pos++;
-  for (;;)
-    {
-      gsize start = s->pos;
-      guchar c;
-      char escaped;
-
-      /* '"', '\\' and control characters never split a UTF-8 sequence */
-      if (!skip_run (s) || s->pos == s->length)
-        return FALSE;
-      c = s->data[s->pos];
-      if (c < 0x20)
-        return FALSE;
-      if (out != NULL)
-        symfonic_string_append_len (out, (const char *) s->data + start, s->pos - start);
-
-      if (c == '"')
-        {
-          s->pos++;
-          return TRUE;
-        }
-      if (s->pos + 1 < s->length && s->data[s->pos + 1] == 'u')
-        {
-          if (!read_unicode_escape (s, out))
-            return FALSE;
-          continue;
-        }
-      escaped = s->pos + 1 < s->length ? simple_escape (s->data[s->pos + 1]) : 0;
-      if (escaped == 0)
-        return FALSE;
-      if (out != NULL)
-        g_string_append_c (out, escaped);
-      s->pos += 2;
-    }
-}
-
-static gsize
-skip_digits (Scan *s)
-{
-  gsize start = s->pos;
-
-  while (s->pos < s->length && g_ascii_isdigit (s->data[s->pos]))
-    s->pos++;
-
-  return s->pos - start;
-}
-
-/* RFC 8259 numbers without an exponent and of bounded length: those the
- * strict reader takes for certain. */
-static gboolean
-skip_number (Scan *s)
-{
-  gsize start = s->pos;
-
-  if (s->data[s->pos] == '-')
-    s->pos++;
-  if (s->pos < s->length && s->data[s->pos] == '0')
-    s->pos++;
-  else if (skip_digits (s) == 0)
-    return FALSE;
-  if (s->pos < s->length && s->data[s->pos] == '.')
-    {
-      s->pos++;
-      if (skip_digits (s) == 0)
-        return FALSE;
-    }
-  /* a digit after a leading zero is refused by the caller, which finds
-   * no comma or bracket there */
-  if (s->pos < s->length && (s->data[s->pos] == 'e' || s->data[s->pos] == 'E'))
-    return FALSE;
-
-  return s->pos - start <= MAX_NUMBER_BYTES;
-}
-
-static gboolean
-skip_literal (Scan       *s,
-              const char *word)
-{
-  gsize length = strlen (word);
-
-  if (s->length - s->pos < length || memcmp (s->data + s->pos, word, length) != 0)
-    return FALSE;
-  s->pos += length;
-
-  return TRUE;
-}
-
 /* A count's digits, into @out; numbers that are not such a count are
  * refused, for the caller to read the general way. */
 static gboolean
 read_count (Scan    *s,
             GString *out)
 {
-  gsize start = s->pos;
-  gsize digits = skip_digits (s);
+  SymfonicJsonToken token;
+  gsize digits;
 
-  if (digits == 0 || digits > SYMFONIC_JSON_SCAN_COUNT_DIGITS || (digits > 1 && s->data[start] == '0') ||
-      (s->pos < s->length && (s->data[s->pos] == '.' || s->data[s->pos] == 'e' || s->data[s->pos] == 'E')))
+  if (!symfonic_json_lexer_read_scalar (&s->lex, NULL, &token) || token.kind != SYMFONIC_JSON_TOKEN_NUMBER ||
+      token.shape != 0)
     return FALSE;
-  symfonic_string_append_len (out, (const char *) s->data + start, digits);
+  digits = s->lex.pos - token.start;
+  if (digits > SYMFONIC_JSON_SCAN_COUNT_DIGITS)
+    return FALSE;
+  symfonic_string_append_len (out, (const char *) s->lex.data + token.start, digits);
 
   return TRUE;
 }
 
-/* A value that is not an array or object, checked and forgotten. */
+/* A value that is not an array or object, checked and forgotten. Only
+ * numbers the strict reader takes for certain are taken: without an
+ * exponent and of bounded length, so that they cannot overflow a double. */
 static gboolean
 skip_scalar (Scan *s)
 {
-  switch (peek (s))
-    {
-    case '"':
-      return read_string (s, NULL);
-    case 't':
-      return skip_literal (s, "true");
-    case 'f':
-      return skip_literal (s, "false");
-    case 'n':
-      return skip_literal (s, "null");
-    case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-      return skip_number (s);
-    default:
-      return FALSE;
-    }
+  SymfonicJsonToken token;
+
+  if (!symfonic_json_lexer_read_scalar (&s->lex, NULL, &token))
+    return FALSE;
+
+  return token.kind != SYMFONIC_JSON_TOKEN_NUMBER ||
+         ((token.shape & SYMFONIC_JSON_NUMBER_EXPONENT) == 0 && s->lex.pos - token.start <= MAX_NUMBER_BYTES);
 }
 
 /* A member name as it is written, which is what it decodes to when it has
@@ -302,15 +102,7 @@ read_name (Scan   *s,
            gsize  *start,
            gsize  *length)
 {
-  if (peek (s) != '"')
-    return FALSE;
-  *start = ++s->pos;
-  if (!skip_run (s) || s->pos == s->length || s->data[s->pos] != '"')
-    return FALSE;
-  *length = s->pos - *start;
-  s->pos++;
-
-  return TRUE;
+  return symfonic_json_lexer_peek (&s->lex) == '"' && symfonic_json_lexer_read_plain_string (&s->lex, start, length);
 }
 
 static const SymfonicJsonScanMember *
@@ -336,13 +128,16 @@ static gboolean
 read_first (Scan                         *s,
             const SymfonicJsonScanMember *members)
 {
-  s->pos++;
-  if (skip_char (s, ']'))
+  SymfonicJsonLexer *lex = &s->lex;
+
+  if (!symfonic_json_lexer_open (lex))
+    return FALSE;
+  if (symfonic_json_lexer_close (lex, ']'))
     return TRUE;
-  if (peek (s) != '{' || !read_object (s, members))
+  if (symfonic_json_lexer_peek (lex) != '{' || !read_object (s, members))
     return FALSE;
 
-  return skip_char (s, ']');
+  return symfonic_json_lexer_close (lex, ']');
 }
 
 /* A member's value; a nested value of a member not described as one is
@@ -352,7 +147,7 @@ read_member (Scan                         *s,
              const SymfonicJsonScanMember *member)
 {
   SymfonicJsonScanKind kind = member != NULL ? member->kind : SYMFONIC_JSON_SCAN_REFUSE;
-  guchar c = peek (s);
+  guchar c = symfonic_json_lexer_peek (&s->lex);
 
   /* a count's null is no count; any other value that is not one is
    * refused, for the general reader to judge */
@@ -362,10 +157,11 @@ read_member (Scan                         *s,
       Slot *slot = &s->slots[member->slot];
 
       slot->text = s->text->len;
-      slot->start = s->pos;
-      if (!(kind == SYMFONIC_JSON_SCAN_STRING ? read_string (s, s->text) : read_count (s, s->text)))
+      slot->start = s->lex.pos;
+      if (!(kind == SYMFONIC_JSON_SCAN_STRING ? symfonic_json_lexer_read_string (&s->lex, s->text)
+                                              : read_count (s, s->text)))
         return FALSE;
-      slot->end = s->pos;
+      slot->end = s->lex.pos;
       g_string_append_c (s->text, '\0');
       return TRUE;
     }
@@ -377,18 +173,20 @@ read_member (Scan                         *s,
   return skip_scalar (s);
 }
 
-/* The object at s->pos (on its brace); a repeated name is refused, as the
- * strict reader refuses it. */
+/* The object at the lexer's pos (on its brace); a repeated name is
+ * refused, as the strict reader refuses it. */
 static gboolean
 read_object (Scan                         *s,
              const SymfonicJsonScanMember *members)
 {
+  SymfonicJsonLexer *lex = &s->lex;
   gsize starts[MAX_MEMBERS];
   gsize lengths[MAX_MEMBERS];
   guint n = 0;
 
-  s->pos++;
-  if (skip_char (s, '}'))
+  if (!symfonic_json_lexer_open (lex))
+    return FALSE;
+  if (symfonic_json_lexer_close (lex, '}'))
     return TRUE;
 
   for (;;)
@@ -399,18 +197,18 @@ read_object (Scan                         *s,
         return FALSE;
       for (guint i = 0; i < n; i++)
         {
-          if (lengths[i] == lengths[n] && memcmp (s->data + starts[i], s->data + starts[n], lengths[n]) == 0)
+          if (lengths[i] == lengths[n] && memcmp (lex->data + starts[i], lex->data + starts[n], lengths[n]) == 0)
             return FALSE;
         }
-      member = find_member (members, s->data + starts[n], lengths[n]);
+      member = find_member (members, lex->data + starts[n], lengths[n]);
       if (member != NULL && member->kind == SYMFONIC_JSON_SCAN_REFUSE)
         return FALSE;
       n++;
-      if (!skip_char (s, ':') || !read_member (s, member))
+      if (!symfonic_json_lexer_skip_char (lex, ':') || !read_member (s, member))
         return FALSE;
-      if (skip_char (s, '}'))
+      if (symfonic_json_lexer_close (lex, '}'))
         return TRUE;
-      if (!skip_char (s, ','))
+      if (!symfonic_json_lexer_skip_char (lex, ','))
         return FALSE;
     }
 }
@@ -514,14 +312,14 @@ scan_again (SymfonicJsonScanMemo         *memo,
         continue;
 
       /* the bytes between must be one string literal, ending where the
-       * old one did before the same rest (its slots are not used: they
-       * are not cleared either) */
-      scan.data = (const guchar *) data;
-      scan.length = length - tail;
-      scan.pos = old->start;
-      scan.text = text;
+       * old one did before the same rest: the lexer is given only them,
+       * so that an escape cannot reach into the rest (its slots are not
+       * used: they are not cleared either) */
+      symfonic_json_lexer_init (&scan.lex, data, length - tail, SYMFONIC_JSON_MAX_DEPTH);
+      scan.lex.pos = old->start;
       symfonic_string_clear (text);
-      if (data[old->start] != '"' || !read_string (&scan, text) || scan.pos != length - tail)
+      if (data[old->start] != '"' || !symfonic_json_lexer_read_string (&scan.lex, text) ||
+          scan.lex.pos != length - tail)
         return FALSE;
       g_string_append_c (text, '\0');
 
@@ -536,12 +334,12 @@ scan_again (SymfonicJsonScanMemo         *memo,
           /* a literal after the new one moved with the rest */
           if (slot->start >= old->end)
             {
-              slot->start = slot->start - old->end + scan.pos;
-              slot->end = slot->end - old->end + scan.pos;
+              slot->start = slot->start - old->end + scan.lex.pos;
+              slot->end = slot->end - old->end + scan.lex.pos;
             }
         }
       slots[i].text = 0;
-      slots[i].end = scan.pos;
+      slots[i].end = scan.lex.pos;
       *changed = i;
 
       return TRUE;
@@ -584,14 +382,13 @@ symfonic_json_scan (const char                   *data,
 
   if (memo == NULL || !scan_again (memo, members, data, length, text, scan.slots, &changed))
     {
-      scan.data = (const guchar *) data;
-      scan.length = length;
-      scan.pos = 0;
+      symfonic_json_lexer_init (&scan.lex, data, length, SYMFONIC_JSON_MAX_DEPTH);
       scan.text = text;
       for (guint i = 0; i < SYMFONIC_JSON_SCAN_SLOTS; i++)
         scan.slots[i].text = -1;
       symfonic_string_clear (text);
-      if (peek (&scan) != '{' || !read_object (&scan, members) || peek (&scan) != 0 || scan.pos != length)
+      if (symfonic_json_lexer_peek (&scan.lex) != '{' || !read_object (&scan, members) ||
+          !symfonic_json_lexer_at_end (&scan.lex))
         return FALSE;
     }
   if (memo != NULL)

@@ -10,8 +10,8 @@
 
 #include "symfonic-error.h"
 #include "symfonic-json.h"
+#include "symfonic-json-lexer-private.h"
 #include "symfonic-json-private.h"
-#include "symfonic-json-string-private.h"
 #include "symfonic-string-private.h"
 
 /* JSON from outside is read here in one pass, without recursion, straight
@@ -24,13 +24,11 @@
 
 typedef struct
 {
-  const guchar *data;
-  gsize         length;
-  gsize         pos;
+  SymfonicJsonLexer lex;
   /* the text of the string being read; an object's member name stays at
    * its start, NUL-terminated, while the member's value is read after it */
-  GString      *text;
-  GError      **error;
+  GString          *text;
+  GError          **error;
 } Reader;
 
 /* Every message names what is wrong and where, and never quotes the input. */
@@ -48,43 +46,38 @@ static gboolean
 fail (Reader     *r,
       const char *what)
 {
-  return fail_at (r, r->pos, what);
+  return fail_at (r, r->lex.pos, what);
 }
 
-static void
-skip_space (Reader *r)
-{
-  while (r->pos < r->length)
-    {
-      guchar c = r->data[r->pos];
-
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-        break;
-      r->pos++;
-    }
-}
-
-/* The next byte after whitespace, or 0 at the end: a raw NUL is never
- * valid there, so the callers need no separate end check. */
-static inline guchar
-peek (Reader *r)
-{
-  /* compact JSON, as upstreams write it, has no whitespace to skip */
-  if (G_LIKELY (r->pos < r->length && r->data[r->pos] > ' '))
-    return r->data[r->pos];
-  skip_space (r);
-  return r->pos < r->length ? r->data[r->pos] : 0;
-}
-
-/* Steps over @c if it is the next byte after whitespace. */
+/* Says what the lexer refused. The messages are marked with N_() and
+ * translated only when one is needed, as in expect(). */
 static gboolean
-skip_char (Reader *r,
-           guchar  c)
+fail_token (Reader *r)
 {
-  if (peek (r) != c)
-    return FALSE;
-  r->pos++;
-  return TRUE;
+  static const char * const what[] = {
+    [SYMFONIC_JSON_LEX_EXPECTED_VALUE] = N_("expected a value"),
+    [SYMFONIC_JSON_LEX_END_WHERE_VALUE] = N_("the input ends where a value belongs"),
+    [SYMFONIC_JSON_LEX_END_IN_STRING] = N_("the input ends inside a string"),
+    [SYMFONIC_JSON_LEX_CONTROL_CHARACTER] = N_("control character in a string"),
+    [SYMFONIC_JSON_LEX_INVALID_ESCAPE] = N_("invalid escape in a string"),
+    [SYMFONIC_JSON_LEX_NUL_CHARACTER] = N_("NUL character in a string"),
+    [SYMFONIC_JSON_LEX_UNPAIRED_SURROGATE] = N_("unpaired UTF-16 surrogate"),
+    [SYMFONIC_JSON_LEX_INVALID_UTF8] = N_("invalid UTF-8"),
+    [SYMFONIC_JSON_LEX_LEADING_ZERO] = N_("leading zero in a number"),
+    [SYMFONIC_JSON_LEX_INVALID_NUMBER] = N_("invalid number"),
+  };
+  SymfonicJsonLexer *lex = &r->lex;
+
+  if (lex->error == SYMFONIC_JSON_LEX_TOO_DEEP)
+    {
+      g_set_error (r->error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                   _("Invalid JSON at byte %" G_GSIZE_FORMAT ": nesting deeper than %u levels"),
+                   lex->error_at, lex->max_depth);
+      return FALSE;
+    }
+  g_assert (lex->error > SYMFONIC_JSON_LEX_OK && lex->error < G_N_ELEMENTS (what));
+
+  return fail_at (r, lex->error_at, _(what[lex->error]));
 }
 
 /* @what is marked with N_(): it is translated only when it is needed,
@@ -95,180 +88,15 @@ expect (Reader     *r,
         guchar      c,
         const char *what)
 {
-  return skip_char (r, c) || fail (r, _(what));
+  return symfonic_json_lexer_skip_char (&r->lex, c) || fail (r, _(what));
 }
 
-/* Reads the four hex digits of a \u escape that starts at r->pos. */
-static gboolean
-read_hex4 (Reader   *r,
-           gunichar *out)
-{
-  gunichar value = 0;
-
-  if (r->length - r->pos < 6 || r->data[r->pos] != '\\' || r->data[r->pos + 1] != 'u')
-    return FALSE;
-  for (guint i = 2; i < 6; i++)
-    {
-      int digit = g_ascii_xdigit_value (r->data[r->pos + i]);
-
-      if (digit < 0)
-        return FALSE;
-      value = value << 4 | digit;
-    }
-  *out = value;
-  r->pos += 6;
-  return TRUE;
-}
-
-static gboolean
-read_unicode_escape (Reader *r)
-{
-  gsize start = r->pos;
-  gunichar c;
-  gunichar low;
-
-  if (!read_hex4 (r, &c))
-    return fail_at (r, start, _("invalid escape in a string"));
-  if (c == 0)
-    return fail_at (r, start, _("NUL character in a string"));
-  if (c >= 0xDC00 && c <= 0xDFFF)
-    return fail_at (r, start, _("unpaired UTF-16 surrogate"));
-  if (c >= 0xD800 && c <= 0xDBFF)
-    {
-      if (!read_hex4 (r, &low) || low < 0xDC00 || low > 0xDFFF)
-        return fail_at (r, start, _("unpaired UTF-16 surrogate"));
-      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-    }
-  g_string_append_unichar (r->text, c);
-  return TRUE;
-}
-
-/* Most strings, a token of text or a name, end within this many bytes. */
-#define LEAD_BYTES 16
-
-/* Where the run of plain bytes from r->pos ends, as
- * symfonic_json_string_run() finds it: its first LEAD_BYTES a byte at a
- * time, and what goes on past them, such as a terminal's whole text, a
- * word at a time. */
-static gsize
-read_run (Reader   *r,
-          gboolean *ascii)
-{
-  gsize lead = r->length - r->pos > LEAD_BYTES ? r->pos + LEAD_BYTES : r->length;
-  gsize pos = symfonic_json_string_run (r->data, r->pos, lead, ascii);
-  guint64 high = 0;
-  gboolean rest_ascii;
-
-  if (pos < lead || pos == r->length)
-    return pos;
-
-  pos = symfonic_json_plain_words (r->data, pos, r->length, &high);
-  pos = symfonic_json_string_run (r->data, pos, r->length, &rest_ascii);
-  *ascii = *ascii && rest_ascii && (high & G_GUINT64_CONSTANT (0x8080808080808080)) == 0;
-
-  return pos;
-}
-
-/* Appends the string that starts at r->pos (on its quote) to r->text. */
+/* Appends the string that starts at the lexer's pos (on its quote) to
+ * r->text. */
 static gboolean
 read_string (Reader *r)
 {
-  r->pos++;
-  for (;;)
-    {
-      gsize start = r->pos;
-      const char *invalid;
-      gboolean ascii;
-      guchar c = 0;
-
-      r->pos = read_run (r, &ascii);
-      if (r->pos < r->length)
-        c = r->data[r->pos];
-      if (!ascii && !g_utf8_validate_len ((const char *) r->data + start, r->pos - start, &invalid))
-        return fail_at (r, invalid - (const char *) r->data, _("invalid UTF-8"));
-      symfonic_string_append_len (r->text, (const char *) r->data + start, r->pos - start);
-
-      if (r->pos == r->length)
-        return fail (r, _("the input ends inside a string"));
-      if (c == '"')
-        {
-          r->pos++;
-          return TRUE;
-        }
-      if (c < 0x20)
-        return fail (r, _("control character in a string"));
-
-      if (r->pos + 1 < r->length && r->data[r->pos + 1] == 'u')
-        {
-          if (!read_unicode_escape (r))
-            return FALSE;
-          continue;
-        }
-
-      switch (r->pos + 1 < r->length ? r->data[r->pos + 1] : 0)
-        {
-        case '"': c = '"'; break;
-        case '\\': c = '\\'; break;
-        case '/': c = '/'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        default:
-          return fail (r, _("invalid escape in a string"));
-        }
-      g_string_append_c (r->text, c);
-      r->pos += 2;
-    }
-}
-
-static gsize
-skip_digits (Reader *r)
-{
-  gsize start = r->pos;
-
-  while (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]))
-    r->pos++;
-  return r->pos - start;
-}
-
-/* Steps over one number (RFC 8259 §6); @integral tells whether it has
- * neither a fraction nor an exponent. */
-static gboolean
-skip_number (Reader   *r,
-             gboolean *integral)
-{
-  if (r->data[r->pos] == '-')
-    r->pos++;
-  if (r->pos < r->length && r->data[r->pos] == '0')
-    {
-      r->pos++;
-      if (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]))
-        return fail (r, _("leading zero in a number"));
-    }
-  else if (skip_digits (r) == 0)
-    return fail (r, _("invalid number"));
-
-  *integral = TRUE;
-  if (r->pos < r->length && r->data[r->pos] == '.')
-    {
-      *integral = FALSE;
-      r->pos++;
-      if (skip_digits (r) == 0)
-        return fail (r, _("invalid number"));
-    }
-  if (r->pos < r->length && (r->data[r->pos] == 'e' || r->data[r->pos] == 'E'))
-    {
-      *integral = FALSE;
-      r->pos++;
-      if (r->pos < r->length && (r->data[r->pos] == '+' || r->data[r->pos] == '-'))
-        r->pos++;
-      if (skip_digits (r) == 0)
-        return fail (r, _("invalid number"));
-    }
-
-  return TRUE;
+  return symfonic_json_lexer_read_string (&r->lex, r->text) || fail_token (r);
 }
 
 /* FALSE when the integer does not fit in a gint64. */
@@ -293,93 +121,84 @@ to_int64 (const guchar *text,
   return TRUE;
 }
 
-/* Integers that fit are gint64, every other number a double, as JsonParser
- * reads them. */
+/* The number @token, just read: integers that fit are gint64, every
+ * other number a double, as JsonParser reads them. */
 static JsonNode *
-read_number (Reader *r)
+number_node (Reader                  *r,
+             const SymfonicJsonToken *token)
 {
-  gsize start = r->pos;
-  gboolean integral;
+  const guchar *start = r->lex.data + token->start;
+  gsize length = r->lex.pos - token->start;
+  gboolean integral = (token->shape & (SYMFONIC_JSON_NUMBER_FRACTION | SYMFONIC_JSON_NUMBER_EXPONENT)) == 0;
   gint64 integer;
   char buffer[64];
   g_autofree char *long_text = NULL;
   char *text = buffer;
-  gsize length;
   double value;
 
-  if (!skip_number (r, &integral))
-    return NULL;
-  length = r->pos - start;
-  if (integral && to_int64 (r->data + start, length, &integer))
+  if (integral && to_int64 (start, length, &integer))
     return json_node_init_int (json_node_alloc (), integer);
 
   /* strtod needs a NUL-terminated copy */
   if (length >= sizeof buffer)
     text = long_text = g_malloc (length + 1);
-  memcpy (text, r->data + start, length);
+  memcpy (text, start, length);
   text[length] = '\0';
   value = g_ascii_strtod (text, NULL);
   if (!isfinite (value))
     {
-      fail_at (r, start, _("number out of range"));
+      fail_at (r, token->start, _("number out of range"));
       return NULL;
     }
 
   return json_node_init_double (json_node_alloc (), value);
 }
 
-static gboolean
-read_literal (Reader     *r,
-              const char *word)
-{
-  gsize length = strlen (word);
-
-  if (r->length - r->pos < length || memcmp (r->data + r->pos, word, length) != 0)
-    return fail (r, _("expected a value"));
-  r->pos += length;
-  return TRUE;
-}
-
-/* One value at r->pos; an array or object comes back empty, to be filled
- * by the caller. */
+/* One value at the lexer's pos; an array or object comes back empty, to
+ * be filled by the caller. */
 static JsonNode *
 read_value (Reader *r)
 {
   gsize start = r->text->len;
+  guchar c = symfonic_json_lexer_peek (&r->lex);
+  SymfonicJsonToken token;
   JsonNode *node;
 
-  switch (peek (r))
+  switch (c)
     {
     case '{':
-      r->pos++;
-      node = json_node_new (JSON_NODE_OBJECT);
-      json_node_take_object (node, json_object_new ());
-      return node;
     case '[':
-      r->pos++;
-      node = json_node_new (JSON_NODE_ARRAY);
-      json_node_take_array (node, json_array_new ());
+      if (!symfonic_json_lexer_open (&r->lex))
+        break;
+      node = json_node_new (c == '{' ? JSON_NODE_OBJECT : JSON_NODE_ARRAY);
+      if (c == '{')
+        json_node_take_object (node, json_object_new ());
+      else
+        json_node_take_array (node, json_array_new ());
       return node;
-    case '"':
-      if (!read_string (r))
-        return NULL;
-      node = json_node_init_string (json_node_alloc (), r->text->str + start);
-      g_string_truncate (r->text, start);
-      return node;
-    case 't':
-      return read_literal (r, "true") ? json_node_init_boolean (json_node_alloc (), TRUE) : NULL;
-    case 'f':
-      return read_literal (r, "false") ? json_node_init_boolean (json_node_alloc (), FALSE) : NULL;
-    case 'n':
-      return read_literal (r, "null") ? json_node_init_null (json_node_alloc ()) : NULL;
-    case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-      return read_number (r);
     default:
-      fail (r, r->pos == r->length ? _("the input ends where a value belongs") : _("expected a value"));
-      return NULL;
+      if (!symfonic_json_lexer_read_scalar (&r->lex, r->text, &token))
+        break;
+      switch (token.kind)
+        {
+        case SYMFONIC_JSON_TOKEN_STRING:
+          node = json_node_init_string (json_node_alloc (), r->text->str + start);
+          g_string_truncate (r->text, start);
+          return node;
+        case SYMFONIC_JSON_TOKEN_NUMBER:
+          return number_node (r, &token);
+        case SYMFONIC_JSON_TOKEN_TRUE:
+          return json_node_init_boolean (json_node_alloc (), TRUE);
+        case SYMFONIC_JSON_TOKEN_FALSE:
+          return json_node_init_boolean (json_node_alloc (), FALSE);
+        case SYMFONIC_JSON_TOKEN_NULL:
+        default:
+          return json_node_init_null (json_node_alloc ());
+        }
     }
+
+  fail_token (r);
+  return NULL;
 }
 
 /* Reads `"name":` into the start of r->text and refuses a repeated name:
@@ -390,9 +209,9 @@ read_member_name (Reader     *r,
 {
   gsize start;
 
-  if (peek (r) != '"')
+  if (symfonic_json_lexer_peek (&r->lex) != '"')
     return fail (r, _("expected a member name"));
-  start = r->pos;
+  start = r->lex.pos;
   g_string_truncate (r->text, 0);
   if (!read_string (r))
     return FALSE;
@@ -434,26 +253,26 @@ symfonic_json_read_string_object (const char *data,
                                   gsize       member_length,
                                   GString    *text)
 {
-  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader reader = { .text = text };
   Reader *r = &reader;
+  SymfonicJsonLexer *lex = &r->lex;
 
+  symfonic_json_lexer_init (lex, data, length, SYMFONIC_JSON_MAX_DEPTH);
   symfonic_string_clear (text);
-  if (!skip_char (r, '{') || peek (r) != '"')
+  if (!symfonic_json_lexer_skip_char (lex, '{') || symfonic_json_lexer_peek (lex) != '"')
     return FALSE;
   /* the member's name as upstreams write it, without escapes, is
    * compared where it lies */
-  if (r->length - r->pos > member_length + 1 && memcmp (r->data + r->pos + 1, member, member_length) == 0 &&
-      r->data[r->pos + 1 + member_length] == '"')
-    r->pos += member_length + 2;
-  else if (!read_string (r) || text->len != member_length || memcmp (text->str, member, member_length) != 0)
+  if (!symfonic_json_lexer_skip_name (lex, member, member_length) &&
+      (!read_string (r) || text->len != member_length || memcmp (text->str, member, member_length) != 0))
     return FALSE;
 
   symfonic_string_clear (text);
-  if (!skip_char (r, ':') || peek (r) != '"' || !read_string (r) || !skip_char (r, '}'))
+  if (!symfonic_json_lexer_skip_char (lex, ':') || symfonic_json_lexer_peek (lex) != '"' || !read_string (r) ||
+      !symfonic_json_lexer_skip_char (lex, '}'))
     return FALSE;
-  skip_space (r);
 
-  return r->pos == r->length;
+  return symfonic_json_lexer_at_end (lex);
 }
 
 /* An integer as the strict reader reads one, of at most 18 digits so
@@ -463,41 +282,31 @@ static gboolean
 read_small_int (Reader *r,
                 gint64 *value)
 {
-  gboolean negative = FALSE;
-  gsize start;
+  SymfonicJsonToken token;
+  gboolean negative;
   gint64 v = 0;
 
-  if (peek (r) == '-')
-    {
-      negative = TRUE;
-      r->pos++;
-    }
-  start = r->pos;
-  while (r->pos < r->length && g_ascii_isdigit (r->data[r->pos]) && r->pos - start < 18)
-    v = v * 10 + (r->data[r->pos++] - '0');
-  if (r->pos == start || (r->data[start] == '0' && r->pos - start > 1))
+  if (!symfonic_json_lexer_read_scalar (&r->lex, NULL, &token) || token.kind != SYMFONIC_JSON_TOKEN_NUMBER ||
+      (token.shape & (SYMFONIC_JSON_NUMBER_FRACTION | SYMFONIC_JSON_NUMBER_EXPONENT)) != 0)
     return FALSE;
-  if (r->pos < r->length && (g_ascii_isdigit (r->data[r->pos]) || r->data[r->pos] == '.' ||
-                             r->data[r->pos] == 'e' || r->data[r->pos] == 'E'))
+  negative = (token.shape & SYMFONIC_JSON_NUMBER_NEGATIVE) != 0;
+  if (r->lex.pos - token.start - negative > 18)
     return FALSE;
+  for (gsize i = token.start + negative; i < r->lex.pos; i++)
+    v = v * 10 + (r->lex.data[i] - '0');
 
   *value = negative ? -v : v;
   return TRUE;
 }
 
-/* Steps over the member name @name if it stands next, unescaped, as
- * upstreams write it. */
+/* Steps over `"name":` if the name stands next, unescaped, as upstreams
+ * write it. */
 static gboolean
 skip_name (Reader     *r,
            const char *name)
 {
-  gsize length = strlen (name);
-
-  if (peek (r) != '"' || r->length - r->pos < length + 2 ||
-      memcmp (r->data + r->pos + 1, name, length) != 0 || r->data[r->pos + 1 + length] != '"')
-    return FALSE;
-  r->pos += length + 2;
-  return skip_char (r, ':');
+  return symfonic_json_lexer_skip_name (&r->lex, name, strlen (name)) &&
+         symfonic_json_lexer_skip_char (&r->lex, ':');
 }
 
 /* The shape of a terminal's data, `{"text":"...","duration_ms":N}` in
@@ -515,21 +324,23 @@ symfonic_json_read_string_int_object (const char *data,
                                       GString    *text,
                                       gint64     *value)
 {
-  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader reader = { .text = text };
   Reader *r = &reader;
+  SymfonicJsonLexer *lex = &r->lex;
   gboolean have_string = FALSE;
   gboolean have_int = FALSE;
 
+  symfonic_json_lexer_init (lex, data, length, SYMFONIC_JSON_MAX_DEPTH);
   symfonic_string_clear (text);
-  if (!skip_char (r, '{'))
+  if (!symfonic_json_lexer_skip_char (lex, '{'))
     return FALSE;
   for (guint i = 0; i < 2; i++)
     {
-      if (i > 0 && !skip_char (r, ','))
+      if (i > 0 && !symfonic_json_lexer_skip_char (lex, ','))
         return FALSE;
       if (!have_string && skip_name (r, string_member))
         {
-          if (peek (r) != '"' || !read_string (r))
+          if (symfonic_json_lexer_peek (lex) != '"' || !read_string (r))
             return FALSE;
           have_string = TRUE;
         }
@@ -544,11 +355,10 @@ symfonic_json_read_string_int_object (const char *data,
           return FALSE;
         }
     }
-  if (!skip_char (r, '}'))
+  if (!symfonic_json_lexer_skip_char (lex, '}'))
     return FALSE;
-  skip_space (r);
 
-  return r->pos == r->length;
+  return symfonic_json_lexer_at_end (lex);
 }
 
 /* Objects with more members are read the general way: their names are
@@ -572,17 +382,6 @@ repeats_name (Reader *r,
     }
 
   return FALSE;
-}
-
-static gboolean
-copy_literal (Reader     *r,
-              const char *word,
-              GString    *out)
-{
-  if (!read_literal (r, word))
-    return FALSE;
-  symfonic_string_append_len (out, word, strlen (word));
-  return TRUE;
 }
 
 /* Whether @text, a JSON number with a fraction or an exponent, is already
@@ -615,47 +414,50 @@ is_written_decimal (const char *text,
   return fraction && text[length - 1] != '0' && significant <= 15 && leading_zeros <= 3;
 }
 
-/* One scalar value at r->pos, written to @out as symfonic_json_append_node()
- * writes what read_value() makes of it. */
+/* One scalar value at the lexer's pos, written to @out as
+ * symfonic_json_append_node() writes what read_value() makes of it. */
 static gboolean
 write_scalar (Reader  *r,
               GString *out)
 {
   gsize mark = r->text->len;
+  const guchar *data = r->lex.data;
+  SymfonicJsonToken token;
 
-  switch (peek (r))
+  if (!symfonic_json_lexer_read_scalar (&r->lex, r->text, &token))
+    return FALSE;
+
+  switch (token.kind)
     {
-    case '"':
-      if (!read_string (r))
-        return FALSE;
+    case SYMFONIC_JSON_TOKEN_STRING:
       symfonic_json_append_string (out, r->text->str + mark, r->text->len - mark);
       g_string_truncate (r->text, mark);
       return TRUE;
-    case 't':
-      return copy_literal (r, "true", out);
-    case 'f':
-      return copy_literal (r, "false", out);
-    case 'n':
-      return copy_literal (r, "null", out);
-    case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
+    case SYMFONIC_JSON_TOKEN_NUMBER:
       {
-        gsize start = r->pos;
-        g_autoptr(JsonNode) number = read_number (r);
+        g_autoptr(JsonNode) number = number_node (r, &token);
+        gsize length = r->lex.pos - token.start;
 
         if (number == NULL)
           return FALSE;
         if (json_node_get_value_type (number) == G_TYPE_INT64)
           symfonic_json_append_int (out, json_node_get_int (number));
-        else if (is_written_decimal ((const char *) r->data + start, r->pos - start))
-          symfonic_string_append_len (out, (const char *) r->data + start, r->pos - start);
+        else if (is_written_decimal ((const char *) data + token.start, length))
+          symfonic_string_append_len (out, (const char *) data + token.start, length);
         else
           symfonic_json_append_double (out, json_node_get_double (number));
         return TRUE;
       }
+    case SYMFONIC_JSON_TOKEN_TRUE:
+      symfonic_string_append_literal (out, "true");
+      return TRUE;
+    case SYMFONIC_JSON_TOKEN_FALSE:
+      symfonic_string_append_literal (out, "false");
+      return TRUE;
+    case SYMFONIC_JSON_TOKEN_NULL:
     default:
-      return FALSE;
+      symfonic_string_append_literal (out, "null");
+      return TRUE;
     }
 }
 
@@ -673,20 +475,23 @@ symfonic_json_write_flat_object (const char         *data,
                                  GString            *out)
 {
   g_autoptr(GString) text = g_string_sized_new (64);
-  Reader reader = { (const guchar *) data, length, 0, text, NULL };
+  Reader reader = { .text = text };
   Reader *r = &reader;
+  SymfonicJsonLexer *lex = &r->lex;
   guint n = 0;
 
-  if (!skip_char (r, '{'))
+  symfonic_json_lexer_init (lex, data, length, SYMFONIC_JSON_MAX_DEPTH);
+  if (!symfonic_json_lexer_skip_char (lex, '{'))
     return FALSE;
   g_string_append_c (out, '{');
-  if (peek (r) != '}')
+  if (symfonic_json_lexer_peek (lex) != '}')
     {
       do
         {
           gsize start = text->len;
 
-          if (n == FLAT_MAX_MEMBERS || peek (r) != '"' || !read_string (r) || repeats_name (r, start, n))
+          if (n == FLAT_MAX_MEMBERS || symfonic_json_lexer_peek (lex) != '"' || !read_string (r) ||
+              repeats_name (r, start, n))
             return FALSE;
           if (n > 0)
             g_string_append_c (out, ',');
@@ -695,16 +500,15 @@ symfonic_json_write_flat_object (const char         *data,
           /* the name stays, NUL-terminated, for the ones after it */
           g_string_append_c (text, '\0');
           n++;
-          if (!skip_char (r, ':') || !write_scalar (r, out))
+          if (!symfonic_json_lexer_skip_char (lex, ':') || !write_scalar (r, out))
             return FALSE;
         }
-      while (skip_char (r, ','));
+      while (symfonic_json_lexer_skip_char (lex, ','));
     }
-  if (!skip_char (r, '}'))
+  if (!symfonic_json_lexer_skip_char (lex, '}'))
     return FALSE;
   g_string_append_c (out, '}');
-  skip_space (r);
-  if (r->pos != r->length)
+  if (!symfonic_json_lexer_at_end (lex))
     return FALSE;
 
   for (guint i = 0; required[i] != NULL; i++)
@@ -753,27 +557,22 @@ symfonic_json_parse (const char  *data,
                      GError     **error)
 {
   g_autoptr(GString) text = g_string_sized_new (64);
-  Reader reader = { (const guchar *) data, length, 0, text, error };
+  Reader reader = { .text = text, .error = error };
   Reader *r = &reader;
+  SymfonicJsonLexer *lex = &r->lex;
   g_autoptr(JsonNode) root = NULL;
   JsonNode *current = NULL;
-  guint depth = 0;
 
   g_return_val_if_fail (data != NULL || length == 0, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  symfonic_json_lexer_init (lex, data, length, max_depth);
   for (;;)
     {
-      guchar c = peek (r);
+      guchar c = symfonic_json_lexer_peek (lex);
       JsonNode *node;
 
-      if ((c == '[' || c == '{') && depth == max_depth)
-        {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                       _("Invalid JSON at byte %" G_GSIZE_FORMAT ": nesting deeper than %u levels"),
-                       r->pos, max_depth);
-          return NULL;
-        }
+      /* the lexer refuses a container past the depth before it is built */
       node = read_value (r);
       if (node == NULL)
         return NULL;
@@ -784,9 +583,8 @@ symfonic_json_parse (const char  *data,
 
       if (c == '[' || c == '{')
         {
-          depth++;
           current = node;
-          if (peek (r) != (c == '[' ? ']' : '}'))
+          if (symfonic_json_lexer_peek (lex) != (c == '[' ? ']' : '}'))
             {
               if (c == '{' && !read_member_name (r, json_node_get_object (current)))
                 return NULL;
@@ -800,31 +598,28 @@ symfonic_json_parse (const char  *data,
         {
           gboolean is_array = JSON_NODE_HOLDS_ARRAY (current);
 
-          c = peek (r);
+          c = symfonic_json_lexer_peek (lex);
           if (c == ',')
             {
-              r->pos++;
+              lex->pos++;
               if (!is_array && !read_member_name (r, json_node_get_object (current)))
                 return NULL;
               break;
             }
-          if (c != (is_array ? ']' : '}'))
+          if (!symfonic_json_lexer_close (lex, is_array ? ']' : '}'))
             {
-              fail (r, r->pos == r->length ? _("the input ends inside an array or object")
-                                           : is_array ? _("expected a comma or ']'")
-                                                      : _("expected a comma or '}'"));
+              fail (r, lex->pos == lex->length ? _("the input ends inside an array or object")
+                                               : is_array ? _("expected a comma or ']'")
+                                                          : _("expected a comma or '}'"));
               return NULL;
             }
-          r->pos++;
-          depth--;
           current = json_node_get_parent (current);
         }
       if (current == NULL)
         break;
     }
 
-  skip_space (r);
-  if (r->pos < r->length)
+  if (!symfonic_json_lexer_at_end (lex))
     {
       fail (r, _("text after the document"));
       return NULL;
