@@ -24,6 +24,10 @@ typedef enum {
   SYMFONIC_ENCODER_ANSWER = 1 << 0,
   /* an OpenAI client asked for the usage chunk (`stream_options.include_usage`) */
   SYMFONIC_ENCODER_INCLUDE_USAGE = 1 << 1,
+  /* an openai route's client speaks the Responses API */
+  SYMFONIC_ENCODER_RESPONSES = 1 << 2,
+  /* ... and asked for a background response, a run of the run store */
+  SYMFONIC_ENCODER_BACKGROUND = 1 << 3,
 } SymfonicEncoderFlags;
 
 typedef struct _SymfonicEncoder SymfonicEncoder;
@@ -36,18 +40,39 @@ typedef enum {
   /* an empty thinking delta carrying more (an Anthropic signature) */
   SYMFONIC_PROVIDER_PART_THINKING_EXTRAS,
   SYMFONIC_PROVIDER_PART_TOOL_CALL,
+  /* the next fragment of a tool call's arguments */
+  SYMFONIC_PROVIDER_PART_TOOL_CALL_DELTA,
 } SymfonicProviderPart;
 
-/* A tool call as a ToolCallStartEvent carries it; the fields a provider
- * source adds (index, arguments) have defaults for sources without them. */
+/* A tool call as a ToolCallStartEvent carries it, or a fragment of its
+ * arguments as a ToolCallDeltaEvent does; the fields a provider source
+ * adds (index, arguments) have defaults for sources without them. */
 typedef struct
 {
+  /* "" for a delta */
   const char *name;
   const char *id;
-  /* complete arguments, a JSON text */
+  /* the arguments text the start came with, or the delta's fragment;
+   * NULL when a start came with none (a typed runtime's) */
   const char *arguments;
+  /* the provider's index, or the call's ordinal when it gave none */
   gint64      index;
+  /* the call's place among the stream's calls, from 0 */
+  guint       ordinal;
 } SymfonicToolCall;
+
+/* The usage a provider format publishes, from the stream's metered counts
+ * and what the upstream said besides. */
+typedef struct
+{
+  /* every prompt token, the cached ones included (OpenAI's prompt_tokens) */
+  guint64 input;
+  guint64 output;
+  /* each -1 when unknown */
+  gint64  cache_read;
+  gint64  cache_creation;
+  gint64  reasoning;
+} SymfonicEncoderUsage;
 
 /* One per route kind. A streaming encoder writes one SSE frame per call;
  * the others write nothing until the end, then the whole JSON body. Each
@@ -84,6 +109,11 @@ struct _SymfonicEncoder
   SymfonicInvocation          *invocation;
   /* tool calls seen, the index of one whose source gave none */
   guint                        n_tool_calls;
+  /* their ids, by ordinal: a delta names its call by id */
+  GPtrArray                   *tool_ids;
+  /* the upstream's first terminal: its finish reason, and the text that
+   * stands in when no delta streamed */
+  SymfonicEvent               *terminal;
   GString                     *text;
   char                        *fallback;
   guint64                      dropped;
@@ -151,6 +181,10 @@ void               symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
                                                   SymfonicEvent      *event,
                                                   SymfonicToolCall   *call);
 G_GNUC_INTERNAL
+gboolean           symfonic_encoder_read_tool_delta (SymfonicEncoder *self,
+                                                  SymfonicEvent      *event,
+                                                  SymfonicToolCall   *call);
+G_GNUC_INTERNAL
 SymfonicProviderPart symfonic_encoder_provider_part (SymfonicEncoder *self,
                                                   SymfonicEvent      *event,
                                                   SymfonicToolCall   *call);
@@ -163,7 +197,11 @@ G_GNUC_INTERNAL
 const char        *symfonic_encoder_get_model    (SymfonicEncoder    *self);
 G_GNUC_INTERNAL
 void               symfonic_encoder_get_usage    (SymfonicEncoder    *self,
-                                                  guint64            *input_tokens,
-                                                  guint64            *output_tokens);
+                                                  SymfonicEncoderUsage *usage);
+G_GNUC_INTERNAL
+const char        *symfonic_encoder_finish_reason (SymfonicEncoder   *self);
+G_GNUC_INTERNAL
+const char        *symfonic_encoder_terminal_string (SymfonicEncoder *self,
+                                                  const char         *name);
 
 G_END_DECLS

@@ -174,6 +174,7 @@ project_text_deltas (SymfonicStream *stream,
     /* the typed stream's alone: 11.0 has no convergent form for them */
     case SYMFONIC_EVENT_KIND_ACTIVATION:
     case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA:
     case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     case SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED:
     case SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED:

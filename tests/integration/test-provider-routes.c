@@ -1048,7 +1048,8 @@ test_runtime_anthropic (Fixture       *fixture,
                       "{\"type\":\"tool_use\",\"id\":\"call_rt\",\"name\":\"get_weather\",\"input\":{}}]");
 }
 
-/* A provider source's tool calls keep the typed stream's frozen payload. */
+/* A provider source's tool calls carry the provider's index and their
+ * arguments on the typed stream too. */
 static void
 test_typed_tool_call_payload (Fixture       *fixture,
                               gconstpointer  user_data)
@@ -1064,8 +1065,11 @@ test_typed_tool_call_payload (Fixture       *fixture,
 
       if (!g_str_equal (frame->event, "ToolCallStartEvent"))
         continue;
-      g_assert_cmpstr (frame->data, ==, calls == 0 ? "{\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_1\"}"
-                                                   : "{\"tool_name\":\"get_time\",\"tool_call_id\":\"call_2\"}");
+      g_assert_cmpstr (frame->data, ==,
+                       calls == 0 ? "{\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_1\",\"index\":0,"
+                                    "\"arguments\":\"{\\\"city\\\":\\\"Lisbon\\\"}\"}"
+                                  : "{\"tool_name\":\"get_time\",\"tool_call_id\":\"call_2\",\"index\":1,"
+                                    "\"arguments\":\"{\\\"tz\\\":\\\"WET\\\"}\"}");
       calls++;
     }
   g_assert_cmpuint (calls, ==, 2);
