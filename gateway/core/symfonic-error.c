@@ -31,6 +31,7 @@ static const char * const code_names[] = {
   [SYMFONIC_ERROR_SLOW_CLIENT] = "slow_client",
   [SYMFONIC_ERROR_SHUTTING_DOWN] = "shutting_down",
   [SYMFONIC_ERROR_GONE] = "gone",
+  [SYMFONIC_ERROR_UPSTREAM_REFUSED] = "upstream_refused",
 };
 
 /**

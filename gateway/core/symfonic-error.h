@@ -41,6 +41,8 @@ G_BEGIN_DECLS
  *   stream before it finished
  * @SYMFONIC_ERROR_GONE: what was asked for existed and is no longer kept
  *   (frames of a resumable run past its buffer)
+ * @SYMFONIC_ERROR_UPSTREAM_REFUSED: the upstream refused the gateway's own
+ *   credentials (a provider's 401 or 403): nothing a retry changes
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -66,6 +68,7 @@ typedef enum {
   SYMFONIC_ERROR_SLOW_CLIENT,
   SYMFONIC_ERROR_SHUTTING_DOWN,
   SYMFONIC_ERROR_GONE,
+  SYMFONIC_ERROR_UPSTREAM_REFUSED,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

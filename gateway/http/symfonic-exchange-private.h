@@ -39,6 +39,10 @@ G_GNUC_INTERNAL
 char               *symfonic_exchange_dup_error_body (SymfonicRoute     *route,
                                                      SymfonicErrorFrame *frame);
 G_GNUC_INTERNAL
+void                symfonic_exchange_set_request_id (SoupServerMessage *message,
+                                                     SymfonicRoute      *route,
+                                                     const char         *id);
+G_GNUC_INTERNAL
 void                symfonic_exchange_respond_error (SoupServerMessage  *message,
                                                      SymfonicRoute      *route,
                                                      SymfonicErrorFrame *frame);

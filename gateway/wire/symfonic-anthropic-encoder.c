@@ -489,7 +489,8 @@ symfonic_anthropic_error_body (SymfonicErrorFrame *frame,
                                GString            *out)
 {
   g_string_append (out, "{\"type\":\"error\",\"error\":{\"type\":\"");
-  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_ANTHROPIC, symfonic_error_frame_get_status (frame)));
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_ANTHROPIC, symfonic_error_frame_get_status (frame),
+                                                              symfonic_error_frame_get_code (frame)));
   g_string_append (out, "\",\"message\":");
   symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
   g_string_append (out, "}}");

@@ -77,13 +77,14 @@ typedef struct
 /* One per route kind. A streaming encoder writes one SSE frame per call;
  * the others write nothing until the end, then the whole JSON body. Each
  * shape keeps its own state in its own instance struct, which embeds
- * SymfonicEncoder first and is @instance_size bytes; @clear (optional)
- * frees what that state holds; @error (optional) writes the error terminal
+ * SymfonicEncoder first and is @instance_size bytes; @init (optional)
+ * sets it up, @clear (optional) frees what that state holds; @error (optional) writes the error terminal
  * of a stream in the shape's own form instead of the `event: error` frame. */
 typedef struct
 {
   gsize              instance_size;
   gboolean           streaming;
+  void               (*init)    (SymfonicEncoder    *self);
   SymfonicFrameClass (*event)   (SymfonicEncoder    *self,
                                  SymfonicEvent      *event,
                                  GString            *out);
@@ -128,6 +129,8 @@ G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_openai_stream_encode
 G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_openai_answer_encoder;
 G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_anthropic_stream_encoder;
 G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_anthropic_answer_encoder;
+G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_responses_stream_encoder;
+G_GNUC_INTERNAL extern const SymfonicEncoderVTable symfonic_responses_answer_encoder;
 
 G_GNUC_INTERNAL
 void symfonic_openai_error_body    (SymfonicErrorFrame *frame,
@@ -135,6 +138,16 @@ void symfonic_openai_error_body    (SymfonicErrorFrame *frame,
 G_GNUC_INTERNAL
 void symfonic_anthropic_error_body (SymfonicErrorFrame *frame,
                                     GString            *out);
+G_GNUC_INTERNAL
+void symfonic_openai_error_object  (SymfonicErrorFrame *frame,
+                                    GString            *out);
+G_GNUC_INTERNAL
+char *symfonic_responses_id_for_run (const char        *run_id);
+G_GNUC_INTERNAL
+char *symfonic_responses_run_for_id (const char        *response_id);
+G_GNUC_INTERNAL
+void symfonic_responses_encoder_write_queued (SymfonicEncoder *encoder,
+                                              GString         *out);
 
 G_GNUC_INTERNAL
 SymfonicEncoder   *symfonic_encoder_new          (SymfonicRouteKind    kind,
@@ -190,7 +203,8 @@ SymfonicProviderPart symfonic_encoder_provider_part (SymfonicEncoder *self,
                                                   SymfonicToolCall   *call);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
-                                                  guint               status);
+                                                  guint               status,
+                                                  const char         *code);
 G_GNUC_INTERNAL
 const char        *symfonic_encoder_unstreamed_text (SymfonicEncoder *self);
 G_GNUC_INTERNAL

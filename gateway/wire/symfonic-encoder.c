@@ -26,6 +26,8 @@ vtable_for (SymfonicRouteKind    kind,
     case SYMFONIC_ROUTE_KIND_CHUNKS:
       return &symfonic_chunk_encoder;
     case SYMFONIC_ROUTE_KIND_OPENAI:
+      if (flags & SYMFONIC_ENCODER_RESPONSES)
+        return answer ? &symfonic_responses_answer_encoder : &symfonic_responses_stream_encoder;
       return answer ? &symfonic_openai_answer_encoder : &symfonic_openai_stream_encoder;
     case SYMFONIC_ROUTE_KIND_ANTHROPIC:
       return answer ? &symfonic_anthropic_answer_encoder : &symfonic_anthropic_stream_encoder;
@@ -52,6 +54,8 @@ symfonic_encoder_new (SymfonicRouteKind    kind,
   self->stream = g_object_ref (stream);
   self->invocation = g_object_ref (symfonic_stream_get_invocation (stream));
   self->text = g_string_new (NULL);
+  if (vtable->init != NULL)
+    vtable->init (self);
 
   return self;
 }
@@ -121,10 +125,13 @@ symfonic_encoder_error_body (SymfonicRouteKind   kind,
     }
 }
 
-/* The error types each provider's API answers with, by status. */
+/* The error types each provider's API answers with, by status; an
+ * overloaded upstream is Anthropic's overloaded_error whatever its status,
+ * as an Anthropic provider said it. */
 const char *
-symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
-                                      guint             status)
+symfonic_encoder_provider_error_type (SymfonicRouteKind  kind,
+                                      guint              status,
+                                      const char        *code)
 {
   static const struct
   {
@@ -142,6 +149,8 @@ symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
   };
   gboolean anthropic = kind == SYMFONIC_ROUTE_KIND_ANTHROPIC;
 
+  if (anthropic && g_strcmp0 (code, "upstream_unavailable") == 0)
+    return "overloaded_error";
   for (guint i = 0; i < G_N_ELEMENTS (types); i++)
     {
       if (types[i].status == status)

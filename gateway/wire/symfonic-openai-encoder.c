@@ -377,18 +377,32 @@ void
 symfonic_openai_error_body (SymfonicErrorFrame *frame,
                             GString            *out)
 {
+  g_string_append (out, "{\"error\":");
+  symfonic_openai_error_object (frame, out);
+  g_string_append_c (out, '}');
+}
+
+/* `{"message":…,"type":…,"param":null,"code":…}` */
+void
+symfonic_openai_error_object (SymfonicErrorFrame *frame,
+                              GString            *out)
+{
   const char *code = symfonic_error_frame_get_code (frame);
 
-  g_string_append (out, "{\"error\":{\"message\":");
+  g_string_append (out, "{\"message\":");
   symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
   g_string_append (out, ",\"type\":\"");
-  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_OPENAI, symfonic_error_frame_get_status (frame)));
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_OPENAI, symfonic_error_frame_get_status (frame),
+                                                              code));
   g_string_append (out, "\",\"param\":null,\"code\":");
+  /* OpenAI's own code of a rate limit, which its SDK users match on */
+  if (g_strcmp0 (code, "rate_limited") == 0)
+    code = "rate_limit_exceeded";
   if (code != NULL)
     symfonic_json_append_string (out, code, -1);
   else
     g_string_append (out, "null");
-  g_string_append (out, "}}");
+  g_string_append_c (out, '}');
 }
 
 const SymfonicEncoderVTable symfonic_openai_stream_encoder = {
