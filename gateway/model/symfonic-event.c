@@ -646,6 +646,24 @@ symfonic_event_try_new_from_data (const char *name,
     }
 }
 
+/* @terminal with another @text, and the same duration and members besides
+ * (a provider's finish reason and model): what a stage that cleans the
+ * terminal's text makes of it. */
+SymfonicEvent *
+symfonic_event_new_response_complete_like (SymfonicEvent *terminal,
+                                           const char    *text)
+{
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (terminal != NULL && terminal->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, NULL);
+
+  self = symfonic_event_new_response_complete (text, terminal->duration_ms);
+  if (terminal->payload != NULL)
+    self->payload = json_object_ref (terminal->payload);
+
+  return self;
+}
+
 /* A structured event whose payload @json is already compact JSON, as the
  * library's writer makes it, of one flat object with every field of
  * @kind: a provider source's tool-call events, made without a tree. */

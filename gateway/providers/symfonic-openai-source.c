@@ -115,7 +115,9 @@ apply_chunk (SymfonicProviderRequest    *request,
   symfonic_provider_request_set_usage_details (request, chunk->cached_tokens, -1, chunk->reasoning_tokens, FALSE);
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
-  if (chunk->text != NULL)
+  if (chunk->text != NULL && chunk->logprobs != NULL && *chunk->text != '\0')
+    symfonic_provider_request_text_with_logprobs (request, chunk->text, chunk->logprobs);
+  else if (chunk->text != NULL)
     symfonic_provider_request_text (request, chunk->text);
   /* what the model said instead of an answer is its answer */
   if (chunk->refusal != NULL)

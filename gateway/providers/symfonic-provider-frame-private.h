@@ -38,6 +38,8 @@ typedef struct
   const char            *text;
   /* a refusal's text, which takes the place of the content */
   const char            *refusal;
+  /* the choice's logprobs, when the client asked for them */
+  JsonObject            *logprobs;
   JsonArray             *tool_calls;
   const char            *finish_reason;
 } SymfonicOpenaiChunk;

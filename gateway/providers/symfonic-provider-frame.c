@@ -182,6 +182,7 @@ symfonic_openai_chunk_read (JsonObject          *object,
   chunk->thinking = symfonic_provider_json_string (delta, "reasoning_content");
   chunk->text = symfonic_provider_json_string (delta, "content");
   chunk->refusal = symfonic_provider_json_string (delta, "refusal");
+  chunk->logprobs = symfonic_provider_json_object (choice, "logprobs");
   chunk->tool_calls = symfonic_provider_json_array (delta, "tool_calls");
   chunk->finish_reason = symfonic_provider_json_string (choice, "finish_reason");
 

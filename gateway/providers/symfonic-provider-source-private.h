@@ -108,6 +108,10 @@ G_GNUC_INTERNAL
 void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
                                                       const char              *text);
 G_GNUC_INTERNAL
+void     symfonic_provider_request_text_with_logprobs (SymfonicProviderRequest *self,
+                                                       const char              *text,
+                                                       JsonObject              *logprobs);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,
                                                       const char              *text,
                                                       const char              *signature);

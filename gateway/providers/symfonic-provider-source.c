@@ -191,6 +191,24 @@ symfonic_provider_request_text (SymfonicProviderRequest *self,
   symfonic_http_request_push (self->request, event);
 }
 
+/* A delta with the log probabilities of its tokens, which an OpenAI
+ * client that asked for them gets with it; other routes publish the text
+ * alone. */
+void
+symfonic_provider_request_text_with_logprobs (SymfonicProviderRequest *self,
+                                              const char              *text,
+                                              JsonObject              *logprobs)
+{
+  g_autoptr(JsonObject) payload = json_object_new ();
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), logprobs);
+  g_autoptr(SymfonicEvent) event = NULL;
+
+  json_object_set_string_member (payload, "text", text);
+  json_object_set_member (payload, "logprobs", json_node_ref (node));
+  event = symfonic_event_new (SYMFONIC_EVENT_KIND_TEXT_DELTA, payload, NULL);
+  symfonic_http_request_push (self->request, event);
+}
+
 void
 symfonic_provider_request_thinking (SymfonicProviderRequest *self,
                                     const char              *text,

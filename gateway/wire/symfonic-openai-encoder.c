@@ -25,6 +25,9 @@ typedef struct
    * arguments gathered from its fragments */
   GString         *reasoning;
   GPtrArray       *tool_calls;
+  /* the log probabilities of the answer's tokens, when the upstream gave
+   * them, as one answer's `logprobs.content` */
+  JsonArray       *logprobs;
 } OpenaiEncoder;
 
 typedef struct
@@ -147,6 +150,34 @@ begin_chunk (OpenaiEncoder *self,
     }
 }
 
+/* A provider delta's log probabilities, which its client asked for. */
+static JsonNode *
+logprobs_of (SymfonicEvent *event)
+{
+  JsonObject *extras = symfonic_event_get_payload (event);
+
+  return extras != NULL ? json_object_get_member (extras, "logprobs") : NULL;
+}
+
+static void
+end_chunk_with (GString    *out,
+                const char *finish,
+                JsonNode   *logprobs)
+{
+  symfonic_string_append_literal (out, "},\"logprobs\":");
+  symfonic_json_append_node (out, logprobs);
+  symfonic_string_append_literal (out, ",\"finish_reason\":");
+  if (finish != NULL)
+    {
+      g_string_append_c (out, '"');
+      symfonic_string_append_len (out, finish, strlen (finish));
+      g_string_append_c (out, '"');
+    }
+  else
+    symfonic_string_append_literal (out, "null");
+  symfonic_string_append_literal (out, "}]}\n\n");
+}
+
 static void
 end_chunk (GString    *out,
            const char *finish)
@@ -209,7 +240,18 @@ openai_stream_event (SymfonicEncoder *encoder,
   switch (symfonic_encoder_provider_part (encoder, event, &call))
     {
     case SYMFONIC_PROVIDER_PART_TEXT:
-      write_event_delta (self, "\"content\":", event, out);
+      if (G_UNLIKELY (event->payload != NULL && logprobs_of (event) != NULL))
+        {
+          gsize length;
+          const char *text = symfonic_event_peek_text (event, &length);
+
+          begin_chunk (self, out);
+          begin_member (out, "\"content\":");
+          symfonic_json_append_string (out, text, length);
+          end_chunk_with (out, NULL, logprobs_of (event));
+        }
+      else
+        write_event_delta (self, "\"content\":", event, out);
       break;
     case SYMFONIC_PROVIDER_PART_THINKING:
       write_event_delta (self, "\"reasoning_content\":", event, out);
@@ -303,6 +345,19 @@ openai_answer_event (SymfonicEncoder *encoder,
         g_string_append (((AnswerCall *) g_ptr_array_index (self->tool_calls, call.ordinal))->arguments, call.arguments);
       break;
     case SYMFONIC_PROVIDER_PART_TEXT:
+      if (G_UNLIKELY (event->payload != NULL && logprobs_of (event) != NULL))
+        {
+          JsonNode *logprobs = logprobs_of (event);
+          JsonNode *content = JSON_NODE_HOLDS_OBJECT (logprobs) ? json_object_get_member (json_node_get_object (logprobs), "content")
+                                                                : NULL;
+
+          if (self->logprobs == NULL)
+            self->logprobs = json_array_new ();
+          for (guint i = 0; content != NULL && JSON_NODE_HOLDS_ARRAY (content) &&
+                            i < json_array_get_length (json_node_get_array (content)); i++)
+            json_array_add_element (self->logprobs, json_node_copy (json_array_get_element (json_node_get_array (content), i)));
+        }
+      break;
     case SYMFONIC_PROVIDER_PART_THINKING_EXTRAS:
     case SYMFONIC_PROVIDER_PART_NONE:
     default:
@@ -352,7 +407,16 @@ openai_answer_success (SymfonicEncoder *encoder,
         }
       g_string_append_c (out, ']');
     }
-  g_string_append (out, "},\"logprobs\":null,\"finish_reason\":\"");
+  g_string_append (out, "},\"logprobs\":");
+  if (self->logprobs != NULL)
+    {
+      g_string_append (out, "{\"content\":");
+      symfonic_json_append_array (out, self->logprobs, "[]");
+      g_string_append_c (out, '}');
+    }
+  else
+    g_string_append (out, "null");
+  g_string_append (out, ",\"finish_reason\":\"");
   g_string_append (out, finish_reason (encoder));
   g_string_append (out, "\"}],");
   write_usage (encoder, out);
@@ -370,6 +434,8 @@ openai_clear (SymfonicEncoder *encoder)
     g_string_free (self->reasoning, TRUE);
   if (self->tool_calls != NULL)
     g_ptr_array_unref (self->tool_calls);
+  if (self->logprobs != NULL)
+    json_array_unref (self->logprobs);
 }
 
 /* `{"error":{"message":…,"type":…,"param":null,"code":…}}` */

@@ -118,8 +118,18 @@ typed_event (SymfonicEncoder *encoder,
       return SYMFONIC_FRAME_NONE;
 
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      symfonic_encoder_keep_text (encoder, event);
-      append_frame (encoder, out, "TextDeltaEvent", event);
+      {
+        gsize length;
+        const char *text = symfonic_event_peek_text (event, &length);
+
+        /* the frozen payload only: a provider's log probabilities are
+         * for the OpenAI route */
+        symfonic_encoder_keep_text (encoder, event);
+        symfonic_encoder_begin_frame (encoder, out, "TextDeltaEvent");
+        symfonic_string_append_literal (out, "{\"text\":");
+        symfonic_json_append_string (out, text, length);
+        symfonic_string_append_literal (out, "}\n\n");
+      }
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:

@@ -693,6 +693,42 @@ static const Setup anthropic_stop_sequence = {
   0, 0,
 };
 
+/* Log probabilities the client asked for come with their deltas on the
+ * OpenAI route, and with the whole answer; the typed stream keeps its
+ * frozen payload. */
+#define LOGPROB(token) "{\"token\":\"" token "\",\"logprob\":-0.5,\"bytes\":null,\"top_logprobs\":[]}"
+static const Setup with_logprobs = {
+  OPENAI_CHUNK ("{\"index\":0,\"delta\":{\"content\":\"Hel\"},\"logprobs\":{\"content\":[" LOGPROB ("Hel") "]},"
+                "\"finish_reason\":null}", "")
+  OPENAI_CHUNK ("{\"index\":0,\"delta\":{\"content\":\"lo\"},\"logprobs\":{\"content\":[" LOGPROB ("lo") "]},"
+                "\"finish_reason\":\"stop\"}", "")
+  "data: [DONE]\n\n",
+  ANTHROPIC_TURN ("end_turn", "null"),
+  0, 0,
+};
+
+static void
+test_logprobs (Fixture       *fixture,
+               gconstpointer  user_data)
+{
+  g_autoptr(SymfonicTestResponse) streamed = post (fixture, "/oa/chat/completions", CHAT (",\"logprobs\":true,\"stream\":true"));
+  g_autoptr(SymfonicTestResponse) answer = post (fixture, "/oa/chat/completions", CHAT (",\"logprobs\":true"));
+  g_autoptr(SymfonicTestResponse) typed = post (fixture, "/typed-oa", "{\"query\":\"Hi\"}");
+  g_autoptr(GPtrArray) frames = frames_of (streamed);
+  g_autoptr(GPtrArray) typed_frames = frames_of (typed);
+  g_autoptr(JsonNode) root = symfonic_test_response_dup_json (answer);
+  JsonObject *choice = json_array_get_object_element (json_object_get_array_member (json_node_get_object (root), "choices"), 0);
+  g_autofree char *all = json_to_string (json_object_get_member (choice, "logprobs"), FALSE);
+  g_autoptr(JsonNode) first = symfonic_test_json_parse (frame_at (frames, 0)->data);
+  JsonObject *first_choice = json_array_get_object_element (json_object_get_array_member (json_node_get_object (first), "choices"), 0);
+  g_autofree char *first_logprobs = json_to_string (json_object_get_member (first_choice, "logprobs"), FALSE);
+
+  assert_json (first_logprobs, "{\"content\":[" LOGPROB ("Hel") "]}");
+  assert_json (all, "{\"content\":[" LOGPROB ("Hel") "," LOGPROB ("lo") "]}");
+  g_assert_cmpstr (frame_at (typed_frames, 0)->event, ==, "TextDeltaEvent");
+  g_assert_cmpstr (frame_at (typed_frames, 0)->data, ==, "{\"text\":\"Hel\"}");
+}
+
 /* The typed terminal says why the answer ended, in its own words. */
 static void
 check_typed_reason (Fixture    *fixture,
@@ -1087,6 +1123,7 @@ main (int    argc,
   ADD ("answer/refusal", &anthropic_refusal, test_refusal_reasons);
   ADD ("answer/stop-sequence", &anthropic_stop_sequence, test_stop_sequence);
   ADD ("answer/tool-calls-elsewhere", NULL, test_tool_calls_elsewhere);
+  ADD ("answer/logprobs", &with_logprobs, test_logprobs);
   ADD ("responses/stream", NULL, test_responses_stream);
   ADD ("responses/background", NULL, test_responses_background);
   ADD ("endpoints/models", NULL, test_models);

@@ -44,15 +44,17 @@ typedef struct
   SoupSession          *session;
 } Fixture;
 
-/* A typed runtime turn, which reports usage on its terminal. */
+/* A typed runtime turn, which reports usage on its terminal, and why the
+ * answer ended (which the citation stage, cleaning the terminal's text,
+ * leaves as it is). */
 static const char runtime_turn[] =
   "event: ThinkingDeltaEvent\ndata: {\"text\":\"Hmm.\"}\n\n"
   "event: TextDeltaEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9\"}\n\n"
   "event: ToolCallStartEvent\ndata: {\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_rt\"}\n\n"
   "event: TextDeltaEvent\ndata: {\"text\":\"[semantic] today.\"}\n\n"
   "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n"
-  "event: ResponseCompleteEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9 today.\",\"duration_ms\":5,"
-  "\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}\n\n";
+  "event: ResponseCompleteEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9 [semantic] today.\",\"duration_ms\":5,"
+  "\"finish_reason\":\"length\",\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}\n\n";
 
 static const char *
 data_dir (void)
@@ -1004,7 +1006,7 @@ test_runtime_openai (Fixture       *fixture,
   assert_json_node (g_ptr_array_index (stream.tool_calls, 0),
                     "{\"index\":0,\"id\":\"call_rt\",\"type\":\"function\","
                     "\"function\":{\"name\":\"get_weather\",\"arguments\":\"{}\"}}");
-  g_assert_cmpstr (stream.finish_reason, ==, "tool_calls");
+  g_assert_cmpstr (stream.finish_reason, ==, "length");
   assert_json_node (stream.usage, "{\"prompt_tokens\":12,\"completion_tokens\":34,\"total_tokens\":46}");
   g_assert_true (stream.done);
 
@@ -1039,7 +1041,7 @@ test_runtime_anthropic (Fixture       *fixture,
   g_assert_cmpstr (stream.text->str, ==, "Sunny \xC3\xA9t\xC3\xA9 today.");
   g_assert_cmpstr (g_ptr_array_index (stream.inputs, 0), ==, "{}");
   assert_json_node (stream.message_delta,
-                    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+                    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\",\"stop_sequence\":null},"
                     "\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}");
 
   object = response_object (answer, 200, &keep);
