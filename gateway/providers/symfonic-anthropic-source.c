@@ -107,8 +107,10 @@ add_tool_uses (JsonArray *blocks,
       json_object_set_string_member (block, "id", symfonic_provider_json_string (call, "id"));
       json_object_set_string_member (block, "name", symfonic_provider_json_string (function, "name") ?: "");
       /* arguments that are not an object are no input Anthropic takes */
-      json_object_set_member (block, "input", input != NULL ? json_node_ref (input)
-                                                            : json_node_init_object (json_node_alloc (), json_object_new ()));
+      if (input != NULL)
+        json_object_set_member (block, "input", json_node_ref (input));
+      else
+        json_object_set_object_member (block, "input", json_object_new ());
       json_array_add_object_element (blocks, block);
     }
 }

@@ -374,7 +374,11 @@ chat_tool_uses (JsonNode   *tool_calls,
 
       /* an empty text is the call of a tool without parameters */
       if (input == NULL && *arguments == '\0')
-        input = json_node_init_object (json_node_alloc (), json_object_new ());
+        {
+          g_autoptr(JsonObject) empty = json_object_new ();
+
+          input = json_node_init_object (json_node_alloc (), empty);
+        }
       if (input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
         return refuse (error, _("“messages[%u].tool_calls[%u].function.arguments” must be a JSON object to pass on"),
                        index, i) != NULL;
