@@ -1417,6 +1417,7 @@ symfonic_exchange_new_invocation (SoupServerMessage *message)
 void
 symfonic_exchange_open (SoupServerMessage *message,
                         SymfonicRoute     *route,
+                        SymfonicEndpoint   endpoint,
                         guint64            max_body_bytes,
                         SymfonicMetrics   *metrics,
                         SymfonicRunStore  *run_store,
@@ -1429,7 +1430,7 @@ symfonic_exchange_open (SoupServerMessage *message,
   self = g_new0 (Exchange, 1);
   self->message = g_object_ref (message);
   self->route = g_object_ref (route);
-  self->endpoint = symfonic_route_get_endpoint (route, g_uri_get_path (soup_server_message_get_uri (message)));
+  self->endpoint = endpoint;
   self->metrics = metrics;
   self->run_store = g_object_ref (run_store);
   self->release.func = release_detached;

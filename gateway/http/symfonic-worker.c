@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <sys/resource.h>
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
@@ -182,19 +183,20 @@ handle_headers (SoupServer        *server,
 {
   SymfonicWorker *self = user_data;
   SymfonicRoute *route = find_route (self, path);
+  SymfonicEndpoint endpoint = route != NULL ? symfonic_route_get_endpoint (route, path) : SYMFONIC_ENDPOINT_INVOKE;
 
   /* No handler reads a body from libsoup, which would otherwise keep all
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
 
-  if (route == NULL || g_strcmp0 (soup_server_message_get_method (message), method_of (route, path)) != 0 ||
-      !is_exchanged (symfonic_route_get_endpoint (route, path)))
+  if (route == NULL || !is_exchanged (endpoint) ||
+      strcmp (soup_server_message_get_method (message), symfonic_route_endpoint_method (route, endpoint)) != 0)
     {
       refuse_unused_body (message);
       return;
     }
 
-  symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
+  symfonic_exchange_open (message, route, endpoint, symfonic_pipeline_get_max_body_bytes (self->pipeline),
                           self->metrics, self->run_store, self->live);
 }
 

@@ -24,6 +24,8 @@ void        symfonic_invocation_set_provider_body (SymfonicInvocation  *self,
                                                    SymfonicProviderApi  api,
                                                    JsonObject          *body);
 G_GNUC_INTERNAL
+void        symfonic_invocation_clear_provider_body (SymfonicInvocation *self);
+G_GNUC_INTERNAL
 JsonObject *symfonic_invocation_get_provider_body (SymfonicInvocation  *self,
                                                    SymfonicProviderApi *api);
 

@@ -870,7 +870,9 @@ symfonic_invocation_to_data (SymfonicInvocation *self,
 /* The body a provider source of @api sends for this invocation, which the
  * route decoded and checked (and translated when its client spoke another
  * API). The source adds only what is its own: the model, the stream, the
- * operator's system prompt and the default token limit. @body is sealed. */
+ * operator's system prompt and the default token limit. Nobody changes
+ * @body after this (sealing the client's whole body would cost a walk of
+ * it on every request). */
 void
 symfonic_invocation_set_provider_body (SymfonicInvocation  *self,
                                        SymfonicProviderApi  api,
@@ -879,10 +881,19 @@ symfonic_invocation_set_provider_body (SymfonicInvocation  *self,
   g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
   g_return_if_fail (body != NULL);
 
-  json_object_seal (body);
   g_clear_pointer (&self->provider_body, json_object_unref);
   self->provider_body = json_object_ref (body);
   self->provider_api = api;
+}
+
+/* The source wrote it: it is not needed again, and the client's body,
+ * which it may be, goes while the request's other memory does. */
+void
+symfonic_invocation_clear_provider_body (SymfonicInvocation *self)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+
+  g_clear_pointer (&self->provider_body, json_object_unref);
 }
 
 /* NULL unless the invocation came from a provider route whose source

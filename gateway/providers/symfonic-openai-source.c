@@ -111,8 +111,10 @@ apply_chunk (SymfonicProviderRequest    *request,
   symfonic_provider_request_set_model (request, chunk->model);
   if (!symfonic_provider_request_set_usage (request, &chunk->usage, error))
     return FALSE;
-  /* prompt_tokens holds the cached tokens */
-  symfonic_provider_request_set_usage_details (request, chunk->cached_tokens, -1, chunk->reasoning_tokens, FALSE);
+  /* prompt_tokens holds the cached tokens; the usage chunk alone has
+   * details */
+  if (G_UNLIKELY (chunk->cached_tokens >= 0 || chunk->reasoning_tokens >= 0))
+    symfonic_provider_request_set_usage_details (request, chunk->cached_tokens, -1, chunk->reasoning_tokens, FALSE);
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
   if (chunk->text != NULL && chunk->logprobs != NULL && *chunk->text != '\0')

@@ -497,32 +497,47 @@ carry_retry_after (SymfonicProviderRequest *req)
 }
 
 /* The rate-limit state the provider reports on every answer, which the
- * SDKs' own back-off and their users read. */
-static const char * const rate_limit_headers[] = {
+ * SDKs' own back-off and their users read. A provider sends a family
+ * whole or not at all: its first member says whether to look for the
+ * rest, so that a provider without them costs two lookups. */
+static const char * const openai_rate_limits[] = {
   "x-ratelimit-limit-requests", "x-ratelimit-limit-tokens", "x-ratelimit-remaining-requests",
-  "x-ratelimit-remaining-tokens", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens",
+  "x-ratelimit-remaining-tokens", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", NULL
+};
+static const char * const anthropic_rate_limits[] = {
   "anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset",
   "anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset",
   "anthropic-ratelimit-input-tokens-limit", "anthropic-ratelimit-input-tokens-remaining",
   "anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-limit",
-  "anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset",
+  "anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset", NULL
 };
 /* a count, a duration (`6m0s`) or a date: short printable text */
 #define MAX_RATE_LIMIT_VALUE 64
 
 static void
-carry_rate_limits (SymfonicProviderRequest *req)
+carry_rate_limit_family (SymfonicProviderRequest *req,
+                         const char * const      *names)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (rate_limit_headers); i++)
+  for (guint i = 0; names[i] != NULL; i++)
     {
-      const char *value = symfonic_http_request_get_response_header (req->request, rate_limit_headers[i]);
+      const char *value = symfonic_http_request_get_response_header (req->request, names[i]);
       gboolean printable = value != NULL && *value != '\0' && strlen (value) <= MAX_RATE_LIMIT_VALUE;
 
+      /* the whole family is missing, or the first of it */
+      if (value == NULL && i == 0)
+        return;
       for (const char *p = value; printable && *p != '\0'; p++)
         printable = (guchar) *p >= ' ' && (guchar) *p < 0x7f;
       if (printable)
-        symfonic_stream_set_response_header (req->request->stream, rate_limit_headers[i], value);
+        symfonic_stream_set_response_header (req->request->stream, names[i], value);
     }
+}
+
+static void
+carry_rate_limits (SymfonicProviderRequest *req)
+{
+  carry_rate_limit_family (req, openai_rate_limits);
+  carry_rate_limit_family (req, anthropic_rate_limits);
 }
 
 static GError *
@@ -621,6 +636,7 @@ symfonic_provider_source_write_request (SymfonicHttpSource   *source,
   symfonic_stream_limit_output_tokens (symfonic_http_request_get_stream (request),
                                        symfonic_provider_source_get_max_tokens (self, invocation));
   req->klass->write_body (self, invocation, body);
+  symfonic_invocation_clear_provider_body (invocation);
   g_string_assign (path, priv->target);
 
   return TRUE;

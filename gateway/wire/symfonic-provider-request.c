@@ -513,6 +513,26 @@ ready_for_source (JsonObject                   *object,
   return TRUE;
 }
 
+static gboolean read_tool_choice (JsonObject  *body,
+                                  GError     **error);
+
+/* The members a translation reads are checked as it reads them; a
+ * request passed on as it came is the provider's to judge, and an agent
+ * takes none of them. */
+static gboolean
+check_translated_types (JsonObject                   *object,
+                        const SymfonicProviderTarget *target,
+                        GError                      **error)
+{
+  if (target->api != SYMFONIC_PROVIDER_API_ANTHROPIC)
+    return TRUE;
+
+  return check_type (object, "parallel_tool_calls", G_TYPE_BOOLEAN, _("a boolean"), error) &&
+         check_type (object, "response_format", JSON_NODE_OBJECT, _("an object"), error) &&
+         check_type (object, "user", G_TYPE_STRING, _("a string"), error) &&
+         read_tool_choice (object, error);
+}
+
 /* `tool_choice`: auto, none, required, or an object of a type */
 static gboolean
 read_tool_choice (JsonObject  *body,
@@ -563,15 +583,7 @@ decode_chat (JsonObject                   *object,
       !read_max_tokens (object, "max_tokens", FALSE, target, parameters, error) ||
       !read_max_tokens (object, "max_completion_tokens", FALSE, target, parameters, error) ||
       !read_n (object, error) ||
-      !check_type (object, "parallel_tool_calls", G_TYPE_BOOLEAN, _("a boolean"), error) ||
-      !check_type (object, "response_format", JSON_NODE_OBJECT, _("an object"), error) ||
-      !check_type (object, "seed", G_TYPE_INT64, _("an integer"), error) ||
-      !check_type (object, "logprobs", G_TYPE_BOOLEAN, _("a boolean"), error) ||
-      !check_type (object, "top_logprobs", G_TYPE_INT64, _("an integer"), error) ||
-      !check_type (object, "user", G_TYPE_STRING, _("a string"), error) ||
-      !check_type (object, "metadata", JSON_NODE_OBJECT, _("an object"), error) ||
-      !check_type (object, "reasoning_effort", G_TYPE_STRING, _("a string"), error) ||
-      !read_tool_choice (object, error) ||
+      !check_translated_types (object, target, error) ||
       !read_number (object, "temperature", 0, 2, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop", TRUE, parameters, error) ||
@@ -867,10 +879,9 @@ symfonic_anthropic_request_decode (JsonNode                     *body,
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop_sequences", FALSE, parameters, error) ||
       !read_tools (object, anthropic_tool, _("needs a string “name” and an object “input_schema”"), &tools, error) ||
-      !check_type (object, "top_k", G_TYPE_INT64, _("an integer"), error) ||
-      !check_type (object, "tool_choice", JSON_NODE_OBJECT, _("an object"), error) ||
-      !check_type (object, "metadata", JSON_NODE_OBJECT, _("an object"), error) ||
-      !check_type (object, "thinking", JSON_NODE_OBJECT, _("an object"), error) ||
+      (target->api == SYMFONIC_PROVIDER_API_OPENAI_CHAT &&
+       (!check_type (object, "metadata", JSON_NODE_OBJECT, _("an object"), error) ||
+        !check_type (object, "thinking", JSON_NODE_OBJECT, _("an object"), error))) ||
       !ready_for_source (object, SYMFONIC_PROVIDER_API_ANTHROPIC, target, invocation, error))
     return FALSE;
 

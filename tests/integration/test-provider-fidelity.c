@@ -1044,7 +1044,9 @@ test_rate_limit_headers (void)
     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
     "data: [DONE]\n\n";
   g_autofree char *head = g_strdup_printf ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                           "x-ratelimit-remaining-requests: 99\r\nx-ratelimit-reset-tokens: 6m0s\r\n"
+                                           "x-ratelimit-limit-requests: 100\r\nx-ratelimit-limit-tokens: 5000\r\n"
+                                           "x-ratelimit-remaining-requests: 99\r\nx-ratelimit-remaining-tokens: 4000\r\n"
+                                           "x-ratelimit-reset-requests: 1s\r\nx-ratelimit-reset-tokens: 6m0s\r\n"
                                            "x-other: no\r\nContent-Length: %zu\r\n\r\n%s", strlen (body), body);
   const char *answer[] = { head, NULL };
   g_autofree char *url = symfonic_test_raw_upstream_dup_url (raw);
@@ -1064,6 +1066,7 @@ test_rate_limit_headers (void)
   response = symfonic_test_request (session, "POST", gateway_url, "application/json", CHAT (",\"stream\":true"), NULL);
 
   g_assert_cmpuint (response->status, ==, 200);
+  g_assert_cmpstr (soup_message_headers_get_one (response->headers, "x-ratelimit-limit-requests"), ==, "100");
   g_assert_cmpstr (soup_message_headers_get_one (response->headers, "x-ratelimit-remaining-requests"), ==, "99");
   g_assert_cmpstr (soup_message_headers_get_one (response->headers, "x-ratelimit-reset-tokens"), ==, "6m0s");
   g_assert_null (soup_message_headers_get_one (response->headers, "x-other"));

@@ -392,7 +392,9 @@ test('openai: a refused provider key is PermissionDeniedError, and not retried',
 
 test('openai: a rate-limited provider is RateLimitError with its code and Retry-After', async ({ url, fake }) => {
   fake.handlers[CHAT] = (record, res) => {
-    res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '7', 'x-ratelimit-remaining-requests': '0' });
+    res.writeHead(429, {
+      'Content-Type': 'application/json', 'Retry-After': '7', 'x-ratelimit-limit-requests': '60', 'x-ratelimit-remaining-requests': '0',
+    });
     res.end('{"error":{"message":"slow down"}}');
   };
   await assert.rejects(openaiClient(url).chat.completions.create({ model: 'any', messages }),
