@@ -649,6 +649,15 @@ test('langchain: ChatOpenAI sees a truncation as length, with usage details', as
   assert.equal(message.usage_metadata.output_token_details.reasoning, 2);
 });
 
+test('langchain: ChatOpenAI over the Responses API', async ({ url, fake }) => {
+  fake.handlers[CHAT] = (record, res) => streamEvents(res, openaiTurn({ text: 'Hello from Responses.' }));
+  const message = await langchainOpenai(url, { useResponsesApi: true }).invoke('Hi');
+  const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text ?? '').join('');
+  assert.equal(text, 'Hello from Responses.');
+  assert.equal(message.usage_metadata.input_tokens, 21);
+  assert.deepEqual(fake.only(CHAT).messages, [{ role: 'user', content: 'Hi' }]);
+});
+
 // --- the gateway's own failures, from recorded transcripts ------------------------
 
 test('replay: the openai SDK raises a mid-stream error, opaque', async ({ url }) => {
