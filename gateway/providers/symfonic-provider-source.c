@@ -725,7 +725,13 @@ symfonic_provider_source_write_passthrough (SymfonicProviderSource *self,
           stream_options = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
           continue;
         }
-      limited |= strcmp (name, "max_tokens") == 0 || strcmp (name, "max_completion_tokens") == 0;
+      if (strcmp (name, "max_tokens") == 0 || strcmp (name, "max_completion_tokens") == 0)
+        {
+          /* a null limit is none: the source's goes instead */
+          if (JSON_NODE_HOLDS_NULL (node))
+            continue;
+          limited = TRUE;
+        }
       if (priv->system_prompt != NULL && openai && strcmp (name, "messages") == 0)
         {
           g_string_append (out, ",\"messages\":[{\"role\":\"system\",\"content\":");
