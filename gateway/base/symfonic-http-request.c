@@ -8,6 +8,7 @@
 #include <glib/gi18n-lib.h>
 #include <libsoup/soup.h>
 
+#include "symfonic-stream-private.h"
 #include "symfonic-http-source-private.h"
 #include "symfonic-invocation.h"
 #include "symfonic-scratch-private.h"
@@ -599,6 +600,10 @@ on_head (SymfonicUpstreamRequest *upstream,
    * and still has until the deadline for its first event */
   req->head_in = TRUE;
   symfonic_upstream_request_set_timeout (req->upstream, symfonic_http_source_get_idle_seconds (req->source));
+  /* a refusal would have been the status: a held head may go, so that
+   * heartbeats cover the model's thinking */
+  if (symfonic_http_source_get_holds_head (req->source))
+    symfonic_stream_release_head (req->stream);
 }
 
 /* A read is parsed a slice at a time, each slice's events handed on before

@@ -326,5 +326,6 @@ symfonic_text_filter_clean_terminal (SymfonicTextFilter *self,
   if (clean->len == length && memcmp (clean->str, text, length) == 0)
     return symfonic_event_ref (terminal);
 
-  return symfonic_event_new_response_complete (clean->str, symfonic_event_get_duration_ms (terminal));
+  /* what the upstream said besides (why the answer ended) stays */
+  return symfonic_event_new_response_complete_like (terminal, clean->str);
 }

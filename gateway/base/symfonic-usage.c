@@ -34,13 +34,14 @@ read_member (JsonObject *object,
   return COUNT_VALID;
 }
 
-/* TRUE with @count set when @object's @name is a token count. */
+/* TRUE with @count set when @object's @name is a token count; @object
+ * may be NULL. */
 gboolean
 symfonic_usage_read_count (JsonObject *object,
                            const char *name,
                            guint64    *count)
 {
-  return read_member (object, name, count) == COUNT_VALID;
+  return object != NULL && read_member (object, name, count) == COUNT_VALID;
 }
 
 /* One side of a report, under Anthropic's name first, then OpenAI's. */
@@ -72,4 +73,40 @@ symfonic_usage_read_counts (JsonObject          *usage,
     return;
   counts->invalid |= read_side (usage, "input_tokens", "prompt_tokens", &counts->input) == COUNT_INVALID;
   counts->invalid |= read_side (usage, "output_tokens", "completion_tokens", &counts->output) == COUNT_INVALID;
+}
+
+/* --- what the upstream said of its answer ------------------------------- */
+
+static GQuark upstream_facts_quark (void);
+G_DEFINE_QUARK (symfonic-upstream-facts, upstream_facts)
+
+static void
+upstream_facts_free (gpointer data)
+{
+  SymfonicUpstreamFacts *facts = data;
+
+  g_free (facts->model);
+  g_free (facts);
+}
+
+/* NULL for a stream whose source told nothing (replay, runtime). */
+SymfonicUpstreamFacts *
+symfonic_upstream_facts_peek (SymfonicStream *stream)
+{
+  return g_object_get_qdata (G_OBJECT (stream), upstream_facts_quark ());
+}
+
+SymfonicUpstreamFacts *
+symfonic_upstream_facts_ensure (SymfonicStream *stream)
+{
+  SymfonicUpstreamFacts *facts = symfonic_upstream_facts_peek (stream);
+
+  if (facts == NULL)
+    {
+      facts = g_new0 (SymfonicUpstreamFacts, 1);
+      facts->cache_read = facts->cache_creation = facts->reasoning = -1;
+      g_object_set_qdata_full (G_OBJECT (stream), upstream_facts_quark (), facts, upstream_facts_free);
+    }
+
+  return facts;
 }

@@ -35,6 +35,7 @@ static const char * const code_names[] = {
    * policy's business (a refusal, or admission as if it had answered) */
   [SYMFONIC_ERROR_STORE_UNAVAILABLE] = NULL,
   [SYMFONIC_ERROR_STORE_TIMEOUT] = NULL,
+  [SYMFONIC_ERROR_UPSTREAM_REFUSED] = "upstream_refused",
 };
 
 /**

@@ -47,6 +47,8 @@ G_BEGIN_DECLS
  * @SYMFONIC_ERROR_STORE_TIMEOUT: a shared store did not answer by the
  *   command's deadline; whether the command ran is unknown. An internal
  *   fault: carries no code
+ * @SYMFONIC_ERROR_UPSTREAM_REFUSED: the upstream refused the gateway's own
+ *   credentials (a provider's 401 or 403): nothing a retry changes
  *
  * Error codes in the %SYMFONIC_ERROR domain. Each carries the machine
  * readable code published in error frames, see symfonic_error_code_name().
@@ -74,6 +76,7 @@ typedef enum {
   SYMFONIC_ERROR_GONE,
   SYMFONIC_ERROR_STORE_UNAVAILABLE,
   SYMFONIC_ERROR_STORE_TIMEOUT,
+  SYMFONIC_ERROR_UPSTREAM_REFUSED,
 } SymfonicError;
 
 GQuark       symfonic_error_quark     (void);

@@ -10,6 +10,7 @@
 #include "symfonic-invocation.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-route.h"
+#include "symfonic-route-private.h"
 #include "symfonic-run-store.h"
 
 G_BEGIN_DECLS
@@ -19,6 +20,7 @@ SymfonicInvocation *symfonic_exchange_new_invocation (SoupServerMessage *message
 G_GNUC_INTERNAL
 void                symfonic_exchange_open          (SoupServerMessage  *message,
                                                      SymfonicRoute      *route,
+                                                     SymfonicEndpoint    endpoint,
                                                      guint64             max_body_bytes,
                                                      SymfonicMetrics    *metrics,
                                                      SymfonicRunStore   *run_store,
@@ -38,6 +40,10 @@ void                symfonic_exchange_respond_json  (SoupServerMessage  *message
 G_GNUC_INTERNAL
 char               *symfonic_exchange_dup_error_body (SymfonicRoute     *route,
                                                      SymfonicErrorFrame *frame);
+G_GNUC_INTERNAL
+void                symfonic_exchange_set_request_id (SoupServerMessage *message,
+                                                     SymfonicRoute      *route,
+                                                     const char         *id);
 G_GNUC_INTERNAL
 void                symfonic_exchange_respond_error (SoupServerMessage  *message,
                                                      SymfonicRoute      *route,

@@ -15,6 +15,8 @@
 #include "symfonic-json.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-provider-request-private.h"
+#include "symfonic-provider-source-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
@@ -29,14 +31,14 @@
  * Its life is one state machine; every change of state goes through
  * advance(), which refuses a move the table does not list:
  *
- *   state \ event  ADMITTED   GOT_BODY  REFUSED  END    FINISHED  WRITTEN  RELEASED  DETACH
- *   HEAD           BODY       -         REFUSED  -      DONE      -        DONE      -
- *   BODY           -          BODY_IN   -        -      DONE      -        DONE      -
- *   BODY_IN        STREAMING  -         REFUSED  -      DONE      -        DONE      -
- *   STREAMING      -          -         -        ENDED  DONE      DONE     DONE      DETACHED
- *   ENDED          -          -         -        -      DONE      DONE     DONE      -
- *   REFUSED        -          -         -        -      DONE      -        DONE      -
- *   DETACHED       -          -         -        ENDED  -         -        DONE      -
+ *   state \ event  ADMITTED   GOT_BODY  REFUSED  END    FINISHED  WRITTEN  RELEASED  DETACH    ANSWER
+ *   HEAD           BODY       -         REFUSED  -      DONE      -        DONE      -         -
+ *   BODY           -          BODY_IN   -        -      DONE      -        DONE      -         -
+ *   BODY_IN        STREAMING  -         REFUSED  -      DONE      -        DONE      -         REFUSED
+ *   STREAMING      -          -         -        ENDED  DONE      DONE     DONE      DETACHED  -
+ *   ENDED          -          -         -        -      DONE      DONE     DONE      -         -
+ *   REFUSED        -          -         -        -      DONE      -        DONE      -         -
+ *   DETACHED       -          -         -        ENDED  -         -        DONE      -         -
  *
  * What the admission stages decide, and whether the stream waits for one
  * of them, is the stream's to track (symfonic_stream_admit()); the
@@ -49,7 +51,9 @@
  *   400, 413) and the body-phase stages (metering) decide (BODY_IN).
  *   ADMITTED: the stream starts (STREAMING).
  * REFUSED: a JSON refusal is handed to libsoup, before any byte of a
- *   stream. END: the stream's terminal (or its JSON answer) is handed over.
+ *   stream. ANSWER: so is a JSON answer that needs no stream (a token
+ *   count, a background response read again). END: the stream's terminal
+ *   (or its JSON answer) is handed over.
  * FINISHED: libsoup finished the message (answered, or the client left,
  *   also while a stage decided): the exchange is freed (DONE), and with it
  *   the stream, which drops an admission answer still owed.
@@ -82,6 +86,7 @@ typedef enum {
   EXCHANGE_WRITTEN,
   EXCHANGE_RELEASED,
   EXCHANGE_DETACH,
+  EXCHANGE_ANSWER,
   N_EXCHANGE_EVENTS
 } ExchangeEvent;
 
@@ -104,6 +109,7 @@ static const ExchangeState transitions[N_EXCHANGE_STATES][N_EXCHANGE_EVENTS] = {
   [EXCHANGE_BODY_IN] = {
     [EXCHANGE_ADMITTED] = EXCHANGE_STREAMING,
     [EXCHANGE_REFUSE] = EXCHANGE_REFUSED,
+    [EXCHANGE_ANSWER] = EXCHANGE_REFUSED,
     [EXCHANGE_FINISHED] = EXCHANGE_DONE,
     [EXCHANGE_RELEASED] = EXCHANGE_DONE,
   },
@@ -134,7 +140,7 @@ static const char * const state_names[] = {
 };
 
 static const char * const event_names[] = {
-  "admitted", "body-in", "refuse", "end", "finished", "written", "released", "detach",
+  "admitted", "body-in", "refuse", "end", "finished", "written", "released", "detach", "answer",
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (state_names) == N_EXCHANGE_STATES);
@@ -146,6 +152,8 @@ typedef struct
   /* NULL once a stream's writer took the connection */
   SoupServerMessage *message;
   SymfonicRoute     *route;
+  /* which of the route's endpoints the request is for */
+  SymfonicEndpoint   endpoint;
   SymfonicMetrics   *metrics;
   /* the worker's set of exchanges in flight */
   GHashTable        *live;
@@ -186,6 +194,12 @@ typedef struct
   SymfonicDeferred   let_go;
   /* a runs route: the client reads a run again */
   SymfonicRunReader *reader;
+  /* a background response: its client got its queued object at once, and
+   * the run goes on to its end for the run store alone */
+  gboolean           background;
+  gboolean           background_answer;
+  /* a token count the provider is asked for */
+  SymfonicTokenCount *count;
 } Exchange;
 
 #define EXCHANGE_KEY "symfonic-exchange"
@@ -244,6 +258,7 @@ exchange_free (Exchange *self)
   g_clear_pointer (&self->body, g_byte_array_unref);
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
   g_clear_pointer (&self->reader, symfonic_run_reader_free);
+  g_clear_pointer (&self->count, symfonic_token_count_cancel);
   g_clear_pointer (&self->detach_timer, symfonic_timer_remove);
   symfonic_poller_cancel_deferred (symfonic_poller_get_thread_default (), &self->release);
   symfonic_poller_cancel_deferred (symfonic_poller_get_thread_default (), &self->let_go);
@@ -281,6 +296,40 @@ symfonic_exchange_dup_error_body (SymfonicRoute      *route,
   return g_string_free (body, FALSE);
 }
 
+/* The header a provider's SDK reads the request's id from. */
+static const char *
+request_id_header (SymfonicRoute *route)
+{
+  switch (route != NULL ? symfonic_route_get_kind (route) : SYMFONIC_ROUTE_KIND_TYPED)
+    {
+    case SYMFONIC_ROUTE_KIND_OPENAI:
+      return "x-request-id";
+    case SYMFONIC_ROUTE_KIND_ANTHROPIC:
+      return "request-id";
+    case SYMFONIC_ROUTE_KIND_TYPED:
+    case SYMFONIC_ROUTE_KIND_CHUNKS:
+    case SYMFONIC_ROUTE_KIND_CHAT:
+    case SYMFONIC_ROUTE_KIND_RESUME:
+    case SYMFONIC_ROUTE_KIND_RUNS:
+    default:
+      return NULL;
+    }
+}
+
+/* A provider route's answers name their request in the header its SDK
+ * reads (`x-request-id`, `request-id`): the run's id, so that what a
+ * client reports finds the gateway's log lines. */
+void
+symfonic_exchange_set_request_id (SoupServerMessage *message,
+                                  SymfonicRoute     *route,
+                                  const char        *id)
+{
+  const char *name = request_id_header (route);
+
+  if (name != NULL)
+    soup_message_headers_replace (soup_server_message_get_response_headers (message), name, id);
+}
+
 void
 symfonic_exchange_respond_error (SoupServerMessage  *message,
                                  SymfonicRoute      *route,
@@ -289,6 +338,15 @@ symfonic_exchange_respond_error (SoupServerMessage  *message,
   SoupMessageHeaders *headers = soup_server_message_get_response_headers (message);
   g_autofree char *json = symfonic_exchange_dup_error_body (route, frame);
   g_auto(GStrv) names = symfonic_error_frame_list_headers (frame);
+  const char *id_header = request_id_header (route);
+
+  /* a refusal that is no run's has an id of its own */
+  if (id_header != NULL && soup_message_headers_get_one (headers, id_header) == NULL)
+    {
+      g_autofree char *id = g_uuid_string_random ();
+
+      soup_message_headers_replace (headers, id_header, id);
+    }
 
   for (guint i = 0; names[i] != NULL; i++)
     soup_message_headers_replace (headers, names[i], symfonic_error_frame_get_header (frame, names[i]));
@@ -569,9 +627,24 @@ sink_end (gpointer      data,
   respond (self, frame, body);
 }
 
+/* The upstream answered, its first event still to come: a route with
+ * heartbeats opens its event stream now, so that they flow while the
+ * model thinks; without them the head waits for the first event, and a
+ * failure before it is a real status. */
+static void
+sink_head (gpointer data)
+{
+  Exchange *self = data;
+
+  if (self->writer == NULL && self->message != NULL && symfonic_encoder_is_streaming (self->encoder) &&
+      symfonic_route_get_heartbeat_seconds (self->route) > 0)
+    open_event_stream (self);
+}
+
 static const SymfonicStreamSink sink = {
   sink_event,
   sink_end,
+  sink_head,
 };
 
 static void
@@ -689,8 +762,13 @@ detach (Exchange *self)
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
   advance (self, EXCHANGE_DETACH);
   self->scratch = g_string_new (NULL);
-  self->detach_timer = symfonic_poller_timer (symfonic_poller_get_thread_default (), detached_too_long, self);
-  symfonic_timer_set_deadline (self->detach_timer, deadline);
+  /* a background response runs to its end (or the route's max-duration)
+   * whoever reads it */
+  if (!self->background)
+    {
+      self->detach_timer = symfonic_poller_timer (symfonic_poller_get_thread_default (), detached_too_long, self);
+      symfonic_timer_set_deadline (self->detach_timer, deadline);
+    }
   /* a source that waited for the client reads on */
   symfonic_stream_sink_ready (self->stream);
 
@@ -806,6 +884,25 @@ open_event_stream (Exchange *self)
   symfonic_poller_defer (symfonic_poller_get_thread_default (), &self->let_go);
 }
 
+/* A background response's client gets its queued object at once; the
+ * run goes on without it, its frames to the run store only, until its
+ * end, and is read again with `GET …/responses/{id}`. */
+static void
+answer_background (Exchange *self)
+{
+  g_autoptr(GString) body = g_string_new (NULL);
+
+  symfonic_responses_encoder_write_queued (self->encoder, body);
+  apply_stream_headers (self);
+  symfonic_exchange_respond_json (self->message, SOUP_STATUS_OK, body->str);
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  soup_server_message_unpause (self->message);
+  forget_message (self);
+  advance (self, EXCHANGE_DETACH);
+  self->scratch = g_string_new (NULL);
+  symfonic_stream_start (self->stream);
+}
+
 static void
 begin_stream (Exchange *self)
 {
@@ -817,6 +914,12 @@ begin_stream (Exchange *self)
   symfonic_stream_set_sink (self->stream, &sink, self);
   soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
                                 run_id_of (self));
+
+  if (self->background_answer)
+    {
+      answer_background (self);
+      return;
+    }
 
   /* a held head waits for the first event (sink_event) or the end */
   if (!symfonic_encoder_is_streaming (self->encoder) || symfonic_stream_get_holds_head (self->stream))
@@ -866,7 +969,11 @@ refuse (Exchange     *self,
   g_autoptr(SymfonicErrorFrame) frame = map_error (self, error);
   g_autofree char *body = NULL;
   gboolean body_unread = self->state == EXCHANGE_HEAD;
+  const char *id_header = request_id_header (self->route);
 
+  /* the early refusal writes the frame's headers alone */
+  if (id_header != NULL)
+    symfonic_error_frame_set_header (frame, id_header, run_id_of (self));
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
                                    symfonic_error_frame_get_status (frame));
 
@@ -898,8 +1005,11 @@ open_run (Exchange  *self,
   SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
   SymfonicRouteKind kind = symfonic_route_get_kind (self->route);
 
-  if (!symfonic_route_get_resume (self->route) ||
-      (kind != SYMFONIC_ROUTE_KIND_TYPED && kind != SYMFONIC_ROUTE_KIND_CHUNKS))
+  /* a background response is a resumable run whatever the route's
+   * resume, with its bounds */
+  if (!self->background &&
+      (!symfonic_route_get_resume (self->route) ||
+       (kind != SYMFONIC_ROUTE_KIND_TYPED && kind != SYMFONIC_ROUTE_KIND_CHUNKS)))
     return TRUE;
   if (!symfonic_run_store_open_run (self->run_store, run_id_of (self),
                                     symfonic_invocation_get_principal_id (invocation),
@@ -1042,6 +1152,7 @@ decode (Exchange  *self,
   SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
   g_autoptr(JsonNode) body = NULL;
   g_autoptr(GError) parse_error = NULL;
+  SymfonicProviderTarget target;
   gsize length;
   const char *data;
 
@@ -1064,12 +1175,16 @@ decode (Exchange  *self,
       return FALSE;
     }
 
+  /* a provider route's request is readied for its source's API */
+  symfonic_provider_source_describe (symfonic_route_get_source (self->route), &target);
   switch (symfonic_route_get_kind (self->route))
     {
     case SYMFONIC_ROUTE_KIND_OPENAI:
-      return symfonic_openai_request_decode (body, invocation, &self->encoder_flags, error);
+      if (self->endpoint == SYMFONIC_ENDPOINT_RESPONSES)
+        return symfonic_responses_request_decode (body, &target, invocation, &self->encoder_flags, error);
+      return symfonic_openai_request_decode (body, &target, invocation, &self->encoder_flags, error);
     case SYMFONIC_ROUTE_KIND_ANTHROPIC:
-      return symfonic_anthropic_request_decode (body, invocation, &self->encoder_flags, error);
+      return symfonic_anthropic_request_decode (body, &target, invocation, &self->encoder_flags, error);
     case SYMFONIC_ROUTE_KIND_TYPED:
     case SYMFONIC_ROUTE_KIND_CHUNKS:
     case SYMFONIC_ROUTE_KIND_CHAT:
@@ -1077,6 +1192,203 @@ decode (Exchange  *self,
     default:
       return symfonic_invocation_set_body (invocation, body, error);
     }
+}
+
+/* A JSON answer that needs no stream. */
+static void
+answer_json (Exchange   *self,
+             const char *body)
+{
+  if (!advance (self, EXCHANGE_ANSWER))
+    return;
+  symfonic_exchange_respond_json (self->message, SOUP_STATUS_OK, body);
+  symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  soup_server_message_unpause (self->message);
+}
+
+/* `GET {root}/responses/{id}`: a background response read again, as the
+ * object its latest event carried, or with `stream=true` as its events
+ * after `starting_after`, then the ones it goes on to send. Only the
+ * principal and tenant that started it may. */
+static void
+read_response (Exchange *self)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  GUri *uri = soup_server_message_get_uri (self->message);
+  const char *path = g_uri_get_path (uri);
+  g_autofree char *run_id = symfonic_responses_run_for_id (strrchr (path, '/') + 1);
+  g_autoptr(GHashTable) query = NULL;
+  g_autoptr(GPtrArray) frames = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *after_text;
+  guint64 after = 0;
+  gboolean ended;
+
+  if (g_uri_get_query (uri) != NULL)
+    query = g_uri_parse_params (g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE, NULL);
+  if (run_id == NULL)
+    {
+      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such response"));
+      refuse (self, error, TRUE);
+      return;
+    }
+  after_text = query != NULL ? g_hash_table_lookup (query, "starting_after") : NULL;
+  if (after_text != NULL &&
+      (strspn (after_text, "0123456789") != strlen (after_text) || *after_text == '\0' ||
+       !g_ascii_string_to_unsigned (after_text, 10, 0, G_MAXUINT64, &after, NULL)))
+    {
+      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                                   _("“starting_after” must be the sequence number of an event of the response"));
+      refuse (self, error, TRUE);
+      return;
+    }
+
+  if (query != NULL && g_strcmp0 (g_hash_table_lookup (query, "stream"), "true") == 0)
+    {
+      self->reader = symfonic_run_reader_new_for_run (self->run_store, run_id, after, invocation, &error);
+      if (self->reader == NULL)
+        {
+          refuse (self, error, TRUE);
+          return;
+        }
+      if (!advance (self, EXCHANGE_ADMITTED))
+        return;
+      set_event_stream_head (self);
+      symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
+                                 symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
+      forget_message (self);
+      return;
+    }
+
+  frames = symfonic_run_store_read (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
+                                    symfonic_invocation_get_tenant_id (invocation), 0, &ended, &error);
+  if (frames == NULL)
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
+
+  /* the response as the latest event that carried it says it */
+  for (guint i = frames->len; i > 0; i--)
+    {
+      gsize length;
+      const char *frame = g_bytes_get_data (g_ptr_array_index (frames, i - 1), &length);
+      const char *data = g_strstr_len (frame, length, "\ndata: ");
+      g_autoptr(JsonNode) root = NULL;
+      JsonNode *response;
+      g_autoptr(GString) body = NULL;
+
+      if (data == NULL)
+        continue;
+      data += strlen ("\ndata: ");
+      root = symfonic_json_parse (data, frame + length - data, SYMFONIC_JSON_MAX_DEPTH, NULL);
+      response = root != NULL && JSON_NODE_HOLDS_OBJECT (root) ? json_object_get_member (json_node_get_object (root),
+                                                                                          "response") : NULL;
+      if (response == NULL || !JSON_NODE_HOLDS_OBJECT (response))
+        continue;
+      body = g_string_new (NULL);
+      symfonic_json_append_node (body, response);
+      answer_json (self, body->str);
+      return;
+    }
+
+  /* nothing yet: it waits for its source */
+  {
+    g_autoptr(GString) body = g_string_new ("{\"id\":");
+    g_autofree char *id = symfonic_responses_id_for_run (run_id);
+
+    symfonic_json_append_string (body, id, -1);
+    g_string_append (body, ",\"object\":\"response\",\"status\":\"queued\",\"background\":true,\"output\":[]}");
+    answer_json (self, body->str);
+  }
+}
+
+static void
+counted (gint64        input_tokens,
+         const GError *error,
+         gpointer      data)
+{
+  Exchange *self = data;
+  g_autofree char *body = NULL;
+
+  self->count = NULL;
+  if (error != NULL)
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Token-Count",
+                                "provider");
+  body = g_strdup_printf ("{\"input_tokens\":%" G_GINT64_FORMAT "}", input_tokens);
+  answer_json (self, body);
+}
+
+/* `POST {root}/messages/count_tokens`: a messages request without its
+ * token limit, counted by an Anthropic source's provider; behind any
+ * other source the count is an estimate, one token per 4 bytes of the
+ * request's messages, system prompt and tools, and the answer says so. */
+static void
+count_tokens (Exchange *self,
+              GBytes   *bytes)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  SymfonicSource *source = symfonic_route_get_source (self->route);
+  g_autoptr(JsonNode) body = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicEncoderFlags flags;
+  SymfonicProviderTarget target;
+  JsonObject *object;
+  gsize length;
+  const char *data = g_bytes_get_data (bytes, &length);
+  guint64 estimate = 0;
+  g_autofree char *answer = NULL;
+
+  if (!content_type_is_json (self->message))
+    error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
+                                 _("The request body must be application/json"));
+  else if ((body = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL)) == NULL ||
+           !JSON_NODE_HOLDS_OBJECT (body))
+    error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
+                         _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                         SYMFONIC_JSON_MAX_DEPTH);
+  if (error != NULL)
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
+
+  /* checked as a messages request, which has a token limit */
+  object = json_node_get_object (body);
+  if (!json_object_has_member (object, "max_tokens"))
+    json_object_set_int_member (object, "max_tokens", 1);
+  symfonic_provider_source_describe (source, &target);
+  if (target.api != SYMFONIC_PROVIDER_API_ANTHROPIC)
+    target.api = SYMFONIC_PROVIDER_API_NONE;
+  target.max_tokens = 0;
+  if (!symfonic_anthropic_request_decode (body, &target, invocation, &flags, &error))
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
+
+  if (target.api == SYMFONIC_PROVIDER_API_ANTHROPIC)
+    {
+      self->count = symfonic_provider_source_count_tokens (source, invocation, counted, self);
+      return;
+    }
+
+  for (const char * const *member = (const char * const[]) { "messages", "system", "tools", NULL }; *member != NULL; member++)
+    {
+      g_autoptr(GString) text = g_string_new (NULL);
+
+      if (json_object_has_member (object, *member))
+        symfonic_json_append_node (text, json_object_get_member (object, *member));
+      estimate += (text->len + 3) / 4;
+    }
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Token-Count",
+                                "estimate");
+  answer = g_strdup_printf ("{\"input_tokens\":%" G_GUINT64_FORMAT "}", estimate);
+  answer_json (self, answer);
 }
 
 static void
@@ -1105,6 +1417,7 @@ symfonic_exchange_new_invocation (SoupServerMessage *message)
 void
 symfonic_exchange_open (SoupServerMessage *message,
                         SymfonicRoute     *route,
+                        SymfonicEndpoint   endpoint,
                         guint64            max_body_bytes,
                         SymfonicMetrics   *metrics,
                         SymfonicRunStore  *run_store,
@@ -1117,6 +1430,7 @@ symfonic_exchange_open (SoupServerMessage *message,
   self = g_new0 (Exchange, 1);
   self->message = g_object_ref (message);
   self->route = g_object_ref (route);
+  self->endpoint = endpoint;
   self->metrics = metrics;
   self->run_store = g_object_ref (run_store);
   self->release.func = release_detached;
@@ -1131,6 +1445,7 @@ symfonic_exchange_open (SoupServerMessage *message,
   g_object_set_data (G_OBJECT (message), EXCHANGE_KEY, self);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
+  symfonic_exchange_set_request_id (message, route, symfonic_invocation_get_run_id (invocation));
 
   /* libsoup reads on once this handler returns: stages that decide at
    * once do so here, and a stage that answers later has it wait */
@@ -1185,12 +1500,29 @@ symfonic_exchange_run (SoupServerMessage *message)
       start_reading (self);
       return;
     }
+  if (self->endpoint == SYMFONIC_ENDPOINT_RESPONSE)
+    {
+      read_response (self);
+      return;
+    }
 
   bytes = g_byte_array_free_to_bytes (g_steal_pointer (&self->body));
+  if (self->endpoint == SYMFONIC_ENDPOINT_COUNT_TOKENS)
+    {
+      count_tokens (self, bytes);
+      return;
+    }
   if (!decode (self, bytes, &error))
     {
       refuse (self, error, TRUE);
       return;
+    }
+  if (self->encoder_flags & SYMFONIC_ENCODER_BACKGROUND)
+    {
+      /* its client is answered at once; the run streams for the store */
+      self->background = TRUE;
+      self->background_answer = (self->encoder_flags & SYMFONIC_ENCODER_ANSWER) != 0;
+      self->encoder_flags &= ~SYMFONIC_ENCODER_ANSWER;
     }
 
   /* metering on a store in the process decides at once: deferring that to

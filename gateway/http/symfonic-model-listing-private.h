@@ -12,6 +12,7 @@ G_BEGIN_DECLS
 
 G_GNUC_INTERNAL
 void symfonic_model_listing_respond (SoupServerMessage *message,
-                                     SymfonicRoute     *route);
+                                     SymfonicRoute     *route,
+                                     const char        *path);
 
 G_END_DECLS

@@ -20,6 +20,12 @@ SymfonicRunReader *symfonic_run_reader_new    (SymfonicRunStore   *store,
                                                SymfonicInvocation *invocation,
                                                GError            **error);
 G_GNUC_INTERNAL
+SymfonicRunReader *symfonic_run_reader_new_for_run (SymfonicRunStore    *store,
+                                                    const char          *run_id,
+                                                    guint64              after,
+                                                    SymfonicInvocation  *invocation,
+                                                    GError             **error);
+G_GNUC_INTERNAL
 const char        *symfonic_run_reader_get_run_id (SymfonicRunReader *self);
 G_GNUC_INTERNAL
 void               symfonic_run_reader_start  (SymfonicRunReader  *self,

@@ -135,16 +135,30 @@ symfonic_run_reader_new (SymfonicRunStore   *store,
                          GError            **error)
 {
   g_autofree char *run_id = NULL;
-  SymfonicRunReader *self;
   guint64 after;
 
   run_id = parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
   if (run_id == NULL || !parse_last_event_id (message, &after, error))
     return NULL;
 
+  return symfonic_run_reader_new_for_run (store, run_id, after, invocation, error);
+}
+
+/* The frames of @run_id after the one of id @after, for the principal and
+ * tenant of @invocation: a background response read again from the
+ * sequence number its client names. */
+SymfonicRunReader *
+symfonic_run_reader_new_for_run (SymfonicRunStore    *store,
+                                 const char          *run_id,
+                                 guint64              after,
+                                 SymfonicInvocation  *invocation,
+                                 GError             **error)
+{
+  SymfonicRunReader *self;
+
   self = g_new0 (SymfonicRunReader, 1);
   self->store = g_object_ref (store);
-  self->run_id = g_steal_pointer (&run_id);
+  self->run_id = g_strdup (run_id);
   self->principal_id = g_strdup (symfonic_invocation_get_principal_id (invocation));
   self->tenant_id = g_strdup (symfonic_invocation_get_tenant_id (invocation));
   self->seq = after;

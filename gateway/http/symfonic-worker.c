@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <string.h>
 #include <sys/resource.h>
 #include <libsoup/soup.h>
 #include <glib/gi18n-lib.h>
@@ -76,8 +77,28 @@ respond_error (SoupServerMessage *message,
   symfonic_exchange_respond_error (message, route, frame);
 }
 
-/* The route serving @path: a route of its own path, or a route of kind
- * runs serving `{path}/{run_id}/stream` under it. */
+/* The provider route whose API root @path is under, for a path it does
+ * not serve: its clients get its error shape. */
+static SymfonicRoute *
+find_provider_root (SymfonicWorker *self,
+                    const char     *path)
+{
+  const char *rest;
+
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (self->pipeline); i++)
+    {
+      SymfonicRoute *route = symfonic_pipeline_get_route (self->pipeline, i);
+
+      if (symfonic_route_serves_under (route, path, &rest))
+        return route;
+    }
+
+  return NULL;
+}
+
+/* The route serving @path: a route of its own path, a route of kind runs
+ * serving `{path}/{run_id}/stream` under it, or a provider route serving
+ * an item (`…/responses/{id}`, `…/models/{id}`) under one of its paths. */
 static SymfonicRoute *
 find_route (SymfonicWorker *self,
             const char     *path)
@@ -86,22 +107,39 @@ find_route (SymfonicWorker *self,
   g_autofree char *run = NULL;
   g_autofree char *parent = NULL;
 
-  if (route != NULL || !g_str_has_suffix (path, "/stream"))
+  if (route != NULL)
     return route;
 
-  run = g_path_get_dirname (path);
-  parent = g_path_get_dirname (run);
-  route = symfonic_pipeline_lookup_route (self->pipeline, parent);
-  if (route == NULL || symfonic_route_get_kind (route) != SYMFONIC_ROUTE_KIND_RUNS)
-    return NULL;
+  if (g_str_has_suffix (path, "/stream"))
+    {
+      run = g_path_get_dirname (path);
+      parent = g_path_get_dirname (run);
+      route = symfonic_pipeline_lookup_route (self->pipeline, parent);
+      if (route != NULL && symfonic_route_get_kind (route) == SYMFONIC_ROUTE_KIND_RUNS)
+        return route;
+    }
 
-  return route;
+  route = find_provider_root (self, path);
+  if (route != NULL && symfonic_route_get_endpoint (route, path) != SYMFONIC_ENDPOINT_INVOKE)
+    return route;
+
+  return NULL;
 }
 
 static const char *
-method_of (SymfonicRoute *route)
+method_of (SymfonicRoute *route,
+           const char    *path)
 {
-  return symfonic_route_get_kind (route) == SYMFONIC_ROUTE_KIND_RUNS ? SOUP_METHOD_GET : SOUP_METHOD_POST;
+  return symfonic_route_endpoint_method (route, symfonic_route_get_endpoint (route, path));
+}
+
+/* The endpoints whose requests an exchange takes from their head: the
+ * route's stages admit them before any of the body is read. */
+static gboolean
+is_exchanged (SymfonicEndpoint endpoint)
+{
+  return endpoint == SYMFONIC_ENDPOINT_INVOKE || endpoint == SYMFONIC_ENDPOINT_RESPONSES ||
+         endpoint == SYMFONIC_ENDPOINT_RESPONSE || endpoint == SYMFONIC_ENDPOINT_COUNT_TOKENS;
 }
 
 /* A request that is no invocation takes no body: one announcing more than
@@ -148,19 +186,20 @@ handle_headers (SoupServer        *server,
 {
   SymfonicWorker *self = user_data;
   SymfonicRoute *route = find_route (self, path);
+  SymfonicEndpoint endpoint = route != NULL ? symfonic_route_get_endpoint (route, path) : SYMFONIC_ENDPOINT_INVOKE;
 
   /* No handler reads a body from libsoup, which would otherwise keep all
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
 
-  if (route == NULL || soup_server_message_get_method (message) != method_of (route) ||
-      symfonic_route_get_endpoint (route, path) != SYMFONIC_ENDPOINT_INVOKE)
+  if (route == NULL || !is_exchanged (endpoint) ||
+      strcmp (soup_server_message_get_method (message), symfonic_route_endpoint_method (route, endpoint)) != 0)
     {
       refuse_unused_body (message);
       return;
     }
 
-  symfonic_exchange_open (message, route, symfonic_pipeline_get_max_body_bytes (self->pipeline),
+  symfonic_exchange_open (message, route, endpoint, symfonic_pipeline_get_max_body_bytes (self->pipeline),
                           self->metrics, self->run_store, self->live);
 }
 
@@ -174,6 +213,7 @@ handle_request (SoupServer        *server,
   SymfonicWorker *self = user_data;
   const char *method = soup_server_message_get_method (message);
   g_autofree char *detail = NULL;
+  SymfonicEndpoint endpoint;
   SymfonicRoute *route;
 
   if (g_str_equal (path, "/healthz") || g_str_equal (path, "/metrics"))
@@ -211,13 +251,16 @@ handle_request (SoupServer        *server,
    * before a reload added that route: it is not one */
   route = find_route (self, path);
   if (route == NULL ||
-      (method == method_of (route) && symfonic_route_get_endpoint (route, path) == SYMFONIC_ENDPOINT_INVOKE))
+      (g_strcmp0 (method, method_of (route, path)) == 0 && is_exchanged (symfonic_route_get_endpoint (route, path))))
     {
-      respond_error (message, NULL, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
+      /* under a provider route's API root, in that provider's shape */
+      respond_error (message, route != NULL ? route : find_provider_root (self, path), SYMFONIC_ERROR_NOT_FOUND,
+                     _("No route serves this path"));
       return;
     }
 
-  if (symfonic_route_get_endpoint (route, path) == SYMFONIC_ENDPOINT_MODELS)
+  endpoint = symfonic_route_get_endpoint (route, path);
+  if (endpoint == SYMFONIC_ENDPOINT_MODELS || endpoint == SYMFONIC_ENDPOINT_MODEL)
     {
       if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
         {
@@ -225,13 +268,13 @@ handle_request (SoupServer        *server,
           respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
           return;
         }
-      symfonic_model_listing_respond (message, route);
+      symfonic_model_listing_respond (message, route, path);
       return;
     }
 
   /* what is left asks for the route with another method */
-  detail = g_strdup_printf (_("Use %s"), method_of (route));
-  soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route));
+  detail = g_strdup_printf (_("Use %s"), method_of (route, path));
+  soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route, path));
   respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
 }
 

@@ -83,6 +83,8 @@ static const guint default_status[] = {
   [SYMFONIC_ERROR_SLOW_CLIENT] = 408,
   [SYMFONIC_ERROR_SHUTTING_DOWN] = 503,
   [SYMFONIC_ERROR_GONE] = 410,
+  /* the gateway's own key: a status the SDKs do not retry */
+  [SYMFONIC_ERROR_UPSTREAM_REFUSED] = 403,
 };
 
 /**

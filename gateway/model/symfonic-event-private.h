@@ -58,4 +58,12 @@ symfonic_event_peek_text (const SymfonicEvent *self,
   return self->text;
 }
 
+G_GNUC_INTERNAL
+SymfonicEvent *symfonic_event_new_response_complete_like (SymfonicEvent *terminal,
+                                                          const char    *text);
+G_GNUC_INTERNAL
+SymfonicEvent *symfonic_event_new_raw (SymfonicEventKind  kind,
+                                       const char        *json,
+                                       gsize              length);
+
 G_END_DECLS

@@ -47,6 +47,7 @@ static const KindInfo kinds[] = {
   [SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED] = { "GraphEdgeCreatedEvent", { "source", "target", "relationship", NULL } },
   [SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE] = { "ResponseCompleteEvent", { "text", "duration_ms", NULL } },
   [SYMFONIC_EVENT_KIND_CHUNK] = { "StreamChunk", { "event_type", "data", NULL } },
+  [SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA] = { "ToolCallDeltaEvent", { "tool_call_id", "arguments", NULL } },
 };
 
 static inline gboolean
@@ -488,6 +489,16 @@ symfonic_event_new (SymfonicEventKind   kind,
       !check_mutation_count (payload, info->name, &n_mutations, error))
     return NULL;
 
+  /* a fragment is text that clients concatenate */
+  if (kind == SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA)
+    {
+      const char *unused;
+
+      if (!check_string_member (payload, info->name, "tool_call_id", &unused, error) ||
+          !check_string_member (payload, info->name, "arguments", &unused, error))
+        return NULL;
+    }
+
   self = g_new0 (SymfonicEvent, 1);
   g_atomic_ref_count_init (&self->ref_count);
   self->kind = kind;
@@ -616,6 +627,7 @@ symfonic_event_try_new_from_data (const char *name,
      * and the extracted ops are read the general way */
     case SYMFONIC_EVENT_KIND_ACTIVATION:
     case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA:
     case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     case SYMFONIC_EVENT_KIND_GRAPH_NODE_CREATED:
     case SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED:
@@ -632,6 +644,41 @@ symfonic_event_try_new_from_data (const char *name,
     default:
       return NULL;
     }
+}
+
+/* @terminal with another @text, and the same duration and members besides
+ * (a provider's finish reason and model): what a stage that cleans the
+ * terminal's text makes of it. */
+SymfonicEvent *
+symfonic_event_new_response_complete_like (SymfonicEvent *terminal,
+                                           const char    *text)
+{
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (terminal != NULL && terminal->kind == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, NULL);
+
+  self = symfonic_event_new_response_complete (text, terminal->duration_ms);
+  if (terminal->payload != NULL)
+    self->payload = json_object_ref (terminal->payload);
+
+  return self;
+}
+
+/* A structured event whose payload @json is already compact JSON, as the
+ * library's writer makes it, of one flat object with every field of
+ * @kind: a provider source's tool-call events, made without a tree. */
+SymfonicEvent *
+symfonic_event_new_raw (SymfonicEventKind  kind,
+                        const char        *json,
+                        gsize              length)
+{
+  SymfonicEvent *self;
+
+  g_return_val_if_fail (kind_is_valid (kind) && !kind_has_text (kind) && kind != SYMFONIC_EVENT_KIND_CHUNK, NULL);
+
+  self = event_alloc_valid (kind, json, length);
+  self->raw = TRUE;
+  return self;
 }
 
 /**

@@ -18,7 +18,9 @@ G_BEGIN_DECLS
  * @SYMFONIC_EVENT_KIND_ACTIVATION: `ActivationEvent`, a memory node activated before the answer
  * @SYMFONIC_EVENT_KIND_THINKING_DELTA: `ThinkingDeltaEvent`, a piece of reasoning text
  * @SYMFONIC_EVENT_KIND_TEXT_DELTA: `TextDeltaEvent`, a piece of the answer
- * @SYMFONIC_EVENT_KIND_TOOL_CALL_START: `ToolCallStartEvent`, the model calls a tool
+ * @SYMFONIC_EVENT_KIND_TOOL_CALL_START: `ToolCallStartEvent`, the model calls a tool: its
+ *   `tool_name` and `tool_call_id`, and from a provider source the provider's `index` and the
+ *   `arguments` text that came with the call's start
  * @SYMFONIC_EVENT_KIND_TOOL_RESULT: `ToolResultEvent`, a tool returned
  * @SYMFONIC_EVENT_KIND_MEMORY_EXTRACTED: `MemoryExtractedEvent`, the memory ops parsed from the answer
  * @SYMFONIC_EVENT_KIND_CONSOLIDATION_SCHEDULED: `ConsolidationScheduledEvent`
@@ -27,6 +29,9 @@ G_BEGIN_DECLS
  * @SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE: `ResponseCompleteEvent`, the success terminal
  * @SYMFONIC_EVENT_KIND_CHUNK: an untyped `StreamChunk` (`event_type` and `data`), as
  *   projected for the untyped stream
+ * @SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA: `ToolCallDeltaEvent`, the next fragment of a tool
+ *   call's `arguments` text, for the call of `tool_call_id` (and the provider's `index`),
+ *   as the model streams it
  *
  * The kinds of event that travel through a pipeline.
  */
@@ -42,6 +47,7 @@ typedef enum {
   SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED,
   SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE,
   SYMFONIC_EVENT_KIND_CHUNK,
+  SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA,
 } SymfonicEventKind;
 
 #define SYMFONIC_TYPE_EVENT (symfonic_event_get_type ())

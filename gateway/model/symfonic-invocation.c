@@ -11,6 +11,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-invocation.h"
+#include "symfonic-invocation-private.h"
 #include "symfonic-json-private.h"
 
 /**
@@ -44,6 +45,10 @@ struct _SymfonicInvocation
   char       *system;
   JsonArray  *tools;
   JsonObject *parameters;
+  /* a provider request as the route's source is to send it, in that
+   * source's API: the client's own body, or its translation */
+  SymfonicProviderApi provider_api;
+  JsonObject *provider_body;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicInvocation, symfonic_invocation, G_TYPE_OBJECT)
@@ -89,6 +94,7 @@ symfonic_invocation_finalize (GObject *object)
   g_free (self->system);
   g_clear_pointer (&self->tools, json_array_unref);
   g_clear_pointer (&self->parameters, json_object_unref);
+  g_clear_pointer (&self->provider_body, json_object_unref);
 
   G_OBJECT_CLASS (symfonic_invocation_parent_class)->finalize (object);
 }
@@ -859,4 +865,46 @@ symfonic_invocation_to_data (SymfonicInvocation *self,
     *length = out->len;
 
   return g_string_free (out, FALSE);
+}
+
+/* The body a provider source of @api sends for this invocation, which the
+ * route decoded and checked (and translated when its client spoke another
+ * API). The source adds only what is its own: the model, the stream, the
+ * operator's system prompt and the default token limit. Nobody changes
+ * @body after this (sealing the client's whole body would cost a walk of
+ * it on every request). */
+void
+symfonic_invocation_set_provider_body (SymfonicInvocation  *self,
+                                       SymfonicProviderApi  api,
+                                       JsonObject          *body)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+  g_return_if_fail (body != NULL);
+
+  g_clear_pointer (&self->provider_body, json_object_unref);
+  self->provider_body = json_object_ref (body);
+  self->provider_api = api;
+}
+
+/* The source wrote it: it is not needed again, and the client's body,
+ * which it may be, goes while the request's other memory does. */
+void
+symfonic_invocation_clear_provider_body (SymfonicInvocation *self)
+{
+  g_return_if_fail (SYMFONIC_IS_INVOCATION (self));
+
+  g_clear_pointer (&self->provider_body, json_object_unref);
+}
+
+/* NULL unless the invocation came from a provider route whose source
+ * speaks a model API; @api says which. */
+JsonObject *
+symfonic_invocation_get_provider_body (SymfonicInvocation  *self,
+                                       SymfonicProviderApi *api)
+{
+  g_return_val_if_fail (SYMFONIC_IS_INVOCATION (self), NULL);
+
+  if (api != NULL)
+    *api = self->provider_api;
+  return self->provider_body;
 }

@@ -15,8 +15,16 @@ G_BEGIN_DECLS
 /* What a request to one of a route's paths asks for. */
 typedef enum {
   SYMFONIC_ENDPOINT_INVOKE,
-  /* the model listing of an `openai` route */
+  /* the model listing of an `openai` or `anthropic` route */
   SYMFONIC_ENDPOINT_MODELS,
+  /* one model of that listing, `…/models/{id}` */
+  SYMFONIC_ENDPOINT_MODEL,
+  /* an `openai` route's Responses API: `POST …/responses` */
+  SYMFONIC_ENDPOINT_RESPONSES,
+  /* a background response read again: `GET …/responses/{id}` */
+  SYMFONIC_ENDPOINT_RESPONSE,
+  /* an `anthropic` route's `POST …/messages/count_tokens` */
+  SYMFONIC_ENDPOINT_COUNT_TOKENS,
 } SymfonicEndpoint;
 
 /* What each stream needs to know of a stage of its route, read once when
@@ -42,6 +50,13 @@ char   **symfonic_route_kind_dup_paths      (SymfonicRouteKind  kind,
 G_GNUC_INTERNAL
 SymfonicEndpoint symfonic_route_get_endpoint (SymfonicRoute    *self,
                                              const char        *path);
+G_GNUC_INTERNAL
+const char *symfonic_route_endpoint_method  (SymfonicRoute     *self,
+                                             SymfonicEndpoint   endpoint);
+G_GNUC_INTERNAL
+gboolean symfonic_route_serves_under        (SymfonicRoute     *self,
+                                             const char        *path,
+                                             const char       **rest);
 G_GNUC_INTERNAL
 SymfonicAdmitResult symfonic_route_claim_stream (SymfonicRoute          *self,
                                                  SymfonicStream         *stream,

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "symfonic-enums.h"
 #include "symfonic-error-mapper.h"
 #include "symfonic-route-private.h"
@@ -750,8 +752,10 @@ symfonic_route_set_max_streams_per_tenant (SymfonicRoute *self,
 }
 
 #define OPENAI_INVOKE_SUFFIX "/chat/completions"
-#define OPENAI_MODELS_SUFFIX "/models"
+#define MODELS_SUFFIX "/models"
+#define OPENAI_RESPONSES_SUFFIX "/responses"
 #define ANTHROPIC_INVOKE_SUFFIX "/messages"
+#define ANTHROPIC_COUNT_SUFFIX "/messages/count_tokens"
 
 /* The HTTP paths a route of @kind at @path serves: a provider kind serves
  * its API's endpoints under @path, as the provider's SDKs expect with @path
@@ -762,16 +766,19 @@ symfonic_route_kind_dup_paths (SymfonicRouteKind  kind,
 {
   /* "/" as the base keeps the endpoints at "/chat/completions", not "//…" */
   const char *base = g_str_equal (path, "/") ? "" : path;
-  char **paths = g_new0 (char *, 3);
+  char **paths = g_new0 (char *, 4);
 
   switch (kind)
     {
     case SYMFONIC_ROUTE_KIND_OPENAI:
       paths[0] = g_strconcat (base, OPENAI_INVOKE_SUFFIX, NULL);
-      paths[1] = g_strconcat (base, OPENAI_MODELS_SUFFIX, NULL);
+      paths[1] = g_strconcat (base, MODELS_SUFFIX, NULL);
+      paths[2] = g_strconcat (base, OPENAI_RESPONSES_SUFFIX, NULL);
       break;
     case SYMFONIC_ROUTE_KIND_ANTHROPIC:
       paths[0] = g_strconcat (base, ANTHROPIC_INVOKE_SUFFIX, NULL);
+      paths[1] = g_strconcat (base, MODELS_SUFFIX, NULL);
+      paths[2] = g_strconcat (base, ANTHROPIC_COUNT_SUFFIX, NULL);
       break;
     case SYMFONIC_ROUTE_KIND_TYPED:
     case SYMFONIC_ROUTE_KIND_CHUNKS:
@@ -785,15 +792,80 @@ symfonic_route_kind_dup_paths (SymfonicRouteKind  kind,
   return paths;
 }
 
-/* Which of the route's endpoints @path, one of its served paths, is. */
+/* Whether @path is under a provider route's base path, the API root its
+ * clients' SDKs are given: @rest is then what follows the base, from its
+ * slash. */
+gboolean
+symfonic_route_serves_under (SymfonicRoute  *self,
+                             const char     *path,
+                             const char    **rest)
+{
+  const char *base = g_str_equal (self->path, "/") ? "" : self->path;
+  gsize length = strlen (base);
+
+  if ((self->kind != SYMFONIC_ROUTE_KIND_OPENAI && self->kind != SYMFONIC_ROUTE_KIND_ANTHROPIC) ||
+      strncmp (path, base, length) != 0 || path[length] != '/')
+    return FALSE;
+
+  *rest = path + length;
+  return TRUE;
+}
+
+/* An item after @prefix in @rest: `/responses/{id}`, one segment, or
+ * `/models/{id}`, whose id may have slashes (`org/model`). */
+static gboolean
+is_item_of (const char *rest,
+            const char *prefix,
+            gboolean    slashes)
+{
+  gsize length = strlen (prefix);
+
+  return strncmp (rest, prefix, length) == 0 && rest[length] == '/' && rest[length + 1] != '\0' &&
+         (slashes || strchr (rest + length + 1, '/') == NULL);
+}
+
+/* Which of the route's endpoints @path, one of its served paths or an item
+ * under one, is. */
 SymfonicEndpoint
 symfonic_route_get_endpoint (SymfonicRoute *self,
                              const char    *path)
 {
-  if (self->kind == SYMFONIC_ROUTE_KIND_OPENAI && g_str_has_suffix (path, OPENAI_MODELS_SUFFIX))
+  const char *rest;
+
+  if (!symfonic_route_serves_under (self, path, &rest))
+    return SYMFONIC_ENDPOINT_INVOKE;
+  if (g_str_equal (rest, MODELS_SUFFIX))
     return SYMFONIC_ENDPOINT_MODELS;
+  if (is_item_of (rest, MODELS_SUFFIX, TRUE))
+    return SYMFONIC_ENDPOINT_MODEL;
+  if (self->kind == SYMFONIC_ROUTE_KIND_OPENAI && g_str_equal (rest, OPENAI_RESPONSES_SUFFIX))
+    return SYMFONIC_ENDPOINT_RESPONSES;
+  if (self->kind == SYMFONIC_ROUTE_KIND_OPENAI && is_item_of (rest, OPENAI_RESPONSES_SUFFIX, FALSE))
+    return SYMFONIC_ENDPOINT_RESPONSE;
+  if (self->kind == SYMFONIC_ROUTE_KIND_ANTHROPIC && g_str_equal (rest, ANTHROPIC_COUNT_SUFFIX))
+    return SYMFONIC_ENDPOINT_COUNT_TOKENS;
 
   return SYMFONIC_ENDPOINT_INVOKE;
+}
+
+/* The method an endpoint takes. */
+const char *
+symfonic_route_endpoint_method (SymfonicRoute    *self,
+                                SymfonicEndpoint  endpoint)
+{
+  switch (endpoint)
+    {
+    case SYMFONIC_ENDPOINT_MODELS:
+    case SYMFONIC_ENDPOINT_MODEL:
+    case SYMFONIC_ENDPOINT_RESPONSE:
+      return "GET";
+    case SYMFONIC_ENDPOINT_RESPONSES:
+    case SYMFONIC_ENDPOINT_COUNT_TOKENS:
+      return "POST";
+    case SYMFONIC_ENDPOINT_INVOKE:
+    default:
+      return self->kind == SYMFONIC_ROUTE_KIND_RUNS ? "GET" : "POST";
+    }
 }
 
 /**

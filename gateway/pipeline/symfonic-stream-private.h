@@ -25,13 +25,16 @@ typedef enum {
 /* Where a stream's output goes: the route's encoder and the connection.
  * @event receives every event that left the last stage, in order; @end is
  * called exactly once with the outcome (NULL on success), unless the stream
- * was cancelled, in which case neither is called again. */
+ * was cancelled, in which case neither is called again. @head (optional)
+ * hears that the upstream answered while the response's head is held
+ * (symfonic_stream_release_head()). */
 typedef struct
 {
   SymfonicSinkResult (*event) (gpointer       data,
                                SymfonicEvent *event);
   void               (*end)   (gpointer       data,
                                const GError  *error);
+  void               (*head)  (gpointer       data);
 } SymfonicStreamSink;
 
 /* How an admission phase went, as symfonic_stream_admit() returns it. */
@@ -66,6 +69,8 @@ SymfonicAdmitResult symfonic_stream_admit (SymfonicStream           *self,
                                            SymfonicStreamAdmitFunc   func,
                                            gpointer                  data,
                                            GError                  **error);
+G_GNUC_INTERNAL
+void     symfonic_stream_release_head (SymfonicStream            *self);
 G_GNUC_INTERNAL
 void     symfonic_stream_start        (SymfonicStream            *self);
 G_GNUC_INTERNAL

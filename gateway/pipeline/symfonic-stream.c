@@ -1712,6 +1712,21 @@ symfonic_stream_push_end (SymfonicStream *self,
     resume (self);
 }
 
+/* The source's upstream answered, and its first event is still to come:
+ * a response head held for it (symfonic_stream_hold_head()) may go out
+ * now, so that the route's heartbeats cover a model's silence before its
+ * first token. The sink decides whether it does. */
+void
+symfonic_stream_release_head (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  if (!self->holds_head || self->sink == NULL || self->sink->head == NULL || symfonic_stream_is_over (self))
+    return;
+
+  self->sink->head (self->sink_data);
+}
+
 void
 symfonic_stream_set_sink (SymfonicStream           *self,
                           const SymfonicStreamSink *sink,

@@ -107,8 +107,10 @@ add_tool_uses (JsonArray *blocks,
       json_object_set_string_member (block, "id", symfonic_provider_json_string (call, "id"));
       json_object_set_string_member (block, "name", symfonic_provider_json_string (function, "name") ?: "");
       /* arguments that are not an object are no input Anthropic takes */
-      json_object_set_member (block, "input", input != NULL ? json_node_ref (input)
-                                                            : json_node_init_object (json_node_alloc (), json_object_new ()));
+      if (input != NULL)
+        json_object_set_member (block, "input", json_node_ref (input));
+      else
+        json_object_set_object_member (block, "input", json_object_new ());
       json_array_add_object_element (blocks, block);
     }
 }
@@ -209,10 +211,24 @@ symfonic_anthropic_source_write_body (SymfonicProviderSource *source,
                                       SymfonicInvocation     *invocation,
                                       GString                *out)
 {
-  g_autofree char *system = symfonic_provider_source_dup_system (source, invocation);
-  g_autoptr(JsonArray) messages = convert_messages (symfonic_invocation_get_messages (invocation));
-  JsonArray *requested = symfonic_invocation_get_tools (invocation);
-  g_autoptr(JsonArray) tools = requested != NULL ? convert_tools (requested) : NULL;
+  g_autofree char *system = NULL;
+  g_autoptr(JsonArray) messages = NULL;
+  g_autoptr(JsonArray) tools = NULL;
+  JsonArray *requested;
+  SymfonicProviderApi api;
+  JsonObject *body = symfonic_invocation_get_provider_body (invocation, &api);
+
+  if (body != NULL && api == SYMFONIC_PROVIDER_API_ANTHROPIC)
+    {
+      symfonic_provider_source_write_passthrough (source, invocation, body, out);
+      return;
+    }
+
+  /* an agent route's invocation: its query as the one user message */
+  system = symfonic_provider_source_dup_system (source, invocation);
+  messages = convert_messages (symfonic_invocation_get_messages (invocation));
+  requested = symfonic_invocation_get_tools (invocation);
+  tools = requested != NULL ? convert_tools (requested) : NULL;
 
   g_string_append (out, "{\"model\":");
   symfonic_json_append_string (out, symfonic_provider_source_get_model (source), -1);
@@ -239,7 +255,8 @@ get_index (JsonObject *frame)
   return json_node_get_int (node);
 }
 
-/* Anthropic's stop reasons in the OpenAI vocabulary every route reads. */
+/* Anthropic's stop reasons in the typed stream's words; its own go on to
+ * the anthropic route as they came. */
 static const char *
 finish_reason_for (const char *stop_reason)
 {
@@ -249,9 +266,11 @@ finish_reason_for (const char *stop_reason)
   } reasons[] = {
     { "end_turn", "stop" },
     { "stop_sequence", "stop" },
+    { "pause_turn", "stop" },
     { "max_tokens", "length" },
+    { "model_context_window_exceeded", "length" },
     { "tool_use", "tool_calls" },
-    { "refusal", "content_filter" },
+    { "refusal", "refusal" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
@@ -290,16 +309,30 @@ stream_error (SymfonicProviderRequest *request,
                                             "sent an error event of type “%.32s”", quoted);
 }
 
-static void
-read_block_start (SymfonicProviderRequest *request,
-                  JsonObject              *frame)
+/* A tool_use block starts with an empty input, which its
+ * input_json_deltas then stream; one that starts with its input whole
+ * passes it on as the start's arguments. */
+static gboolean
+read_block_start (SymfonicProviderRequest  *request,
+                  JsonObject               *frame,
+                  GError                  **error)
 {
   JsonObject *block = symfonic_provider_json_object (frame, "content_block");
+  JsonObject *input = symfonic_provider_json_object (block, "input");
+  g_autoptr(GString) arguments = g_string_new (NULL);
 
-  if (g_strcmp0 (symfonic_provider_json_string (block, "type"), "tool_use") == 0 &&
-      symfonic_provider_json_string (block, "id") != NULL)
-    symfonic_provider_request_tool_start (request, get_index (frame), symfonic_provider_json_string (block, "id"),
-                                          symfonic_provider_json_string (block, "name"));
+  if (g_strcmp0 (symfonic_provider_json_string (block, "type"), "tool_use") != 0 ||
+      symfonic_provider_json_string (block, "id") == NULL)
+    return TRUE;
+  if (input != NULL && json_object_get_size (input) > 0)
+    {
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), input);
+
+      symfonic_json_append_node (arguments, node);
+    }
+
+  return symfonic_provider_request_tool_start (request, get_index (frame), symfonic_provider_json_string (block, "id"),
+                                               symfonic_provider_json_string (block, "name"), arguments->str, error);
 }
 
 static gboolean
@@ -332,14 +365,24 @@ apply_delta (SymfonicProviderRequest      *request,
     symfonic_provider_request_text (request, delta->text);
 }
 
+/* input_tokens leaves out the tokens read from or written to the cache,
+ * which have counts of their own */
 static gboolean
 set_usage (SymfonicProviderRequest  *request,
            JsonObject               *usage,
            GError                  **error)
 {
   SymfonicUsageCounts counts;
+  guint64 cache_read, cache_creation;
 
   symfonic_usage_read_counts (usage, &counts);
+  symfonic_provider_request_set_usage_details (request,
+                                               symfonic_usage_read_count (usage, "cache_read_input_tokens", &cache_read)
+                                               ? (gint64) cache_read : -1,
+                                               symfonic_usage_read_count (usage, "cache_creation_input_tokens",
+                                                                          &cache_creation)
+                                               ? (gint64) cache_creation : -1,
+                                               -1, TRUE);
 
   return symfonic_provider_request_set_usage (request, &counts, error);
 }
@@ -382,9 +425,7 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
   if (strcmp (type, "content_block_delta") == 0)
     return read_block_delta (request, frame, error);
   else if (strcmp (type, "content_block_start") == 0)
-    read_block_start (request, frame);
-  else if (strcmp (type, "content_block_stop") == 0)
-    symfonic_provider_request_tool_end (request, get_index (frame));
+    return read_block_start (request, frame, error);
   else if (strcmp (type, "message_start") == 0)
     {
       message = symfonic_provider_json_object (frame, "message");
@@ -393,9 +434,12 @@ symfonic_anthropic_source_handle_frame (SymfonicProviderSource   *source,
     }
   else if (strcmp (type, "message_delta") == 0)
     {
-      stop_reason = symfonic_provider_json_string (symfonic_provider_json_object (frame, "delta"), "stop_reason");
+      JsonObject *delta = symfonic_provider_json_object (frame, "delta");
+
+      stop_reason = symfonic_provider_json_string (delta, "stop_reason");
       if (stop_reason != NULL)
-        symfonic_provider_request_set_finish_reason (request, finish_reason_for (stop_reason));
+        symfonic_provider_request_set_finish_reason (request, finish_reason_for (stop_reason), stop_reason,
+                                                     symfonic_provider_json_string (delta, "stop_sequence"));
       return set_usage (request, symfonic_provider_json_object (frame, "usage"), error);
     }
   else if (strcmp (type, "message_stop") == 0)
@@ -467,6 +511,7 @@ symfonic_anthropic_source_class_init (SymfonicAnthropicSourceClass *klass)
   object_class->get_property = symfonic_anthropic_source_get_property;
   object_class->set_property = symfonic_anthropic_source_set_property;
   provider_class->endpoint = "/messages";
+  provider_class->api = SYMFONIC_PROVIDER_API_ANTHROPIC;
   provider_class->add_headers = symfonic_anthropic_source_add_headers;
   provider_class->write_body = symfonic_anthropic_source_write_body;
   provider_class->handle_frame = symfonic_anthropic_source_handle_frame;

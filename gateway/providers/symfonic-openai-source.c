@@ -39,8 +39,18 @@ symfonic_openai_source_write_body (SymfonicProviderSource *source,
                                    SymfonicInvocation     *invocation,
                                    GString                *out)
 {
-  g_autofree char *system = symfonic_provider_source_dup_system (source, invocation);
+  g_autofree char *system = NULL;
+  SymfonicProviderApi api;
+  JsonObject *body = symfonic_invocation_get_provider_body (invocation, &api);
 
+  if (body != NULL && api == SYMFONIC_PROVIDER_API_OPENAI_CHAT)
+    {
+      symfonic_provider_source_write_passthrough (source, invocation, body, out);
+      return;
+    }
+
+  /* an agent route's invocation: its query as the one user message */
+  system = symfonic_provider_source_dup_system (source, invocation);
   g_string_append (out, "{\"model\":");
   symfonic_json_append_string (out, symfonic_provider_source_get_model (source), -1);
   g_string_append (out, ",\"messages\":[");
@@ -81,8 +91,12 @@ read_tool_calls (SymfonicProviderRequest  *request,
         index = json_object_get_int_member (call, "index");
 
       if (id != NULL)
-        symfonic_provider_request_tool_start (request, index, id, symfonic_provider_json_string (function, "name"));
-      if (arguments != NULL && !symfonic_provider_request_tool_arguments (request, index, arguments, error))
+        {
+          if (!symfonic_provider_request_tool_start (request, index, id, symfonic_provider_json_string (function, "name"),
+                                                     arguments, error))
+            return FALSE;
+        }
+      else if (arguments != NULL && !symfonic_provider_request_tool_arguments (request, index, arguments, error))
         return FALSE;
     }
 
@@ -97,14 +111,24 @@ apply_chunk (SymfonicProviderRequest    *request,
   symfonic_provider_request_set_model (request, chunk->model);
   if (!symfonic_provider_request_set_usage (request, &chunk->usage, error))
     return FALSE;
+  /* prompt_tokens holds the cached tokens; the usage chunk alone has
+   * details */
+  if (G_UNLIKELY (chunk->cached_tokens >= 0 || chunk->reasoning_tokens >= 0))
+    symfonic_provider_request_set_usage_details (request, chunk->cached_tokens, -1, chunk->reasoning_tokens, FALSE);
   if (chunk->thinking != NULL)
     symfonic_provider_request_thinking (request, chunk->thinking, NULL);
-  if (chunk->text != NULL)
+  if (chunk->text != NULL && chunk->logprobs != NULL && *chunk->text != '\0')
+    symfonic_provider_request_text_with_logprobs (request, chunk->text, chunk->logprobs);
+  else if (chunk->text != NULL)
     symfonic_provider_request_text (request, chunk->text);
+  /* what the model said instead of an answer is its answer */
+  if (chunk->refusal != NULL)
+    symfonic_provider_request_text (request, chunk->refusal);
   if (chunk->tool_calls != NULL && !read_tool_calls (request, chunk->tool_calls, error))
     return FALSE;
+  /* OpenAI's reasons are the typed stream's, as the provider said them */
   if (chunk->finish_reason != NULL)
-    symfonic_provider_request_set_finish_reason (request, chunk->finish_reason);
+    symfonic_provider_request_set_finish_reason (request, chunk->finish_reason, NULL, NULL);
 
   return TRUE;
 }
@@ -145,6 +169,7 @@ symfonic_openai_source_class_init (SymfonicOpenaiSourceClass *klass)
   SymfonicProviderSourceClass *provider_class = SYMFONIC_PROVIDER_SOURCE_CLASS (klass);
 
   provider_class->endpoint = "/chat/completions";
+  provider_class->api = SYMFONIC_PROVIDER_API_OPENAI_CHAT;
   provider_class->add_headers = symfonic_openai_source_add_headers;
   provider_class->write_body = symfonic_openai_source_write_body;
   provider_class->handle_frame = symfonic_openai_source_handle_frame;

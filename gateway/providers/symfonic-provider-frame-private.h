@@ -31,8 +31,15 @@ typedef struct
 {
   const char            *model;
   SymfonicUsageCounts    usage;
+  /* the usage's details, each -1 when not given */
+  gint64                 cached_tokens;
+  gint64                 reasoning_tokens;
   const char            *thinking;
   const char            *text;
+  /* a refusal's text, which takes the place of the content */
+  const char            *refusal;
+  /* the choice's logprobs, when the client asked for them */
+  JsonObject            *logprobs;
   JsonArray             *tool_calls;
   const char            *finish_reason;
 } SymfonicOpenaiChunk;

@@ -70,9 +70,11 @@ symfonic_provider_json_array (JsonObject *object,
 enum { OPENAI_MODEL, OPENAI_THINKING, OPENAI_TEXT, OPENAI_FINISH_REASON, OPENAI_PROMPT_TOKENS,
        OPENAI_COMPLETION_TOKENS };
 
+/* a refusal, rare, is read the general way */
 static const SymfonicJsonScanMember openai_delta[] = {
   { "content", SYMFONIC_JSON_SCAN_STRING, OPENAI_TEXT, NULL },
   { "reasoning_content", SYMFONIC_JSON_SCAN_STRING, OPENAI_THINKING, NULL },
+  { "refusal", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
   { NULL },
 };
 
@@ -82,8 +84,11 @@ static const SymfonicJsonScanMember openai_choice[] = {
   { NULL },
 };
 
-/* what the details hold is not read: only that they are flat */
+/* the details the routes publish are read the general way, once a
+ * stream: only details without them are scanned */
 static const SymfonicJsonScanMember openai_usage_details[] = {
+  { "cached_tokens", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
+  { "reasoning_tokens", SYMFONIC_JSON_SCAN_REFUSE, 0, NULL },
   { NULL },
 };
 
@@ -131,6 +136,8 @@ symfonic_openai_chunk_scan (const char           *data,
     return FALSE;
 
   *chunk = (SymfonicOpenaiChunk) {
+    .cached_tokens = -1,
+    .reasoning_tokens = -1,
     .model = slots[OPENAI_MODEL],
     .thinking = slots[OPENAI_THINKING],
     .text = slots[OPENAI_TEXT],
@@ -151,12 +158,20 @@ symfonic_openai_chunk_read (JsonObject          *object,
   JsonObject *choice = NULL;
   JsonObject *delta;
 
-  *chunk = (SymfonicOpenaiChunk) { NULL };
+  JsonObject *usage = symfonic_provider_json_object (object, "usage");
+  guint64 count;
+
+  *chunk = (SymfonicOpenaiChunk) { .cached_tokens = -1, .reasoning_tokens = -1 };
   if (json_object_has_member (object, "error"))
     return FALSE;
 
   chunk->model = symfonic_provider_json_string (object, "model");
-  symfonic_usage_read_counts (symfonic_provider_json_object (object, "usage"), &chunk->usage);
+  symfonic_usage_read_counts (usage, &chunk->usage);
+  if (symfonic_usage_read_count (symfonic_provider_json_object (usage, "prompt_tokens_details"), "cached_tokens", &count))
+    chunk->cached_tokens = count;
+  if (symfonic_usage_read_count (symfonic_provider_json_object (usage, "completion_tokens_details"), "reasoning_tokens",
+                                 &count))
+    chunk->reasoning_tokens = count;
   if (choices != NULL && json_array_get_length (choices) > 0 &&
       JSON_NODE_HOLDS_OBJECT (json_array_get_element (choices, 0)))
     choice = json_array_get_object_element (choices, 0);
@@ -166,6 +181,8 @@ symfonic_openai_chunk_read (JsonObject          *object,
   delta = symfonic_provider_json_object (choice, "delta");
   chunk->thinking = symfonic_provider_json_string (delta, "reasoning_content");
   chunk->text = symfonic_provider_json_string (delta, "content");
+  chunk->refusal = symfonic_provider_json_string (delta, "refusal");
+  chunk->logprobs = symfonic_provider_json_object (choice, "logprobs");
   chunk->tool_calls = symfonic_provider_json_array (delta, "tool_calls");
   chunk->finish_reason = symfonic_provider_json_string (choice, "finish_reason");
 

@@ -6,7 +6,9 @@
 
 #include "symfonic-http-source.h"
 #include "symfonic-invocation.h"
+#include "symfonic-invocation-private.h"
 #include "symfonic-provider-frame-private.h"
+#include "symfonic-provider-request-private.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +25,7 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicProviderSource, symfonic_provider_source, SYMF
 /**
  * SymfonicProviderSourceClass:
  * @endpoint: the path under the URL that streams a completion
+ * @api: the model API of the requests it sends
  * @add_headers: adds the request headers that carry the key, %NULL when
  *   there is none (and versions), with symfonic_http_source_add_request_header()
  * @write_body: appends the provider's request body for an invocation,
@@ -39,6 +42,8 @@ struct _SymfonicProviderSourceClass
   SymfonicHttpSourceClass parent_class;
 
   const char *endpoint;
+  /* the API its requests are in */
+  SymfonicProviderApi api;
 
   void      (*add_headers)  (SymfonicProviderSource   *self,
                              const char               *api_key);
@@ -54,7 +59,29 @@ struct _SymfonicProviderSourceClass
 };
 
 G_GNUC_INTERNAL
+void        symfonic_provider_source_describe         (SymfonicSource         *source,
+                                                       SymfonicProviderTarget *target);
+/* A token count an Anthropic source asks its provider for. */
+typedef struct _SymfonicTokenCount SymfonicTokenCount;
+typedef void (*SymfonicTokenCountFunc) (gint64        input_tokens,
+                                        const GError *error,
+                                        gpointer      data);
+
+G_GNUC_INTERNAL
+SymfonicTokenCount *symfonic_provider_source_count_tokens (SymfonicSource         *source,
+                                                           SymfonicInvocation     *invocation,
+                                                           SymfonicTokenCountFunc  func,
+                                                           gpointer                data);
+G_GNUC_INTERNAL
+void        symfonic_token_count_cancel               (SymfonicTokenCount     *count);
+
+G_GNUC_INTERNAL
 const char *symfonic_provider_source_get_model        (SymfonicProviderSource *self);
+G_GNUC_INTERNAL
+void        symfonic_provider_source_write_passthrough (SymfonicProviderSource *self,
+                                                       SymfonicInvocation     *invocation,
+                                                       JsonObject             *body,
+                                                       GString                *out);
 G_GNUC_INTERNAL
 char       *symfonic_provider_source_dup_system       (SymfonicProviderSource *self,
                                                        SymfonicInvocation     *invocation);
@@ -81,25 +108,36 @@ G_GNUC_INTERNAL
 void     symfonic_provider_request_text              (SymfonicProviderRequest *self,
                                                       const char              *text);
 G_GNUC_INTERNAL
+void     symfonic_provider_request_text_with_logprobs (SymfonicProviderRequest *self,
+                                                       const char              *text,
+                                                       JsonObject              *logprobs);
+G_GNUC_INTERNAL
 void     symfonic_provider_request_thinking          (SymfonicProviderRequest *self,
                                                       const char              *text,
                                                       const char              *signature);
 G_GNUC_INTERNAL
-void     symfonic_provider_request_tool_start        (SymfonicProviderRequest *self,
-                                                      gint64                   index,
-                                                      const char              *id,
-                                                      const char              *name);
+gboolean symfonic_provider_request_tool_start        (SymfonicProviderRequest  *self,
+                                                      gint64                    index,
+                                                      const char               *id,
+                                                      const char               *name,
+                                                      const char               *arguments,
+                                                      GError                  **error);
 G_GNUC_INTERNAL
 gboolean symfonic_provider_request_tool_arguments    (SymfonicProviderRequest  *self,
                                                       gint64                    index,
                                                       const char               *fragment,
                                                       GError                  **error);
 G_GNUC_INTERNAL
-void     symfonic_provider_request_tool_end          (SymfonicProviderRequest *self,
-                                                      gint64                   index);
-G_GNUC_INTERNAL
 void     symfonic_provider_request_set_finish_reason (SymfonicProviderRequest *self,
-                                                      const char              *finish_reason);
+                                                      const char              *finish_reason,
+                                                      const char              *stop_reason,
+                                                      const char              *stop_sequence);
+G_GNUC_INTERNAL
+void     symfonic_provider_request_set_usage_details (SymfonicProviderRequest *self,
+                                                      gint64                   cache_read,
+                                                      gint64                   cache_creation,
+                                                      gint64                   reasoning,
+                                                      gboolean                 input_excludes_cache);
 G_GNUC_INTERNAL
 void     symfonic_provider_request_set_model         (SymfonicProviderRequest *self,
                                                       const char              *model);

@@ -16,6 +16,7 @@ typedef enum {
   BLOCK_NONE,
   BLOCK_TEXT,
   BLOCK_THINKING,
+  BLOCK_TOOL_USE,
 } Block;
 
 typedef struct
@@ -26,13 +27,56 @@ typedef struct
   /* the content block a delta of the same type continues */
   Block            open;
   guint            n_blocks;
-  /* one answer: the thinking, and the tool_use blocks as JSON array
-   * elements */
+  /* each tool call's block index, by the call's ordinal: a fragment of
+   * its input goes to its block */
+  GArray          *tool_blocks;
+  /* one answer: the thinking, and each tool call by its ordinal, its
+   * input gathered from its fragments */
   GString         *thinking;
   /* the upstream's signature of that thinking, if it sent one */
   char            *signature;
-  GString         *tool_uses;
+  GPtrArray       *tool_uses;
 } AnthropicEncoder;
+
+typedef struct
+{
+  char    *id;
+  char    *name;
+  GString *input;
+} AnswerToolUse;
+
+static void
+answer_tool_use_free (gpointer data)
+{
+  AnswerToolUse *tool_use = data;
+
+  g_free (tool_use->id);
+  g_free (tool_use->name);
+  g_string_free (tool_use->input, TRUE);
+  g_free (tool_use);
+}
+
+/* The counts as Anthropic splits them: input_tokens without the cached
+ * tokens, which have their own members when the upstream counted them. */
+static void
+write_usage_members (SymfonicEncoder *encoder,
+                     guint64          output_tokens,
+                     GString         *out)
+{
+  SymfonicEncoderUsage usage;
+  guint64 cached;
+
+  symfonic_encoder_get_usage (encoder, &usage);
+  cached = MAX (usage.cache_read, 0) + MAX (usage.cache_creation, 0);
+  g_string_append_printf (out, "\"usage\":{\"input_tokens\":%" G_GUINT64_FORMAT,
+                          usage.input > cached ? usage.input - cached : 0);
+  if (usage.cache_read >= 0 || usage.cache_creation >= 0)
+    g_string_append_printf (out, ",\"cache_creation_input_tokens\":%" G_GINT64_FORMAT
+                            ",\"cache_read_input_tokens\":%" G_GINT64_FORMAT,
+                            MAX (usage.cache_creation, 0), MAX (usage.cache_read, 0));
+  g_string_append_printf (out, ",\"output_tokens\":%" G_GUINT64_FORMAT "}",
+                          output_tokens == G_MAXUINT64 ? usage.output : output_tokens);
+}
 
 static void
 write_id (SymfonicEncoder *encoder,
@@ -49,10 +93,49 @@ write_id (SymfonicEncoder *encoder,
   symfonic_json_append_string (out, symfonic_encoder_get_model (encoder), -1);
 }
 
+/* An Anthropic upstream's own reason (pause_turn, stop_sequence and all);
+ * else the typed one in Anthropic's words. */
 static const char *
 stop_reason (SymfonicEncoder *encoder)
 {
-  return encoder->n_tool_calls > 0 ? "tool_use" : "end_turn";
+  static const struct {
+    const char *finish_reason;
+    const char *stop_reason;
+  } reasons[] = {
+    { "stop", "end_turn" },
+    { "length", "max_tokens" },
+    { "tool_calls", "tool_use" },
+    { "content_filter", "refusal" },
+    { "refusal", "refusal" },
+  };
+  const char *said = symfonic_encoder_terminal_string (encoder, "stop_reason");
+  const char *reason;
+
+  if (said != NULL)
+    return said;
+  reason = symfonic_encoder_finish_reason (encoder);
+  for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
+    {
+      if (strcmp (reason, reasons[i].finish_reason) == 0)
+        return reasons[i].stop_reason;
+    }
+
+  return "end_turn";
+}
+
+static void
+write_stop (SymfonicEncoder *encoder,
+            GString         *out)
+{
+  const char *sequence = symfonic_encoder_terminal_string (encoder, "stop_sequence");
+
+  g_string_append (out, "\"stop_reason\":");
+  symfonic_json_append_string (out, stop_reason (encoder), -1);
+  g_string_append (out, ",\"stop_sequence\":");
+  if (sequence != NULL)
+    symfonic_json_append_string (out, sequence, -1);
+  else
+    g_string_append (out, "null");
 }
 
 static void
@@ -79,18 +162,17 @@ ensure_started (AnthropicEncoder *self,
                 GString          *out)
 {
   SymfonicEncoder *encoder = &self->parent;
-  guint64 input;
 
   if (self->started)
     return;
   self->started = TRUE;
 
-  symfonic_encoder_get_usage (encoder, &input, NULL);
   begin_event (out, "message_start");
   g_string_append (out, ",\"message\":{");
   write_id (encoder, out);
-  g_string_append_printf (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
-                          "\"usage\":{\"input_tokens\":%" G_GUINT64_FORMAT ",\"output_tokens\":0}}", input);
+  g_string_append (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,");
+  write_usage_members (encoder, 0, out);
+  g_string_append_c (out, '}');
   end_event (out);
   begin_event (out, "ping");
   end_event (out);
@@ -146,34 +228,48 @@ write_text_delta (AnthropicEncoder *self,
   end_event (out);
 }
 
-/* A whole tool call is one block: start, its input as one delta, stop. */
+static void
+write_input_delta (guint       block,
+                   const char *fragment,
+                   GString    *out)
+{
+  begin_event (out, "content_block_delta");
+  g_string_append_printf (out, ",\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", block);
+  symfonic_json_append_string (out, fragment, -1);
+  g_string_append_c (out, '}');
+  end_event (out);
+}
+
+/* A tool call is a block of its own, open until the next block or the
+ * end: its start, then its input as the fragments come (what came with
+ * the start first; a typed runtime's call, which has no arguments, is
+ * an empty input). */
 static void
 write_tool_use (AnthropicEncoder       *self,
                 const SymfonicToolCall *call,
                 GString                *out)
 {
+  guint block;
+
   ensure_started (self, out);
   close_block (self, out);
 
+  block = self->n_blocks++;
+  if (self->tool_blocks == NULL)
+    self->tool_blocks = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_array_append_val (self->tool_blocks, block);
+  self->open = BLOCK_TOOL_USE;
+
   begin_event (out, "content_block_start");
-  g_string_append_printf (out, ",\"index\":%u,\"content_block\":{\"type\":\"tool_use\",\"id\":", self->n_blocks);
+  g_string_append_printf (out, ",\"index\":%u,\"content_block\":{\"type\":\"tool_use\",\"id\":", block);
   symfonic_json_append_string (out, call->id, -1);
   g_string_append (out, ",\"name\":");
   symfonic_json_append_string (out, call->name, -1);
   g_string_append (out, ",\"input\":{}}");
   end_event (out);
 
-  begin_event (out, "content_block_delta");
-  g_string_append_printf (out, ",\"index\":%u,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":",
-                          self->n_blocks);
-  symfonic_json_append_string (out, call->arguments, -1);
-  g_string_append_c (out, '}');
-  end_event (out);
-
-  begin_event (out, "content_block_stop");
-  g_string_append_printf (out, ",\"index\":%u", self->n_blocks);
-  end_event (out);
-  self->n_blocks++;
+  if (call->arguments == NULL || *call->arguments != '\0')
+    write_input_delta (block, call->arguments != NULL ? call->arguments : "{}", out);
 }
 
 /* The signature an Anthropic upstream sent for its thinking, on an empty
@@ -219,6 +315,13 @@ anthropic_stream_event (SymfonicEncoder *encoder,
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
       write_tool_use (self, &call, out);
       break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL_DELTA:
+      if (*call.arguments == '\0' || self->tool_blocks == NULL || call.ordinal >= self->tool_blocks->len)
+        return SYMFONIC_FRAME_NONE;
+      /* to the call's own block, which a fragment that came late finds
+       * closed: the SDKs gather input by block index all the same */
+      write_input_delta (g_array_index (self->tool_blocks, guint, call.ordinal), call.arguments, out);
+      break;
     case SYMFONIC_PROVIDER_PART_NONE:
     default:
       return SYMFONIC_FRAME_NONE;
@@ -233,11 +336,7 @@ static void
 write_usage (SymfonicEncoder *encoder,
              GString         *out)
 {
-  guint64 input, output;
-
-  symfonic_encoder_get_usage (encoder, &input, &output);
-  g_string_append_printf (out, "\"usage\":{\"input_tokens\":%" G_GUINT64_FORMAT ",\"output_tokens\":%"
-                          G_GUINT64_FORMAT "}", input, output);
+  write_usage_members (encoder, G_MAXUINT64, out);
 }
 
 static void
@@ -254,9 +353,9 @@ anthropic_stream_success (SymfonicEncoder *encoder,
   close_block (self, out);
 
   begin_event (out, "message_delta");
-  g_string_append (out, ",\"delta\":{\"stop_reason\":\"");
-  g_string_append (out, stop_reason (encoder));
-  g_string_append (out, "\",\"stop_sequence\":null},");
+  g_string_append (out, ",\"delta\":{");
+  write_stop (encoder, out);
+  g_string_append (out, "},");
   write_usage (encoder, out);
   end_event (out);
   begin_event (out, "message_stop");
@@ -266,10 +365,10 @@ anthropic_stream_success (SymfonicEncoder *encoder,
 /* A tool_use block of one answer, whose input is an object; arguments
  * that are not one (a source's fault) become an empty one. */
 static void
-append_tool_use (GString                *out,
-                 const SymfonicToolCall *call)
+append_tool_use (GString             *out,
+                 const AnswerToolUse *call)
 {
-  g_autoptr(JsonNode) input = symfonic_json_parse (call->arguments, strlen (call->arguments),
+  g_autoptr(JsonNode) input = symfonic_json_parse (call->input->str, call->input->len,
                                                    SYMFONIC_JSON_MAX_DEPTH, NULL);
 
   g_string_append (out, ",{\"type\":\"tool_use\",\"id\":");
@@ -307,9 +406,20 @@ anthropic_answer_event (SymfonicEncoder *encoder,
         }
       break;
     case SYMFONIC_PROVIDER_PART_TOOL_CALL:
-      if (self->tool_uses == NULL)
-        self->tool_uses = g_string_new (NULL);
-      append_tool_use (self->tool_uses, &call);
+      {
+        AnswerToolUse *tool_use = g_new0 (AnswerToolUse, 1);
+
+        tool_use->id = g_strdup (call.id);
+        tool_use->name = g_strdup (call.name);
+        tool_use->input = g_string_new (call.arguments);
+        if (self->tool_uses == NULL)
+          self->tool_uses = g_ptr_array_new_with_free_func (answer_tool_use_free);
+        g_ptr_array_add (self->tool_uses, tool_use);
+      }
+      break;
+    case SYMFONIC_PROVIDER_PART_TOOL_CALL_DELTA:
+      if (self->tool_uses != NULL && call.ordinal < self->tool_uses->len)
+        g_string_append (((AnswerToolUse *) g_ptr_array_index (self->tool_uses, call.ordinal))->input, call.arguments);
       break;
     case SYMFONIC_PROVIDER_PART_TEXT:
     case SYMFONIC_PROVIDER_PART_NONE:
@@ -345,16 +455,16 @@ anthropic_answer_success (SymfonicEncoder *encoder,
       symfonic_json_append_string (content, text, -1);
       g_string_append_c (content, '}');
     }
-  if (self->tool_uses != NULL)
-    g_string_append_len (content, self->tool_uses->str, self->tool_uses->len);
+  for (guint i = 0; self->tool_uses != NULL && i < self->tool_uses->len; i++)
+    append_tool_use (content, g_ptr_array_index (self->tool_uses, i));
 
   g_string_append_c (out, '{');
   write_id (encoder, out);
   g_string_append (out, ",\"content\":[");
   g_string_append (out, content->str + 1);
-  g_string_append (out, "],\"stop_reason\":\"");
-  g_string_append (out, stop_reason (encoder));
-  g_string_append (out, "\",\"stop_sequence\":null,");
+  g_string_append (out, "],");
+  write_stop (encoder, out);
+  g_string_append_c (out, ',');
   write_usage (encoder, out);
   g_string_append_c (out, '}');
 }
@@ -368,7 +478,9 @@ anthropic_clear (SymfonicEncoder *encoder)
     g_string_free (self->thinking, TRUE);
   g_free (self->signature);
   if (self->tool_uses != NULL)
-    g_string_free (self->tool_uses, TRUE);
+    g_ptr_array_unref (self->tool_uses);
+  if (self->tool_blocks != NULL)
+    g_array_unref (self->tool_blocks);
 }
 
 /* `{"type":"error","error":{"type":…,"message":…}}` */
@@ -377,7 +489,8 @@ symfonic_anthropic_error_body (SymfonicErrorFrame *frame,
                                GString            *out)
 {
   g_string_append (out, "{\"type\":\"error\",\"error\":{\"type\":\"");
-  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_ANTHROPIC, symfonic_error_frame_get_status (frame)));
+  g_string_append (out, symfonic_encoder_provider_error_type (SYMFONIC_ROUTE_KIND_ANTHROPIC, symfonic_error_frame_get_status (frame),
+                                                              symfonic_error_frame_get_code (frame)));
   g_string_append (out, "\",\"message\":");
   symfonic_json_append_string (out, symfonic_error_frame_get_detail (frame), -1);
   g_string_append (out, "}}");

@@ -10,6 +10,7 @@
 #include "symfonic-encoder-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-string-private.h"
+#include "symfonic-usage-private.h"
 
 /* A provider route answers in one of two shapes, as its client asked. */
 static const SymfonicEncoderVTable *
@@ -25,6 +26,8 @@ vtable_for (SymfonicRouteKind    kind,
     case SYMFONIC_ROUTE_KIND_CHUNKS:
       return &symfonic_chunk_encoder;
     case SYMFONIC_ROUTE_KIND_OPENAI:
+      if (flags & SYMFONIC_ENCODER_RESPONSES)
+        return answer ? &symfonic_responses_answer_encoder : &symfonic_responses_stream_encoder;
       return answer ? &symfonic_openai_answer_encoder : &symfonic_openai_stream_encoder;
     case SYMFONIC_ROUTE_KIND_ANTHROPIC:
       return answer ? &symfonic_anthropic_answer_encoder : &symfonic_anthropic_stream_encoder;
@@ -51,6 +54,8 @@ symfonic_encoder_new (SymfonicRouteKind    kind,
   self->stream = g_object_ref (stream);
   self->invocation = g_object_ref (symfonic_stream_get_invocation (stream));
   self->text = g_string_new (NULL);
+  if (vtable->init != NULL)
+    vtable->init (self);
 
   return self;
 }
@@ -64,6 +69,8 @@ symfonic_encoder_free (SymfonicEncoder *self)
   g_object_unref (self->stream);
   g_string_free (self->text, TRUE);
   g_free (self->fallback);
+  g_clear_pointer (&self->terminal, symfonic_event_unref);
+  g_clear_pointer (&self->tool_ids, g_ptr_array_unref);
   g_free (self);
 }
 
@@ -118,10 +125,13 @@ symfonic_encoder_error_body (SymfonicRouteKind   kind,
     }
 }
 
-/* The error types each provider's API answers with, by status. */
+/* The error types each provider's API answers with, by status; an
+ * overloaded upstream is Anthropic's overloaded_error whatever its status,
+ * as an Anthropic provider said it. */
 const char *
-symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
-                                      guint             status)
+symfonic_encoder_provider_error_type (SymfonicRouteKind  kind,
+                                      guint              status,
+                                      const char        *code)
 {
   static const struct
   {
@@ -139,6 +149,8 @@ symfonic_encoder_provider_error_type (SymfonicRouteKind kind,
   };
   gboolean anthropic = kind == SYMFONIC_ROUTE_KIND_ANTHROPIC;
 
+  if (anthropic && g_strcmp0 (code, "upstream_unavailable") == 0)
+    return "overloaded_error";
   for (guint i = 0; i < G_N_ELEMENTS (types); i++)
     {
       if (types[i].status == status)
@@ -226,8 +238,46 @@ void
 symfonic_encoder_keep_fallback (SymfonicEncoder *self,
                                 SymfonicEvent   *terminal)
 {
-  if (self->fallback == NULL)
-    self->fallback = g_strdup (symfonic_event_get_text (terminal, NULL));
+  if (self->fallback != NULL)
+    return;
+  self->fallback = g_strdup (symfonic_event_get_text (terminal, NULL));
+  self->terminal = symfonic_event_ref (terminal);
+}
+
+/* A string the upstream's terminal carries besides its text (a provider
+ * source's finish_reason, stop_reason, stop_sequence), or NULL. */
+const char *
+symfonic_encoder_terminal_string (SymfonicEncoder *self,
+                                  const char      *name)
+{
+  JsonObject *extras = self->terminal != NULL ? symfonic_event_get_payload (self->terminal) : NULL;
+  JsonNode *node = extras != NULL ? json_object_get_member (extras, name) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+
+  return json_node_get_string (node);
+}
+
+/* Why the answer ended, in the typed stream's words: stop, length,
+ * tool_calls, content_filter or refusal. A terminal that says so is
+ * believed (OpenAI's legacy function_call is a tool call); without one
+ * the answer stopped, calling tools if it did. */
+const char *
+symfonic_encoder_finish_reason (SymfonicEncoder *self)
+{
+  static const char * const reasons[] = { "stop", "length", "tool_calls", "content_filter", "refusal" };
+  const char *said = symfonic_encoder_terminal_string (self, "finish_reason");
+
+  for (guint i = 0; said != NULL && i < G_N_ELEMENTS (reasons); i++)
+    {
+      if (strcmp (said, reasons[i]) == 0)
+        return reasons[i];
+    }
+  if (g_strcmp0 (said, "function_call") == 0)
+    return "tool_calls";
+
+  return self->n_tool_calls > 0 ? "tool_calls" : "stop";
 }
 
 guint64
@@ -248,6 +298,18 @@ payload_string (JsonObject *payload,
   return json_node_get_string (node);
 }
 
+static gint64
+payload_index (JsonObject *payload)
+{
+  JsonNode *index = json_object_get_member (payload, "index");
+
+  if (index != NULL && JSON_NODE_HOLDS_VALUE (index) && json_node_get_value_type (index) == G_TYPE_INT64 &&
+      json_node_get_int (index) >= 0)
+    return json_node_get_int (index);
+
+  return -1;
+}
+
 /* Reads a ToolCallStartEvent. A typed runtime sends only the name and id:
  * its calls are numbered in order and carry no arguments. */
 void
@@ -256,20 +318,50 @@ symfonic_encoder_read_tool_call (SymfonicEncoder  *self,
                                  SymfonicToolCall *call)
 {
   JsonObject *payload = symfonic_event_get_payload (event);
-  JsonNode *index = json_object_get_member (payload, "index");
   const char *name = payload_string (payload, "tool_name");
   const char *id = payload_string (payload, "tool_call_id");
-  const char *arguments = payload_string (payload, "arguments");
+  gint64 index = payload_index (payload);
 
   call->name = name != NULL ? name : "";
   call->id = id != NULL ? id : "";
-  call->arguments = arguments != NULL ? arguments : "{}";
-  if (index != NULL && JSON_NODE_HOLDS_VALUE (index) && json_node_get_value_type (index) == G_TYPE_INT64 &&
-      json_node_get_int (index) >= 0)
-    call->index = json_node_get_int (index);
-  else
-    call->index = self->n_tool_calls;
-  self->n_tool_calls++;
+  call->arguments = payload_string (payload, "arguments");
+  call->ordinal = self->n_tool_calls++;
+  call->index = index >= 0 ? index : call->ordinal;
+  if (self->tool_ids == NULL)
+    self->tool_ids = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (self->tool_ids, g_strdup (call->id));
+}
+
+/* Reads a ToolCallDeltaEvent, for a call that started: FALSE for a
+ * fragment of no call the stream saw start. The latest call of an id is
+ * the one meant. */
+gboolean
+symfonic_encoder_read_tool_delta (SymfonicEncoder  *self,
+                                  SymfonicEvent    *event,
+                                  SymfonicToolCall *call)
+{
+  JsonObject *payload = symfonic_event_get_payload (event);
+  const char *id = payload_string (payload, "tool_call_id");
+  gint64 index = payload_index (payload);
+  guint ordinal;
+
+  if (id == NULL || self->tool_ids == NULL)
+    return FALSE;
+  for (ordinal = self->tool_ids->len; ordinal > 0; ordinal--)
+    {
+      if (strcmp (g_ptr_array_index (self->tool_ids, ordinal - 1), id) == 0)
+        break;
+    }
+  if (ordinal == 0)
+    return FALSE;
+
+  call->name = "";
+  call->id = id;
+  call->arguments = payload_string (payload, "arguments");
+  call->ordinal = ordinal - 1;
+  call->index = index >= 0 ? index : call->ordinal;
+
+  return call->arguments != NULL;
 }
 
 /* Adds a text delta's text to the text sent, which the success terminal
@@ -308,6 +400,10 @@ symfonic_encoder_provider_part (SymfonicEncoder  *self,
       symfonic_encoder_read_tool_call (self, event, call);
       return SYMFONIC_PROVIDER_PART_TOOL_CALL;
 
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA:
+      return symfonic_encoder_read_tool_delta (self, event, call) ? SYMFONIC_PROVIDER_PART_TOOL_CALL_DELTA
+                                                                 : SYMFONIC_PROVIDER_PART_NONE;
+
     case SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE:
       symfonic_encoder_keep_fallback (self, event);
       return SYMFONIC_PROVIDER_PART_NONE;
@@ -335,20 +431,37 @@ symfonic_encoder_unstreamed_text (SymfonicEncoder *self)
   return self->fallback;
 }
 
-/* The model a provider answer names: the one the client asked for. */
+/* The model a provider answer names: the one that answered, as the
+ * upstream named it, or the one the client asked for. */
 const char *
 symfonic_encoder_get_model (SymfonicEncoder *self)
 {
+  SymfonicUpstreamFacts *facts = symfonic_upstream_facts_peek (self->stream);
   JsonObject *parameters = symfonic_invocation_get_parameters (self->invocation);
   const char *model = parameters != NULL ? payload_string (parameters, "model") : NULL;
+
+  if (facts != NULL && facts->model != NULL)
+    return facts->model;
 
   return model != NULL ? model : "symfonic";
 }
 
+/* The stream's metered counts, which the upstream reported (0 when it
+ * reported none), with the details it gave besides. */
 void
-symfonic_encoder_get_usage (SymfonicEncoder *self,
-                            guint64         *input_tokens,
-                            guint64         *output_tokens)
+symfonic_encoder_get_usage (SymfonicEncoder      *self,
+                            SymfonicEncoderUsage *usage)
 {
-  symfonic_stream_get_usage (self->stream, input_tokens, output_tokens, NULL);
+  SymfonicUpstreamFacts *facts = symfonic_upstream_facts_peek (self->stream);
+
+  symfonic_stream_get_usage (self->stream, &usage->input, &usage->output, NULL);
+  usage->cache_read = usage->cache_creation = usage->reasoning = -1;
+  if (facts == NULL)
+    return;
+
+  usage->cache_read = facts->cache_read;
+  usage->cache_creation = facts->cache_creation;
+  usage->reasoning = facts->reasoning;
+  if (facts->input_excludes_cache)
+    usage->input += MAX (facts->cache_read, 0) + MAX (facts->cache_creation, 0);
 }

@@ -7,8 +7,10 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-invocation-private.h"
 #include "symfonic-json-private.h"
 #include "symfonic-provider-request-private.h"
+#include "symfonic-provider-translate-private.h"
 
 /* Both formats decode into the invocation's one conversation shape
  * (OpenAI's), so that any source can serve either route. Validation is
@@ -118,13 +120,15 @@ read_number (JsonObject  *body,
   return TRUE;
 }
 
-/* A token limit, kept as `max_tokens`. */
+/* A token limit, kept as `max_tokens`: at most the source's cap, which
+ * a request asking for more is told, rather than cut short unawares. */
 static gboolean
-read_max_tokens (JsonObject  *body,
-                 const char  *name,
-                 gboolean     required,
-                 JsonObject  *parameters,
-                 GError     **error)
+read_max_tokens (JsonObject                   *body,
+                 const char                   *name,
+                 gboolean                      required,
+                 const SymfonicProviderTarget *target,
+                 JsonObject                   *parameters,
+                 GError                      **error)
 {
   JsonNode *node = get_given (body, name);
 
@@ -133,8 +137,51 @@ read_max_tokens (JsonObject  *body,
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
       json_node_get_int (node) < 1)
     return refuse (error, _("“%s” must be a positive integer"), name);
+  if (target->max_tokens > 0 && (guint64) json_node_get_int (node) > target->max_tokens)
+    return refuse (error, _("“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit"), name, target->max_tokens);
 
   json_object_set_int_member (parameters, "max_tokens", json_node_get_int (node));
+  return TRUE;
+}
+
+/* @name, if given, must hold a value of @type (G_TYPE_INT64, G_TYPE_STRING,
+ * G_TYPE_BOOLEAN), or an object or a list with JSON_NODE_OBJECT and
+ * JSON_NODE_ARRAY as @type: the options passed on are checked as much as
+ * their meaning needs, the provider checks the rest. */
+static gboolean
+check_type (JsonObject  *body,
+            const char  *name,
+            GType        type,
+            const char  *what,
+            GError     **error)
+{
+  JsonNode *node = get_given (body, name);
+
+  if (node == NULL)
+    return TRUE;
+  if (type == JSON_NODE_OBJECT ? JSON_NODE_HOLDS_OBJECT (node)
+      : type == JSON_NODE_ARRAY ? JSON_NODE_HOLDS_ARRAY (node)
+      : JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == type)
+    return TRUE;
+
+  return refuse (error, _("“%s” must be %s"), name, what);
+}
+
+/* One answer per request: the encoders and the text filters carry one
+ * choice. */
+static gboolean
+read_n (JsonObject  *body,
+        GError     **error)
+{
+  JsonNode *node = get_given (body, "n");
+
+  if (node == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 || json_node_get_int (node) < 1)
+    return refuse (error, _("“n” must be a positive integer"));
+  if (json_node_get_int (node) > 1)
+    return refuse (error, _("“n” may only be 1: the gateway cleans and meters one answer per request"));
+
   return TRUE;
 }
 
@@ -221,6 +268,35 @@ dup_text_content (JsonNode *content)
     }
 
   return g_string_free (text, FALSE);
+}
+
+/* The text of a content given as a string or a list of blocks of any
+ * type (text, images), of which the text blocks count; NULL if it is
+ * neither. */
+static char *
+dup_block_text (JsonNode *content)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  JsonArray *blocks;
+
+  if (holds_string (content))
+    return g_strdup (json_node_get_string (content));
+  if (!JSON_NODE_HOLDS_ARRAY (content))
+    return NULL;
+
+  blocks = json_node_get_array (content);
+  for (guint i = 0; i < json_array_get_length (blocks); i++)
+    {
+      JsonNode *node = json_array_get_element (blocks, i);
+      JsonObject *block = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+
+      if (block == NULL || !holds_string (json_object_get_member (block, "type")))
+        return NULL;
+      if (g_str_equal (string_member (block, "type"), "text") && holds_string (json_object_get_member (block, "text")))
+        g_string_append (text, json_object_get_string_member (block, "text"));
+    }
+
+  return g_string_free (g_steal_pointer (&text), FALSE);
 }
 
 static void
@@ -409,23 +485,88 @@ openai_tool (JsonObject *tool)
   return json_node_dup_object (copy);
 }
 
-gboolean
-symfonic_openai_request_decode (JsonNode              *body,
-                                SymfonicInvocation    *invocation,
-                                SymfonicEncoderFlags  *flags,
-                                GError               **error)
+/* Readies the request for the route's source: the body as the client
+ * sent it for a source of the client's API, translated for a source of
+ * the other, nothing for a source that speaks none (an agent, which
+ * takes the conversation). */
+static gboolean
+ready_for_source (JsonObject                   *object,
+                  SymfonicProviderApi           api,
+                  const SymfonicProviderTarget *target,
+                  SymfonicInvocation           *invocation,
+                  GError                      **error)
+{
+  g_autoptr(JsonObject) body = NULL;
+
+  if (target->api == SYMFONIC_PROVIDER_API_NONE)
+    return TRUE;
+  if (target->api == api)
+    body = json_object_ref (object);
+  else if (target->api == SYMFONIC_PROVIDER_API_ANTHROPIC)
+    body = symfonic_provider_translate_chat_to_anthropic (object, error);
+  else
+    body = symfonic_provider_translate_anthropic_to_chat (object, error);
+  if (body == NULL)
+    return FALSE;
+
+  symfonic_invocation_set_provider_body (invocation, target->api, body);
+  return TRUE;
+}
+
+static gboolean read_tool_choice (JsonObject  *body,
+                                  GError     **error);
+
+/* The members a translation reads are checked as it reads them; a
+ * request passed on as it came is the provider's to judge, and an agent
+ * takes none of them. */
+static gboolean
+check_translated_types (JsonObject                   *object,
+                        const SymfonicProviderTarget *target,
+                        GError                      **error)
+{
+  if (target->api != SYMFONIC_PROVIDER_API_ANTHROPIC)
+    return TRUE;
+
+  return check_type (object, "parallel_tool_calls", G_TYPE_BOOLEAN, _("a boolean"), error) &&
+         check_type (object, "response_format", JSON_NODE_OBJECT, _("an object"), error) &&
+         check_type (object, "user", G_TYPE_STRING, _("a string"), error) &&
+         read_tool_choice (object, error);
+}
+
+/* `tool_choice`: auto, none, required, or an object of a type */
+static gboolean
+read_tool_choice (JsonObject  *body,
+                  GError     **error)
+{
+  JsonNode *node = get_given (body, "tool_choice");
+
+  if (node == NULL || (JSON_NODE_HOLDS_OBJECT (node) && holds_string (json_object_get_member (json_node_get_object (node), "type"))))
+    return TRUE;
+  if (holds_string (node) && (g_str_equal (json_node_get_string (node), "auto") ||
+                              g_str_equal (json_node_get_string (node), "none") ||
+                              g_str_equal (json_node_get_string (node), "required")))
+    return TRUE;
+
+  return refuse (error, _("“tool_choice” must be auto, none, required or an object with a “type”"));
+}
+
+/* A chat completions request, from the route's client or translated from
+ * the Responses API: checked, made the invocation's conversation, and
+ * readied for the route's source in that source's API. */
+static gboolean
+decode_chat (JsonObject                   *object,
+             const SymfonicProviderTarget *target,
+             SymfonicInvocation           *invocation,
+             gboolean                     *stream,
+             gboolean                     *include_usage,
+             GError                      **error)
 {
   g_autoptr(JsonObject) parameters = json_object_new ();
   g_autoptr(JsonArray) messages = json_array_new ();
   g_autoptr(JsonArray) tools = NULL;
   g_autoptr(GString) system = NULL;
-  JsonObject *object;
   JsonNode *list;
   JsonNode *options;
-
-  if (!JSON_NODE_HOLDS_OBJECT (body))
-    return refuse (error, _("The request body must be a JSON object"));
-  object = json_node_get_object (body);
 
   if (!read_model (object, parameters, error))
     return FALSE;
@@ -439,8 +580,10 @@ symfonic_openai_request_decode (JsonNode              *body,
     return refuse (error, _("“messages” needs a message besides system prompts"));
 
   if (!read_stream (object, error) ||
-      !read_max_tokens (object, "max_tokens", FALSE, parameters, error) ||
-      !read_max_tokens (object, "max_completion_tokens", FALSE, parameters, error) ||
+      !read_max_tokens (object, "max_tokens", FALSE, target, parameters, error) ||
+      !read_max_tokens (object, "max_completion_tokens", FALSE, target, parameters, error) ||
+      !read_n (object, error) ||
+      !check_translated_types (object, target, error) ||
       !read_number (object, "temperature", 0, 2, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop", TRUE, parameters, error) ||
@@ -455,11 +598,72 @@ symfonic_openai_request_decode (JsonNode              *body,
         !holds_boolean (json_object_get_member (json_node_get_object (options), "include_usage")))))
     return refuse (error, _("“stream_options” must be an object whose “include_usage” is a boolean"));
 
-  *flags = wants_stream (object) ? SYMFONIC_ENCODER_FLAGS_NONE : SYMFONIC_ENCODER_ANSWER;
-  if (options != NULL && json_object_get_boolean_member_with_default (json_node_get_object (options), "include_usage", FALSE))
-    *flags |= SYMFONIC_ENCODER_INCLUDE_USAGE;
+  *stream = wants_stream (object);
+  *include_usage = options != NULL &&
+                   json_object_get_boolean_member_with_default (json_node_get_object (options), "include_usage", FALSE);
 
+  if (!ready_for_source (object, SYMFONIC_PROVIDER_API_OPENAI_CHAT, target, invocation, error))
+    return FALSE;
   symfonic_invocation_set_conversation (invocation, messages, system != NULL ? system->str : NULL, tools, parameters);
+  return TRUE;
+}
+
+gboolean
+symfonic_openai_request_decode (JsonNode                     *body,
+                                const SymfonicProviderTarget *target,
+                                SymfonicInvocation           *invocation,
+                                SymfonicEncoderFlags         *flags,
+                                GError                      **error)
+{
+  gboolean stream, include_usage;
+
+  if (!JSON_NODE_HOLDS_OBJECT (body))
+    return refuse (error, _("The request body must be a JSON object"));
+  if (!decode_chat (json_node_get_object (body), target, invocation, &stream, &include_usage, error))
+    return FALSE;
+
+  *flags = stream ? SYMFONIC_ENCODER_FLAGS_NONE : SYMFONIC_ENCODER_ANSWER;
+  if (include_usage)
+    *flags |= SYMFONIC_ENCODER_INCLUDE_USAGE;
+  return TRUE;
+}
+
+/* The Responses API's request is a chat request in other words: it is
+ * translated, and then is one (no source speaks the Responses API). */
+gboolean
+symfonic_responses_request_decode (JsonNode                     *body,
+                                   const SymfonicProviderTarget *target,
+                                   SymfonicInvocation           *invocation,
+                                   SymfonicEncoderFlags         *flags,
+                                   GError                      **error)
+{
+  g_autoptr(JsonObject) chat = NULL;
+  JsonObject *object;
+  gboolean stream, include_usage;
+  JsonNode *node;
+
+  if (!JSON_NODE_HOLDS_OBJECT (body))
+    return refuse (error, _("The request body must be a JSON object"));
+  object = json_node_get_object (body);
+  if (!read_stream (object, error) ||
+      !check_type (object, "background", G_TYPE_BOOLEAN, _("a boolean"), error) ||
+      !check_type (object, "store", G_TYPE_BOOLEAN, _("a boolean"), error))
+    return FALSE;
+  node = get_given (object, "max_output_tokens");
+  if (node != NULL && (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+                       json_node_get_int (node) < 1))
+    return refuse (error, _("“%s” must be a positive integer"), "max_output_tokens");
+  if (node != NULL && target->max_tokens > 0 && (guint64) json_node_get_int (node) > target->max_tokens)
+    return refuse (error, _("“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit"), "max_output_tokens",
+                   target->max_tokens);
+
+  chat = symfonic_provider_translate_responses_to_chat (object, error);
+  if (chat == NULL || !decode_chat (chat, target, invocation, &stream, &include_usage, error))
+    return FALSE;
+
+  *flags = SYMFONIC_ENCODER_RESPONSES | (wants_stream (object) ? 0 : SYMFONIC_ENCODER_ANSWER);
+  if (json_object_get_boolean_member_with_default (object, "background", FALSE))
+    *flags |= SYMFONIC_ENCODER_BACKGROUND;
   return TRUE;
 }
 
@@ -505,12 +709,12 @@ anthropic_read_tool_result (JsonObject  *block,
                             GError     **error)
 {
   JsonNode *content = get_given (block, "content");
-  g_autofree char *text = content != NULL ? dup_text_content (content) : g_strdup ("");
+  g_autofree char *text = content != NULL ? dup_block_text (content) : g_strdup ("");
   JsonObject *message;
 
   if (!holds_string (json_object_get_member (block, "tool_use_id")) || text == NULL)
-    return refuse (error, _("a “tool_result” block of “messages[%u]” needs a string “tool_use_id” and text content"),
-                   index);
+    return refuse (error, _("a “tool_result” block of “messages[%u]” needs a string “tool_use_id” and a string or "
+                            "blocks as its content"), index);
 
   message = new_message ("tool");
   json_object_set_member (message, "tool_call_id", copy_member (block, "tool_use_id"));
@@ -519,6 +723,16 @@ anthropic_read_tool_result (JsonObject  *block,
 
   return TRUE;
 }
+
+/* The blocks the Messages API takes in each role's turns; tool_use,
+ * tool_result and text are read above. */
+static const char * const anthropic_user_blocks[] = {
+  "image", "document", "search_result", NULL
+};
+static const char * const anthropic_assistant_blocks[] = {
+  "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+  "code_execution_tool_result", "mcp_tool_use", "mcp_tool_result", "container_upload", NULL
+};
 
 static gboolean
 anthropic_read_message (JsonNode   *node,
@@ -576,11 +790,13 @@ anthropic_read_message (JsonNode   *node,
           if (!anthropic_read_tool_result (block, messages, index, error))
             return FALSE;
         }
-      else if (!((g_str_equal (type, "thinking") || g_str_equal (type, "redacted_thinking")) && assistant))
-        return refuse (error, _("“messages[%u].content[%u]” is not a text, tool_use (assistant), tool_result (user) "
-                                "or thinking (assistant) block"), index, i);
-      /* an assistant's earlier thinking is the provider's to keep, not
-       * part of the conversation other upstreams understand */
+      else if (!g_strv_contains (assistant ? anthropic_assistant_blocks : anthropic_user_blocks, type))
+        return refuse (error, _("“messages[%u].content[%u]” is not a block the Messages API takes from the %s"),
+                       index, i, assistant ? "assistant" : "user");
+      /* the rest (images, documents, an assistant's earlier thinking and
+       * server tools) goes to an Anthropic source as it came, is
+       * translated for another or refused there; the conversation an
+       * agent takes is the text */
     }
 
   if (json_array_get_length (parts) == 0 && json_array_get_length (tool_calls) == 0)
@@ -624,10 +840,11 @@ anthropic_tool (JsonObject *tool)
 }
 
 gboolean
-symfonic_anthropic_request_decode (JsonNode              *body,
-                                   SymfonicInvocation    *invocation,
-                                   SymfonicEncoderFlags  *flags,
-                                   GError               **error)
+symfonic_anthropic_request_decode (JsonNode                     *body,
+                                   const SymfonicProviderTarget *target,
+                                   SymfonicInvocation           *invocation,
+                                   SymfonicEncoderFlags         *flags,
+                                   GError                      **error)
 {
   g_autoptr(JsonObject) parameters = json_object_new ();
   g_autoptr(JsonArray) messages = json_array_new ();
@@ -642,7 +859,7 @@ symfonic_anthropic_request_decode (JsonNode              *body,
   object = json_node_get_object (body);
 
   if (!read_model (object, parameters, error) ||
-      !read_max_tokens (object, "max_tokens", TRUE, parameters, error))
+      !read_max_tokens (object, "max_tokens", TRUE, target, parameters, error))
     return FALSE;
   list = json_object_get_member (object, "messages");
   if (list == NULL || !JSON_NODE_HOLDS_ARRAY (list) || json_array_get_length (json_node_get_array (list)) == 0)
@@ -661,7 +878,11 @@ symfonic_anthropic_request_decode (JsonNode              *body,
       !read_number (object, "temperature", 0, 1, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop_sequences", FALSE, parameters, error) ||
-      !read_tools (object, anthropic_tool, _("needs a string “name” and an object “input_schema”"), &tools, error))
+      !read_tools (object, anthropic_tool, _("needs a string “name” and an object “input_schema”"), &tools, error) ||
+      (target->api == SYMFONIC_PROVIDER_API_OPENAI_CHAT &&
+       (!check_type (object, "metadata", JSON_NODE_OBJECT, _("an object"), error) ||
+        !check_type (object, "thinking", JSON_NODE_OBJECT, _("an object"), error))) ||
+      !ready_for_source (object, SYMFONIC_PROVIDER_API_ANTHROPIC, target, invocation, error))
     return FALSE;
 
   *flags = wants_stream (object) ? SYMFONIC_ENCODER_FLAGS_NONE : SYMFONIC_ENCODER_ANSWER;

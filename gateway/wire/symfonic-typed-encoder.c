@@ -57,6 +57,7 @@ phase_of (SymfonicEventKind  kind,
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
     case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA:
     case SYMFONIC_EVENT_KIND_TOOL_RESULT:
     default:
       return PHASE_ANSWER;
@@ -95,24 +96,6 @@ append_frame (SymfonicEncoder *encoder,
   symfonic_string_append_len (out, "\n\n", 2);
 }
 
-/* The frozen payload only: a provider source's index and arguments are
- * for the provider routes. */
-static void
-append_tool_call (SymfonicEncoder *encoder,
-                  SymfonicEvent   *event,
-                  GString         *out)
-{
-  SymfonicToolCall call;
-
-  symfonic_encoder_read_tool_call (encoder, event, &call);
-  symfonic_encoder_begin_frame (encoder, out, "ToolCallStartEvent");
-  g_string_append (out, "{\"tool_name\":");
-  symfonic_json_append_string (out, call.name, -1);
-  g_string_append (out, ",\"tool_call_id\":");
-  symfonic_json_append_string (out, call.id, -1);
-  g_string_append (out, "}\n\n");
-}
-
 static SymfonicFrameClass
 typed_event (SymfonicEncoder *encoder,
              SymfonicEvent   *event,
@@ -135,8 +118,18 @@ typed_event (SymfonicEncoder *encoder,
       return SYMFONIC_FRAME_NONE;
 
     case SYMFONIC_EVENT_KIND_TEXT_DELTA:
-      symfonic_encoder_keep_text (encoder, event);
-      append_frame (encoder, out, "TextDeltaEvent", event);
+      {
+        gsize length;
+        const char *text = symfonic_event_peek_text (event, &length);
+
+        /* the frozen payload only: a provider's log probabilities are
+         * for the OpenAI route */
+        symfonic_encoder_keep_text (encoder, event);
+        symfonic_encoder_begin_frame (encoder, out, "TextDeltaEvent");
+        symfonic_string_append_literal (out, "{\"text\":");
+        symfonic_json_append_string (out, text, length);
+        symfonic_string_append_literal (out, "}\n\n");
+      }
       return SYMFONIC_FRAME_DROPPABLE;
 
     case SYMFONIC_EVENT_KIND_THINKING_DELTA:
@@ -155,8 +148,17 @@ typed_event (SymfonicEncoder *encoder,
       }
       return SYMFONIC_FRAME_DROPPABLE;
 
+    /* as the source made them: a provider source's carry the provider's
+     * index and the arguments, the start what came with it and each
+     * delta the next fragment; none may be shed, the terminal does not
+     * carry them */
     case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
-      append_tool_call (encoder, event, out);
+      encoder->n_tool_calls++;
+      append_frame (encoder, out, "ToolCallStartEvent", event);
+      return SYMFONIC_FRAME_KEPT;
+
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA:
+      append_frame (encoder, out, "ToolCallDeltaEvent", event);
       return SYMFONIC_FRAME_KEPT;
 
     case SYMFONIC_EVENT_KIND_ACTIVATION:
@@ -178,8 +180,7 @@ typed_success (SymfonicEncoder *encoder,
                GString         *out)
 {
   TypedEncoder *self = (TypedEncoder *) encoder;
-  g_autoptr(SymfonicEvent) terminal =
-    symfonic_event_new_response_complete (symfonic_encoder_final_text (encoder), duration_ms);
+  const char *text = symfonic_encoder_final_text (encoder);
 
   /* exactly one consolidation per successful stream, even when the
    * upstream scheduled none (its terminal has moved the phase past it);
@@ -190,7 +191,15 @@ typed_success (SymfonicEncoder *encoder,
       g_string_append (out, "{\"report\":{},\"graph_mutations\":0}\n\n");
     }
 
-  append_frame (encoder, out, "ResponseCompleteEvent", terminal);
+  /* the whole answer, how long it took and why it ended */
+  symfonic_encoder_begin_frame (encoder, out, "ResponseCompleteEvent");
+  symfonic_string_append_literal (out, "{\"text\":");
+  symfonic_json_append_string (out, text, -1);
+  symfonic_string_append_literal (out, ",\"duration_ms\":");
+  symfonic_json_append_int (out, MAX (duration_ms, 0));
+  symfonic_string_append_literal (out, ",\"finish_reason\":\"");
+  g_string_append (out, symfonic_encoder_finish_reason (encoder));
+  symfonic_string_append_literal (out, "\"}\n\n");
 }
 
 const SymfonicEncoderVTable symfonic_typed_encoder = {

@@ -240,7 +240,8 @@ class FilterStageTestCase(unittest.TestCase):
                 self.assertRegex(shape, '^t+msr$')
                 self.assertEqual(self.count(frames), 2)
                 self.assertEqual(frames[-1], ('ResponseCompleteEvent',
-                                              {'text': ANSWER_CLEAN, 'duration_ms': frames[-1][1]['duration_ms']}))
+                                              {'text': ANSWER_CLEAN, 'duration_ms': frames[-1][1]['duration_ms'],
+                                               'finish_reason': 'stop'}))
         self.assertEqual(self.stage.replaced - replaced, 2 * (len(ANSWER) + 1))
 
     def test_released_before_closing(self):

@@ -1776,13 +1776,14 @@ test_python_source (void)
                                        "id: 4\nevent: ConsolidationScheduledEvent\n"
                                        "data: {\"report\":{},\"graph_mutations\":0}\n\n"
                                        "id: 5\nevent: ResponseCompleteEvent\n"
-                                       "data: {\"text\":\"HELLO! FROM! PYTHON\\.!\",\"duration_ms\":[0-9]+}\n\n$",
+                                       "data: {\"text\":\"HELLO! FROM! PYTHON\\.!\",\"duration_ms\":[0-9]+,"
+                                       "\"finish_reason\":\"stop\"}\n\n$",
                                        body, 0, 0));
   g_clear_pointer (&body, g_free);
 
   body = post_body (base_url, "/api/v1/stream/long", "{\"query\":\"hi\"}");
   g_assert_true (g_str_has_prefix (body, expected->str));
-  g_assert_true (g_regex_match_simple ("^[0-9]+}\n\n$", body + expected->len, 0, 0));
+  g_assert_true (g_regex_match_simple ("^[0-9]+,\"finish_reason\":\"stop\"}\n\n$", body + expected->len, 0, 0));
   g_clear_pointer (&body, g_free);
 
   body = post_body (base_url, "/api/v1/stream/typed", "{\"query\":\"fail\"}");

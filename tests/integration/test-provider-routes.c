@@ -44,15 +44,17 @@ typedef struct
   SoupSession          *session;
 } Fixture;
 
-/* A typed runtime turn, which reports usage on its terminal. */
+/* A typed runtime turn, which reports usage on its terminal, and why the
+ * answer ended (which the citation stage, cleaning the terminal's text,
+ * leaves as it is). */
 static const char runtime_turn[] =
   "event: ThinkingDeltaEvent\ndata: {\"text\":\"Hmm.\"}\n\n"
   "event: TextDeltaEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9\"}\n\n"
   "event: ToolCallStartEvent\ndata: {\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_rt\"}\n\n"
   "event: TextDeltaEvent\ndata: {\"text\":\"[semantic] today.\"}\n\n"
   "event: ConsolidationScheduledEvent\ndata: {\"report\":{},\"graph_mutations\":0}\n\n"
-  "event: ResponseCompleteEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9 today.\",\"duration_ms\":5,"
-  "\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}\n\n";
+  "event: ResponseCompleteEvent\ndata: {\"text\":\"Sunny \\u00e9t\\u00e9 [semantic] today.\",\"duration_ms\":5,"
+  "\"finish_reason\":\"length\",\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}\n\n";
 
 static const char *
 data_dir (void)
@@ -917,7 +919,8 @@ test_midstream_error (Fixture       *fixture,
   names = joined_names (&anthropic_stream);
   g_assert_cmpstr (names, ==, "message_start,ping,content_block_start,content_block_delta,content_block_delta,error");
   g_assert_cmpstr (anthropic_stream.text->str, ==, "Partial answer");
-  assert_json_node (anthropic_stream.error, "{\"type\":\"api_error\",\"message\":\"" OPAQUE "\"}");
+  /* an overloaded upstream is Anthropic's overloaded_error, as it said */
+  assert_json_node (anthropic_stream.error, "{\"type\":\"overloaded_error\",\"message\":\"" OPAQUE "\"}");
   g_assert_null (strstr (symfonic_test_response_get_text (anthropic), "10.0.0.7"));
 }
 
@@ -950,7 +953,8 @@ test_rate_limited (Fixture       *fixture,
   g_assert_cmpuint (first->status, ==, 200);
   error = json_object_get_object_member (response_object (second, 429, &keep), "error");
   g_assert_cmpstr (json_object_get_string_member (error, "type"), ==, "rate_limit_error");
-  g_assert_cmpstr (json_object_get_string_member (error, "code"), ==, "rate_limited");
+  /* OpenAI's own code, which its SDK's users match on */
+  g_assert_cmpstr (json_object_get_string_member (error, "code"), ==, "rate_limit_exceeded");
   g_assert_cmpint (atoi (soup_message_headers_get_one (second->headers, "Retry-After")), >=, 1);
 }
 
@@ -1002,7 +1006,7 @@ test_runtime_openai (Fixture       *fixture,
   assert_json_node (g_ptr_array_index (stream.tool_calls, 0),
                     "{\"index\":0,\"id\":\"call_rt\",\"type\":\"function\","
                     "\"function\":{\"name\":\"get_weather\",\"arguments\":\"{}\"}}");
-  g_assert_cmpstr (stream.finish_reason, ==, "tool_calls");
+  g_assert_cmpstr (stream.finish_reason, ==, "length");
   assert_json_node (stream.usage, "{\"prompt_tokens\":12,\"completion_tokens\":34,\"total_tokens\":46}");
   g_assert_true (stream.done);
 
@@ -1037,7 +1041,7 @@ test_runtime_anthropic (Fixture       *fixture,
   g_assert_cmpstr (stream.text->str, ==, "Sunny \xC3\xA9t\xC3\xA9 today.");
   g_assert_cmpstr (g_ptr_array_index (stream.inputs, 0), ==, "{}");
   assert_json_node (stream.message_delta,
-                    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+                    "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\",\"stop_sequence\":null},"
                     "\"usage\":{\"input_tokens\":12,\"output_tokens\":34}}");
 
   object = response_object (answer, 200, &keep);
@@ -1048,7 +1052,8 @@ test_runtime_anthropic (Fixture       *fixture,
                       "{\"type\":\"tool_use\",\"id\":\"call_rt\",\"name\":\"get_weather\",\"input\":{}}]");
 }
 
-/* A provider source's tool calls keep the typed stream's frozen payload. */
+/* A provider source's tool calls carry the provider's index and their
+ * arguments on the typed stream too. */
 static void
 test_typed_tool_call_payload (Fixture       *fixture,
                               gconstpointer  user_data)
@@ -1064,8 +1069,11 @@ test_typed_tool_call_payload (Fixture       *fixture,
 
       if (!g_str_equal (frame->event, "ToolCallStartEvent"))
         continue;
-      g_assert_cmpstr (frame->data, ==, calls == 0 ? "{\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_1\"}"
-                                                   : "{\"tool_name\":\"get_time\",\"tool_call_id\":\"call_2\"}");
+      g_assert_cmpstr (frame->data, ==,
+                       calls == 0 ? "{\"tool_name\":\"get_weather\",\"tool_call_id\":\"call_1\",\"index\":0,"
+                                    "\"arguments\":\"{\\\"city\\\":\\\"Lisbon\\\"}\"}"
+                                  : "{\"tool_name\":\"get_time\",\"tool_call_id\":\"call_2\",\"index\":1,"
+                                    "\"arguments\":\"{\\\"tz\\\":\\\"WET\\\"}\"}");
       calls++;
     }
   g_assert_cmpuint (calls, ==, 2);

@@ -277,9 +277,9 @@ assert_nothing_leaked (const char *client_output)
 
 /* --- a whole turn ----------------------------------------------------------- */
 
-/* The same turn through the provider's own route: the accumulated
- * arguments and Anthropic's thinking signature reach it, as that
- * provider's wire writes them. */
+/* The same turn through the provider's own route: the arguments, in the
+ * fragments the provider streamed, and Anthropic's thinking signature
+ * reach it, as that provider's wire writes them. */
 static void
 check_turn_on_provider_route (const Provider *provider,
                               SoupSession    *session,
@@ -298,17 +298,25 @@ check_turn_on_provider_route (const Provider *provider,
   g_assert_cmpuint (stream->status, ==, 200);
   if (is_anthropic)
     {
-      g_assert_nonnull (strstr (stream->raw->str, "\"partial_json\":\"{\\\"q\\\":\\\"tea\\\"}\""));
+      g_assert_nonnull (strstr (stream->raw->str, "\"partial_json\":\"{\\\"q\\\":\"}"));
+      g_assert_nonnull (strstr (stream->raw->str, "\"partial_json\":\"\\\"tea\\\"}\"}"));
       g_assert_nonnull (strstr (stream->raw->str, "\"signature\":\"EqQBCgIYAhIM1gbcDa9GJwZA\""));
     }
   else
     {
-      g_assert_nonnull (strstr (stream->raw->str, "\"arguments\":\"{\\\"q\\\":\\\"tea\\\"}\""));
+      g_assert_nonnull (strstr (stream->raw->str, "\"arguments\":\"{\\\"q\\\":\"}"));
+      g_assert_nonnull (strstr (stream->raw->str, "\"arguments\":\"\\\"tea\\\"}\"}"));
       g_assert_null (strstr (stream->raw->str, "signature"));
     }
   g_assert_nonnull (strstr (stream->raw->str, "\"id\":\"call_a\""));
   g_assert_nonnull (strstr (stream->raw->str, "\"id\":\"call_b\""));
   assert_nothing_leaked (stream->raw->str);
+}
+
+static void
+string_free (gpointer data)
+{
+  g_string_free (data, TRUE);
 }
 
 static void
@@ -323,9 +331,11 @@ check_turn (const Provider    *provider,
   g_autoptr(SymfonicTestStream) stream = post_typed (server, session);
   g_autoptr(GString) thinking = g_string_new (NULL);
   g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(GPtrArray) tools = g_ptr_array_new ();
+  g_autoptr(GPtrArray) tools = g_ptr_array_new_with_free_func ((GDestroyNotify) json_node_unref);
+  g_autoptr(GHashTable) arguments = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, string_free);
   guint signatures = 0;
   SymfonicTestFrame *last;
+  g_autoptr(JsonNode) terminal = NULL;
 
   symfonic_test_stream_wait_done (stream);
   g_assert_no_error (stream->error);
@@ -349,20 +359,49 @@ check_turn (const Provider    *provider,
           g_string_append (text, frame_text (frame));
         }
       else if (g_str_equal (frame->event, "ToolCallStartEvent"))
-        g_ptr_array_add (tools, frame->data);
+        {
+          JsonNode *start = symfonic_test_json_parse (frame->data);
+          JsonObject *object = json_node_get_object (start);
+
+          g_ptr_array_add (tools, start);
+          g_hash_table_insert (arguments, g_strdup (json_object_get_string_member (object, "tool_call_id")),
+                               g_string_new (json_object_get_string_member (object, "arguments")));
+        }
+      else if (g_str_equal (frame->event, "ToolCallDeltaEvent"))
+        {
+          g_autoptr(JsonNode) delta = symfonic_test_json_parse (frame->data);
+          JsonObject *object = json_node_get_object (delta);
+          GString *so_far = g_hash_table_lookup (arguments, json_object_get_string_member (object, "tool_call_id"));
+
+          /* a fragment follows its call's start, and is never empty */
+          g_assert_nonnull (so_far);
+          g_assert_cmpstr (json_object_get_string_member (object, "arguments"), !=, "");
+          g_string_append (so_far, json_object_get_string_member (object, "arguments"));
+        }
     }
   g_assert_cmpstr (thinking->str, ==, TURN_THINKING);
   g_assert_cmpuint (signatures, ==, 0);
   g_assert_cmpstr (text->str, ==, TURN_TEXT);
-  /* each call once, in the provider's order, with the typed route's
-   * frozen payload: the arguments are for the provider routes */
+  /* each call once, in the provider's order, as it starts, with the
+   * provider's index; its arguments follow in fragments, as the provider
+   * streamed them */
   g_assert_cmpuint (tools->len, ==, 2);
-  assert_json_equal (g_ptr_array_index (tools, 0), "{\"tool_name\":\"lookup\",\"tool_call_id\":\"call_a\"}");
-  assert_json_equal (g_ptr_array_index (tools, 1), "{\"tool_name\":\"clock\",\"tool_call_id\":\"call_b\"}");
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (g_ptr_array_index (tools, 0)), "tool_name"), ==, "lookup");
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (g_ptr_array_index (tools, 0)), "tool_call_id"), ==, "call_a");
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (g_ptr_array_index (tools, 0)), "index"), ==,
+                   provider->first_tool_index);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (g_ptr_array_index (tools, 1)), "tool_name"), ==, "clock");
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (g_ptr_array_index (tools, 1)), "index"), ==,
+                   provider->first_tool_index + 1);
+  g_assert_cmpstr (((GString *) g_hash_table_lookup (arguments, "call_a"))->str, ==, "{\"q\":\"tea\"}");
+  g_assert_cmpstr (((GString *) g_hash_table_lookup (arguments, "call_b"))->str, ==, "{}");
 
   last = frame_at (stream, stream->frames->len - 1);
   g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
   g_assert_cmpstr (frame_text (last), ==, TURN_TEXT);
+  /* why it ended, in the typed stream's words, whatever the provider */
+  terminal = symfonic_test_json_parse (last->data);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (terminal), "finish_reason"), ==, "tool_calls");
   /* the filters ran on this source's text too */
   g_assert_null (strstr (stream->raw->str, "[semantic"));
   g_assert_null (strstr (stream->raw->str, "memory_ops"));
@@ -521,15 +560,20 @@ static const FailureCase failures[] = {
   { "openai/http-500", &openai, 500, "application/json",
     "{\"error\":{\"message\":\"" SECRET "\",\"type\":\"server_error\"}}", SYMFONIC_TEST_AFTER_CLOSE, NULL,
     502, "upstream_error" },
+  /* the gateway's own key: a status no SDK retries, and x-should-retry */
   { "openai/http-401", &openai, 401, "application/json",
     "{\"error\":{\"message\":\"Incorrect API key " SECRET "\",\"type\":\"invalid_request_error\"}}",
-    SYMFONIC_TEST_AFTER_CLOSE, NULL, 502, "upstream_error" },
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, 403, "upstream_refused" },
   { "anthropic/http-403", &anthropic, 403, "application/json",
     "{\"type\":\"error\",\"error\":{\"type\":\"permission_error\",\"message\":\"" SECRET "\"}}",
-    SYMFONIC_TEST_AFTER_CLOSE, NULL, 502, "upstream_error" },
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, 403, "upstream_refused" },
   { "anthropic/http-529", &anthropic, 529, "application/json",
     "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"" SECRET "\"}}",
-    SYMFONIC_TEST_AFTER_CLOSE, NULL, 502, "upstream_error" },
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, 500, "upstream_unavailable" },
+  /* the client's request, refused by the provider: the client's to fix */
+  { "openai/http-400", &openai, 400, "application/json",
+    "{\"error\":{\"message\":\"" SECRET "\",\"type\":\"invalid_request_error\"}}",
+    SYMFONIC_TEST_AFTER_CLOSE, NULL, 400, "bad_request" },
   { "openai/not-an-event-stream", &openai, 200, "application/json", "{\"id\":\"" SECRET "\"}",
     SYMFONIC_TEST_AFTER_CLOSE, NULL, 502, "upstream_error" },
   { "openai/error-chunk", &openai, 200, "text/event-stream",
@@ -577,6 +621,10 @@ assert_failure (SymfonicTestStream *stream,
       data = symfonic_test_json_parse (stream->raw->str);
       g_assert_cmpint (json_object_get_int_member (json_node_get_object (data), "status"), ==, client_status);
       g_assert_cmpstr (json_object_get_string_member (json_node_get_object (data), "code"), ==, code);
+      /* retrying what the operator must fix only costs the provider more */
+      g_assert_cmpstr (soup_message_headers_get_one (soup_message_get_response_headers (stream->message),
+                                                     "x-should-retry"),
+                       ==, g_str_equal (code, "upstream_refused") ? "false" : NULL);
       return;
     }
 

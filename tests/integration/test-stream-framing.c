@@ -137,7 +137,7 @@ assert_paced_body (const char *body)
   g_assert_true (g_str_has_prefix (body, paced_frames));
   rest = body + strlen (paced_frames);
   g_assert_cmpuint (strspn (rest, "0123456789"), >, 0);
-  g_assert_cmpstr (rest + strspn (rest, "0123456789"), ==, "}\n\n");
+  g_assert_cmpstr (rest + strspn (rest, "0123456789"), ==, ",\"finish_reason\":\"stop\"}\n\n");
 }
 
 /* Reads one chunked body exactly up to its last chunk, checking every

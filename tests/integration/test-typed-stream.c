@@ -199,8 +199,11 @@ assert_stream_matches_transcript (SymfonicTestStream *stream,
   terminal = frame_json (last);
   g_assert_true (JSON_NODE_HOLDS_OBJECT (terminal));
   object = json_node_get_object (terminal);
-  g_assert_cmpuint (json_object_get_size (object), ==, 2);
+  g_assert_cmpuint (json_object_get_size (object), ==, 3);
   g_assert_true (json_object_has_member (object, "text"));
+  /* a transcript has no reason of its own: it stopped, or called tools */
+  g_assert_cmpstr (json_object_get_string_member (object, "finish_reason"), ==,
+                   count_frames (stream, "ToolCallStartEvent") > 0 ? "tool_calls" : "stop");
   g_assert_cmpstr (json_object_get_string_member (object, "text"), ==, frames_text->str);
   g_assert_cmpstr (json_object_get_string_member (object, "text"), ==, transcript_text->str);
   duration = json_object_get_member (object, "duration_ms");
@@ -352,7 +355,10 @@ assert_typed_stream (const char *transcript,
   g_assert_true (g_str_has_prefix (rest, terminal));
   rest += strlen (terminal);
   g_assert_cmpuint (strspn (rest, "0123456789"), >, 0);
-  g_assert_cmpstr (rest + strspn (rest, "0123456789"), ==, "}\n\n");
+  /* a transcript has no reason of its own: it stopped, or called tools */
+  g_assert_cmpstr (rest + strspn (rest, "0123456789"), ==,
+                   strstr (frames, "ToolCallStartEvent") != NULL ? ",\"finish_reason\":\"tool_calls\"}\n\n"
+                                                                 : ",\"finish_reason\":\"stop\"}\n\n");
 }
 
 /* Exactly one consolidation per stream, scheduled by the gateway when the

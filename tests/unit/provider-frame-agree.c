@@ -53,6 +53,9 @@ provider_frame_openai_agrees (SymfonicJsonScanMemo *memo,
   g_assert_cmpint (fast.usage.input, ==, tree.usage.input);
   g_assert_cmpint (fast.usage.output, ==, tree.usage.output);
   g_assert_cmpint (fast.usage.invalid, ==, tree.usage.invalid);
+  g_assert_cmpint (fast.cached_tokens, ==, tree.cached_tokens);
+  g_assert_cmpint (fast.reasoning_tokens, ==, tree.reasoning_tokens);
+  g_assert_cmpstr (fast.refusal, ==, tree.refusal);
   g_assert_null (fast.tool_calls);
   g_assert_null (tree.tool_calls);
 

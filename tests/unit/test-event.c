@@ -161,6 +161,7 @@ static const KindCase kind_cases[] = {
   { SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED, "GraphEdgeCreatedEvent",
     "{\"source\":\"n1\",\"target\":\"n2\",\"relationship\":\"likes\"}" },
   { SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, "ResponseCompleteEvent", "{\"text\":\"Hello\",\"duration_ms\":42}" },
+  { SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA, "ToolCallDeltaEvent", "{\"tool_call_id\":\"c1\",\"index\":0,\"arguments\":\"{\\\"q\\\"\"}" },
 };
 
 static void
@@ -207,6 +208,8 @@ static const struct {
   { SYMFONIC_EVENT_KIND_GRAPH_EDGE_CREATED, TRUE },
   { SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE, TRUE },
   { SYMFONIC_EVENT_KIND_CHUNK, FALSE },
+  /* a fragment of a call's arguments: text may follow */
+  { SYMFONIC_EVENT_KIND_TOOL_CALL_DELTA, FALSE },
 };
 
 static void

@@ -103,16 +103,16 @@ static const OpenaiCase openai_taken[] = {
   { " \r\n{ \"choices\" :\t[ { \"finish_reason\" : null , \"delta\" : { \"content\" : \"x\" } } ] , "
     "\"model\" : \"m\" }\n ", "m", NULL, "x", NULL, -1, -1 },
   { "{\"service_tier\":\"default\",\"obfuscation\":\"a\\\"b\",\"n\":-1.5,\"z\":0,\"t\":true,\"f\":false,"
-    "\"choices\":[{\"delta\":{\"content\":\"y\",\"refusal\":null}}]}", NULL, NULL, "y", NULL, -1, -1 },
+    "\"choices\":[{\"delta\":{\"content\":\"y\"}}]}", NULL, NULL, "y", NULL, -1, -1 },
   { "{\"model\":5,\"choices\":[]}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"choices\":\"none\",\"usage\":null}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"choices\":[{\"delta\":null,\"finish_reason\":7}]}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{\"choices\":[{\"delta\":{\"content\":1,\"tool_calls\":null}}]}", NULL, NULL, NULL, NULL, -1, -1 },
   { "{}", NULL, NULL, NULL, NULL, -1, -1 },
-  /* the usage chunk, as OpenAI sends it with stream_options.include_usage */
+  /* a usage chunk whose details the routes do not publish */
   { HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":200,\"total_tokens\":212,"
-    "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":0},\"completion_tokens_details\":"
-    "{\"reasoning_tokens\":0,\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}",
+    "\"prompt_tokens_details\":{\"audio_tokens\":0},\"completion_tokens_details\":"
+    "{\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}",
     "gpt-4o", NULL, NULL, NULL, 12, 200 },
   { "{\"choices\":[],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":999999999999999999}}",
     NULL, NULL, NULL, NULL, 0, 999999999999999999 },
@@ -139,6 +139,14 @@ static const char * const openai_refused[] = {
   "{\"usage\":{\"input_tokens\":3,\"prompt_tokens\":4}}",
   "{\"usage\":{\"output_tokens\":null}}",
   "{\"usage\":{\"prompt_tokens_details\":{\"cached\":{\"tokens\":1}}}}",
+  /* the details the routes publish, and a refusal, once a stream: the
+   * usage chunk as OpenAI sends it with stream_options.include_usage, and
+   * the first delta, whose refusal is null */
+  HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":200,\"total_tokens\":212,"
+  "\"prompt_tokens_details\":{\"cached_tokens\":0,\"audio_tokens\":0},\"completion_tokens_details\":"
+  "{\"reasoning_tokens\":0,\"audio_tokens\":0,\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}",
+  "{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}}]}",
+  "{\"choices\":[{\"delta\":{\"refusal\":\"I cannot\"}}]}",
   "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":2}}",
   ("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\","
    "\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}"),
