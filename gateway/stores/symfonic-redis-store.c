@@ -165,6 +165,7 @@ typedef struct
   SymfonicMeterScope     *scopes;
   SymfonicStreamCapScope *caps;
   char                  **scope_keys;
+  gint64                  sent_at;
   GList                   link;
 } Op;
 
@@ -713,28 +714,67 @@ get_conn (SymfonicRedisStore *self)
 
 /* --- replies ------------------------------------------------------------- */
 
+/* What this worker knows of a running stream's lease: the usage Redis
+ * acknowledged, and when a charge last renewed the lease. */
+typedef struct
+{
+  guint64 used;
+  gint64  renewed_at;
+} Acked;
+
 static void
 acked_set (Conn    *conn,
            guint64  lease_id,
-           guint64  used)
+           guint64  used,
+           gint64   sent_at)
 {
-  guint64 *value = g_hash_table_lookup (conn->acked, &lease_id);
+  Acked *value = g_hash_table_lookup (conn->acked, &lease_id);
 
   if (value == NULL)
     {
-      value = g_new (guint64, 1);
+      value = g_new (Acked, 1);
       g_hash_table_insert (conn->acked, g_memdup2 (&lease_id, sizeof lease_id), value);
     }
-  *value = used;
+  value->used = used;
+  value->renewed_at = sent_at;
 }
 
 static guint64
 acked_get (Conn    *conn,
            guint64  lease_id)
 {
-  guint64 *value = g_hash_table_lookup (conn->acked, &lease_id);
+  Acked *value = g_hash_table_lookup (conn->acked, &lease_id);
 
-  return value != NULL ? *value : 0;
+  return value != NULL ? value->used : 0;
+}
+
+/* Whether a charge sent at most a third of the TTL ago renewed the lease
+ * (it counts from when the charge was sent, not answered). */
+/* A charge on its way renews the lease as it counts: a renewal due at
+ * the same alarm need not follow it. One that fails leaves the lease to
+ * the next renewal, two more before it expires. */
+static void
+acked_renewing (Conn    *conn,
+                guint64  lease_id)
+{
+  Acked *value = g_hash_table_lookup (conn->acked, &lease_id);
+
+  if (value == NULL)
+    {
+      value = g_new0 (Acked, 1);
+      g_hash_table_insert (conn->acked, g_memdup2 (&lease_id, sizeof lease_id), value);
+    }
+  value->renewed_at = g_get_monotonic_time ();
+}
+
+static gboolean
+acked_renewed_lately (Conn    *conn,
+                      guint64  lease_id,
+                      gint64   ttl_us)
+{
+  Acked *value = g_hash_table_lookup (conn->acked, &lease_id);
+
+  return value != NULL && g_get_monotonic_time () - value->renewed_at < ttl_us / 3;
 }
 
 /* No answer for @op: an admission is decided as on-failure says; what a
@@ -824,7 +864,7 @@ op_reply (SymfonicRedisClient      *client,
        * what it may use in all */
       verdict.allowance = op->used + (guint64) MAX (v[1], 0);
       verdict.granted = TRUE;
-      acked_set (op->conn, op->lease_id, op->used);
+      acked_set (op->conn, op->lease_id, op->used, op->sent_at);
       break;
     case OP_SETTLE:
       g_hash_table_remove (op->conn->acked, &op->lease_id);
@@ -889,6 +929,7 @@ send_op (Op *op)
       return;
     }
 
+  op->sent_at = g_get_monotonic_time ();
   if (!symfonic_redis_client_eval (conn->client, symfonic_redis_script_get_builtin (op->script),
                                    op->keys->len, (const char * const *) op->keys->pdata,
                                    op->args->len, (const char * const *) op->args->pdata,
@@ -1141,6 +1182,13 @@ usage_op (SymfonicRedisStore       *self,
   g_ptr_array_add (op->args, uint_arg (op->used));
   g_ptr_array_add (op->args, uint_arg (acked_get (op->conn, lease_id)));
   op_add_budget_limits (op, scopes, n_scopes);
+  /* a charge renews the lease too: a stream that charges every 250 ms
+   * costs no renewal round trip */
+  if (kind == OP_CHARGE)
+    {
+      g_ptr_array_add (op->args, uint_arg (self->lease_ttl_ms));
+      acked_renewing (op->conn, lease_id);
+    }
 
   return op;
 }
@@ -1304,6 +1352,14 @@ symfonic_redis_store_renew_async (SymfonicMeterStore       *store,
       /* in this process, renewing answers at once */
       symfonic_meter_store_renew_async (local, lease_id & ~LOCAL_LEASE, shares, n_scopes,
                                         symfonic_meter_store_get_time (local), NULL, NULL, NULL);
+      g_task_return_pointer (task, g_memdup2 (&(Verdict) { .renewed = TRUE }, sizeof (Verdict)), g_free);
+      g_object_unref (task);
+      return;
+    }
+
+  /* the stream's last charge renewed it: no round trip */
+  if (acked_renewed_lately (get_conn (self), lease_id, (gint64) self->lease_ttl_ms * 1000))
+    {
       g_task_return_pointer (task, g_memdup2 (&(Verdict) { .renewed = TRUE }, sizeof (Verdict)), g_free);
       g_object_unref (task);
       return;
