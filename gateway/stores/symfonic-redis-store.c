@@ -166,6 +166,8 @@ typedef struct
   SymfonicStreamCapScope *caps;
   char                  **scope_keys;
   gint64                  sent_at;
+  /* refused by the client at once: Redis never saw it */
+  gboolean                never_sent;
   GList                   link;
 } Op;
 
@@ -777,6 +779,35 @@ acked_renewed_lately (Conn    *conn,
   return value != NULL && g_get_monotonic_time () - value->renewed_at < ttl_us / 3;
 }
 
+/* What undoes @op, a reservation or a slot Redis may have granted
+ * without its answer reaching us: a settlement of nothing, a release. */
+static Op *
+give_back_op (Op *op)
+{
+  SymfonicRedisStore *self = op->store;
+  Op *back;
+
+  if (op->kind == OP_RESERVE)
+    {
+      back = op_new (self, OP_SETTLE, SYMFONIC_REDIS_SCRIPT_BUDGET_SETTLE, NULL);
+      op_add_budget_keys (back, op->scopes, op->n_scopes);
+      g_ptr_array_add (back->args, uint_arg (op->lease_id));
+      g_ptr_array_add (back->args, g_strdup ("0"));
+      g_ptr_array_add (back->args, g_strdup ("0"));
+      op_add_budget_limits (back, op->scopes, op->n_scopes);
+    }
+  else
+    {
+      back = op_new (self, OP_RELEASE, SYMFONIC_REDIS_SCRIPT_CAP_RELEASE, NULL);
+      op_add_cap_keys (back, op->caps, op->n_scopes);
+      g_ptr_array_add (back->args, uint_arg (op->lease_id));
+    }
+  back->conn = op->conn;
+  back->lease_id = op->lease_id;
+
+  return back;
+}
+
 /* No answer for @op: an admission is decided as on-failure says; what a
  * stream owes the shared state waits for Redis; the rest fails. */
 static void
@@ -790,6 +821,11 @@ op_failed (Op           *op,
     case OP_ACQUIRE:
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         break;
+      /* a reservation or slot that timed out may have been granted all
+       * the same: it is given back once Redis answers again, rather than
+       * held until its lease expires */
+      if (op->kind != OP_TAKE && !op->never_sent && !g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED))
+        backlog_push (op->conn, give_back_op (op));
       decide_without_redis (op);
       op_free (op);
       return;
@@ -934,7 +970,10 @@ send_op (Op *op)
                                    op->keys->len, (const char * const *) op->keys->pdata,
                                    op->args->len, (const char * const *) op->args->pdata,
                                    op_reply, op, &error))
-    op_failed (op, error);
+    {
+      op->never_sent = TRUE;
+      op_failed (op, error);
+    }
 }
 
 /* Whether an op asked now would fail at once: this worker's connection
