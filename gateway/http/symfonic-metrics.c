@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-metrics-private.h"
+#include "symfonic-redis-store-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-upstream-private.h"
 
@@ -140,6 +141,28 @@ render_refusals (GString          *out,
     }
 }
 
+/* The shared stores count per worker connection; the sums are made here,
+ * at scrape, so that no command pays for a shared counter. */
+static void
+render_stores (GString          *out,
+               SymfonicPipeline *pipeline)
+{
+  g_auto(GStrv) names = symfonic_pipeline_dup_store_names (pipeline);
+  gboolean any = FALSE;
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      GObject *store = symfonic_pipeline_get_store (pipeline, names[i]);
+
+      if (!SYMFONIC_IS_REDIS_STORE (store))
+        continue;
+      if (!any)
+        symfonic_redis_store_render_help (out);
+      any = TRUE;
+      symfonic_redis_store_render_metrics (SYMFONIC_REDIS_STORE (store), names[i], out);
+    }
+}
+
 char *
 symfonic_metrics_render (SymfonicMetrics  *self,
                          SymfonicPipeline *pipeline)
@@ -184,6 +207,7 @@ symfonic_metrics_render (SymfonicMetrics  *self,
   g_mutex_unlock (&self->lock);
 
   render_refusals (out, pipeline);
+  render_stores (out, pipeline);
 
   return g_string_free (out, FALSE);
 }

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-enums.h"
@@ -1411,6 +1413,40 @@ symfonic_pipeline_get_store (SymfonicPipeline *self,
   g_return_val_if_fail (name != NULL, NULL);
 
   return g_hash_table_lookup (self->stores, name);
+}
+
+/**
+ * symfonic_pipeline_dup_store_names:
+ * @self: a #SymfonicPipeline
+ *
+ * The metrics name each shared store by its group, in a stable order.
+ *
+ * Returns: (transfer full): the NAMEs of the `[store:NAME]` groups, sorted
+ */
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+GStrv
+symfonic_pipeline_dup_store_names (SymfonicPipeline *self)
+{
+  GPtrArray *names;
+  GHashTableIter iter;
+  gpointer name;
+
+  g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), NULL);
+
+  names = g_ptr_array_new ();
+  g_hash_table_iter_init (&iter, self->stores);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    g_ptr_array_add (names, g_strdup (name));
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+
+  return (GStrv) g_ptr_array_free (names, FALSE);
 }
 
 /**

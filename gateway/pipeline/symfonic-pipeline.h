@@ -48,6 +48,7 @@ SymfonicSource   *symfonic_pipeline_get_source     (SymfonicPipeline  *self,
                                                     const char        *name);
 GObject          *symfonic_pipeline_get_store      (SymfonicPipeline  *self,
                                                     const char        *name);
+GStrv             symfonic_pipeline_dup_store_names (SymfonicPipeline *self);
 SymfonicRunStore *symfonic_pipeline_get_run_store  (SymfonicPipeline  *self);
 gboolean          symfonic_pipeline_check_stores   (SymfonicPipeline  *self,
                                                     GCancellable      *cancellable,

@@ -133,8 +133,16 @@ renewed_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   gboolean renewed = FALSE;
 
+  /* a shared store that does not answer logs that itself, once per
+   * kind of failure: a line per stream slot would flood the log */
   if (!symfonic_stream_cap_store_renew_finish (SYMFONIC_STREAM_CAP_STORE (object), result, &renewed, &error))
-    g_warning ("Could not renew a stream slot: %s", error->message);
+    {
+      if (g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_UNAVAILABLE) ||
+          g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_TIMEOUT))
+        g_debug ("Could not renew a stream slot: %s", error->message);
+      else
+        g_warning ("Could not renew a stream slot: %s", error->message);
+    }
   else if (!renewed)
     g_warning ("A stream slot expired before its stream ended: the store may admit one stream too many");
 }

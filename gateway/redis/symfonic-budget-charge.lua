@@ -8,6 +8,9 @@
 --       3  usage so far that an earlier charge acknowledged, tokens
 --       then per scope, in KEYS' order:
 --       limit (tokens per window), window (µs)
+--       then, optionally, a lease TTL (ms): the lease is renewed for it
+--       where it is still known, so that a stream that charges needs no
+--       renewal of its own
 -- Returns {exhausted, remaining, lost}
 --   remaining   the tokens the stream may still use: the least over the
 --               scopes of what its lease still holds plus the room left
@@ -25,6 +28,10 @@ local used_total = tonumber (ARGV[2])
 local used_acked = tonumber (ARGV[3])
 local n = #KEYS / 2
 local now = now_us ()
+local ttl_us = nil
+if #ARGV > 3 + 2 * n then
+  ttl_us = tonumber (ARGV[4 + 2 * n]) * 1000
+end
 
 local remaining = nil
 local lost = 0
@@ -44,6 +51,10 @@ for i = 1, n do
     held_after = lease_held (reserved, used + delta)
     scope.held = math.max (scope.held - (lease_held (reserved, used) - held_after), 0)
     redis.call ('HSET', b, 'l:' .. id, string.format ('%d %d', reserved, used + delta))
+    if ttl_us and redis.call ('ZADD', l, 'XX', 'CH', now + ttl_us, id) then
+      keep_until (b, now, now + ttl_us)
+      keep_until (l, now, now + ttl_us)
+    end
   else
     lost = lost + 1
     delta = math.max (used_total - used_acked, 0)

@@ -629,6 +629,13 @@ symfonic_budget_stage_process (SymfonicStage   *stage,
   return TRUE;
 }
 
+static gboolean
+store_failed (const GError *error)
+{
+  return g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_UNAVAILABLE) ||
+         g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_TIMEOUT);
+}
+
 static void
 renewed_cb (GObject      *object,
             GAsyncResult *result,
@@ -637,8 +644,15 @@ renewed_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
   gboolean renewed = FALSE;
 
+  /* a shared store that does not answer logs that itself, once per
+   * kind of failure: a line per stream would flood the log */
   if (!symfonic_meter_store_renew_finish (SYMFONIC_METER_STORE (object), result, &renewed, &error))
-    g_warning ("Could not renew a token reservation: %s", error->message);
+    {
+      if (store_failed (error))
+        g_debug ("Could not renew a token reservation: %s", error->message);
+      else
+        g_warning ("Could not renew a token reservation: %s", error->message);
+    }
   else if (!renewed)
     g_warning ("A token reservation expired before its stream ended: the budget may admit too much");
 }
@@ -711,7 +725,12 @@ settle_cb (GObject      *object,
   g_autoptr(GError) error = NULL;
 
   if (!symfonic_meter_store_settle_finish (SYMFONIC_METER_STORE (object), result, &error))
-    g_warning ("Could not settle a token reservation: %s", error->message);
+    {
+      if (store_failed (error))
+        g_debug ("Could not settle a token reservation: %s", error->message);
+      else
+        g_warning ("Could not settle a token reservation: %s", error->message);
+    }
 }
 
 static void

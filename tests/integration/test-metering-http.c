@@ -651,8 +651,8 @@ typedef struct
 
 /* [stage:meter] opens on line 18 of these pipelines, its store= is line 20 */
 static const BadStoreCase bad_store_cases[] = {
-  { "unknown", "type=rate-limit\nstore=redis\nrate=1\n",
-    "test.pipeline:20: [stage:meter] store: “redis” is not a registered SymfonicMeterStore type "
+  { "unknown", "type=rate-limit\nstore=memcached\nrate=1\n",
+    "test.pipeline:20: [stage:meter] store: “memcached” is not a registered SymfonicMeterStore type "
     "(symfonic-inspect lists them)" },
   { "a-stage-type", "type=budget\nstore=auth\nwindow-seconds=60\n",
     "test.pipeline:20: [stage:meter] store: “auth” is not a registered SymfonicMeterStore type "

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The Redis store next to the memory store, in one run: the same gateway,
+the same pipeline but for the store group's type, the same clients.
+
+  python3 tests/bench/redis-store-compare.py BUILD_DIR [--quick]
+
+Prints, for each store, and the Redis store's figure as a ratio of the
+memory store's:
+  - round trips per admission and per settlement (INFO commandstats:
+    EVALSHA calls, counted by Redis itself), per metering stage;
+  - round trips per second of a running stream (charges, renewals);
+  - time to the first delta, p50 and p99, and what Redis adds;
+  - burst: short streams per second from 64 clients at once;
+  - CPU per delta (the gateway's user + system time) on 400 paced streams.
+The gateway runs with one worker, so that its CPU time is one thread's.
+"""
+import asyncio
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'integration'))
+import redis_cluster as rc  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith('-') else \
+    os.path.join(ROOT, 'build')
+QUICK = '--quick' in sys.argv
+GATEWAY = os.path.join(BUILD, 'gateway', 'symfonic-gateway')
+TRANSCRIPTS = os.path.join(ROOT, 'tests', 'integration', 'transcripts')
+DATA = os.path.join(ROOT, 'data')
+TICKS = os.sysconf('SC_CLK_TCK')
+
+
+def pipeline(store_group):
+    return f"""[gateway]
+listen=127.0.0.1:@PORT@
+workers=1
+
+[route:typed]
+path=/api/v1/stream/typed
+kind=typed
+source=fixtures
+stages=auth;rate-limit;budget
+
+[route:budget]
+path=/budget/typed
+kind=typed
+source=fixtures
+stages=auth;budget
+
+[route:rate]
+path=/rate/typed
+kind=typed
+source=fixtures
+stages=auth;rate-limit
+
+[source:fixtures]
+type=replay
+transcripts={TRANSCRIPTS}
+default-transcript=typed
+transcript-header=X-Symfonic-Transcript
+time-scale=@SCALE@
+
+[stage:auth]
+type=auth
+tokens-file={DATA}/demo-tokens.ini
+
+[stage:rate-limit]
+type=rate-limit
+rate=1000000
+burst=1000000
+store=s
+
+[stage:budget]
+type=budget
+tokens-per-window=1000000000000
+window-seconds=3600
+reserve-tokens=100
+store=s
+
+{store_group}
+"""
+
+
+BODY = json.dumps({'query': 'count me'}).encode()
+
+
+def request(path, transcript):
+    return (f'POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer demo-token-alice\r\n'
+            f'X-Tenant-ID: acme\r\nContent-Type: application/json\r\nX-Symfonic-Transcript: {transcript}\r\n'
+            f'Connection: close\r\nContent-Length: {len(BODY)}\r\n\r\n').encode() + BODY
+
+
+async def one_stream(port, path='/api/v1/stream/typed', transcript='typed'):
+    """Time to the first delta and the deltas of one stream, read to its end."""
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection('127.0.0.1', port)
+    writer.write(request(path, transcript))
+    first = None
+    deltas = 0
+    status = None
+    buffer = b''
+    while True:
+        data = await reader.read(65536)
+        if not data:
+            break
+        buffer += data
+        if status is None and b'\r\n' in buffer:
+            status = int(buffer.split(b' ', 2)[1])
+        n = buffer.count(b'event: TextDeltaEvent')
+        if n and first is None:
+            first = time.perf_counter() - start
+        deltas += n
+        buffer = buffer[buffer.rfind(b'\n') + 1:] if b'event: TextDeltaEvent' in buffer else buffer[-64:]
+    writer.close()
+    return status, first, deltas
+
+
+def cpu_seconds(pid):
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+class Instance:
+    def __init__(self, folder, name, group, scale):
+        self.port = rc.free_port()
+        path = os.path.join(folder, f'{name}.pipeline')
+        with open(path, 'w') as f:
+            f.write(pipeline(group).replace('@PORT@', str(self.port)).replace('@SCALE@', str(scale)))
+        self.log = open(os.path.join(folder, f'{name}.log'), 'w')
+        self.process = subprocess.Popen([GATEWAY, path], stdout=self.log, stderr=subprocess.STDOUT)
+        gw = rc.Gateway.__new__(rc.Gateway)
+        gw.port = self.port
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if gw.get('/healthz')[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f'{name} did not start')
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait()
+        self.log.close()
+
+
+async def sequential(port, n, path):
+    firsts = []
+    for _ in range(n):
+        status, first, _ = await one_stream(port, path)
+        assert status == 200, status
+        firsts.append(first)
+    return firsts
+
+
+async def burst(port, clients, seconds):
+    done = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def client():
+        nonlocal done
+        while time.perf_counter() < stop_at:
+            status, _, _ = await one_stream(port)
+            assert status == 200, status
+            done += 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return done / (time.perf_counter() - start)
+
+
+async def paced(port, streams, transcript='long'):
+    results = await asyncio.gather(*(one_stream(port, transcript=transcript) for _ in range(streams)))
+    assert all(r[0] == 200 for r in results), [r[0] for r in results if r[0] != 200][:3]
+    return sum(r[2] for r in results)
+
+
+def evalsha(redis):
+    stats = redis.commandstats()
+    return stats.get('evalsha', 0) + stats.get('eval', 0)
+
+
+def main():
+    if rc.REDIS_SERVER is None:
+        print('redis-server is not installed: nothing to compare (apt-get install redis-server)')
+        return 0
+    folder = tempfile.mkdtemp(prefix='symfonic-bench-')
+    redis = rc.Redis(folder)
+    groups = {
+        'memory': '[store:s]\ntype=memory\n',
+        'redis': f'[store:s]\ntype=redis\nurl={redis.url}\ntimeout-ms=50\n',
+    }
+    n_seq = 100 if QUICK else 1000
+    burst_seconds = 2 if QUICK else 5
+    n_paced = 100 if QUICK else 400
+    figures = {}
+    try:
+        # round trips, counted by Redis
+        gw = Instance(folder, 'rt', groups['redis'], 0)
+        asyncio.run(sequential(gw.port, 5, '/api/v1/stream/typed'))
+        rt = {}
+        for path in ('/rate/typed', '/budget/typed'):
+            before = evalsha(redis)
+            asyncio.run(sequential(gw.port, 100, path))
+            rt[path] = (evalsha(redis) - before) / 100
+        gw.stop()
+        # a paced stream's charges and renewals: long.jsonl is 5 s of
+        # deltas, 100 ms apart
+        gw = Instance(folder, 'paced-rt', groups['redis'].replace('timeout-ms=50', 'timeout-ms=50\nlease-ttl-ms=3000'),
+                      1)
+        before = evalsha(redis)
+        started = time.perf_counter()
+        asyncio.run(paced(gw.port, 10, transcript='long'))
+        took = time.perf_counter() - started
+        calls = evalsha(redis) - before
+        gw.stop()
+        # the rate limit's decision, the reservation and the settlement are
+        # three of each stream's calls; the streams ran side by side
+        mid = (calls - 3 * 10) / 10 / took
+        print(f'round trips per admission: rate limit {rt["/rate/typed"]:.2f} (decision only), '
+              f'budget {rt["/budget/typed"]:.2f} (reserve + settle: admission 1, settlement 1)')
+        print(f'mid-stream metering: {mid:.2f} round trips per stream-second (10 streams of 5 s side by side, '
+              f'lease TTL 3 s, {took:.2f} s run)')
+
+        for kind, group in groups.items():
+            gw = Instance(folder, f'{kind}-fast', group, 0)
+            asyncio.run(sequential(gw.port, 20, '/api/v1/stream/typed'))
+            firsts = asyncio.run(sequential(gw.port, n_seq, '/api/v1/stream/typed'))
+            rate = asyncio.run(burst(gw.port, 64, burst_seconds))
+            gw.stop()
+            gw = Instance(folder, f'{kind}-paced', group, 1)
+            cpu_before = cpu_seconds(gw.process.pid)
+            deltas = asyncio.run(paced(gw.port, n_paced))
+            cpu = cpu_seconds(gw.process.pid) - cpu_before
+            gw.stop()
+            figures[kind] = {
+                'p50': percentile(firsts, 50) * 1000, 'p99': percentile(firsts, 99) * 1000,
+                'burst': rate, 'cpu_us_per_delta': cpu / deltas * 1e6, 'deltas': deltas,
+            }
+            f = figures[kind]
+            print(f'{kind:6}: first delta p50 {f["p50"]:.3f} ms p99 {f["p99"]:.3f} ms ({n_seq} sequential, '
+                  f'rate limit + budget); burst {f["burst"]:.0f} streams/s (64 clients); '
+                  f'CPU {f["cpu_us_per_delta"]:.2f} us/delta ({n_paced} paced streams, {deltas} deltas)')
+        m, r = figures['memory'], figures['redis']
+        print(f'redis vs memory: first delta +{r["p50"] - m["p50"]:.3f} ms p50, +{r["p99"] - m["p99"]:.3f} ms p99; '
+              f'burst {r["burst"] / m["burst"]:.2f}x; CPU per delta {r["cpu_us_per_delta"] / m["cpu_us_per_delta"]:.2f}x')
+    finally:
+        redis.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+sys.exit(main())
