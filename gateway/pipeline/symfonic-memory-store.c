@@ -6,7 +6,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-memory-run-store.h"
+#include "symfonic-memory-run-store-private.h"
 #include "symfonic-memory-store.h"
 #include "symfonic-store-private.h"
 
@@ -84,10 +84,8 @@ struct _SymfonicMemoryStore
   GObject                 parent_instance;
 
   guint                   lease_ttl_ms;
-  guint                   max_runs;
-  guint                   max_runs_per_tenant;
-  guint                   max_runs_per_principal;
-  guint64                 max_bytes;
+  /* of the run store it makes */
+  SymfonicRunBounds       run_bounds;
 
   GMutex                  mutex;
   guint64                 last_lease;
@@ -111,11 +109,8 @@ struct _SymfonicMemoryStore
 enum {
   PROP_0,
   PROP_LEASE_TTL_MS,
-  PROP_MAX_RUNS,
-  PROP_MAX_RUNS_PER_TENANT,
-  PROP_MAX_RUNS_PER_PRINCIPAL,
-  PROP_MAX_BYTES,
-  N_PROPS
+  PROP_FIRST_RUN_BOUND,
+  N_PROPS = PROP_FIRST_RUN_BOUND + SYMFONIC_RUN_N_BOUNDS
 };
 
 static GParamSpec *properties[N_PROPS];
@@ -820,10 +815,10 @@ get_runs (SymfonicMemoryStore *self)
   if (self->runs == NULL)
     g_atomic_pointer_set (&self->runs,
                           g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE,
-                                        "max-runs", self->max_runs,
-                                        "max-runs-per-tenant", self->max_runs_per_tenant,
-                                        "max-runs-per-principal", self->max_runs_per_principal,
-                                        "max-bytes", self->max_bytes,
+                                        "max-runs", self->run_bounds.max_runs,
+                                        "max-runs-per-tenant", self->run_bounds.max_runs_per_tenant,
+                                        "max-runs-per-principal", self->run_bounds.max_runs_per_principal,
+                                        "max-bytes", self->run_bounds.max_bytes,
                                         NULL));
   g_mutex_unlock (&self->runs_lock);
 
@@ -943,26 +938,10 @@ symfonic_memory_store_get_property (GObject    *object,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_LEASE_TTL_MS:
-      g_value_set_uint (value, self->lease_ttl_ms);
-      break;
-    case PROP_MAX_RUNS:
-      g_value_set_uint (value, self->max_runs);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      g_value_set_uint (value, self->max_runs_per_tenant);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      g_value_set_uint (value, self->max_runs_per_principal);
-      break;
-    case PROP_MAX_BYTES:
-      g_value_set_uint64 (value, self->max_bytes);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_LEASE_TTL_MS)
+    g_value_set_uint (value, self->lease_ttl_ms);
+  else if (!symfonic_run_bounds_get_property (&self->run_bounds, prop_id - PROP_FIRST_RUN_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -973,26 +952,10 @@ symfonic_memory_store_set_property (GObject      *object,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_LEASE_TTL_MS:
-      self->lease_ttl_ms = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS:
-      self->max_runs = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      self->max_runs_per_tenant = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      self->max_runs_per_principal = g_value_get_uint (value);
-      break;
-    case PROP_MAX_BYTES:
-      self->max_bytes = g_value_get_uint64 (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_LEASE_TTL_MS)
+    self->lease_ttl_ms = g_value_get_uint (value);
+  else if (!symfonic_run_bounds_set_property (&self->run_bounds, prop_id - PROP_FIRST_RUN_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -1021,38 +984,22 @@ symfonic_memory_store_class_init (SymfonicMemoryStoreClass *klass)
    *
    * As #SymfonicMemoryRunStore:max-runs, for the runs this store keeps.
    */
-  properties[PROP_MAX_RUNS] =
-    g_param_spec_uint ("max-runs", "Maximum runs", "Resumable runs held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-runs-per-tenant:
    *
    * As #SymfonicMemoryRunStore:max-runs-per-tenant.
    */
-  properties[PROP_MAX_RUNS_PER_TENANT] =
-    g_param_spec_uint ("max-runs-per-tenant", "Maximum runs per tenant", "Resumable runs of one tenant held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_TENANT,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-runs-per-principal:
    *
    * As #SymfonicMemoryRunStore:max-runs-per-principal.
    */
-  properties[PROP_MAX_RUNS_PER_PRINCIPAL] =
-    g_param_spec_uint ("max-runs-per-principal", "Maximum runs per principal",
-                       "Resumable runs of one principal held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_PRINCIPAL,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-bytes:
    *
    * As #SymfonicMemoryRunStore:max-bytes.
    */
-  properties[PROP_MAX_BYTES] =
-    g_param_spec_uint64 ("max-bytes", "Maximum bytes", "Bytes of run frames held at once, for all runs",
-                         1, G_MAXUINT64, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_BYTES,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  symfonic_run_bounds_param_specs (&properties[PROP_FIRST_RUN_BOUND]);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
