@@ -14,6 +14,7 @@
 #include "symfonic-error-frame.h"
 #include "symfonic-error-mapper.h"
 #include "symfonic-event.h"
+#include "symfonic-init-once.h"
 #include "symfonic-invocation.h"
 #include "symfonic-json.h"
 #include "symfonic-store.h"

@@ -401,3 +401,30 @@ symfonic_filter_stage_get_stream_state (SymfonicFilterStage *self,
 
   return state != NULL ? state->subclass : NULL;
 }
+
+/**
+ * symfonic_filter_stage_add_count: (skip)
+ * @total: a count of the stage's, for all its streams; read it with an
+ *   atomic load (`__atomic_load_n (total, __ATOMIC_RELAXED)`)
+ * @counted: (inout): the part of @count that the stream added to @total
+ *   before, kept in its state
+ * @count: what the stream's filter counted so far
+ *
+ * Adds to a stage's @total what one stream's filter count grew by since
+ * the stream last added to it, atomically: every worker's streams add to
+ * the same total. A stage counts what its filters did this way in its
+ * #SymfonicFilterStageClass.after_filter hook.
+ */
+void
+symfonic_filter_stage_add_count (guint64 *total,
+                                 guint64 *counted,
+                                 guint64  count)
+{
+  g_return_if_fail (total != NULL && counted != NULL);
+
+  if (count != *counted)
+    {
+      __atomic_fetch_add (total, count - *counted, __ATOMIC_RELAXED);
+      *counted = count;
+    }
+}

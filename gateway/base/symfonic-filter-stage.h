@@ -93,9 +93,9 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicFilterStage, symfonic_filter_stage, SYMFONIC, 
  *   that refuses some text, say). Deltas do not pass it when it is unset.
  * @after_filter: optional: the stream's filter took a delta's text, or
  *   released what it withheld because the answer closed; a stage counts
- *   here what its filter removed. A delta that the filter's
- *   #SymfonicTextFilterClass.passes let through whole left the filter as
- *   it was, and is not reported.
+ *   here what its filter removed (symfonic_filter_stage_add_count()). A
+ *   delta that the filter's #SymfonicTextFilterClass.passes let through
+ *   whole left the filter as it was, and is not reported.
  * @close_answer: the answer closed: the stream's filter released what it
  *   withheld (its deltas are emitted already), and @closing is the event
  *   that closed it: the first of `MemoryExtractedEvent`,
@@ -138,5 +138,8 @@ void                symfonic_filter_stage_class_set_stream_state_size (SymfonicF
                                                                    gsize                     size);
 gpointer            symfonic_filter_stage_get_stream_state        (SymfonicFilterStage      *self,
                                                                    SymfonicStream           *stream);
+void                symfonic_filter_stage_add_count               (guint64                  *total,
+                                                                   guint64                  *counted,
+                                                                   guint64                   count);
 
 G_END_DECLS

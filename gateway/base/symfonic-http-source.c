@@ -11,6 +11,7 @@
 
 #include "symfonic-config-file.h"
 #include "symfonic-http-source-private.h"
+#include "symfonic-init-once.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
 #include "symfonic-upstream-private.h"
@@ -169,8 +170,7 @@ typedef struct
   GPtrArray *reserved;
 
   /* GInitable: done once, and its outcome */
-  gboolean   initialized;
-  GError    *init_error;
+  SymfonicInitOnce init;
   /* the subclass's prepare runs: it may add request headers */
   gboolean   preparing;
   GString   *own_lines;
@@ -534,10 +534,11 @@ check_tls_ca_file (SymfonicHttpSourcePrivate  *priv,
 }
 
 static gboolean
-initable_init (SymfonicHttpSource  *self,
-               GCancellable        *cancellable,
-               GError             **error)
+initable_init (GInitable     *initable,
+               GCancellable  *cancellable,
+               GError       **error)
 {
+  SymfonicHttpSource *self = SYMFONIC_HTTP_SOURCE (initable);
   SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (self);
   SymfonicHttpSourceClass *klass = SYMFONIC_HTTP_SOURCE_GET_CLASS (self);
   g_autoptr(GString) lines = g_string_new (NULL);
@@ -636,21 +637,9 @@ symfonic_http_source_initable_init_impl (GInitable     *initable,
                                          GCancellable  *cancellable,
                                          GError       **error)
 {
-  SymfonicHttpSource *self = SYMFONIC_HTTP_SOURCE (initable);
-  SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (self);
+  SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (SYMFONIC_HTTP_SOURCE (initable));
 
-  if (!priv->initialized)
-    {
-      priv->initialized = TRUE;
-      initable_init (self, cancellable, &priv->init_error);
-    }
-  if (priv->init_error != NULL)
-    {
-      g_propagate_error (error, g_error_copy (priv->init_error));
-      return FALSE;
-    }
-
-  return TRUE;
+  return symfonic_init_once (&priv->init, initable_init, initable, cancellable, error);
 }
 
 static void
@@ -749,7 +738,7 @@ symfonic_http_source_set_holds_head (SymfonicHttpSource *self,
   g_return_if_fail (SYMFONIC_IS_HTTP_SOURCE (self));
 
   priv = symfonic_http_source_get_instance_private (self);
-  g_return_if_fail (!priv->initialized);
+  g_return_if_fail (!symfonic_init_once_is_done (&priv->init));
 
   priv->holds_head = holds_head;
 }
@@ -773,7 +762,7 @@ symfonic_http_source_set_default_idle_timeout (SymfonicHttpSource *self,
   g_return_if_fail (SYMFONIC_IS_HTTP_SOURCE (self));
 
   priv = symfonic_http_source_get_instance_private (self);
-  g_return_if_fail (!priv->initialized);
+  g_return_if_fail (!symfonic_init_once_is_done (&priv->init));
 
   priv->idle_timeout = seconds;
   priv->idle_timeout_set = TRUE;
@@ -796,7 +785,7 @@ symfonic_http_source_set_default_max_event_bytes (SymfonicHttpSource *self,
   g_return_if_fail (SYMFONIC_IS_HTTP_SOURCE (self));
 
   priv = symfonic_http_source_get_instance_private (self);
-  g_return_if_fail (!priv->initialized);
+  g_return_if_fail (!symfonic_init_once_is_done (&priv->init));
 
   priv->max_event_bytes = max_bytes;
 }
@@ -822,7 +811,7 @@ symfonic_http_source_reserve_header (SymfonicHttpSource *self,
   g_return_if_fail (name != NULL && is_token (name, strlen (name)));
 
   priv = symfonic_http_source_get_instance_private (self);
-  g_return_if_fail (!priv->initialized);
+  g_return_if_fail (!symfonic_init_once_is_done (&priv->init));
 
   g_ptr_array_add (priv->reserved, g_strdup (name));
 }
@@ -914,7 +903,7 @@ symfonic_http_source_finalize (GObject *object)
   g_clear_object (&priv->headers_file);
   g_clear_object (&priv->tls_ca_file);
   g_ptr_array_unref (priv->reserved);
-  g_clear_error (&priv->init_error);
+  symfonic_init_once_clear (&priv->init);
   g_clear_pointer (&priv->uri, g_uri_unref);
   g_free (priv->display_url);
   if (priv->header_lines != NULL)
@@ -988,7 +977,7 @@ symfonic_http_source_set_property (GObject      *object,
   SymfonicHttpSourcePrivate *priv =
     symfonic_http_source_get_instance_private (SYMFONIC_HTTP_SOURCE (object));
 
-  if (priv->initialized)
+  if (symfonic_init_once_is_done (&priv->init))
     {
       g_critical ("%s: “%s” is set before the source is initialised, not after",
                   G_OBJECT_TYPE_NAME (object), g_param_spec_get_name (pspec));

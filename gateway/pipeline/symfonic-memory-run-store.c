@@ -8,7 +8,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
-#include "symfonic-memory-run-store.h"
+#include "symfonic-memory-run-store-private.h"
 
 /**
  * SymfonicMemoryRunStore:
@@ -55,21 +55,18 @@ typedef struct
 
 struct _SymfonicMemoryRunStore
 {
-  GObject     parent_instance;
+  GObject            parent_instance;
 
-  GMutex      lock;
+  GMutex             lock;
   /* run id -> Run */
-  GHashTable *runs;
+  GHashTable        *runs;
   /* tenant, principal -> runs held, as a pointer-sized count */
-  GHashTable *per_tenant;
-  GHashTable *per_principal;
-  guint       max_runs;
-  guint       max_runs_per_tenant;
-  guint       max_runs_per_principal;
+  GHashTable        *per_tenant;
+  GHashTable        *per_principal;
+  SymfonicRunBounds  bounds;
   /* the bytes of all the frames kept */
-  guint64     bytes;
-  guint64     max_bytes;
-  gint64      next_sweep_us;
+  guint64            bytes;
+  gint64             next_sweep_us;
 };
 
 static void symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface);
@@ -80,11 +77,8 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryRunStore, symfonic_memory_run_store
 
 enum {
   PROP_0,
-  PROP_MAX_RUNS,
-  PROP_MAX_RUNS_PER_TENANT,
-  PROP_MAX_RUNS_PER_PRINCIPAL,
-  PROP_MAX_BYTES,
-  N_PROPS
+  PROP_FIRST_BOUND,
+  N_PROPS = PROP_FIRST_BOUND + SYMFONIC_RUN_N_BOUNDS
 };
 
 static GParamSpec *properties[N_PROPS];
@@ -258,10 +252,12 @@ is_full (SymfonicMemoryRunStore *self,
          const char             *tenant_id,
          guint64                 max_bytes)
 {
-  return g_hash_table_size (self->runs) >= self->max_runs ||
-         count_of (self->per_tenant, tenant_id) >= self->max_runs_per_tenant ||
-         count_of (self->per_principal, principal_id) >= self->max_runs_per_principal ||
-         self->bytes > self->max_bytes - MIN (max_bytes, self->max_bytes);
+  const SymfonicRunBounds *bounds = &self->bounds;
+
+  return g_hash_table_size (self->runs) >= bounds->max_runs ||
+         count_of (self->per_tenant, tenant_id) >= bounds->max_runs_per_tenant ||
+         count_of (self->per_principal, principal_id) >= bounds->max_runs_per_principal ||
+         self->bytes > bounds->max_bytes - MIN (max_bytes, bounds->max_bytes);
 }
 
 static gboolean
@@ -322,7 +318,7 @@ memory_append (SymfonicRunStore *store,
   GSList *waiters = NULL;
   /* copied before the lock is taken, which the store holds only
    * briefly, unless no run could keep it */
-  Frame *frame = length <= MIN (self->max_bytes, G_MAXUINT32) ? frame_new (data, length) : NULL;
+  Frame *frame = length <= MIN (self->bounds.max_bytes, G_MAXUINT32) ? frame_new (data, length) : NULL;
 
   g_mutex_lock (&self->lock);
   {
@@ -333,9 +329,9 @@ memory_append (SymfonicRunStore *store,
         /* the run pays for its own growth, never another run */
         while (run->length > 0 &&
                (run->length >= run->max_frames || run->bytes + length > run->max_bytes ||
-                self->bytes + length > self->max_bytes))
+                self->bytes + length > self->bounds.max_bytes))
           drop_oldest (self, run);
-        if (frame != NULL && length <= run->max_bytes && self->bytes + length <= self->max_bytes)
+        if (frame != NULL && length <= run->max_bytes && self->bytes + length <= self->bounds.max_bytes)
           push_frame (self, run, g_steal_pointer (&frame));
         else
           /* too large to keep: readable again from the next frame */
@@ -491,6 +487,105 @@ symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
   iface->wait_finish = memory_wait_finish;
 }
 
+/* --- bounds --------------------------------------------------------- */
+
+/**
+ * SymfonicMemoryRunStore:max-runs:
+ *
+ * How many runs the store holds at once, running or ended and still
+ * readable; a run past it is refused with %SYMFONIC_ERROR_OVERLOADED.
+ */
+/**
+ * SymfonicMemoryRunStore:max-runs-per-tenant:
+ *
+ * How many runs of one tenant the store holds at once.
+ */
+/**
+ * SymfonicMemoryRunStore:max-runs-per-principal:
+ *
+ * How many runs of one principal the store holds at once, so that one
+ * principal cannot take all of its tenant's runs. Runs without a
+ * principal count as one principal's.
+ */
+/**
+ * SymfonicMemoryRunStore:max-bytes:
+ *
+ * How many bytes of frames the store holds at once, for all its runs. A
+ * new run is refused with %SYMFONIC_ERROR_OVERLOADED unless the store
+ * has room for all the bytes the run may keep; a run that grows when
+ * the store is full lets its own oldest frames go.
+ */
+
+/* Makes the properties of the bounds, in their order, into @pspecs. */
+void
+symfonic_run_bounds_param_specs (GParamSpec **pspecs)
+{
+  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  pspecs[SYMFONIC_RUN_BOUND_MAX_RUNS] =
+    g_param_spec_uint ("max-runs", "Maximum runs", "Resumable runs held at once",
+                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS, flags);
+  pspecs[SYMFONIC_RUN_BOUND_MAX_RUNS_PER_TENANT] =
+    g_param_spec_uint ("max-runs-per-tenant", "Maximum runs per tenant", "Resumable runs of one tenant held at once",
+                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_TENANT, flags);
+  pspecs[SYMFONIC_RUN_BOUND_MAX_RUNS_PER_PRINCIPAL] =
+    g_param_spec_uint ("max-runs-per-principal", "Maximum runs per principal",
+                       "Resumable runs of one principal held at once",
+                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_PRINCIPAL, flags);
+  pspecs[SYMFONIC_RUN_BOUND_MAX_BYTES] =
+    g_param_spec_uint64 ("max-bytes", "Maximum bytes", "Bytes of frames held at once, for all runs",
+                         1, G_MAXUINT64, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_BYTES, flags);
+}
+
+/* The value of the @bound'th property; FALSE if there is no such bound. */
+gboolean
+symfonic_run_bounds_get_property (const SymfonicRunBounds *bounds,
+                                  SymfonicRunBound         bound,
+                                  GValue                  *value)
+{
+  switch (bound)
+    {
+    case SYMFONIC_RUN_BOUND_MAX_RUNS:
+      g_value_set_uint (value, bounds->max_runs);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_RUNS_PER_TENANT:
+      g_value_set_uint (value, bounds->max_runs_per_tenant);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_RUNS_PER_PRINCIPAL:
+      g_value_set_uint (value, bounds->max_runs_per_principal);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_BYTES:
+      g_value_set_uint64 (value, bounds->max_bytes);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+gboolean
+symfonic_run_bounds_set_property (SymfonicRunBounds *bounds,
+                                  SymfonicRunBound   bound,
+                                  const GValue      *value)
+{
+  switch (bound)
+    {
+    case SYMFONIC_RUN_BOUND_MAX_RUNS:
+      bounds->max_runs = g_value_get_uint (value);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_RUNS_PER_TENANT:
+      bounds->max_runs_per_tenant = g_value_get_uint (value);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_RUNS_PER_PRINCIPAL:
+      bounds->max_runs_per_principal = g_value_get_uint (value);
+      return TRUE;
+    case SYMFONIC_RUN_BOUND_MAX_BYTES:
+      bounds->max_bytes = g_value_get_uint64 (value);
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
 static void
 symfonic_memory_run_store_finalize (GObject *object)
 {
@@ -512,23 +607,8 @@ symfonic_memory_run_store_get_property (GObject    *object,
 {
   SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_MAX_RUNS:
-      g_value_set_uint (value, self->max_runs);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      g_value_set_uint (value, self->max_runs_per_tenant);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      g_value_set_uint (value, self->max_runs_per_principal);
-      break;
-    case PROP_MAX_BYTES:
-      g_value_set_uint64 (value, self->max_bytes);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!symfonic_run_bounds_get_property (&self->bounds, prop_id - PROP_FIRST_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -539,23 +619,8 @@ symfonic_memory_run_store_set_property (GObject      *object,
 {
   SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_MAX_RUNS:
-      self->max_runs = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      self->max_runs_per_tenant = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      self->max_runs_per_principal = g_value_get_uint (value);
-      break;
-    case PROP_MAX_BYTES:
-      self->max_bytes = g_value_get_uint64 (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (!symfonic_run_bounds_set_property (&self->bounds, prop_id - PROP_FIRST_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -567,50 +632,7 @@ symfonic_memory_run_store_class_init (SymfonicMemoryRunStoreClass *klass)
   object_class->get_property = symfonic_memory_run_store_get_property;
   object_class->set_property = symfonic_memory_run_store_set_property;
 
-  /**
-   * SymfonicMemoryRunStore:max-runs:
-   *
-   * How many runs the store holds at once, running or ended and still
-   * readable; a run past it is refused with %SYMFONIC_ERROR_OVERLOADED.
-   */
-  properties[PROP_MAX_RUNS] =
-    g_param_spec_uint ("max-runs", "Maximum runs", "Resumable runs held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * SymfonicMemoryRunStore:max-runs-per-tenant:
-   *
-   * How many runs of one tenant the store holds at once.
-   */
-  properties[PROP_MAX_RUNS_PER_TENANT] =
-    g_param_spec_uint ("max-runs-per-tenant", "Maximum runs per tenant", "Resumable runs of one tenant held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_TENANT,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * SymfonicMemoryRunStore:max-runs-per-principal:
-   *
-   * How many runs of one principal the store holds at once, so that one
-   * principal cannot take all of its tenant's runs. Runs without a
-   * principal count as one principal's.
-   */
-  properties[PROP_MAX_RUNS_PER_PRINCIPAL] =
-    g_param_spec_uint ("max-runs-per-principal", "Maximum runs per principal",
-                       "Resumable runs of one principal held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_PRINCIPAL,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * SymfonicMemoryRunStore:max-bytes:
-   *
-   * How many bytes of frames the store holds at once, for all its runs. A
-   * new run is refused with %SYMFONIC_ERROR_OVERLOADED unless the store
-   * has room for all the bytes the run may keep; a run that grows when
-   * the store is full lets its own oldest frames go.
-   */
-  properties[PROP_MAX_BYTES] =
-    g_param_spec_uint64 ("max-bytes", "Maximum bytes", "Bytes of frames held at once, for all runs",
-                         1, G_MAXUINT64, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_BYTES,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-
+  symfonic_run_bounds_param_specs (&properties[PROP_FIRST_BOUND]);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

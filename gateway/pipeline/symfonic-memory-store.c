@@ -6,8 +6,9 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-memory-run-store.h"
+#include "symfonic-memory-run-store-private.h"
 #include "symfonic-memory-store.h"
+#include "symfonic-store-private.h"
 
 /**
  * SymfonicMemoryStore:
@@ -43,19 +44,30 @@
  * operation, and the tables stay proportional to the keys active in the
  * last window. */
 
-/* A lease's part in one budget; its own key in the budget's table, so
- * that a lease costs one allocation. */
+/* A lease: a budget's reservation or a stream's slot. Its own key in its
+ * set's table, so that a lease costs one allocation. */
 typedef struct
 {
   guint64 id;
-  guint64 reserved;
-  /* usage charged to it while its stream runs, at most what fitted */
-  guint64 used;
   gint64  expires;
-} BudgetLease;
+  /* a reservation's amount, and the usage charged to it while its stream
+   * runs, at most what fitted; 0 for a slot */
+  guint64 reserved;
+  guint64 used;
+} Lease;
+
+/* The leases held under one key: a slot set, or the head of a budget. */
+typedef struct
+{
+  /* lease id -> Lease, or NULL while there is none */
+  GHashTable *leases;
+  /* no lease expires before this */
+  gint64      next_expiry;
+} LeaseSet;
 
 typedef struct
 {
+  LeaseSet    set;
   gint64      window_start;
   gint64      window_us;
   guint64     limit;
@@ -65,28 +77,15 @@ typedef struct
   /* the leases not settled yet, whatever their window, each counting
    * MAX (reserved, used) */
   guint64     outstanding;
-  /* lease id -> BudgetLease, or NULL while there is none */
-  GHashTable *leases;
-  /* no lease expires before this */
-  gint64      next_expiry;
 } Budget;
-
-typedef struct
-{
-  /* lease id -> expiry */
-  GHashTable *leases;
-  gint64      next_expiry;
-} SlotSet;
 
 struct _SymfonicMemoryStore
 {
   GObject                 parent_instance;
 
   guint                   lease_ttl_ms;
-  guint                   max_runs;
-  guint                   max_runs_per_tenant;
-  guint                   max_runs_per_principal;
-  guint64                 max_bytes;
+  /* of the run store it makes */
+  SymfonicRunBounds       run_bounds;
 
   GMutex                  mutex;
   guint64                 last_lease;
@@ -94,7 +93,7 @@ struct _SymfonicMemoryStore
   GHashTable             *cells;
   /* key -> Budget */
   GHashTable             *budgets;
-  /* key -> SlotSet */
+  /* key -> LeaseSet */
   GHashTable             *slots;
   guint                   cells_sweep_at;
   guint                   budgets_sweep_at;
@@ -107,24 +106,11 @@ struct _SymfonicMemoryStore
   GMutex                  runs_lock;
 };
 
-typedef struct
-{
-  gboolean granted;
-  gint64   retry_after_us;
-  /* a granted reservation's room, or a charge's */
-  guint64  allowance;
-  guint64  lease_id;
-  guint    refused_scope;
-} Verdict;
-
 enum {
   PROP_0,
   PROP_LEASE_TTL_MS,
-  PROP_MAX_RUNS,
-  PROP_MAX_RUNS_PER_TENANT,
-  PROP_MAX_RUNS_PER_PRINCIPAL,
-  PROP_MAX_BYTES,
-  N_PROPS
+  PROP_FIRST_RUN_BOUND,
+  N_PROPS = PROP_FIRST_RUN_BOUND + SYMFONIC_RUN_N_BOUNDS
 };
 
 static GParamSpec *properties[N_PROPS];
@@ -182,19 +168,91 @@ next_lease_id (SymfonicMemoryStore *self)
   g_autofree type *name##_heap = (n) > STACK_SCOPES ? g_new (type, (n)) : NULL; \
   type *name = name##_heap != NULL ? name##_heap : name##_stack
 
-/* --- budgets ------------------------------------------------------------- */
+/* --- leases -------------------------------------------------------------- */
 
+/* Frees a slot set or a budget, whose lease set comes first. */
 static void
-budget_free (gpointer data)
+lease_set_free (gpointer data)
 {
-  Budget *budget = data;
+  LeaseSet *set = data;
 
-  g_clear_pointer (&budget->leases, g_hash_table_unref);
-  g_free (budget);
+  g_clear_pointer (&set->leases, g_hash_table_unref);
+  g_free (set);
 }
 
+static guint
+lease_set_size (LeaseSet *set)
+{
+  return set->leases != NULL ? g_hash_table_size (set->leases) : 0;
+}
+
+static Lease *
+lease_set_find (LeaseSet *set,
+                guint64   lease_id)
+{
+  return set != NULL && set->leases != NULL ? g_hash_table_lookup (set->leases, &lease_id) : NULL;
+}
+
+static Lease *
+lease_set_add (LeaseSet *set,
+               guint64   lease_id,
+               gint64    expires)
+{
+  Lease *lease = g_new0 (Lease, 1);
+
+  lease->id = lease_id;
+  lease->expires = expires;
+  if (set->leases == NULL)
+    set->leases = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
+  g_hash_table_insert (set->leases, &lease->id, lease);
+  set->next_expiry = MIN (set->next_expiry, expires);
+
+  return lease;
+}
+
+static gboolean
+lease_set_is_due (LeaseSet *set,
+                  gint64    now_us)
+{
+  return set->leases != NULL && now_us >= set->next_expiry;
+}
+
+/* Forgets the leases whose holders stopped renewing them, each handed to
+ * @expire first when it is set. */
+static void
+lease_set_prune (LeaseSet *set,
+                 gint64    now_us,
+                 void    (*expire) (Lease *lease, gpointer data),
+                 gpointer  data)
+{
+  GHashTableIter iter;
+  gpointer value;
+  gint64 next = G_MAXINT64;
+
+  if (!lease_set_is_due (set, now_us))
+    return;
+
+  g_hash_table_iter_init (&iter, set->leases);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      Lease *lease = value;
+
+      if (lease->expires > now_us)
+        {
+          next = MIN (next, lease->expires);
+          continue;
+        }
+      if (expire != NULL)
+        expire (lease, data);
+      g_hash_table_iter_remove (&iter);
+    }
+  set->next_expiry = next;
+}
+
+/* --- budgets ------------------------------------------------------------- */
+
 static inline guint64
-lease_share (const BudgetLease *lease)
+lease_share (const Lease *lease)
 {
   return MAX (lease->reserved, lease->used);
 }
@@ -216,42 +274,33 @@ budget_roll (Budget *budget,
  * window, up to its limit: an overrun spends the window, never the ones
  * after it. */
 static void
-budget_drop_lease (Budget      *budget,
-                   BudgetLease *lease,
-                   guint64      actual)
+budget_drop_lease (Budget  *budget,
+                   Lease   *lease,
+                   guint64  actual)
 {
   budget->outstanding -= lease_share (lease);
   budget->charged = MIN (saturating_add (budget->charged, actual), budget->limit);
 }
 
+static void
+budget_expire_lease (Lease    *lease,
+                     gpointer  budget)
+{
+  budget_drop_lease (budget, lease, lease->used);
+}
+
 /* The leases whose holders stopped renewing them release their
- * reservations; what was charged to them stays charged. */
+ * reservations; what was charged to them stays charged, in the window
+ * current now. */
 static void
 budget_prune (Budget *budget,
               gint64  now_us)
 {
-  GHashTableIter iter;
-  gpointer value;
-  gint64 next = G_MAXINT64;
-
-  if (budget->leases == NULL || now_us < budget->next_expiry)
+  if (!lease_set_is_due (&budget->set, now_us))
     return;
 
   budget_roll (budget, now_us);
-  g_hash_table_iter_init (&iter, budget->leases);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      BudgetLease *lease = value;
-
-      if (lease->expires <= now_us)
-        {
-          budget_drop_lease (budget, lease, lease->used);
-          g_hash_table_iter_remove (&iter);
-        }
-      else
-        next = MIN (next, lease->expires);
-    }
-  budget->next_expiry = next;
+  lease_set_prune (&budget->set, now_us, budget_expire_lease, budget);
 }
 
 static gboolean
@@ -271,7 +320,7 @@ budget_is_spent (gpointer key,
   gint64 now_us = *(gint64 *) user_data;
 
   budget_prune (budget, now_us);
-  if (budget->leases != NULL && g_hash_table_size (budget->leases) > 0)
+  if (lease_set_size (&budget->set) > 0)
     return FALSE;
   budget_roll (budget, now_us);
 
@@ -298,85 +347,8 @@ symfonic_memory_store_get_time (SymfonicMeterStore *store)
   return clock_now (SYMFONIC_MEMORY_STORE (store));
 }
 
-static void
-return_verdict (gpointer             source,
-                gpointer             tag,
-                GCancellable        *cancellable,
-                GAsyncReadyCallback  callback,
-                gpointer             user_data,
-                const Verdict       *verdict)
-{
-  g_autoptr(GTask) task = g_task_new (source, cancellable, callback, user_data);
-
-  g_task_set_source_tag (task, tag);
-  /* the state changed already; a cancellation must not report otherwise */
-  g_task_set_check_cancellable (task, FALSE);
-  g_task_return_pointer (task, g_memdup2 (verdict, sizeof *verdict), g_free);
-}
-
-static void
-return_error (gpointer             source,
-              gpointer             tag,
-              GAsyncReadyCallback  callback,
-              gpointer             user_data,
-              GError              *error)
-{
-  g_autoptr(GTask) task = g_task_new (source, NULL, callback, user_data);
-
-  g_task_set_source_tag (task, tag);
-  g_task_return_error (task, error);
-}
-
-static Verdict *
-propagate_verdict (GAsyncResult  *result,
-                   gpointer       source,
-                   gpointer       tag,
-                   GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, source), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == tag, NULL);
-
-  return g_task_propagate_pointer (G_TASK (result), error);
-}
-
-static Verdict
-take (SymfonicMemoryStore *self,
-      const char          *key,
-      gint64               emission_interval_us,
-      gint64               burst_tolerance_us,
-      gint64               now_us)
-{
-  Verdict verdict = { 0, };
-  gint64 *tat;
-  gint64 start;
-
-  g_mutex_lock (&self->mutex);
-
-  tat = g_hash_table_lookup (self->cells, key);
-  start = tat != NULL ? MAX (*tat, now_us) : now_us;
-  /* conforming iff now ≥ TAT − τ; written so that nothing overflows */
-  verdict.granted = start - now_us <= burst_tolerance_us;
-  if (verdict.granted)
-    {
-      if (tat == NULL)
-        {
-          maybe_sweep (self->cells, &self->cells_sweep_at, cell_is_spent, now_us);
-          tat = g_new (gint64, 1);
-          g_hash_table_insert (self->cells, g_strdup (key), tat);
-        }
-      *tat = start + emission_interval_us;
-    }
-  else
-    {
-      verdict.retry_after_us = start - burst_tolerance_us - now_us;
-    }
-
-  g_mutex_unlock (&self->mutex);
-
-  return verdict;
-}
-
-/* The state is in this process: the store always decides at once. */
+/* The state is in this process: the store always decides at once, and
+ * answers symfonic_meter_store_take_async() from here too. */
 static gboolean
 symfonic_memory_store_try_take (SymfonicMeterStore  *store,
                                 const char          *key,
@@ -387,43 +359,26 @@ symfonic_memory_store_try_take (SymfonicMeterStore  *store,
                                 gint64              *retry_after_us,
                                 GError             **error)
 {
-  Verdict verdict = take (SYMFONIC_MEMORY_STORE (store), key, emission_interval_us, burst_tolerance_us, now_us);
-
-  *allowed = verdict.granted;
-  *retry_after_us = verdict.retry_after_us;
-
-  return TRUE;
-}
-
-static void
-symfonic_memory_store_take_async (SymfonicMeterStore  *store,
-                                  const char          *key,
-                                  gint64               emission_interval_us,
-                                  gint64               burst_tolerance_us,
-                                  gint64               now_us,
-                                  GCancellable        *cancellable,
-                                  GAsyncReadyCallback  callback,
-                                  gpointer             user_data)
-{
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  Verdict verdict = take (self, key, emission_interval_us, burst_tolerance_us, now_us);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  gint64 *tat = g_hash_table_lookup (self->cells, key);
+  gint64 start = tat != NULL ? MAX (*tat, now_us) : now_us;
 
-  return_verdict (self, symfonic_memory_store_take_async, cancellable, callback, user_data, &verdict);
-}
+  /* conforming iff now ≥ TAT − τ; written so that nothing overflows */
+  *allowed = start - now_us <= burst_tolerance_us;
+  if (!*allowed)
+    {
+      *retry_after_us = start - burst_tolerance_us - now_us;
+      return TRUE;
+    }
 
-static gboolean
-symfonic_memory_store_take_finish (SymfonicMeterStore  *store,
-                                   GAsyncResult        *result,
-                                   gboolean            *allowed,
-                                   gint64              *retry_after_us,
-                                   GError             **error)
-{
-  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_store_take_async, error);
-
-  if (verdict == NULL)
-    return FALSE;
-  *allowed = verdict->granted;
-  *retry_after_us = verdict->retry_after_us;
+  if (tat == NULL)
+    {
+      maybe_sweep (self->cells, &self->cells_sweep_at, cell_is_spent, now_us);
+      tat = g_new (gint64, 1);
+      g_hash_table_insert (self->cells, g_strdup (key), tat);
+    }
+  *tat = start + emission_interval_us;
 
   return TRUE;
 }
@@ -442,7 +397,7 @@ budget_for (SymfonicMemoryStore      *self,
     {
       budget = g_new0 (Budget, 1);
       budget->window_start = now_us;
-      budget->next_expiry = G_MAXINT64;
+      budget->set.next_expiry = G_MAXINT64;
       g_hash_table_insert (self->budgets, g_strdup (scope->key), budget);
     }
   /* the caller's settings win, so a changed configuration applies at once */
@@ -452,67 +407,6 @@ budget_for (SymfonicMemoryStore      *self,
   budget_roll (budget, now_us);
 
   return budget;
-}
-
-static Verdict
-reserve (SymfonicMemoryStore      *self,
-         const SymfonicMeterScope *scopes,
-         guint                     n_scopes,
-         guint64                   amount,
-         gint64                    now_us)
-{
-  Verdict verdict = { .granted = TRUE, .allowance = G_MAXUINT64 };
-  SCOPE_ARRAY (Budget *, budgets, n_scopes);
-
-  g_mutex_lock (&self->mutex);
-
-  maybe_sweep (self->budgets, &self->budgets_sweep_at, budget_is_spent, now_us);
-  for (guint i = 0; i < n_scopes; i++)
-    {
-      Budget *budget = budgets[i] = budget_for (self, &scopes[i], now_us);
-      guint64 committed = saturating_add (budget->charged, budget->outstanding);
-
-      if (saturating_add (committed, amount) <= budget->limit)
-        {
-          verdict.allowance = MIN (verdict.allowance, budget->limit - committed);
-          continue;
-        }
-
-      verdict.granted = FALSE;
-      verdict.allowance = 0;
-      verdict.refused_scope = i;
-      if (saturating_add (budget->charged, amount) > budget->limit)
-        /* usage charged alone leaves no room: the next window has it all */
-        verdict.retry_after_us = MAX (budget->window_start + budget->window_us - now_us, 1);
-      else
-        verdict.retry_after_us = SYMFONIC_METER_IN_FLIGHT_RETRY_US;
-      break;
-    }
-
-  if (verdict.granted)
-    {
-      gint64 expires = expiry_from (self, now_us);
-
-      verdict.lease_id = next_lease_id (self);
-      for (guint i = 0; i < n_scopes; i++)
-        {
-          BudgetLease *lease = g_new (BudgetLease, 1);
-
-          lease->id = verdict.lease_id;
-          lease->reserved = amount;
-          lease->used = 0;
-          lease->expires = expires;
-          if (budgets[i]->leases == NULL)
-            budgets[i]->leases = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL, g_free);
-          g_hash_table_insert (budgets[i]->leases, &lease->id, lease);
-          budgets[i]->outstanding += amount;
-          budgets[i]->next_expiry = MIN (budgets[i]->next_expiry, expires);
-        }
-    }
-
-  g_mutex_unlock (&self->mutex);
-
-  return verdict;
 }
 
 static gboolean
@@ -527,49 +421,41 @@ symfonic_memory_store_try_reserve (SymfonicMeterStore        *store,
                                    guint64                   *allowance,
                                    GError                   **error)
 {
-  Verdict verdict = reserve (SYMFONIC_MEMORY_STORE (store), scopes, n_scopes, amount, now_us);
-
-  *reserved = verdict.granted;
-  *lease_id = verdict.lease_id;
-  *retry_after_us = verdict.retry_after_us;
-  *allowance = verdict.allowance;
-
-  return TRUE;
-}
-
-static void
-symfonic_memory_store_reserve_async (SymfonicMeterStore        *store,
-                                     const SymfonicMeterScope  *scopes,
-                                     guint                      n_scopes,
-                                     guint64                    amount,
-                                     gint64                     now_us,
-                                     GCancellable              *cancellable,
-                                     GAsyncReadyCallback        callback,
-                                     gpointer                   user_data)
-{
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  Verdict verdict = reserve (self, scopes, n_scopes, amount, now_us);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  SCOPE_ARRAY (Budget *, budgets, n_scopes);
+  gint64 expires;
 
-  return_verdict (self, symfonic_memory_store_reserve_async, cancellable, callback, user_data, &verdict);
-}
+  *allowance = G_MAXUINT64;
+  maybe_sweep (self->budgets, &self->budgets_sweep_at, budget_is_spent, now_us);
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      Budget *budget = budgets[i] = budget_for (self, &scopes[i], now_us);
+      guint64 committed = saturating_add (budget->charged, budget->outstanding);
 
-static gboolean
-symfonic_memory_store_reserve_finish (SymfonicMeterStore  *store,
-                                      GAsyncResult        *result,
-                                      gboolean            *reserved,
-                                      guint64             *lease_id,
-                                      gint64              *retry_after_us,
-                                      guint64             *allowance,
-                                      GError             **error)
-{
-  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_store_reserve_async, error);
+      if (saturating_add (committed, amount) <= budget->limit)
+        {
+          *allowance = MIN (*allowance, budget->limit - committed);
+          continue;
+        }
 
-  if (verdict == NULL)
-    return FALSE;
-  *reserved = verdict->granted;
-  *lease_id = verdict->lease_id;
-  *retry_after_us = verdict->retry_after_us;
-  *allowance = verdict->allowance;
+      *reserved = FALSE;
+      if (saturating_add (budget->charged, amount) > budget->limit)
+        /* usage charged alone leaves no room: the next window has it all */
+        *retry_after_us = MAX (budget->window_start + budget->window_us - now_us, 1);
+      else
+        *retry_after_us = SYMFONIC_METER_IN_FLIGHT_RETRY_US;
+      return TRUE;
+    }
+
+  *reserved = TRUE;
+  *lease_id = next_lease_id (self);
+  expires = expiry_from (self, now_us);
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      lease_set_add (&budgets[i]->set, *lease_id, expires)->reserved = amount;
+      budgets[i]->outstanding += amount;
+    }
 
   return TRUE;
 }
@@ -583,7 +469,7 @@ find_lease (SymfonicMemoryStore       *self,
             guint                      n_scopes,
             gint64                     now_us,
             Budget                   **budgets,
-            BudgetLease              **leases,
+            Lease                    **leases,
             GError                   **error)
 {
   for (guint i = 0; i < n_scopes; i++)
@@ -591,8 +477,7 @@ find_lease (SymfonicMemoryStore       *self,
       budgets[i] = g_hash_table_lookup (self->budgets, scopes[i].key);
       if (budgets[i] != NULL)
         budget_prune (budgets[i], now_us);
-      leases[i] = budgets[i] != NULL && budgets[i]->leases != NULL
-                    ? g_hash_table_lookup (budgets[i]->leases, &lease_id) : NULL;
+      leases[i] = lease_set_find ((LeaseSet *) budgets[i], lease_id);
       if (leases[i] == NULL)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
@@ -606,18 +491,20 @@ find_lease (SymfonicMemoryStore       *self,
 }
 
 static gboolean
-charge (SymfonicMemoryStore       *self,
-        guint64                    lease_id,
-        const SymfonicMeterScope  *scopes,
-        guint                      n_scopes,
-        guint64                    used,
-        gint64                     now_us,
-        Verdict                   *verdict,
-        GError                   **error)
+symfonic_memory_store_try_charge (SymfonicMeterStore        *store,
+                                  guint64                    lease_id,
+                                  const SymfonicMeterScope  *scopes,
+                                  guint                      n_scopes,
+                                  guint64                    used,
+                                  gint64                     now_us,
+                                  gboolean                  *exhausted,
+                                  guint64                   *allowance,
+                                  GError                   **error)
 {
+  SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
   G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
   SCOPE_ARRAY (Budget *, budgets, n_scopes);
-  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
+  SCOPE_ARRAY (Lease *, leases, n_scopes);
   guint64 room = G_MAXUINT64;
 
   if (!find_lease (self, lease_id, scopes, n_scopes, now_us, budgets, leases, error))
@@ -640,68 +527,8 @@ charge (SymfonicMemoryStore       *self,
       budgets[i]->outstanding += lease_share (leases[i]) - before;
     }
 
-  verdict->granted = used <= room;
-  verdict->allowance = room;
-
-  return TRUE;
-}
-
-static gboolean
-symfonic_memory_store_try_charge (SymfonicMeterStore        *store,
-                                  guint64                    lease_id,
-                                  const SymfonicMeterScope  *scopes,
-                                  guint                      n_scopes,
-                                  guint64                    used,
-                                  gint64                     now_us,
-                                  gboolean                  *exhausted,
-                                  guint64                   *allowance,
-                                  GError                   **error)
-{
-  Verdict verdict = { 0, };
-
-  if (!charge (SYMFONIC_MEMORY_STORE (store), lease_id, scopes, n_scopes, used, now_us, &verdict, error))
-    return FALSE;
-
-  *exhausted = !verdict.granted;
-  *allowance = verdict.allowance;
-
-  return TRUE;
-}
-
-static void
-symfonic_memory_store_charge_async (SymfonicMeterStore        *store,
-                                    guint64                    lease_id,
-                                    const SymfonicMeterScope  *scopes,
-                                    guint                      n_scopes,
-                                    guint64                    used,
-                                    gint64                     now_us,
-                                    GCancellable              *cancellable,
-                                    GAsyncReadyCallback        callback,
-                                    gpointer                   user_data)
-{
-  SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  Verdict verdict = { 0, };
-  GError *error = NULL;
-
-  if (!charge (self, lease_id, scopes, n_scopes, used, now_us, &verdict, &error))
-    return_error (self, symfonic_memory_store_charge_async, callback, user_data, error);
-  else
-    return_verdict (self, symfonic_memory_store_charge_async, cancellable, callback, user_data, &verdict);
-}
-
-static gboolean
-symfonic_memory_store_charge_finish (SymfonicMeterStore  *store,
-                                     GAsyncResult        *result,
-                                     gboolean            *exhausted,
-                                     guint64             *allowance,
-                                     GError             **error)
-{
-  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_store_charge_async, error);
-
-  if (verdict == NULL)
-    return FALSE;
-  *exhausted = !verdict->granted;
-  *allowance = verdict->allowance;
+  *exhausted = used > room;
+  *allowance = room;
 
   return TRUE;
 }
@@ -718,12 +545,10 @@ symfonic_memory_store_renew_async (SymfonicMeterStore        *store,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
   SCOPE_ARRAY (Budget *, budgets, n_scopes);
-  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  SCOPE_ARRAY (Lease *, leases, n_scopes);
+  g_autoptr(GTask) task = symfonic_store_task_new (self, symfonic_memory_store_renew_async, cancellable, callback,
+                                                   user_data);
   gboolean renewed;
-
-  g_task_set_source_tag (task, symfonic_memory_store_renew_async);
-  g_task_set_check_cancellable (task, FALSE);
 
   g_mutex_lock (&self->mutex);
   renewed = find_lease (self, lease_id, scopes, n_scopes, now_us, budgets, leases, NULL);
@@ -740,17 +565,9 @@ symfonic_memory_store_renew_finish (SymfonicMeterStore  *store,
                                     gboolean            *renewed,
                                     GError             **error)
 {
-  g_autoptr(GError) local_error = NULL;
-
   g_return_val_if_fail (g_task_is_valid (result, store), FALSE);
 
-  *renewed = g_task_propagate_boolean (G_TASK (result), &local_error);
-  if (local_error != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
-
+  *renewed = g_task_propagate_boolean (G_TASK (result), NULL);
   return TRUE;
 }
 
@@ -767,12 +584,10 @@ symfonic_memory_store_settle_async (SymfonicMeterStore        *store,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
   SCOPE_ARRAY (Budget *, budgets, n_scopes);
-  SCOPE_ARRAY (BudgetLease *, leases, n_scopes);
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  SCOPE_ARRAY (Lease *, leases, n_scopes);
+  g_autoptr(GTask) task = symfonic_store_task_new (self, symfonic_memory_store_settle_async, cancellable, callback,
+                                                   user_data);
   GError *error = NULL;
-
-  g_task_set_source_tag (task, symfonic_memory_store_settle_async);
-  g_task_set_check_cancellable (task, FALSE);
 
   g_mutex_lock (&self->mutex);
   if (find_lease (self, lease_id, scopes, n_scopes, now_us, budgets, leases, &error))
@@ -780,7 +595,7 @@ symfonic_memory_store_settle_async (SymfonicMeterStore        *store,
       for (guint i = 0; i < n_scopes; i++)
         {
           budget_drop_lease (budgets[i], leases[i], actual);
-          g_hash_table_remove (budgets[i]->leases, &lease_id);
+          g_hash_table_remove (budgets[i]->set.leases, &lease_id);
         }
     }
   g_mutex_unlock (&self->mutex);
@@ -801,18 +616,14 @@ symfonic_memory_store_settle_finish (SymfonicMeterStore  *store,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/* Asked at once (try_), the store needs no asynchronous take, reserve or
+ * charge: their wrappers answer with what the try_ methods decide. */
 static void
 symfonic_memory_store_meter_init (SymfonicMeterStoreInterface *iface)
 {
   iface->get_time = symfonic_memory_store_get_time;
-  iface->take_async = symfonic_memory_store_take_async;
-  iface->take_finish = symfonic_memory_store_take_finish;
   iface->try_take = symfonic_memory_store_try_take;
-  iface->reserve_async = symfonic_memory_store_reserve_async;
-  iface->reserve_finish = symfonic_memory_store_reserve_finish;
   iface->try_reserve = symfonic_memory_store_try_reserve;
-  iface->charge_async = symfonic_memory_store_charge_async;
-  iface->charge_finish = symfonic_memory_store_charge_finish;
   iface->try_charge = symfonic_memory_store_try_charge;
   iface->renew_async = symfonic_memory_store_renew_async;
   iface->renew_finish = symfonic_memory_store_renew_finish;
@@ -822,98 +633,10 @@ symfonic_memory_store_meter_init (SymfonicMeterStoreInterface *iface)
 
 /* --- stream slots -------------------------------------------------------- */
 
-static void
-slot_set_free (gpointer data)
-{
-  SlotSet *set = data;
-
-  g_hash_table_unref (set->leases);
-  g_free (set);
-}
-
-/* Slots whose holders stopped renewing them go to other streams. */
-static void
-slot_set_prune (SlotSet *set,
-                gint64   now_us)
-{
-  GHashTableIter iter;
-  gpointer value;
-  gint64 next = G_MAXINT64;
-
-  if (now_us < set->next_expiry)
-    return;
-
-  g_hash_table_iter_init (&iter, set->leases);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      gint64 expires = *(gint64 *) value;
-
-      if (expires <= now_us)
-        g_hash_table_iter_remove (&iter);
-      else
-        next = MIN (next, expires);
-    }
-  set->next_expiry = next;
-}
-
 static gint64
 symfonic_memory_store_cap_get_time (SymfonicStreamCapStore *store)
 {
   return clock_now (SYMFONIC_MEMORY_STORE (store));
-}
-
-static Verdict
-acquire (SymfonicMemoryStore           *self,
-         const SymfonicStreamCapScope  *scopes,
-         guint                          n_scopes,
-         gint64                         now_us)
-{
-  Verdict verdict = { .granted = TRUE };
-  gint64 expires;
-
-  g_mutex_lock (&self->mutex);
-
-  for (guint i = 0; i < n_scopes; i++)
-    {
-      SlotSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
-
-      if (set == NULL || g_hash_table_size (set->leases) < scopes[i].cap)
-        continue;
-      slot_set_prune (set, now_us);
-      if (g_hash_table_size (set->leases) < scopes[i].cap)
-        continue;
-
-      verdict.granted = FALSE;
-      verdict.refused_scope = i;
-      break;
-    }
-
-  if (verdict.granted)
-    {
-      verdict.lease_id = next_lease_id (self);
-      expires = expiry_from (self, now_us);
-      for (guint i = 0; i < n_scopes; i++)
-        {
-          SlotSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
-
-          /* a set lives while it has slots, so the table is as large as
-           * the keys streaming right now */
-          if (set == NULL)
-            {
-              set = g_new0 (SlotSet, 1);
-              set->leases = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-              set->next_expiry = G_MAXINT64;
-              g_hash_table_insert (self->slots, g_strdup (scopes[i].key), set);
-            }
-          g_hash_table_insert (set->leases, g_memdup2 (&verdict.lease_id, sizeof verdict.lease_id),
-                               g_memdup2 (&expires, sizeof expires));
-          set->next_expiry = MIN (set->next_expiry, expires);
-        }
-    }
-
-  g_mutex_unlock (&self->mutex);
-
-  return verdict;
 }
 
 static gboolean
@@ -926,45 +649,43 @@ symfonic_memory_store_try_acquire (SymfonicStreamCapStore        *store,
                                    guint64                       *lease_id,
                                    GError                       **error)
 {
-  Verdict verdict = acquire (SYMFONIC_MEMORY_STORE (store), scopes, n_scopes, now_us);
-
-  *acquired = verdict.granted;
-  *refused_scope = verdict.refused_scope;
-  *lease_id = verdict.lease_id;
-
-  return TRUE;
-}
-
-static void
-symfonic_memory_store_acquire_async (SymfonicStreamCapStore        *store,
-                                     const SymfonicStreamCapScope  *scopes,
-                                     guint                          n_scopes,
-                                     gint64                         now_us,
-                                     GCancellable                  *cancellable,
-                                     GAsyncReadyCallback            callback,
-                                     gpointer                       user_data)
-{
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  Verdict verdict = acquire (self, scopes, n_scopes, now_us);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  gint64 expires;
 
-  return_verdict (self, symfonic_memory_store_acquire_async, cancellable, callback, user_data, &verdict);
-}
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      LeaseSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
 
-static gboolean
-symfonic_memory_store_acquire_finish (SymfonicStreamCapStore  *store,
-                                      GAsyncResult            *result,
-                                      gboolean                *acquired,
-                                      guint                   *refused_scope,
-                                      guint64                 *lease_id,
-                                      GError                 **error)
-{
-  g_autofree Verdict *verdict = propagate_verdict (result, store, symfonic_memory_store_acquire_async, error);
+      if (set == NULL || lease_set_size (set) < scopes[i].cap)
+        continue;
+      /* slots whose holders stopped renewing them go to other streams */
+      lease_set_prune (set, now_us, NULL, NULL);
+      if (lease_set_size (set) < scopes[i].cap)
+        continue;
 
-  if (verdict == NULL)
-    return FALSE;
-  *acquired = verdict->granted;
-  *refused_scope = verdict->refused_scope;
-  *lease_id = verdict->lease_id;
+      *acquired = FALSE;
+      *refused_scope = i;
+      return TRUE;
+    }
+
+  *acquired = TRUE;
+  *lease_id = next_lease_id (self);
+  expires = expiry_from (self, now_us);
+  for (guint i = 0; i < n_scopes; i++)
+    {
+      LeaseSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
+
+      /* a set lives while it has slots, so the table is as large as the
+       * keys streaming right now */
+      if (set == NULL)
+        {
+          set = g_new0 (LeaseSet, 1);
+          set->next_expiry = G_MAXINT64;
+          g_hash_table_insert (self->slots, g_strdup (scopes[i].key), set);
+        }
+      lease_set_add (set, *lease_id, expires);
+    }
 
   return TRUE;
 }
@@ -983,8 +704,8 @@ update_slot (SymfonicMemoryStore           *self,
 
   for (guint i = 0; i < n_scopes; i++)
     {
-      SlotSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
-      gint64 *slot = set != NULL ? g_hash_table_lookup (set->leases, &lease_id) : NULL;
+      LeaseSet *set = g_hash_table_lookup (self->slots, scopes[i].key);
+      Lease *slot = lease_set_find (set, lease_id);
 
       if (slot == NULL)
         {
@@ -993,11 +714,11 @@ update_slot (SymfonicMemoryStore           *self,
         }
       if (expires > 0)
         {
-          *slot = expires;
+          slot->expires = expires;
           continue;
         }
       g_hash_table_remove (set->leases, &lease_id);
-      if (g_hash_table_size (set->leases) == 0)
+      if (lease_set_size (set) == 0)
         g_hash_table_remove (self->slots, scopes[i].key);
     }
 
@@ -1015,10 +736,9 @@ symfonic_memory_store_cap_renew_async (SymfonicStreamCapStore        *store,
                                        gpointer                       user_data)
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (store);
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_autoptr(GTask) task = symfonic_store_task_new (self, symfonic_memory_store_cap_renew_async, cancellable,
+                                                   callback, user_data);
 
-  g_task_set_source_tag (task, symfonic_memory_store_cap_renew_async);
-  g_task_set_check_cancellable (task, FALSE);
   g_task_return_boolean (task, update_slot (self, lease_id, scopes, n_scopes, expiry_from (self, now_us)));
 }
 
@@ -1052,9 +772,7 @@ symfonic_memory_store_release_async (SymfonicStreamCapStore        *store,
   if (callback == NULL)
     return;
 
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, symfonic_memory_store_release_async);
-  g_task_set_check_cancellable (task, FALSE);
+  task = symfonic_store_task_new (self, symfonic_memory_store_release_async, cancellable, callback, user_data);
   if (found)
     g_task_return_boolean (task, TRUE);
   else
@@ -1076,8 +794,6 @@ static void
 symfonic_memory_store_cap_init (SymfonicStreamCapStoreInterface *iface)
 {
   iface->get_time = symfonic_memory_store_cap_get_time;
-  iface->acquire_async = symfonic_memory_store_acquire_async;
-  iface->acquire_finish = symfonic_memory_store_acquire_finish;
   iface->try_acquire = symfonic_memory_store_try_acquire;
   iface->renew_async = symfonic_memory_store_cap_renew_async;
   iface->renew_finish = symfonic_memory_store_cap_renew_finish;
@@ -1099,10 +815,10 @@ get_runs (SymfonicMemoryStore *self)
   if (self->runs == NULL)
     g_atomic_pointer_set (&self->runs,
                           g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE,
-                                        "max-runs", self->max_runs,
-                                        "max-runs-per-tenant", self->max_runs_per_tenant,
-                                        "max-runs-per-principal", self->max_runs_per_principal,
-                                        "max-bytes", self->max_bytes,
+                                        "max-runs", self->run_bounds.max_runs,
+                                        "max-runs-per-tenant", self->run_bounds.max_runs_per_tenant,
+                                        "max-runs-per-principal", self->run_bounds.max_runs_per_principal,
+                                        "max-bytes", self->run_bounds.max_bytes,
                                         NULL));
   g_mutex_unlock (&self->runs_lock);
 
@@ -1222,26 +938,10 @@ symfonic_memory_store_get_property (GObject    *object,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_LEASE_TTL_MS:
-      g_value_set_uint (value, self->lease_ttl_ms);
-      break;
-    case PROP_MAX_RUNS:
-      g_value_set_uint (value, self->max_runs);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      g_value_set_uint (value, self->max_runs_per_tenant);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      g_value_set_uint (value, self->max_runs_per_principal);
-      break;
-    case PROP_MAX_BYTES:
-      g_value_set_uint64 (value, self->max_bytes);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_LEASE_TTL_MS)
+    g_value_set_uint (value, self->lease_ttl_ms);
+  else if (!symfonic_run_bounds_get_property (&self->run_bounds, prop_id - PROP_FIRST_RUN_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -1252,26 +952,10 @@ symfonic_memory_store_set_property (GObject      *object,
 {
   SymfonicMemoryStore *self = SYMFONIC_MEMORY_STORE (object);
 
-  switch (prop_id)
-    {
-    case PROP_LEASE_TTL_MS:
-      self->lease_ttl_ms = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS:
-      self->max_runs = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_TENANT:
-      self->max_runs_per_tenant = g_value_get_uint (value);
-      break;
-    case PROP_MAX_RUNS_PER_PRINCIPAL:
-      self->max_runs_per_principal = g_value_get_uint (value);
-      break;
-    case PROP_MAX_BYTES:
-      self->max_bytes = g_value_get_uint64 (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_LEASE_TTL_MS)
+    self->lease_ttl_ms = g_value_get_uint (value);
+  else if (!symfonic_run_bounds_set_property (&self->run_bounds, prop_id - PROP_FIRST_RUN_BOUND, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -1300,38 +984,22 @@ symfonic_memory_store_class_init (SymfonicMemoryStoreClass *klass)
    *
    * As #SymfonicMemoryRunStore:max-runs, for the runs this store keeps.
    */
-  properties[PROP_MAX_RUNS] =
-    g_param_spec_uint ("max-runs", "Maximum runs", "Resumable runs held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-runs-per-tenant:
    *
    * As #SymfonicMemoryRunStore:max-runs-per-tenant.
    */
-  properties[PROP_MAX_RUNS_PER_TENANT] =
-    g_param_spec_uint ("max-runs-per-tenant", "Maximum runs per tenant", "Resumable runs of one tenant held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_TENANT,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-runs-per-principal:
    *
    * As #SymfonicMemoryRunStore:max-runs-per-principal.
    */
-  properties[PROP_MAX_RUNS_PER_PRINCIPAL] =
-    g_param_spec_uint ("max-runs-per-principal", "Maximum runs per principal",
-                       "Resumable runs of one principal held at once",
-                       1, G_MAXUINT, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_RUNS_PER_PRINCIPAL,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
    * SymfonicMemoryStore:max-bytes:
    *
    * As #SymfonicMemoryRunStore:max-bytes.
    */
-  properties[PROP_MAX_BYTES] =
-    g_param_spec_uint64 ("max-bytes", "Maximum bytes", "Bytes of run frames held at once, for all runs",
-                         1, G_MAXUINT64, SYMFONIC_MEMORY_RUN_STORE_DEFAULT_MAX_BYTES,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  symfonic_run_bounds_param_specs (&properties[PROP_FIRST_RUN_BOUND]);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -1342,8 +1010,8 @@ symfonic_memory_store_init (SymfonicMemoryStore *self)
   g_mutex_init (&self->mutex);
   g_mutex_init (&self->runs_lock);
   self->cells = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  self->budgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, budget_free);
-  self->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, slot_set_free);
+  self->budgets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lease_set_free);
+  self->slots = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lease_set_free);
   self->cells_sweep_at = SYMFONIC_MEMORY_STORE_MIN_SWEEP;
   self->budgets_sweep_at = SYMFONIC_MEMORY_STORE_MIN_SWEEP;
 }
@@ -1457,7 +1125,7 @@ guint
 symfonic_memory_store_peek_slots (SymfonicMemoryStore *self,
                                   const char          *key)
 {
-  SlotSet *set;
+  LeaseSet *set;
   guint n;
 
   g_return_val_if_fail (SYMFONIC_IS_MEMORY_STORE (self), 0);
@@ -1465,7 +1133,7 @@ symfonic_memory_store_peek_slots (SymfonicMemoryStore *self,
 
   g_mutex_lock (&self->mutex);
   set = g_hash_table_lookup (self->slots, key);
-  n = set != NULL ? g_hash_table_size (set->leases) : 0;
+  n = set != NULL ? lease_set_size (set) : 0;
   g_mutex_unlock (&self->mutex);
 
   return n;

@@ -4,9 +4,8 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-meter-store.h"
+#include "symfonic-store-private.h"
 
 /**
  * SymfonicMeterStore:
@@ -43,63 +42,55 @@ symfonic_meter_store_real_get_time (SymfonicMeterStore *self)
   return g_get_monotonic_time ();
 }
 
-/* A store that does not say otherwise needs I/O to answer. */
-static gboolean
-would_block (GError **error)
-{
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The meter store answers asynchronously"));
-  return FALSE;
-}
-
-static gboolean
-symfonic_meter_store_real_try_take (SymfonicMeterStore  *self,
-                                    const char          *key,
-                                    gint64               emission_interval_us,
-                                    gint64               burst_tolerance_us,
-                                    gint64               now_us,
-                                    gboolean            *allowed,
-                                    gint64              *retry_after_us,
-                                    GError             **error)
-{
-  return would_block (error);
-}
-
-static gboolean
-symfonic_meter_store_real_try_reserve (SymfonicMeterStore        *self,
-                                       const SymfonicMeterScope  *scopes,
-                                       guint                      n_scopes,
-                                       guint64                    amount,
-                                       gint64                     now_us,
-                                       gboolean                  *reserved,
-                                       guint64                   *lease_id,
-                                       gint64                    *retry_after_us,
-                                       guint64                   *allowance,
-                                       GError                   **error)
-{
-  return would_block (error);
-}
-
-static gboolean
-symfonic_meter_store_real_try_charge (SymfonicMeterStore        *self,
-                                      guint64                    lease_id,
-                                      const SymfonicMeterScope  *scopes,
-                                      guint                      n_scopes,
-                                      guint64                    used,
-                                      gint64                     now_us,
-                                      gboolean                  *exhausted,
-                                      guint64                   *allowance,
-                                      GError                   **error)
-{
-  return would_block (error);
-}
-
 static void
 symfonic_meter_store_default_init (SymfonicMeterStoreInterface *iface)
 {
   iface->get_time = symfonic_meter_store_real_get_time;
-  iface->try_take = symfonic_meter_store_real_try_take;
-  iface->try_reserve = symfonic_meter_store_real_try_reserve;
-  iface->try_charge = symfonic_meter_store_real_try_charge;
+}
+
+/* What the caller of a take learns: how long to wait only when refused. */
+static gboolean
+give_take (const SymfonicStoreAnswer *answer,
+           gboolean                  *allowed,
+           gint64                    *retry_after_us)
+{
+  *allowed = answer->yes;
+  if (retry_after_us != NULL)
+    *retry_after_us = answer->yes ? 0 : answer->retry_after_us;
+
+  return TRUE;
+}
+
+/* What the caller of a reservation learns: a lease and its allowance only
+ * when granted, how long to wait only when refused. */
+static gboolean
+give_reservation (const SymfonicStoreAnswer *answer,
+                  gboolean                  *reserved,
+                  guint64                   *lease_id,
+                  gint64                    *retry_after_us,
+                  guint64                   *allowance)
+{
+  *reserved = answer->yes;
+  if (lease_id != NULL)
+    *lease_id = answer->yes ? answer->lease_id : 0;
+  if (retry_after_us != NULL)
+    *retry_after_us = answer->yes ? 0 : answer->retry_after_us;
+  if (allowance != NULL)
+    *allowance = answer->yes ? answer->allowance : 0;
+
+  return TRUE;
+}
+
+static gboolean
+give_charge (const SymfonicStoreAnswer *answer,
+             gboolean                  *exhausted,
+             guint64                   *allowance)
+{
+  *exhausted = answer->yes;
+  if (allowance != NULL)
+    *allowance = answer->allowance;
+
+  return TRUE;
 }
 
 /**
@@ -143,14 +134,28 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
                                  GAsyncReadyCallback  callback,
                                  gpointer             user_data)
 {
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
+  GError *error = NULL;
+
   g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
   g_return_if_fail (key != NULL);
   g_return_if_fail (emission_interval_us > 0);
   g_return_if_fail (burst_tolerance_us >= 0);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_METER_STORE_GET_IFACE (self)->take_async (self, key, emission_interval_us, burst_tolerance_us,
-                                                     now_us, cancellable, callback, user_data);
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->take_async != NULL)
+    {
+      iface->take_async (self, key, emission_interval_us, burst_tolerance_us, now_us, cancellable, callback,
+                         user_data);
+      return;
+    }
+
+  symfonic_meter_store_try_take (self, key, emission_interval_us, burst_tolerance_us, now_us, &answer.yes,
+                                 &answer.retry_after_us, &error);
+  symfonic_store_return_answer (self, symfonic_meter_store_take_async, cancellable, callback, user_data, &answer,
+                                error);
 }
 
 /**
@@ -171,22 +176,20 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
                                   gint64              *retry_after_us,
                                   GError             **error)
 {
-  gboolean local_allowed = FALSE;
-  gint64 local_retry = 0;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (allowed != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->take_finish (self, result, &local_allowed, &local_retry, error))
+  if (g_async_result_is_tagged (result, symfonic_meter_store_take_async)
+        ? !symfonic_store_propagate_answer (result, self, &answer, error)
+        : !SYMFONIC_METER_STORE_GET_IFACE (self)->take_finish (self, result, &answer.yes, &answer.retry_after_us,
+                                                               error))
     return FALSE;
 
-  *allowed = local_allowed;
-  if (retry_after_us != NULL)
-    *retry_after_us = local_allowed ? 0 : local_retry;
-
-  return TRUE;
+  return give_take (&answer, allowed, retry_after_us);
 }
 
 /**
@@ -222,8 +225,8 @@ symfonic_meter_store_try_take (SymfonicMeterStore  *self,
                                gint64              *retry_after_us,
                                GError             **error)
 {
-  gboolean local_allowed = FALSE;
-  gint64 local_retry = 0;
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (key != NULL, FALSE);
@@ -232,15 +235,14 @@ symfonic_meter_store_try_take (SymfonicMeterStore  *self,
   g_return_val_if_fail (allowed != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_take (self, key, emission_interval_us, burst_tolerance_us,
-                                                        now_us, &local_allowed, &local_retry, error))
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->try_take == NULL)
+    return symfonic_store_would_block (error);
+  if (!iface->try_take (self, key, emission_interval_us, burst_tolerance_us, now_us, &answer.yes,
+                        &answer.retry_after_us, error))
     return FALSE;
 
-  *allowed = local_allowed;
-  if (retry_after_us != NULL)
-    *retry_after_us = local_allowed ? 0 : local_retry;
-
-  return TRUE;
+  return give_take (&answer, allowed, retry_after_us);
 }
 
 /* What every call about budgets checks of its scopes. */
@@ -311,13 +313,26 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore        *self,
                                     GAsyncReadyCallback        callback,
                                     gpointer                   user_data)
 {
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
+  GError *error = NULL;
+
   g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
   g_return_if_fail (scopes_are_valid (scopes, n_scopes));
   g_return_if_fail (amount_fits (scopes, n_scopes, amount));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_async (self, scopes, n_scopes, amount, now_us,
-                                                        cancellable, callback, user_data);
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->reserve_async != NULL)
+    {
+      iface->reserve_async (self, scopes, n_scopes, amount, now_us, cancellable, callback, user_data);
+      return;
+    }
+
+  symfonic_meter_store_try_reserve (self, scopes, n_scopes, amount, now_us, &answer.yes, &answer.lease_id,
+                                    &answer.retry_after_us, &answer.allowance, &error);
+  symfonic_store_return_answer (self, symfonic_meter_store_reserve_async, cancellable, callback, user_data,
+                                &answer, error);
 }
 
 /**
@@ -347,29 +362,21 @@ symfonic_meter_store_reserve_finish (SymfonicMeterStore  *self,
                                      guint64             *allowance,
                                      GError             **error)
 {
-  gboolean local_reserved = FALSE;
-  guint64 local_lease = 0;
-  gint64 local_retry = 0;
-  guint64 local_allowance = 0;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (reserved != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &local_reserved, &local_lease,
-                                                              &local_retry, &local_allowance, error))
+  if (g_async_result_is_tagged (result, symfonic_meter_store_reserve_async)
+        ? !symfonic_store_propagate_answer (result, self, &answer, error)
+        : !SYMFONIC_METER_STORE_GET_IFACE (self)->reserve_finish (self, result, &answer.yes, &answer.lease_id,
+                                                                  &answer.retry_after_us, &answer.allowance,
+                                                                  error))
     return FALSE;
 
-  *reserved = local_reserved;
-  if (lease_id != NULL)
-    *lease_id = local_reserved ? local_lease : 0;
-  if (retry_after_us != NULL)
-    *retry_after_us = local_reserved ? 0 : local_retry;
-  if (allowance != NULL)
-    *allowance = local_reserved ? local_allowance : 0;
-
-  return TRUE;
+  return give_reservation (&answer, reserved, lease_id, retry_after_us, allowance);
 }
 
 /**
@@ -407,10 +414,8 @@ symfonic_meter_store_try_reserve (SymfonicMeterStore        *self,
                                   guint64                   *allowance,
                                   GError                   **error)
 {
-  gboolean local_reserved = FALSE;
-  guint64 local_lease = 0;
-  gint64 local_retry = 0;
-  guint64 local_allowance = 0;
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (scopes_are_valid (scopes, n_scopes), FALSE);
@@ -418,20 +423,14 @@ symfonic_meter_store_try_reserve (SymfonicMeterStore        *self,
   g_return_val_if_fail (reserved != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_reserve (self, scopes, n_scopes, amount, now_us,
-                                                           &local_reserved, &local_lease, &local_retry,
-                                                           &local_allowance, error))
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->try_reserve == NULL)
+    return symfonic_store_would_block (error);
+  if (!iface->try_reserve (self, scopes, n_scopes, amount, now_us, &answer.yes, &answer.lease_id,
+                           &answer.retry_after_us, &answer.allowance, error))
     return FALSE;
 
-  *reserved = local_reserved;
-  if (lease_id != NULL)
-    *lease_id = local_reserved ? local_lease : 0;
-  if (retry_after_us != NULL)
-    *retry_after_us = local_reserved ? 0 : local_retry;
-  if (allowance != NULL)
-    *allowance = local_reserved ? local_allowance : 0;
-
-  return TRUE;
+  return give_reservation (&answer, reserved, lease_id, retry_after_us, allowance);
 }
 
 /**
@@ -466,13 +465,26 @@ symfonic_meter_store_charge_async (SymfonicMeterStore        *self,
                                    GAsyncReadyCallback        callback,
                                    gpointer                   user_data)
 {
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
+  GError *error = NULL;
+
   g_return_if_fail (SYMFONIC_IS_METER_STORE (self));
   g_return_if_fail (lease_id != 0);
   g_return_if_fail (scopes_are_valid (scopes, n_scopes));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_METER_STORE_GET_IFACE (self)->charge_async (self, lease_id, scopes, n_scopes, used, now_us,
-                                                       cancellable, callback, user_data);
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->charge_async != NULL)
+    {
+      iface->charge_async (self, lease_id, scopes, n_scopes, used, now_us, cancellable, callback, user_data);
+      return;
+    }
+
+  symfonic_meter_store_try_charge (self, lease_id, scopes, n_scopes, used, now_us, &answer.yes, &answer.allowance,
+                                   &error);
+  symfonic_store_return_answer (self, symfonic_meter_store_charge_async, cancellable, callback, user_data,
+                                &answer, error);
 }
 
 /**
@@ -495,23 +507,20 @@ symfonic_meter_store_charge_finish (SymfonicMeterStore  *self,
                                     guint64             *allowance,
                                     GError             **error)
 {
-  gboolean local_exhausted = FALSE;
-  guint64 local_allowance = 0;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (exhausted != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->charge_finish (self, result, &local_exhausted, &local_allowance,
-                                                             error))
+  if (g_async_result_is_tagged (result, symfonic_meter_store_charge_async)
+        ? !symfonic_store_propagate_answer (result, self, &answer, error)
+        : !SYMFONIC_METER_STORE_GET_IFACE (self)->charge_finish (self, result, &answer.yes, &answer.allowance,
+                                                                 error))
     return FALSE;
 
-  *exhausted = local_exhausted;
-  if (allowance != NULL)
-    *allowance = local_allowance;
-
-  return TRUE;
+  return give_charge (&answer, exhausted, allowance);
 }
 
 /**
@@ -545,8 +554,8 @@ symfonic_meter_store_try_charge (SymfonicMeterStore        *self,
                                  guint64                   *allowance,
                                  GError                   **error)
 {
-  gboolean local_exhausted = FALSE;
-  guint64 local_allowance = 0;
+  SymfonicMeterStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_METER_STORE (self), FALSE);
   g_return_val_if_fail (lease_id != 0, FALSE);
@@ -554,15 +563,13 @@ symfonic_meter_store_try_charge (SymfonicMeterStore        *self,
   g_return_val_if_fail (exhausted != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_METER_STORE_GET_IFACE (self)->try_charge (self, lease_id, scopes, n_scopes, used, now_us,
-                                                          &local_exhausted, &local_allowance, error))
+  iface = SYMFONIC_METER_STORE_GET_IFACE (self);
+  if (iface->try_charge == NULL)
+    return symfonic_store_would_block (error);
+  if (!iface->try_charge (self, lease_id, scopes, n_scopes, used, now_us, &answer.yes, &answer.allowance, error))
     return FALSE;
 
-  *exhausted = local_exhausted;
-  if (allowance != NULL)
-    *allowance = local_allowance;
-
-  return TRUE;
+  return give_charge (&answer, exhausted, allowance);
 }
 
 /**

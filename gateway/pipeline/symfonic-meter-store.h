@@ -40,23 +40,23 @@ G_DECLARE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, SYMFONIC, METER_S
  *   the store must come from it, so that all callers sharing the store agree
  *   on time (a store shared by several instances uses a clock they share).
  * @take_async: one GCRA admission, see symfonic_meter_store_take_async().
+ *   Optional for a store that implements @try_take, which then answers it.
  * @take_finish: completes @take_async.
  * @reserve_async: a budget reservation as a lease, see
- *   symfonic_meter_store_reserve_async().
+ *   symfonic_meter_store_reserve_async(). Optional with @try_reserve.
  * @reserve_finish: completes @reserve_async.
  * @settle_async: settles a lease, see symfonic_meter_store_settle_async().
  * @settle_finish: completes @settle_async.
  * @try_take: @take_async decided at once, see
- *   symfonic_meter_store_try_take(). The default fails with
- *   %G_IO_ERROR_WOULD_BLOCK, so that the caller goes through @take_async.
+ *   symfonic_meter_store_try_take(). Optional: without it the wrapper
+ *   fails with %G_IO_ERROR_WOULD_BLOCK, so that the caller goes through
+ *   @take_async.
  * @try_reserve: @reserve_async decided at once, see
- *   symfonic_meter_store_try_reserve(). The default fails with
- *   %G_IO_ERROR_WOULD_BLOCK.
+ *   symfonic_meter_store_try_reserve(). Optional, as @try_take.
  * @charge_async: charges a lease with usage while its stream runs, see
- *   symfonic_meter_store_charge_async().
+ *   symfonic_meter_store_charge_async(). Optional with @try_charge.
  * @charge_finish: completes @charge_async.
- * @try_charge: @charge_async decided at once. The default fails with
- *   %G_IO_ERROR_WOULD_BLOCK.
+ * @try_charge: @charge_async decided at once. Optional, as @try_take.
  * @renew_async: extends a lease by the store's lease TTL, see
  *   symfonic_meter_store_renew_async().
  * @renew_finish: completes @renew_async.
@@ -67,9 +67,10 @@ G_DECLARE_INTERFACE (SymfonicMeterStore, symfonic_meter_store, SYMFONIC, METER_S
  * (a Redis store: one Lua script) and the stages never hold a lock across
  * calls. They are asynchronous because a networked store does I/O. A store
  * that can decide without waiting (its state is in this process) says so
- * by implementing @try_take, @try_reserve and @try_charge too: the stages
- * ask those first, and an admission then costs the request no main-loop
- * turn.
+ * by implementing @try_take, @try_reserve and @try_charge: the stages ask
+ * those first, and an admission then costs the request no main-loop turn.
+ * Such a store may leave out the asynchronous methods they stand for:
+ * their wrappers then complete with what the try_ method answered.
  *
  * A budget reservation is a lease (see #SymfonicStore): it has an id the
  * store chooses, lives for the store's lease TTL unless renewed, and is

@@ -41,7 +41,7 @@ typedef struct
   SymfonicStageProcessFunc  process;
   /* the admission hook tried first, or NULL when it admits asynchronously
    * only */
-  SymfonicStageAdmitFunc    admit;
+  SymfonicStageStreamFunc   admit;
 } SymfonicRouteStage;
 
 G_GNUC_INTERNAL

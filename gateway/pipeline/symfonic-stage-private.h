@@ -8,15 +8,16 @@
 
 G_BEGIN_DECLS
 
-typedef gboolean (*SymfonicStageAdmitFunc)   (SymfonicStage   *self,
+/* the hooks given the stream alone: admit, begin, finish, alarm */
+typedef gboolean (*SymfonicStageStreamFunc)  (SymfonicStage   *self,
                                               SymfonicStream  *stream,
                                               GError         **error);
 
 G_GNUC_INTERNAL
-SymfonicStageAdmitFunc   symfonic_stage_get_admit_func   (SymfonicStage             *self);
+SymfonicStageStreamFunc  symfonic_stage_get_admit_func   (SymfonicStage             *self);
 G_GNUC_INTERNAL
 gboolean                 symfonic_stage_run_admit        (SymfonicStage             *self,
-                                                          SymfonicStageAdmitFunc     admit,
+                                                          SymfonicStageStreamFunc    admit,
                                                           SymfonicStream            *stream,
                                                           GError                   **error);
 

@@ -54,6 +54,21 @@ check_hook (SymfonicStage  *self,
   return FALSE;
 }
 
+/* Runs a hook that is given the stream alone (admit, begin, finish,
+ * alarm), and checks what it says. */
+static gboolean
+run_stream_hook (SymfonicStage           *self,
+                 const char              *hook,
+                 SymfonicStageStreamFunc  func,
+                 SymfonicStream          *stream,
+                 GError                 **error)
+{
+  GError *local_error = NULL;
+  gboolean ok = func (self, stream, &local_error);
+
+  return check_hook (self, hook, ok, local_error, error);
+}
+
 static gboolean
 symfonic_stage_real_admit (SymfonicStage   *self,
                            SymfonicStream  *stream,
@@ -164,16 +179,11 @@ symfonic_stage_admit (SymfonicStage   *self,
                       SymfonicStream  *stream,
                       GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->admit (self, stream, &local_error);
-
-  return check_hook (self, "admit", ok, local_error, error);
+  return run_stream_hook (self, "admit", SYMFONIC_STAGE_GET_IFACE (self)->admit, stream, error);
 }
 
 /**
@@ -204,7 +214,7 @@ symfonic_stage_admit_async (SymfonicStage       *self,
  * asynchronous one, or %NULL when only that one decides: a stage with its
  * own admit_async and the default admit, which would accept everything.
  * The executor looks it up once per route rather than per request. */
-SymfonicStageAdmitFunc
+SymfonicStageStreamFunc
 symfonic_stage_get_admit_func (SymfonicStage *self)
 {
   SymfonicStageInterface *iface;
@@ -221,15 +231,12 @@ symfonic_stage_get_admit_func (SymfonicStage *self)
 /* symfonic_stage_admit() through the hook symfonic_stage_get_admit_func()
  * returned, without the argument checks the executor made once. */
 gboolean
-symfonic_stage_run_admit (SymfonicStage           *self,
-                          SymfonicStageAdmitFunc   admit,
-                          SymfonicStream          *stream,
-                          GError                 **error)
+symfonic_stage_run_admit (SymfonicStage            *self,
+                          SymfonicStageStreamFunc   admit,
+                          SymfonicStream           *stream,
+                          GError                  **error)
 {
-  GError *local_error = NULL;
-  gboolean ok = admit (self, stream, &local_error);
-
-  return check_hook (self, "admit", ok, local_error, error);
+  return run_stream_hook (self, "admit", admit, stream, error);
 }
 
 /**
@@ -305,16 +312,11 @@ symfonic_stage_begin (SymfonicStage   *self,
                       SymfonicStream  *stream,
                       GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->begin (self, stream, &local_error);
-
-  return check_hook (self, "begin", ok, local_error, error);
+  return run_stream_hook (self, "begin", SYMFONIC_STAGE_GET_IFACE (self)->begin, stream, error);
 }
 
 /**
@@ -390,16 +392,11 @@ symfonic_stage_finish (SymfonicStage   *self,
                        SymfonicStream  *stream,
                        GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->finish (self, stream, &local_error);
-
-  return check_hook (self, "finish", ok, local_error, error);
+  return run_stream_hook (self, "finish", SYMFONIC_STAGE_GET_IFACE (self)->finish, stream, error);
 }
 
 /**
@@ -434,16 +431,11 @@ symfonic_stage_alarm (SymfonicStage   *self,
                       SymfonicStream  *stream,
                       GError         **error)
 {
-  GError *local_error = NULL;
-  gboolean ok;
-
   g_return_val_if_fail (SYMFONIC_IS_STAGE (self), FALSE);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  ok = SYMFONIC_STAGE_GET_IFACE (self)->alarm (self, stream, &local_error);
-
-  return check_hook (self, "alarm", ok, local_error, error);
+  return run_stream_hook (self, "alarm", SYMFONIC_STAGE_GET_IFACE (self)->alarm, stream, error);
 }
 
 /**

@@ -4,9 +4,11 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "symfonic-meter-store.h"
 #include "symfonic-run-store.h"
-#include "symfonic-store.h"
+#include "symfonic-store-private.h"
 #include "symfonic-stream-cap-store.h"
 
 /**
@@ -156,4 +158,68 @@ symfonic_store_type_plays_a_role (GType type)
 {
   return g_type_is_a (type, SYMFONIC_TYPE_METER_STORE) || g_type_is_a (type, SYMFONIC_TYPE_STREAM_CAP_STORE) ||
          g_type_is_a (type, SYMFONIC_TYPE_RUN_STORE);
+}
+
+/* What a role's try_ wrapper answers for a store without the try_ method:
+ * it needs I/O to answer, and the caller goes through the asynchronous
+ * call instead. */
+gboolean
+symfonic_store_would_block (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The store answers asynchronously"));
+  return FALSE;
+}
+
+/* A task for an answer the store decided already: the state changed, so
+ * a cancellation must not report otherwise. */
+GTask *
+symfonic_store_task_new (gpointer             source,
+                         gpointer             source_tag,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  GTask *task = g_task_new (source, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, source_tag);
+  g_task_set_check_cancellable (task, FALSE);
+
+  return task;
+}
+
+/* Completes an asynchronous call with an answer decided at once: @error
+ * (taken) if it is set, else @answer. */
+void
+symfonic_store_return_answer (gpointer                   source,
+                              gpointer                   source_tag,
+                              GCancellable              *cancellable,
+                              GAsyncReadyCallback        callback,
+                              gpointer                   user_data,
+                              const SymfonicStoreAnswer *answer,
+                              GError                    *error)
+{
+  g_autoptr(GTask) task = symfonic_store_task_new (source, source_tag, cancellable, callback, user_data);
+
+  if (error != NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, g_memdup2 (answer, sizeof *answer), g_free);
+}
+
+gboolean
+symfonic_store_propagate_answer (GAsyncResult         *result,
+                                 gpointer              source,
+                                 SymfonicStoreAnswer  *answer,
+                                 GError              **error)
+{
+  g_autofree SymfonicStoreAnswer *value = NULL;
+
+  g_return_val_if_fail (g_task_is_valid (result, source), FALSE);
+
+  value = g_task_propagate_pointer (G_TASK (result), error);
+  if (value == NULL)
+    return FALSE;
+  *answer = *value;
+
+  return TRUE;
 }

@@ -4,8 +4,7 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
+#include "symfonic-store-private.h"
 #include "symfonic-stream-cap-store.h"
 
 /**
@@ -30,25 +29,10 @@ symfonic_stream_cap_store_real_get_time (SymfonicStreamCapStore *self)
   return g_get_monotonic_time ();
 }
 
-static gboolean
-symfonic_stream_cap_store_real_try_acquire (SymfonicStreamCapStore        *self,
-                                            const SymfonicStreamCapScope  *scopes,
-                                            guint                          n_scopes,
-                                            gint64                         now_us,
-                                            gboolean                      *acquired,
-                                            guint                         *refused_scope,
-                                            guint64                       *lease_id,
-                                            GError                       **error)
-{
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The stream cap store answers asynchronously"));
-  return FALSE;
-}
-
 static void
 symfonic_stream_cap_store_default_init (SymfonicStreamCapStoreInterface *iface)
 {
   iface->get_time = symfonic_stream_cap_store_real_get_time;
-  iface->try_acquire = symfonic_stream_cap_store_real_try_acquire;
 }
 
 static gboolean
@@ -63,6 +47,23 @@ scopes_are_valid (const SymfonicStreamCapScope *scopes,
       if (scopes[i].key == NULL || scopes[i].cap == 0)
         return FALSE;
     }
+
+  return TRUE;
+}
+
+/* What the caller of an acquisition learns: the lease only when taken,
+ * the scope that was full only when refused. */
+static gboolean
+give_slot (const SymfonicStoreAnswer *answer,
+           gboolean                  *acquired,
+           guint                     *refused_scope,
+           guint64                   *lease_id)
+{
+  *acquired = answer->yes;
+  if (refused_scope != NULL)
+    *refused_scope = answer->yes ? 0 : answer->refused_scope;
+  if (lease_id != NULL)
+    *lease_id = answer->yes ? answer->lease_id : 0;
 
   return TRUE;
 }
@@ -104,12 +105,25 @@ symfonic_stream_cap_store_acquire_async (SymfonicStreamCapStore        *self,
                                          GAsyncReadyCallback            callback,
                                          gpointer                       user_data)
 {
+  SymfonicStreamCapStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
+  GError *error = NULL;
+
   g_return_if_fail (SYMFONIC_IS_STREAM_CAP_STORE (self));
   g_return_if_fail (scopes_are_valid (scopes, n_scopes));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self)->acquire_async (self, scopes, n_scopes, now_us, cancellable,
-                                                             callback, user_data);
+  iface = SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self);
+  if (iface->acquire_async != NULL)
+    {
+      iface->acquire_async (self, scopes, n_scopes, now_us, cancellable, callback, user_data);
+      return;
+    }
+
+  symfonic_stream_cap_store_try_acquire (self, scopes, n_scopes, now_us, &answer.yes, &answer.refused_scope,
+                                         &answer.lease_id, &error);
+  symfonic_store_return_answer (self, symfonic_stream_cap_store_acquire_async, cancellable, callback, user_data,
+                                &answer, error);
 }
 
 /**
@@ -133,26 +147,21 @@ symfonic_stream_cap_store_acquire_finish (SymfonicStreamCapStore  *self,
                                           guint64                 *lease_id,
                                           GError                 **error)
 {
-  gboolean local_acquired = FALSE;
-  guint local_refused = 0;
-  guint64 local_lease = 0;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_STREAM_CAP_STORE (self), FALSE);
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
   g_return_val_if_fail (acquired != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self)->acquire_finish (self, result, &local_acquired, &local_refused,
-                                                                   &local_lease, error))
+  if (g_async_result_is_tagged (result, symfonic_stream_cap_store_acquire_async)
+        ? !symfonic_store_propagate_answer (result, self, &answer, error)
+        : !SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self)->acquire_finish (self, result, &answer.yes,
+                                                                       &answer.refused_scope, &answer.lease_id,
+                                                                       error))
     return FALSE;
 
-  *acquired = local_acquired;
-  if (refused_scope != NULL)
-    *refused_scope = local_acquired ? 0 : local_refused;
-  if (lease_id != NULL)
-    *lease_id = local_acquired ? local_lease : 0;
-
-  return TRUE;
+  return give_slot (&answer, acquired, refused_scope, lease_id);
 }
 
 /**
@@ -186,26 +195,22 @@ symfonic_stream_cap_store_try_acquire (SymfonicStreamCapStore        *self,
                                        guint64                       *lease_id,
                                        GError                       **error)
 {
-  gboolean local_acquired = FALSE;
-  guint local_refused = 0;
-  guint64 local_lease = 0;
+  SymfonicStreamCapStoreInterface *iface;
+  SymfonicStoreAnswer answer = { 0, };
 
   g_return_val_if_fail (SYMFONIC_IS_STREAM_CAP_STORE (self), FALSE);
   g_return_val_if_fail (scopes_are_valid (scopes, n_scopes), FALSE);
   g_return_val_if_fail (acquired != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self)->try_acquire (self, scopes, n_scopes, now_us, &local_acquired,
-                                                                &local_refused, &local_lease, error))
+  iface = SYMFONIC_STREAM_CAP_STORE_GET_IFACE (self);
+  if (iface->try_acquire == NULL)
+    return symfonic_store_would_block (error);
+  if (!iface->try_acquire (self, scopes, n_scopes, now_us, &answer.yes, &answer.refused_scope, &answer.lease_id,
+                           error))
     return FALSE;
 
-  *acquired = local_acquired;
-  if (refused_scope != NULL)
-    *refused_scope = local_acquired ? 0 : local_refused;
-  if (lease_id != NULL)
-    *lease_id = local_acquired ? local_lease : 0;
-
-  return TRUE;
+  return give_slot (&answer, acquired, refused_scope, lease_id);
 }
 
 /**

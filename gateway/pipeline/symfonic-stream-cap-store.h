@@ -37,10 +37,11 @@ G_DECLARE_INTERFACE (SymfonicStreamCapStore, symfonic_stream_cap_store, SYMFONIC
  *   symfonic_meter_store_get_time() is the meter store's. The default is
  *   the monotonic clock.
  * @acquire_async: takes a slot in every scope, see
- *   symfonic_stream_cap_store_acquire_async().
+ *   symfonic_stream_cap_store_acquire_async(). Optional for a store that
+ *   implements @try_acquire, which then answers it.
  * @acquire_finish: completes @acquire_async.
- * @try_acquire: @acquire_async decided at once. The default fails with
- *   %G_IO_ERROR_WOULD_BLOCK.
+ * @try_acquire: @acquire_async decided at once. Optional: without it the
+ *   wrapper fails with %G_IO_ERROR_WOULD_BLOCK.
  * @renew_async: extends a slot's lease, see
  *   symfonic_stream_cap_store_renew_async().
  * @renew_finish: completes @renew_async.

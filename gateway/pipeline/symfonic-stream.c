@@ -106,31 +106,21 @@ typedef enum {
  * move that is not allowed. */
 #define ILLEGAL STREAM_NEW
 
+/* Both phases of admission, the head's and the body's, move alike: from
+ * the phase's start or while waiting in it, a stage that waits keeps it
+ * @waiting, and the phase passes on to @passed. */
+#define ADMISSION(waiting, passed) { \
+    [STREAM_WAIT] = (waiting), \
+    [STREAM_PASS] = (passed), \
+    [STREAM_REFUSE] = STREAM_REFUSED, \
+    [STREAM_CANCEL] = STREAM_OVER, \
+  }
+
 static const StreamState transitions[N_STREAM_STATES][N_STREAM_EVENTS] = {
-  [STREAM_NEW] = {
-    [STREAM_WAIT] = STREAM_HEAD_WAITING,
-    [STREAM_PASS] = STREAM_HEAD_ADMITTED,
-    [STREAM_REFUSE] = STREAM_REFUSED,
-    [STREAM_CANCEL] = STREAM_OVER,
-  },
-  [STREAM_HEAD_WAITING] = {
-    [STREAM_WAIT] = STREAM_HEAD_WAITING,
-    [STREAM_PASS] = STREAM_HEAD_ADMITTED,
-    [STREAM_REFUSE] = STREAM_REFUSED,
-    [STREAM_CANCEL] = STREAM_OVER,
-  },
-  [STREAM_HEAD_ADMITTED] = {
-    [STREAM_WAIT] = STREAM_BODY_WAITING,
-    [STREAM_PASS] = STREAM_ADMITTED,
-    [STREAM_REFUSE] = STREAM_REFUSED,
-    [STREAM_CANCEL] = STREAM_OVER,
-  },
-  [STREAM_BODY_WAITING] = {
-    [STREAM_WAIT] = STREAM_BODY_WAITING,
-    [STREAM_PASS] = STREAM_ADMITTED,
-    [STREAM_REFUSE] = STREAM_REFUSED,
-    [STREAM_CANCEL] = STREAM_OVER,
-  },
+  [STREAM_NEW] = ADMISSION (STREAM_HEAD_WAITING, STREAM_HEAD_ADMITTED),
+  [STREAM_HEAD_WAITING] = ADMISSION (STREAM_HEAD_WAITING, STREAM_HEAD_ADMITTED),
+  [STREAM_HEAD_ADMITTED] = ADMISSION (STREAM_BODY_WAITING, STREAM_ADMITTED),
+  [STREAM_BODY_WAITING] = ADMISSION (STREAM_BODY_WAITING, STREAM_ADMITTED),
   [STREAM_ADMITTED] = {
     [STREAM_START] = STREAM_STARTING,
     [STREAM_CANCEL] = STREAM_OVER,
@@ -1070,6 +1060,21 @@ wake_source (SymfonicStream *self)
   symfonic_poller_defer (get_poller (self), &self->ready);
 }
 
+/* However the stream ends: it keeps no deadline and no event (a batch
+ * that is out is the stage thread's until it answers), and its upstream
+ * stops if it was still producing. */
+static void
+stop_flow (SymfonicStream *self)
+{
+  clear_deadline (self);
+  if (!self->out)
+    event_list_clear (self->batch);
+  if (self->pending != NULL)
+    event_list_clear (self->pending);
+  g_cancellable_cancel (self->cancellable);
+  wake_source (self);
+}
+
 static void
 stream_end (SymfonicStream *self,
             const GError   *error)
@@ -1077,15 +1082,7 @@ stream_end (SymfonicStream *self,
   if (!advance (self, STREAM_END))
     return;
 
-  clear_deadline (self);
-  /* a batch that is out is the stage thread's until it answers */
-  if (!self->out)
-    event_list_clear (self->batch);
-  if (self->pending != NULL)
-    event_list_clear (self->pending);
-  /* stop the upstream if a stage failed while it was still producing */
-  g_cancellable_cancel (self->cancellable);
-  wake_source (self);
+  stop_flow (self);
   if (self->sink != NULL)
     self->sink->end (self->sink_data, error);
   close_admitted_stages (self);
@@ -1993,12 +1990,6 @@ symfonic_stream_cancel (SymfonicStream *self)
   self->admit_func = NULL;
   self->admit_data = NULL;
   self->sink = NULL;
-  clear_deadline (self);
-  if (!self->out)
-    event_list_clear (self->batch);
-  if (self->pending != NULL)
-    event_list_clear (self->pending);
-  g_cancellable_cancel (self->cancellable);
-  wake_source (self);
+  stop_flow (self);
   close_admitted_stages (self);
 }

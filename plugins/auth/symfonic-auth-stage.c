@@ -40,8 +40,7 @@ struct _SymfonicAuthStage
   SymfonicJwtVerifier *jwt;
 
   /* what the first g_initable_init() said, which every later call says */
-  gboolean             init_done;
-  GError              *init_error;
+  SymfonicInitOnce     init;
 };
 
 static void symfonic_auth_stage_initable_init (GInitableIface *iface);
@@ -272,9 +271,11 @@ symfonic_auth_stage_stage_init (SymfonicStageInterface *iface)
 }
 
 static gboolean
-load (SymfonicAuthStage  *self,
-      GError            **error)
+load (GInitable     *initable,
+      GCancellable  *cancellable,
+      GError       **error)
 {
+  SymfonicAuthStage *self = SYMFONIC_AUTH_STAGE (initable);
   g_autoptr(GError) local_error = NULL;
   SymfonicJwtSettings settings = {
     .hs256_secret_file = self->jwt_hs256_secret_file,
@@ -331,23 +332,9 @@ symfonic_auth_stage_initable_init_impl (GInitable     *initable,
                                         GCancellable  *cancellable,
                                         GError       **error)
 {
-  SymfonicAuthStage *self = SYMFONIC_AUTH_STAGE (initable);
-
   /* the files may have changed since: reading them again could make a
    * stage that failed work, or one that works fail */
-  if (!self->init_done)
-    {
-      self->init_done = TRUE;
-      load (self, &self->init_error);
-    }
-
-  if (self->init_error != NULL)
-    {
-      g_propagate_error (error, g_error_copy (self->init_error));
-      return FALSE;
-    }
-
-  return TRUE;
+  return symfonic_init_once (&SYMFONIC_AUTH_STAGE (initable)->init, load, initable, cancellable, error);
 }
 
 static void
@@ -372,7 +359,7 @@ symfonic_auth_stage_finalize (GObject *object)
   g_free (self->jwt_audience);
   g_clear_pointer (&self->tokens, symfonic_token_table_free);
   g_clear_pointer (&self->jwt, symfonic_jwt_verifier_free);
-  g_clear_error (&self->init_error);
+  symfonic_init_once_clear (&self->init);
 
   G_OBJECT_CLASS (symfonic_auth_stage_parent_class)->finalize (object);
 }

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -17,7 +16,8 @@
  * The filter withholds what could still become a tag, and the base class
  * releases it when the answer closes. Being last, it also drops the
  * memory blocks that removing a tag forms. The stage object is shared by
- * every stream on every worker: its counters are atomic. */
+ * every stream on every worker: its counters are added to and read
+ * atomically. */
 
 static const char * const default_kinds[] = { "semantic", "episodic", "procedural", NULL };
 #define DEFAULT_OPEN_TAG "<memory_ops>"
@@ -34,8 +34,8 @@ struct _SymfonicCitationStage
    * found valid */
   SymfonicCitationSpec *spec;
 
-  _Atomic guint64       tags_removed;
-  _Atomic guint64       blocks_dropped;
+  guint64               tags_removed;
+  guint64               blocks_dropped;
 };
 
 /* A stream's state beside its filter. */
@@ -78,20 +78,6 @@ symfonic_citation_stage_create_filter (SymfonicFilterStage *stage,
   return SYMFONIC_TEXT_FILTER (symfonic_citation_filter_new_for_spec (self->spec));
 }
 
-/* Adds to a stage's @total what a stream's filter @count grew by since
- * @counted, the part of it added before. */
-static inline void
-add_count (_Atomic guint64 *total,
-           guint64         *counted,
-           guint64          count)
-{
-  if (count != *counted)
-    {
-      atomic_fetch_add_explicit (total, count - *counted, memory_order_relaxed);
-      *counted = count;
-    }
-}
-
 /* After a delta the filter took, and when the answer closes. What the
  * terminal's filter removes is not counted: when deltas streamed, what
  * they held was counted here. */
@@ -104,8 +90,10 @@ symfonic_citation_stage_after_filter (SymfonicFilterStage *stage,
   StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
   SymfonicCitationFilter *citation = SYMFONIC_CITATION_FILTER (filter);
 
-  add_count (&self->tags_removed, &state->removed_counted, symfonic_citation_filter_get_removed (citation));
-  add_count (&self->blocks_dropped, &state->dropped_counted, symfonic_citation_filter_get_blocks_dropped (citation));
+  symfonic_filter_stage_add_count (&self->tags_removed, &state->removed_counted,
+                                   symfonic_citation_filter_get_removed (citation));
+  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
+                                   symfonic_citation_filter_get_blocks_dropped (citation));
 }
 
 /* A kind with brackets, a colon or blanks could never match the tag
@@ -189,10 +177,10 @@ symfonic_citation_stage_get_property (GObject    *object,
       g_value_set_string (value, self->close_tag);
       break;
     case PROP_TAGS_REMOVED:
-      g_value_set_uint64 (value, atomic_load_explicit (&self->tags_removed, memory_order_relaxed));
+      g_value_set_uint64 (value, __atomic_load_n (&self->tags_removed, __ATOMIC_RELAXED));
       break;
     case PROP_BLOCKS_DROPPED:
-      g_value_set_uint64 (value, atomic_load_explicit (&self->blocks_dropped, memory_order_relaxed));
+      g_value_set_uint64 (value, __atomic_load_n (&self->blocks_dropped, __ATOMIC_RELAXED));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -284,6 +272,4 @@ symfonic_citation_stage_init (SymfonicCitationStage *self)
   self->kinds = g_strdupv ((char **) default_kinds);
   self->open_tag = g_strdup (DEFAULT_OPEN_TAG);
   self->close_tag = g_strdup (DEFAULT_CLOSE_TAG);
-  atomic_init (&self->tags_removed, 0);
-  atomic_init (&self->blocks_dropped, 0);
 }

@@ -58,8 +58,7 @@ struct _SymfonicErrorMapStage
 
   gboolean      loaded;
   /* what the first g_initable_init() said, which every later call says */
-  gboolean      init_done;
-  GError       *init_error;
+  SymfonicInitOnce init;
   /* indexed by SymfonicError code, n_codes long: the published code name
    * (borrowed, NULL for codes without one) and the row (NULL: none) */
   guint         n_codes;
@@ -537,9 +536,11 @@ load_code (SymfonicErrorMapStage  *self,
 }
 
 static gboolean
-load (SymfonicErrorMapStage  *self,
-      GError                **error)
+load (GInitable     *initable,
+      GCancellable  *cancellable,
+      GError       **error)
 {
+  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
   g_autoptr(GEnumClass) codes_class = NULL;
   g_autoptr(GEnumClass) kinds_class = NULL;
   g_autoptr(SymfonicConfigFile) table = NULL;
@@ -617,23 +618,9 @@ symfonic_error_map_stage_initable_init_impl (GInitable     *initable,
                                              GCancellable  *cancellable,
                                              GError       **error)
 {
-  SymfonicErrorMapStage *self = SYMFONIC_ERROR_MAP_STAGE (initable);
-
   /* loading again would fill the rows a failed load left half made, and
    * could read a table edited since */
-  if (!self->init_done)
-    {
-      self->init_done = TRUE;
-      load (self, &self->init_error);
-    }
-
-  if (self->init_error != NULL)
-    {
-      g_propagate_error (error, g_error_copy (self->init_error));
-      return FALSE;
-    }
-
-  return TRUE;
+  return symfonic_init_once (&SYMFONIC_ERROR_MAP_STAGE (initable)->init, load, initable, cancellable, error);
 }
 
 static void
@@ -656,7 +643,7 @@ symfonic_error_map_stage_finalize (GObject *object)
   g_free (self->code_names);
   g_free (self->by_kind);
   g_ptr_array_unref (self->policies);
-  g_clear_error (&self->init_error);
+  symfonic_init_once_clear (&self->init);
 
   G_OBJECT_CLASS (symfonic_error_map_stage_parent_class)->finalize (object);
 }

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -23,7 +22,7 @@
  * makes the base class release the withheld text, and the stage send its
  * event after it. Without such an event that happens when the upstream
  * finishes. The stage object is shared by every stream on every worker:
- * its counter is atomic. */
+ * its counter is added to and read atomically. */
 
 #define DEFAULT_OPEN_TAG "<memory_ops>"
 #define DEFAULT_CLOSE_TAG "</memory_ops>"
@@ -41,7 +40,7 @@ struct _SymfonicExtractionStage
    * valid */
   SymfonicExtractionSpec *spec;
 
-  _Atomic guint64         blocks_dropped;
+  guint64                 blocks_dropped;
 };
 
 /* A stream's state beside its filter. */
@@ -99,13 +98,9 @@ symfonic_extraction_stage_after_filter (SymfonicFilterStage *stage,
 {
   SymfonicExtractionStage *self = SYMFONIC_EXTRACTION_STAGE (stage);
   StreamState *state = symfonic_filter_stage_get_stream_state (stage, stream);
-  guint64 dropped = symfonic_extraction_filter_get_dropped (SYMFONIC_EXTRACTION_FILTER (filter));
 
-  if (dropped != state->dropped_counted)
-    {
-      atomic_fetch_add_explicit (&self->blocks_dropped, dropped - state->dropped_counted, memory_order_relaxed);
-      state->dropped_counted = dropped;
-    }
+  symfonic_filter_stage_add_count (&self->blocks_dropped, &state->dropped_counted,
+                                   symfonic_extraction_filter_get_dropped (SYMFONIC_EXTRACTION_FILTER (filter)));
 }
 
 /* Sends the one MemoryExtractedEvent, after the prose the base class
@@ -142,7 +137,7 @@ publish_ops (SymfonicExtractionStage  *self,
         {
           g_debug ("Dropped %u memory ops parsed after the answer closed",
                    json_array_get_length (ops));
-          atomic_fetch_add_explicit (&self->blocks_dropped, 1, memory_order_relaxed);
+          __atomic_fetch_add (&self->blocks_dropped, 1, __ATOMIC_RELAXED);
         }
       return TRUE;
     }
@@ -250,7 +245,7 @@ symfonic_extraction_stage_get_property (GObject    *object,
       g_value_set_uint (value, self->max_block_bytes);
       break;
     case PROP_BLOCKS_DROPPED:
-      g_value_set_uint64 (value, atomic_load_explicit (&self->blocks_dropped, memory_order_relaxed));
+      g_value_set_uint64 (value, __atomic_load_n (&self->blocks_dropped, __ATOMIC_RELAXED));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -328,5 +323,4 @@ symfonic_extraction_stage_init (SymfonicExtractionStage *self)
   self->open_tag = g_strdup (DEFAULT_OPEN_TAG);
   self->close_tag = g_strdup (DEFAULT_CLOSE_TAG);
   self->max_block_bytes = DEFAULT_MAX_BLOCK_BYTES;
-  atomic_init (&self->blocks_dropped, 0);
 }

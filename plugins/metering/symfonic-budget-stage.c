@@ -162,7 +162,7 @@ symfonic_budget_stage_dup_key (SymfonicBudgetStage *self,
   g_return_val_if_fail (SYMFONIC_IS_BUDGET_STAGE (self), NULL);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), NULL);
 
-  return g_strconcat ("t:", symfonic_meter_get_tenant (stream), NULL);
+  return symfonic_meter_dup_key (stream, TRUE, FALSE);
 }
 
 /* The query's share of the usage: reserved at admission, charged when no
@@ -298,13 +298,8 @@ admission_new (SymfonicBudgetStage  *self,
   guint64 query_tokens = query_estimate (stream);
   Admission *admission;
 
-  if (self->store == NULL)
-    {
-      /* a programming error: the pipeline loader always initializes */
-      g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The budget is not initialized"));
-      return NULL;
-    }
+  if (!symfonic_meter_check_store (SYMFONIC_STAGE (self), self->store, error))
+    return NULL;
   if (query_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
@@ -391,16 +386,6 @@ symfonic_budget_stage_admit (SymfonicStage   *stage,
     return FALSE;
 
   return apply_verdict (self, admission, reserved, lease_id, retry_after_us, allowance, error);
-}
-
-static gboolean
-symfonic_budget_stage_admit_finish (SymfonicStage  *stage,
-                                    GAsyncResult   *result,
-                                    GError        **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, stage), FALSE);
-
-  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 /* The stream's alarm rings for whichever comes first: the flush of
@@ -780,7 +765,7 @@ symfonic_budget_stage_stage_init (SymfonicStageInterface *iface)
 {
   iface->admit = symfonic_budget_stage_admit;
   iface->admit_async = symfonic_budget_stage_admit_async;
-  iface->admit_finish = symfonic_budget_stage_admit_finish;
+  iface->admit_finish = symfonic_meter_admit_finish;
   iface->begin = symfonic_budget_stage_begin;
   iface->process = symfonic_budget_stage_process;
   iface->close = symfonic_budget_stage_close;
@@ -803,10 +788,7 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
       return FALSE;
     }
 
-  /* a store of its own lives and dies with its streams: its leases need
-   * no renewal */
-  if (self->store == NULL)
-    self->store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
+  symfonic_meter_ensure_store (&self->store);
   self->lease_ttl_us = symfonic_store_lease_ttl_of (G_OBJECT (self->store));
 
   return TRUE;
@@ -926,13 +908,7 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
                          "is settled when it ends",
                          1, G_MAXINT64, 4096,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_STORE] =
-    g_param_spec_object ("store", "Store",
-                         "Where the budgets live: a [store:NAME] of the pipeline file, shared with every "
-                         "stage naming it, or a registered store type; memory (this stage, this process) "
-                         "when unset",
-                         SYMFONIC_TYPE_METER_STORE,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_STORE] = symfonic_meter_param_spec_store ();
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

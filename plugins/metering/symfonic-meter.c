@@ -4,6 +4,10 @@
  */
 #include "config.h"
 
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
 #include "symfonic-meter.h"
 
 /**
@@ -101,4 +105,110 @@ symfonic_meter_get_principal (SymfonicStream *stream)
   const char *principal = symfonic_invocation_get_principal_id (symfonic_stream_get_invocation (stream));
 
   return principal != NULL ? principal : "anonymous";
+}
+
+/**
+ * symfonic_meter_dup_key:
+ * @stream: a stream
+ * @tenant: whether the key holds the stream's tenant
+ * @principal: whether the key holds its principal
+ *
+ * The store key @stream is counted under by a stage that counts by
+ * tenant, by principal or by both. Tenant and principal ids are arbitrary
+ * strings, so the pair carries the tenant's length: no choice of ids makes
+ * two pairs collide.
+ *
+ * Returns: (transfer full): the key
+ */
+char *
+symfonic_meter_dup_key (SymfonicStream *stream,
+                        gboolean        tenant,
+                        gboolean        principal)
+{
+  const char *tenant_id = symfonic_meter_get_tenant (stream);
+
+  if (!principal)
+    return g_strconcat ("t:", tenant_id, NULL);
+  if (!tenant)
+    return g_strconcat ("p:", symfonic_meter_get_principal (stream), NULL);
+
+  return g_strdup_printf ("tp:%" G_GSIZE_FORMAT ":%s:%s", strlen (tenant_id), tenant_id,
+                          symfonic_meter_get_principal (stream));
+}
+
+/**
+ * symfonic_meter_ensure_store:
+ * @store: (inout): a metering stage's store
+ *
+ * A stage that names no store counts in one of its own, in this process,
+ * which lives and dies with its streams: its leases never expire.
+ */
+void
+symfonic_meter_ensure_store (SymfonicMeterStore **store)
+{
+  if (*store == NULL)
+    *store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
+}
+
+/**
+ * symfonic_meter_param_spec_store:
+ *
+ * Returns: (transfer floating): the spec of a metering stage's `store`
+ *   property
+ */
+GParamSpec *
+symfonic_meter_param_spec_store (void)
+{
+  return g_param_spec_object ("store", "Store",
+                              "Where the stage keeps its counts: a [store:NAME] of the pipeline file, shared with "
+                              "every stage naming it, or a registered store type; memory (this stage, this "
+                              "process) when unset",
+                              SYMFONIC_TYPE_METER_STORE,
+                              G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+}
+
+/**
+ * symfonic_meter_check_store:
+ * @stage: a metering stage
+ * @store: (nullable): its store
+ * @error: return location for a #GError
+ *
+ * A programming error: the pipeline loader always initializes a stage,
+ * which gives it its store, before it admits anything.
+ *
+ * Returns: %TRUE if @stage has its store
+ */
+gboolean
+symfonic_meter_check_store (SymfonicStage       *stage,
+                            SymfonicMeterStore  *store,
+                            GError             **error)
+{
+  if (G_LIKELY (store != NULL))
+    return TRUE;
+
+  g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (stage));
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The stage %s is not initialized"),
+               G_OBJECT_TYPE_NAME (stage));
+  return FALSE;
+}
+
+/**
+ * symfonic_meter_admit_finish:
+ * @stage: a metering stage
+ * @result: the #GAsyncResult of its admit_async hook
+ * @error: return location for a #GError
+ *
+ * The metering stages' admit_finish hook: their admit_async hook returns
+ * through a task whether the store's answer let the stream in.
+ *
+ * Returns: %TRUE if the stream is admitted
+ */
+gboolean
+symfonic_meter_admit_finish (SymfonicStage  *stage,
+                             GAsyncResult   *result,
+                             GError        **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, stage), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
 }

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-rate-limit-stage.h"
@@ -68,33 +66,18 @@ symfonic_rate_limit_key_get_type (void)
  * @self: a #SymfonicRateLimitStage
  * @stream: a stream
  *
- * The store key @stream is counted under. Tenant and principal ids are
- * arbitrary strings, so the pair carries the tenant's length: no choice of
- * ids makes two pairs collide.
- *
- * Returns: (transfer full): the key
+ * Returns: (transfer full): the store key @stream is counted under, see
+ *   symfonic_meter_dup_key()
  */
 char *
 symfonic_rate_limit_stage_dup_key (SymfonicRateLimitStage *self,
                                    SymfonicStream         *stream)
 {
-  const char *tenant;
-
   g_return_val_if_fail (SYMFONIC_IS_RATE_LIMIT_STAGE (self), NULL);
   g_return_val_if_fail (SYMFONIC_IS_STREAM (stream), NULL);
 
-  tenant = symfonic_meter_get_tenant (stream);
-  switch (self->key)
-    {
-    case SYMFONIC_RATE_LIMIT_KEY_PRINCIPAL:
-      return g_strconcat ("p:", symfonic_meter_get_principal (stream), NULL);
-    case SYMFONIC_RATE_LIMIT_KEY_TENANT_PRINCIPAL:
-      return g_strdup_printf ("tp:%" G_GSIZE_FORMAT ":%s:%s", strlen (tenant), tenant,
-                              symfonic_meter_get_principal (stream));
-    case SYMFONIC_RATE_LIMIT_KEY_TENANT:
-    default:
-      return g_strconcat ("t:", tenant, NULL);
-    }
+  return symfonic_meter_dup_key (stream, self->key != SYMFONIC_RATE_LIMIT_KEY_PRINCIPAL,
+                                 self->key != SYMFONIC_RATE_LIMIT_KEY_TENANT);
 }
 
 /* The store's verdict on @stream: %TRUE if it is allowed, otherwise
@@ -145,19 +128,6 @@ take_cb (GObject      *object,
   g_task_return_boolean (task, TRUE);
 }
 
-/* A programming error: the pipeline loader always initializes. */
-static gboolean
-check_initialized (SymfonicRateLimitStage  *self,
-                   GError                 **error)
-{
-  if (G_LIKELY (self->store != NULL))
-    return TRUE;
-
-  g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (self));
-  g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The rate limit is not initialized"));
-  return FALSE;
-}
-
 /* Decided at once when the store can (its state is in this process), so
  * that the request waits no main-loop turn for it; otherwise the store's
  * G_IO_ERROR_WOULD_BLOCK has the gateway call admit_async. */
@@ -171,7 +141,7 @@ symfonic_rate_limit_stage_admit (SymfonicStage   *stage,
   gint64 retry_after_us = 0;
   gboolean allowed = FALSE;
 
-  if (!check_initialized (self, error))
+  if (!symfonic_meter_check_store (stage, self->store, error))
     return FALSE;
 
   key = symfonic_rate_limit_stage_dup_key (self, stream);
@@ -197,7 +167,7 @@ symfonic_rate_limit_stage_admit_async (SymfonicStage       *stage,
 
   g_task_set_source_tag (task, symfonic_rate_limit_stage_admit_async);
   g_task_set_task_data (task, g_object_ref (stream), g_object_unref);
-  if (!check_initialized (self, &error))
+  if (!symfonic_meter_check_store (stage, self->store, &error))
     {
       g_task_return_error (task, error);
       return;
@@ -209,22 +179,12 @@ symfonic_rate_limit_stage_admit_async (SymfonicStage       *stage,
                                    take_cb, g_steal_pointer (&task));
 }
 
-static gboolean
-symfonic_rate_limit_stage_admit_finish (SymfonicStage  *stage,
-                                        GAsyncResult   *result,
-                                        GError        **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, stage), FALSE);
-
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
 static void
 symfonic_rate_limit_stage_stage_init (SymfonicStageInterface *iface)
 {
   iface->admit = symfonic_rate_limit_stage_admit;
   iface->admit_async = symfonic_rate_limit_stage_admit_async;
-  iface->admit_finish = symfonic_rate_limit_stage_admit_finish;
+  iface->admit_finish = symfonic_meter_admit_finish;
 }
 
 static gboolean
@@ -235,8 +195,7 @@ symfonic_rate_limit_stage_initable_init_impl (GInitable     *initable,
   SymfonicRateLimitStage *self = SYMFONIC_RATE_LIMIT_STAGE (initable);
   double interval;
 
-  if (self->store == NULL)
-    self->store = SYMFONIC_METER_STORE (symfonic_memory_store_new (0));
+  symfonic_meter_ensure_store (&self->store);
 
   /* the property ranges keep both within a few hours of microseconds */
   interval = MAX (G_USEC_PER_SEC / self->rate + 0.5, 1.0);
@@ -357,13 +316,7 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
                        "(“anonymous” when no auth stage ran)",
                        SYMFONIC_TYPE_RATE_LIMIT_KEY, SYMFONIC_RATE_LIMIT_KEY_TENANT,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_STORE] =
-    g_param_spec_object ("store", "Store",
-                         "Where the counters live: a [store:NAME] of the pipeline file, shared with every "
-                         "stage naming it, or a registered store type; memory (this stage, this process) "
-                         "when unset",
-                         SYMFONIC_TYPE_METER_STORE,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_STORE] = symfonic_meter_param_spec_store ();
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

@@ -27,8 +27,7 @@ struct _SymfonicReplaySource
   GHashTable *by_name;
 
   /* what the first g_initable_init() said, which every later call says */
-  gboolean    init_done;
-  GError     *init_error;
+  SymfonicInitOnce init;
 };
 
 static void symfonic_replay_source_initable_init (GInitableIface *iface);
@@ -289,10 +288,11 @@ compare_files (gconstpointer a,
 }
 
 static gboolean
-load (SymfonicReplaySource  *self,
-      GCancellable          *cancellable,
-      GError               **error)
+load (GInitable     *initable,
+      GCancellable  *cancellable,
+      GError       **error)
 {
+  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (initable);
   g_autoptr(GFileEnumerator) children = NULL;
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
@@ -358,23 +358,9 @@ symfonic_replay_source_initable_init_impl (GInitable     *initable,
                                            GCancellable  *cancellable,
                                            GError       **error)
 {
-  SymfonicReplaySource *self = SYMFONIC_REPLAY_SOURCE (initable);
-
   /* reading the folder again would replace transcripts that streams may
    * be playing, and could find it changed */
-  if (!self->init_done)
-    {
-      self->init_done = TRUE;
-      load (self, cancellable, &self->init_error);
-    }
-
-  if (self->init_error != NULL)
-    {
-      g_propagate_error (error, g_error_copy (self->init_error));
-      return FALSE;
-    }
-
-  return TRUE;
+  return symfonic_init_once (&SYMFONIC_REPLAY_SOURCE (initable)->init, load, initable, cancellable, error);
 }
 
 static void
@@ -392,7 +378,7 @@ symfonic_replay_source_finalize (GObject *object)
   g_free (self->default_transcript);
   g_free (self->transcript_header);
   g_hash_table_unref (self->by_name);
-  g_clear_error (&self->init_error);
+  symfonic_init_once_clear (&self->init);
 
   G_OBJECT_CLASS (symfonic_replay_source_parent_class)->finalize (object);
 }
