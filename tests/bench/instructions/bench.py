@@ -30,10 +30,18 @@ HEADERS = {"Authorization": "Bearer demo-token-alice", "X-Tenant-ID": "acme",
            "Content-Type": "application/json"}
 
 
+def data_dir(build):
+    """The data folder of the tree @build was configured from: an older
+    build may not know the codes a newer error table names."""
+    with open(os.path.join(build, "meson-info", "meson-info.json")) as f:
+        return os.path.join(json.load(f)["directories"]["source"], "data")
+
+
 class Rig(provider.Rig):
     """provider-compare's upstream, a gateway with both routes."""
 
     def pipeline(self, build):
+        data = data_dir(build)
         text = ("[gateway]\nlisten=127.0.0.1:%d\nworkers=1\n"
                 "\n[route:typed]\npath=/typed\nkind=typed\nsource=typed\nstages=%s\n"
                 "\n[source:typed]\ntype=runtime\nurl=http://127.0.0.1:%d/typed\n"
@@ -46,8 +54,8 @@ class Rig(provider.Rig):
                 "\n[stage:extraction]\ntype=extraction\n\n[stage:citation]\ntype=citation\n"
                 "\n[stage:errors]\ntype=error-map\ntable=%s\n"
                 % (self.ports["gateway"], provider.STAGES, self.ports["static"], provider.STAGES,
-                   self.ports["static"], os.path.join(provider.DATA, "demo-tokens.ini"),
-                   os.path.join(provider.DATA, "error-map.ini")))
+                   self.ports["static"], os.path.join(data, "demo-tokens.ini"),
+                   os.path.join(data, "error-map.ini")))
         return self.write("instructions.pipeline", text.encode())
 
     def start_upstream(self):
@@ -114,7 +122,7 @@ def main():
                 per_request = (many - few) / args.requests
                 first.setdefault(route, per_request)
                 print("%-7s %-40s %12.0f instructions per request  (%+.2f %% against the first build)"
-                      % (route, os.path.basename(build.rstrip("/")) or build, per_request,
+                      % (route, os.path.relpath(build), per_request,
                          100.0 * (per_request / first[route] - 1)))
                 sys.stdout.flush()
     except harness.SetupError as e:
