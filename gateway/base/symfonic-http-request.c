@@ -13,6 +13,7 @@
 #include "symfonic-invocation.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-stream.h"
+#include "symfonic-stream-log.h"
 #include "symfonic-upstream-private.h"
 
 /**
@@ -63,9 +64,14 @@ symfonic_http_request_new_failure_valist (SymfonicHttpRequest *req,
                                           va_list              args)
 {
   g_autofree char *why = g_strdup_vprintf (format, args);
+  const char *url = symfonic_http_source_get_display_url (req->source);
+  g_autofree char *kind = NULL;
 
-  g_message ("Run %s: the upstream %s failed: %s", run_id (req),
-             symfonic_http_source_get_display_url (req->source), why);
+  /* an upstream that is down fails every request the same way: one line
+   * per upstream and kind of failure every interval */
+  kind = g_strdup_printf ("upstream %s: %s %d", url, G_OBJECT_TYPE_NAME (req->source), code);
+  symfonic_log_stream (G_LOG_LEVEL_MESSAGE, req->stream, "source", kind, "Run %s: the upstream %s failed: %s",
+                       run_id (req), url, why);
 
   return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
 }
