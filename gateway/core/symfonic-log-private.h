@@ -58,6 +58,8 @@ gboolean symfonic_log_limit_take         (const char               *kind,
                                           gint64                   *since_us);
 G_GNUC_INTERNAL
 void     symfonic_log_limit_forget       (void);
+G_GNUC_INTERNAL
+char    *symfonic_log_error_kind         (const GError             *error);
 
 G_GNUC_INTERNAL G_GNUC_PRINTF (8, 0)
 void     symfonic_log_request_valist     (const char               *log_domain,

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include "symfonic-enums.h"
+#include "symfonic-error.h"
 #include "symfonic-log-private.h"
 
 /* Lines about requests go to whatever writer the process installed
@@ -99,6 +101,25 @@ symfonic_log_limit_forget (void)
   G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&limits_lock);
 
   g_clear_pointer (&limits, g_hash_table_unref);
+}
+
+/* The kind of failure @error is, in words for a kind: a code of the
+ * library's own by its nick (`upstream-unavailable`), another by its
+ * domain and number. Never its message, which may name a request's
+ * values. */
+char *
+symfonic_log_error_kind (const GError *error)
+{
+  if (error->domain == SYMFONIC_ERROR)
+    {
+      g_autoptr(GEnumClass) codes = g_type_class_ref (SYMFONIC_TYPE_ERROR);
+      GEnumValue *value = g_enum_get_value (codes, error->code);
+
+      if (value != NULL)
+        return g_strdup (value->value_nick);
+    }
+
+  return g_strdup_printf ("%s %d", g_quark_to_string (error->domain), error->code);
 }
 
 /* As syslog's levels, which journald and GLib's own writers use. */

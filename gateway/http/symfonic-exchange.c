@@ -402,6 +402,7 @@ log_failure (Exchange     *self,
 {
   SymfonicLogRequest request = SYMFONIC_LOG_REQUEST_INIT;
   gboolean refused = self->state < EXCHANGE_STREAMING;
+  g_autofree char *what = NULL;
   g_autofree char *kind = NULL;
 
   symfonic_stream_describe (self->stream, &request);
@@ -415,8 +416,8 @@ log_failure (Exchange     *self,
       return;
     }
 
-  kind = g_strdup_printf ("route %s: %s %s %d", request.route, request.outcome,
-                          g_quark_to_string (error->domain), error->code);
+  what = symfonic_log_error_kind (error);
+  kind = g_strdup_printf ("route %s: %s, %s", request.route, request.outcome, what);
   symfonic_log_request (G_LOG_LEVEL_MESSAGE, &request, kind, "Route %s, run %s %s: %s",
                         request.route, request.run_id, request.outcome, error->message);
 }
@@ -431,6 +432,8 @@ log_end (Exchange   *self,
   symfonic_stream_describe (self->stream, &request);
   request.stage = "stream";
   request.outcome = outcome;
+  if (g_str_equal (outcome, "completed"))
+    request.status = SOUP_STATUS_OK;
   symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s",
                         request.route, request.run_id, outcome);
 }

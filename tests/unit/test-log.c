@@ -6,7 +6,10 @@
 #include "config.h"
 
 #include <string.h>
+#include <gio/gio.h>
 
+#include "symfonic-enums.h"
+#include "symfonic-error.h"
 #include "symfonic-log-private.h"
 
 #define SEC ((gint64) G_USEC_PER_SEC)
@@ -202,6 +205,20 @@ test_request_limited (void)
   g_assert_cmpstr (field ("SYMFONIC_KIND"), ==, "budget: settle");
 }
 
+/* A kind names an error by its code, never by its message. */
+static void
+test_error_kind (void)
+{
+  g_autoptr(GError) ours = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE, "secret");
+  g_autoptr(GError) theirs = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "secret");
+  g_autofree char *ours_kind = symfonic_log_error_kind (ours);
+  g_autofree char *theirs_kind = symfonic_log_error_kind (theirs);
+  g_autofree char *expected = g_strdup_printf ("g-io-error-quark %d", G_IO_ERROR_TIMED_OUT);
+
+  g_assert_cmpstr (ours_kind, ==, "upstream-unavailable");
+  g_assert_cmpstr (theirs_kind, ==, expected);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -214,6 +231,7 @@ main (int    argc,
   g_test_add_func ("/log/limit/bounded", test_limit_bounded);
   g_test_add_func ("/log/request/fields", test_request_fields);
   g_test_add_func ("/log/request/limited", test_request_limited);
+  g_test_add_func ("/log/error-kind", test_error_kind);
 
   return g_test_run ();
 }
