@@ -411,8 +411,8 @@ log_failure (Exchange     *self,
   request.status = status;
   if (status < 500)
     {
-      symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s refused with %u: %s",
-                            request.route, request.run_id, status, error->message);
+      symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s with %u: %s",
+                            request.route, request.run_id, request.outcome, status, error->message);
       return;
     }
 
@@ -1216,7 +1216,8 @@ decode (Exchange  *self,
   if (body == NULL)
     {
       /* the client gets the rule, the log gets what broke it */
-      g_debug ("Refusing a request body: %s", parse_error->message);
+      symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "admission", NULL, "Refusing a request body: %s",
+                           parse_error->message);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                    _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
                    SYMFONIC_JSON_MAX_DEPTH);
