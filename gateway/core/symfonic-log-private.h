@@ -57,6 +57,8 @@ gboolean symfonic_log_limit_take         (const char               *kind,
                                           guint64                  *suppressed,
                                           gint64                   *since_us);
 G_GNUC_INTERNAL
+void     symfonic_log_limit_flush        (void);
+G_GNUC_INTERNAL
 void     symfonic_log_limit_forget       (void);
 G_GNUC_INTERNAL
 char    *symfonic_log_error_kind         (const GError             *error);

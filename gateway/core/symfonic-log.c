@@ -93,6 +93,68 @@ symfonic_log_limit_take (const char *kind,
   return TRUE;
 }
 
+typedef struct
+{
+  char    *kind;
+  guint64  held;
+  gint64   since_us;
+} Held;
+
+/*
+ * symfonic_log_limit_flush:
+ *
+ * Logs, for every kind that held lines back since its last, how many: a
+ * burst that ended is otherwise counted only when its kind comes back.
+ * For when the lines stop, a server's stop.
+ */
+void
+symfonic_log_limit_flush (void)
+{
+  g_autoptr(GArray) flushed = g_array_new (FALSE, FALSE, sizeof (Held));
+  gint64 now = g_get_monotonic_time ();
+
+  g_mutex_lock (&limits_lock);
+  if (limits != NULL)
+    {
+      GHashTableIter iter;
+      const char *kind;
+      Limit *limit;
+
+      g_hash_table_iter_init (&iter, limits);
+      while (g_hash_table_iter_next (&iter, (gpointer *) &kind, (gpointer *) &limit))
+        if (limit->held > 0)
+          {
+            Held held = { g_strdup (kind), limit->held, now - limit->logged_at };
+
+            g_array_append_val (flushed, held);
+            limit->held = 0;
+          }
+    }
+  g_mutex_unlock (&limits_lock);
+
+  /* logged outside the lock: a writer may log itself */
+  for (guint i = 0; i < flushed->len; i++)
+    {
+      Held *held = &g_array_index (flushed, Held, i);
+      char count[24];
+      GLogField fields[] = {
+        { "MESSAGE", NULL, -1 },
+        { "PRIORITY", "5", -1 },
+        { "GLIB_DOMAIN", G_LOG_DOMAIN, -1 },
+        { SYMFONIC_LOG_FIELD_KIND, held->kind, -1 },
+        { SYMFONIC_LOG_FIELD_SUPPRESSED, count, -1 },
+      };
+      g_autofree char *message = g_strdup_printf ("%s: %" G_GUINT64_FORMAT " more like it were not logged in the last %"
+                                                  G_GINT64_FORMAT " s", held->kind, held->held,
+                                                  (held->since_us + G_USEC_PER_SEC / 2) / G_USEC_PER_SEC);
+
+      g_snprintf (count, sizeof count, "%" G_GUINT64_FORMAT, held->held);
+      fields[0].value = message;
+      g_log_structured_array (G_LOG_LEVEL_MESSAGE, fields, G_N_ELEMENTS (fields));
+      g_free (held->kind);
+    }
+}
+
 /* Every kind starts afresh: for tests, which meet the same failures in
  * one process. */
 void

@@ -8,7 +8,7 @@
            --log-format=text and a bad value
   flood    1,000 identical stream failures in about a second are a handful
            of lines; the next line of the kind, once the interval passed,
-           says how many were not logged
+           says how many were not logged, and so does a line at the stop
   canary   secrets planted wherever the gateway holds one (bearer tokens,
            valid and not, JWTs and their secret, a provider's API key
            file, a Redis password file, a base URL's password and query,
@@ -273,6 +273,8 @@ def test_flood(folder):
         time.sleep(max(0.0, 10.5 - (time.monotonic() - started)))
         fail_many(gw, 1)
         time.sleep(0.3)
+        # held back again, then the gateway stops
+        fail_many(gw, 5)
     finally:
         gw.stop()
     lines, bad = json_lines(gw.stderr())
@@ -284,6 +286,9 @@ def test_flood(folder):
         tap.equal(counted[0]['SYMFONIC_SUPPRESSED'] + logged, N_FAILURES,
                   'and those it counts are all that were not logged')
         tap.ok('more like it in the last' in counted[0]['MESSAGE'], 'its message says so too', counted[0]['MESSAGE'])
+    flushed = [x for x in lines or [] if 'SYMFONIC_SUPPRESSED' in x and 'SYMFONIC_RUN_ID' not in x
+               and x.get('SYMFONIC_KIND', '').startswith('route typed: failed')]
+    tap.equal([x['SYMFONIC_SUPPRESSED'] for x in flushed], [5], 'at the stop, a line says how many were held since')
 
 
 # --- canary ----------------------------------------------------------------

@@ -205,6 +205,36 @@ test_request_limited (void)
   g_assert_cmpstr (field ("SYMFONIC_KIND"), ==, "budget: settle");
 }
 
+/* What a kind held back when the lines stop is logged, once. */
+static void
+test_limit_flush (void)
+{
+  gint64 now = g_get_monotonic_time ();
+  guint64 suppressed;
+  gint64 since;
+
+  symfonic_log_limit_forget ();
+  g_assert_true (symfonic_log_limit_take ("quiet", now, &suppressed, &since));
+  g_assert_true (symfonic_log_limit_take ("busy", now, &suppressed, &since));
+  for (guint i = 0; i < 7; i++)
+    g_assert_false (symfonic_log_limit_take ("busy", now, &suppressed, &since));
+
+  n_lines = 0;
+  symfonic_log_limit_flush ();
+  g_assert_cmpuint (n_lines, ==, 1);
+  g_assert_cmpint (last_level & G_LOG_LEVEL_MASK, ==, G_LOG_LEVEL_MESSAGE);
+  g_assert_cmpstr (field ("SYMFONIC_KIND"), ==, "busy");
+  g_assert_cmpstr (field ("SYMFONIC_SUPPRESSED"), ==, "7");
+  g_assert_cmpstr (field ("MESSAGE"), ==, "busy: 7 more like it were not logged in the last 0 s");
+
+  /* counted once */
+  symfonic_log_limit_flush ();
+  g_assert_cmpuint (n_lines, ==, 1);
+  g_assert_false (symfonic_log_limit_take ("busy", now + 1, &suppressed, &since));
+  g_assert_true (symfonic_log_limit_take ("busy", now + SYMFONIC_LOG_INTERVAL_US, &suppressed, &since));
+  g_assert_cmpuint (suppressed, ==, 1);
+}
+
 /* A kind names an error by its code, never by its message. */
 static void
 test_error_kind (void)
@@ -231,6 +261,7 @@ main (int    argc,
   g_test_add_func ("/log/limit/bounded", test_limit_bounded);
   g_test_add_func ("/log/request/fields", test_request_fields);
   g_test_add_func ("/log/request/limited", test_request_limited);
+  g_test_add_func ("/log/limit/flush", test_limit_flush);
   g_test_add_func ("/log/error-kind", test_error_kind);
 
   return g_test_run ();
