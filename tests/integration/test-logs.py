@@ -5,7 +5,8 @@
   json     --log-format=json: every line of stderr is one JSON object, a
            stream failure's line carries the stable fields, and what the
            binary itself prints there (a reload refused) is a line too;
-           --log-format=text and a bad value
+           --log-format=text, =journal where there is no journal, and a
+           bad value
   flood    1,000 identical stream failures in about a second are a handful
            of lines; the next line of the kind, once the interval passed,
            says how many were not logged, and so does a line at the stop
@@ -219,6 +220,21 @@ def test_json(folder):
     text = gw.stderr()
     tap.ok('Symfonic-Message' in text and 'failed' in text and not text.lstrip().startswith('{'),
            '--log-format=text writes GLib\'s text', text)
+
+    # the journal, where there is none: its lines are not lost
+    if not os.path.exists('/run/systemd/journal/socket'):
+        journal_folder = os.path.join(folder, 'journal')
+        os.mkdir(journal_folder)
+        gw = Gateway(journal_folder, replay_pipeline(), ['--log-format=journal'])
+        try:
+            gw.post('/api/v1/stream/typed', {'query': 'hi'}, FAILING)
+            time.sleep(0.2)
+        finally:
+            gw.stop()
+        tap.ok('Symfonic-Message' in gw.stderr() and 'failed' in gw.stderr(),
+               '--log-format=journal without a journal writes text on stderr', gw.stderr())
+    else:
+        tap.ok(True, '--log-format=journal without a journal # SKIP this machine has a journal')
 
     bad = subprocess.run([rc.GATEWAY, '--log-format=xml', '--check', gw.path], capture_output=True, text=True)
     tap.equal(bad.returncode, 2, 'an unknown --log-format is refused')
