@@ -47,9 +47,11 @@ typedef struct
   guint       status;
   /* since the request was admitted, or -1 */
   gint64      duration_ms;
+  /* where @trace_id is kept when it is read out of a traceparent */
+  char        trace_id_buffer[33];
 } SymfonicLogRequest;
 
-#define SYMFONIC_LOG_REQUEST_INIT { NULL, NULL, NULL, NULL, NULL, NULL, 0, -1 }
+#define SYMFONIC_LOG_REQUEST_INIT { NULL, NULL, NULL, NULL, NULL, NULL, 0, -1, { 0 } }
 
 G_GNUC_INTERNAL
 gboolean symfonic_log_limit_take         (const char               *kind,

@@ -9,11 +9,13 @@
 #include "symfonic-stream-log-private.h"
 
 /* The request's W3C trace id (32 lower-case hex digits) for
- * SYMFONIC_TRACE_ID. Requests carry none yet: once the stream or its
- * invocation does, this returns it, and every line about the request
- * names its trace. */
+ * SYMFONIC_TRACE_ID, or NULL. Streams carry no trace yet: once one does
+ * (its traceparent, `00-TRACEID-SPANID-FLAGS`), this copies the trace id
+ * into @buffer and returns it, and every line about the request names its
+ * trace. */
 static const char *
-stream_trace_id (SymfonicStream *stream)
+stream_trace_id (SymfonicStream *stream,
+                 char            buffer[33])
 {
   return NULL;
 }
@@ -28,7 +30,7 @@ symfonic_stream_describe (SymfonicStream     *stream,
   request->route = route != NULL ? symfonic_route_get_name (route) : NULL;
   request->tenant = invocation != NULL ? symfonic_invocation_get_tenant_id (invocation) : NULL;
   request->run_id = invocation != NULL ? symfonic_invocation_get_run_id (invocation) : NULL;
-  request->trace_id = stream_trace_id (stream);
+  request->trace_id = stream_trace_id (stream, request->trace_id_buffer);
   request->duration_ms = (g_get_monotonic_time () - symfonic_stream_get_start_time (stream)) / 1000;
 }
 
