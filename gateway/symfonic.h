@@ -25,6 +25,7 @@
 #include "symfonic-stage-order.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
+#include "symfonic-stream-log.h"
 #include "symfonic-tag-matcher.h"
 #include "symfonic-text-filter.h"
 #include "symfonic-filter-stage.h"

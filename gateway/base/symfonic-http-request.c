@@ -11,8 +11,10 @@
 #include "symfonic-stream-private.h"
 #include "symfonic-http-source-private.h"
 #include "symfonic-invocation.h"
+#include "symfonic-log-private.h"
 #include "symfonic-scratch-private.h"
 #include "symfonic-stream.h"
+#include "symfonic-stream-log.h"
 #include "symfonic-upstream-private.h"
 
 /**
@@ -63,11 +65,18 @@ symfonic_http_request_new_failure_valist (SymfonicHttpRequest *req,
                                           va_list              args)
 {
   g_autofree char *why = g_strdup_vprintf (format, args);
+  const char *url = symfonic_http_source_get_display_url (req->source);
+  g_autofree char *kind = NULL;
+  g_autoptr(GError) failure = g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+  g_autofree char *what = symfonic_log_error_kind (failure);
 
-  g_message ("Run %s: the upstream %s failed: %s", run_id (req),
-             symfonic_http_source_get_display_url (req->source), why);
+  /* an upstream that is down fails every request the same way: one line
+   * per upstream and kind of failure every interval */
+  kind = g_strdup_printf ("upstream %s: %s", url, what);
+  symfonic_log_stream (G_LOG_LEVEL_MESSAGE, req->stream, "source", kind, "Run %s: the upstream %s failed: %s",
+                       run_id (req), url, why);
 
-  return g_error_new_literal (SYMFONIC_ERROR, code, public_text);
+  return g_steal_pointer (&failure);
 }
 
 /**

@@ -20,6 +20,7 @@
 #include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
 #include "symfonic-status-private.h"
+#include "symfonic-stream-log-private.h"
 #include "symfonic-stream-private.h"
 
 /* An exchange lives from the request head until libsoup says the message
@@ -383,6 +384,60 @@ respond (Exchange           *self,
   soup_server_message_unpause (self->message);
 }
 
+static const char *
+run_id_of (Exchange *self)
+{
+  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream));
+}
+
+/* One line per request that failed or was refused. The real message of a
+ * server-side fault goes to the log only, once per route and kind of
+ * failure every interval: an upstream or a store that is down fails every
+ * request. A refusal's message is the client's own detail, for a
+ * debugging session. */
+static void
+log_failure (Exchange     *self,
+             const GError *error,
+             guint         status)
+{
+  SymfonicLogRequest request = SYMFONIC_LOG_REQUEST_INIT;
+  gboolean refused = self->state < EXCHANGE_STREAMING;
+  g_autofree char *what = NULL;
+  g_autofree char *kind = NULL;
+
+  symfonic_stream_describe (self->stream, &request);
+  request.stage = refused ? "admission" : "stream";
+  request.outcome = refused ? "refused" : "failed";
+  request.status = status;
+  if (status < 500)
+    {
+      symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s with %u: %s",
+                            request.route, request.run_id, request.outcome, status, error->message);
+      return;
+    }
+
+  what = symfonic_log_error_kind (error);
+  kind = g_strdup_printf ("route %s: %s, %s", request.route, request.outcome, what);
+  symfonic_log_request (G_LOG_LEVEL_MESSAGE, &request, kind, "Route %s, run %s %s: %s",
+                        request.route, request.run_id, request.outcome, error->message);
+}
+
+/* A stream that ended without an error frame, for a debugging session. */
+static void
+log_end (Exchange   *self,
+         const char *outcome)
+{
+  SymfonicLogRequest request = SYMFONIC_LOG_REQUEST_INIT;
+
+  symfonic_stream_describe (self->stream, &request);
+  request.stage = "stream";
+  request.outcome = outcome;
+  if (g_str_equal (outcome, "completed"))
+    request.status = SOUP_STATUS_OK;
+  symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s",
+                        request.route, request.run_id, outcome);
+}
+
 static SymfonicErrorFrame *
 map_error (Exchange     *self,
            const GError *error)
@@ -390,12 +445,7 @@ map_error (Exchange     *self,
   SymfonicErrorFrame *frame = symfonic_route_map_error (self->route, error);
   g_auto(GStrv) names = symfonic_stream_list_response_headers (self->stream);
 
-  /* the real message of a server-side fault goes to the log only */
-  if (symfonic_error_frame_get_status (frame) >= 500)
-    g_message ("Route %s, run %s failed: %s",
-               symfonic_route_get_name (self->route),
-               symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)),
-               error->message);
+  log_failure (self, error, symfonic_error_frame_get_status (frame));
 
   /* what a stage said about this refusal (Retry-After) */
   for (guint i = 0; names[i] != NULL; i++)
@@ -421,6 +471,7 @@ count_end (Exchange     *self,
   if (error == NULL)
     {
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_COMPLETED, 1);
+      log_end (self, "completed");
       return;
     }
 
@@ -440,8 +491,8 @@ end_for_slow_client (Exchange   *self,
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, why);
   g_autoptr(SymfonicErrorFrame) frame = NULL;
 
-  g_debug ("Route %s, run %s: %s", symfonic_route_get_name (self->route),
-           symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream)), why);
+  symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "stream", NULL, "Route %s, run %s: %s",
+                       symfonic_route_get_name (self->route), run_id_of (self), why);
   if (!symfonic_stream_is_over (self->stream))
     {
       symfonic_stream_abort (self->stream, error);
@@ -460,11 +511,6 @@ end_for_slow_client (Exchange   *self,
 }
 
 static void open_event_stream (Exchange *self);
-static const char *
-run_id_of (Exchange *self)
-{
-  return symfonic_invocation_get_run_id (symfonic_stream_get_invocation (self->stream));
-}
 
 /* Gives the store the frames from @start of @out, as the client gets them,
  * one by one: the typed success writes two at once. Ids follow on from
@@ -654,6 +700,7 @@ client_gone (Exchange *self)
     {
       symfonic_stream_cancel (self->stream);
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_CANCELLED, 1);
+      log_end (self, "cancelled");
     }
 }
 
@@ -757,7 +804,8 @@ detach (Exchange *self)
   if (!self->keeps_run || self->state != EXCHANGE_STREAMING || symfonic_stream_is_over (self->stream))
     return FALSE;
 
-  g_debug ("Route %s, run %s goes on without its client", symfonic_route_get_name (self->route), run_id_of (self));
+  symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "stream", NULL, "Route %s, run %s goes on without its client",
+                       symfonic_route_get_name (self->route), run_id_of (self));
   count_writer (self);
   g_clear_pointer (&self->writer, symfonic_sse_writer_free);
   advance (self, EXCHANGE_DETACH);
@@ -1168,7 +1216,8 @@ decode (Exchange  *self,
   if (body == NULL)
     {
       /* the client gets the rule, the log gets what broke it */
-      g_debug ("Refusing a request body: %s", parse_error->message);
+      symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "admission", NULL, "Refusing a request body: %s",
+                           parse_error->message);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
                    _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
                    SYMFONIC_JSON_MAX_DEPTH);

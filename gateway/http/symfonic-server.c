@@ -9,6 +9,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
+#include "symfonic-log-private.h"
 #include "symfonic-memory-run-store.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-server.h"
@@ -1015,6 +1016,8 @@ symfonic_server_stop (SymfonicServer *self)
       announcer_detach (self->announcer);
       g_clear_pointer (&self->announcer, announcer_unref);
     }
+  /* no line is lost at the end: how many of each kind were held back */
+  symfonic_log_limit_flush ();
 }
 
 /**

@@ -11,6 +11,7 @@
 #include "symfonic-memory-store.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-stream-cap-private.h"
+#include "symfonic-stream-log.h"
 
 /* A route's streams, counted against its max-streams and, per tenant, its
  * max-streams-per-tenant, in the route's #SymfonicStreamCapStore: its
@@ -44,6 +45,8 @@ typedef struct
   SymfonicStreamCapKind   kinds[SYMFONIC_STREAM_CAP_N_KINDS];
   guint                   n_scopes;
   char                   *tenant_key;
+  /* the stream that holds the slot (and the claim), for the log */
+  SymfonicStream         *stream;
   /* renews the lease every third of its TTL, on the stream's thread */
   SymfonicTimer          *renewal;
 } Claim;
@@ -130,21 +133,26 @@ renewed_cb (GObject      *object,
             GAsyncResult *result,
             gpointer      user_data)
 {
+  g_autoptr(SymfonicStream) stream = user_data;
   g_autoptr(GError) error = NULL;
   gboolean renewed = FALSE;
 
   /* a shared store that does not answer logs that itself, once per
-   * kind of failure: a line per stream slot would flood the log */
+   * kind of failure; what is left is once per kind every interval too:
+   * every stream slot meets it */
   if (!symfonic_stream_cap_store_renew_finish (SYMFONIC_STREAM_CAP_STORE (object), result, &renewed, &error))
     {
       if (g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_UNAVAILABLE) ||
           g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_STORE_TIMEOUT))
-        g_debug ("Could not renew a stream slot: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "stream-cap", NULL,
+                             "Could not renew a stream slot: %s", error->message);
       else
-        g_warning ("Could not renew a stream slot: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_WARNING, stream, "stream-cap", "stream-cap: renewal failed",
+                             "Could not renew a stream slot: %s", error->message);
     }
   else if (!renewed)
-    g_warning ("A stream slot expired before its stream ended: the store may admit one stream too many");
+    symfonic_log_stream (G_LOG_LEVEL_WARNING, stream, "stream-cap", "stream-cap: slot expired",
+                         "A stream slot expired before its stream ended: the store may admit one stream too many");
 }
 
 static void
@@ -154,7 +162,7 @@ renew_due (gpointer data)
 
   symfonic_stream_cap_store_renew_async (claim->store, claim->lease_id, claim->scopes, claim->n_scopes,
                                          symfonic_stream_cap_store_get_time (claim->store), NULL,
-                                         renewed_cb, NULL);
+                                         renewed_cb, g_object_ref (claim->stream));
   symfonic_timer_set_deadline (claim->renewal, g_get_monotonic_time () + claim->cap->lease_ttl_us / 3);
 }
 
@@ -197,6 +205,7 @@ claim_keep (Claim          *claim,
             guint64         lease_id)
 {
   claim->lease_id = lease_id;
+  claim->stream = stream;
   if (claim->cap->lease_ttl_us > 0)
     {
       claim->renewal = symfonic_poller_timer (symfonic_poller_get_thread_default (), renew_due, claim);

@@ -15,6 +15,7 @@
 #include "symfonic-json-private.h"
 #include "symfonic-provider-source-private.h"
 #include "symfonic-stream.h"
+#include "symfonic-stream-log.h"
 #include "symfonic-upstream-private.h"
 
 /* Streams a completion from an LLM provider's HTTP API. The transport,
@@ -143,8 +144,15 @@ note_usage (SymfonicProviderRequest *req)
     return;
   req->usage_noted = TRUE;
 
+  /* a provider that never reports usage does so for every stream */
   if (!symfonic_http_request_has_usage (req->request))
-    g_message ("Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
+    {
+      g_autofree char *kind = g_strdup_printf ("provider %s: no usage",
+                                               symfonic_http_source_get_display_url (req->request->source));
+
+      symfonic_log_stream (G_LOG_LEVEL_MESSAGE, req->request->stream, "source", kind,
+                           "Run %s: the provider reported no usage; the budget settles on an estimate", run_id (req));
+    }
 }
 
 GError *
@@ -353,7 +361,8 @@ symfonic_provider_request_tool_arguments (SymfonicProviderRequest  *self,
 
   if (call == NULL)
     {
-      g_debug ("Run %s: dropped arguments for tool call %" G_GINT64_FORMAT, run_id (self), index);
+      symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->request->stream, "source", NULL,
+                           "Run %s: dropped arguments for tool call %" G_GINT64_FORMAT, run_id (self), index);
       return TRUE;
     }
 

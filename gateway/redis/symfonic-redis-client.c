@@ -13,6 +13,7 @@
 #include <hiredis/async.h>
 
 #include "symfonic-error.h"
+#include "symfonic-log-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-redis-client-private.h"
 #include "symfonic-redis-script-private.h"
@@ -54,9 +55,6 @@
 #define DEFAULT_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_BACKOFF_MIN_MS     25
 #define DEFAULT_BACKOFF_MAX_MS     2000
-/* one log line per kind of failure per interval, process-wide: every
- * worker's client sees the same outage */
-#define LOG_INTERVAL_US (30 * G_USEC_PER_SEC)
 #define INITIAL_RING    16
 #define MAX_STACK_ARGS  32
 
@@ -327,9 +325,6 @@ count_latency (SymfonicRedisClient *self,
   add (&self->stats->latency_sum_us, (guint64) took);
 }
 
-static gint64 last_logged[SYMFONIC_REDIS_N_FAILURES];
-static guint64 held_back[SYMFONIC_REDIS_N_FAILURES];
-
 static void
 count_failure (SymfonicRedisClient  *self,
                SymfonicRedisFailure  failure)
@@ -337,8 +332,8 @@ count_failure (SymfonicRedisClient  *self,
   add (&self->stats->failures[failure], 1);
 }
 
-/* One line per kind of failure per LOG_INTERVAL_US, saying how many were
- * held back since the last: an outage seen by every worker and every
+/* One line per server and kind of failure per interval, saying how many
+ * were held back since the last: an outage seen by every worker and every
  * command is one line, not thousands. @what is this file's text, never
  * the server's. */
 G_GNUC_PRINTF (3, 4)
@@ -348,28 +343,16 @@ log_failure (SymfonicRedisClient  *self,
              const char           *format,
              ...)
 {
-  gint64 now = g_get_monotonic_time ();
-  gint64 last = __atomic_load_n (&last_logged[failure], __ATOMIC_RELAXED);
+  SymfonicLogRequest request = SYMFONIC_LOG_REQUEST_INIT;
+  g_autofree char *kind = g_strdup_printf ("redis %s: %s", self->display, failure_names[failure]);
   g_autofree char *what = NULL;
-  guint64 held;
   va_list args;
-
-  if ((last != 0 && now - last < LOG_INTERVAL_US) ||
-      !__atomic_compare_exchange_n (&last_logged[failure], &last, now, FALSE, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    {
-      add (&held_back[failure], 1);
-      return;
-    }
-  held = __atomic_exchange_n (&held_back[failure], 0, __ATOMIC_RELAXED);
 
   va_start (args, format);
   what = g_strdup_vprintf (format, args);
   va_end (args);
-  if (held > 0)
-    g_message ("Redis at %s: %s (and %" G_GUINT64_FORMAT " more like it in the last %d s)",
-               self->display, what, held, (int) (LOG_INTERVAL_US / G_USEC_PER_SEC));
-  else
-    g_message ("Redis at %s: %s", self->display, what);
+  request.stage = "store";
+  symfonic_log_request (G_LOG_LEVEL_MESSAGE, &request, kind, "Redis at %s: %s", self->display, what);
 }
 
 /* The first word of an error reply, when it is one of Redis' error kinds

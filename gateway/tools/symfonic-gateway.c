@@ -18,6 +18,7 @@
 
 #include <symfonic.h>
 
+#include "symfonic-log-writer-private.h"
 #include "symfonic-service-private.h"
 
 /* How long the main thread gets to come back once the drain is over: a
@@ -227,6 +228,7 @@ main (int   argc,
   g_autofree char *listen = NULL;
   g_autofree char *uri = NULL;
   g_autofree char *display = NULL;
+  g_autofree char *log_format = NULL;
   gboolean check = FALSE;
   gboolean connect = FALSE;
   gboolean allow_demo = FALSE;
@@ -239,6 +241,7 @@ main (int   argc,
     { "check", 0, 0, G_OPTION_ARG_NONE, &check, N_("Load and validate the pipeline, then exit"), NULL },
     { "connect", 0, 0, G_OPTION_ARG_NONE, &connect, N_("With --check: also ask each store whether it can serve (connects to a shared store)"), NULL },
     { "allow-demo-tokens", 0, 0, G_OPTION_ARG_NONE, &allow_demo, N_("Serve the published demo tokens on a non-loopback address too"), NULL },
+    { "log-format", 0, 0, G_OPTION_ARG_STRING, &log_format, N_("Write the log to the journal, as JSON lines on stderr, or as text on stderr (default: the journal when stderr is the journal’s, text otherwise)"), N_("journal|json|text") },
     { "version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"), NULL },
     { NULL }
   };
@@ -255,6 +258,13 @@ main (int   argc,
                                            "(or --pipeline FILE; default: the installed default pipeline)."));
   g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("symfonic-gateway: %s\n", error->message);
+      return 2;
+    }
+
+  /* first: from here on every line of stderr is in the chosen format */
+  if (!symfonic_log_writer_install (log_format, &error))
     {
       g_printerr ("symfonic-gateway: %s\n", error->message);
       return 2;

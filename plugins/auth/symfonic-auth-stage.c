@@ -193,7 +193,7 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
 
       if (self->jwt == NULL)
         {
-          g_debug ("JWT refused: no jwt-* key is configured");
+          symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "auth", NULL, "JWT refused: no jwt-* key is configured");
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
                                _("Invalid bearer token"));
           return FALSE;
@@ -245,7 +245,8 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
    * tenants exist or whom they belong to. */
   if (!g_strv_contains (tenants, tenant))
     {
-      g_debug ("principal %s refused for a tenant it is not a member of", principal);
+      symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "auth", NULL,
+                           "principal %s refused for a tenant it is not a member of", principal);
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FORBIDDEN,
                            _("The principal may not act for this tenant"));
       return FALSE;

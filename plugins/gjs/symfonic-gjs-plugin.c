@@ -35,8 +35,9 @@ static GThread *gjs_thread;
  * alone, which is all the engine logs. The hooks of stage classes are
  * wrapped, before gjs hooks them up, so that an exception that is not a
  * GLib.Error (a bug rather than a refusal or a failure the stage meant)
- * has its stack printed too, and so are the hooks a Symfonic.FilterStage
- * subclass adds. The wrapper takes the most arguments a stage hook has
+ * has its stack logged too, as a line about the stream the hook was given
+ * (once per class and hook every interval: a broken stage fails every
+ * request), and so are the hooks a Symfonic.FilterStage subclass adds. The wrapper takes the most arguments a stage hook has
  * rather than a rest array, so a call allocates nothing.
  *
  * GObject.registerClass is a program's own in a gjs program, which may
@@ -63,8 +64,11 @@ static const char prelude_source[] =
   "          try {\n"
   "            return hook.call(this, a, b, c);\n"
   "          } catch (e) {\n"
-  "            if (!(e instanceof GLib.Error))\n"
-  "              printerr(`${klass.name}.${name}: ${e}\\n${e?.stack ?? ''}`);\n"
+  "            if (!(e instanceof GLib.Error)) {\n"
+  "              const stream = [a, b, c].find(arg => arg instanceof Symfonic.Stream) ?? null;\n"
+  "              Symfonic.log_stream_message('symfonic-gjs', GLib.LogLevelFlags.LEVEL_WARNING, stream, klass.name,\n"
+  "                `${klass.name}.${name} threw`, `${klass.name}.${name}: ${e}\\n${e?.stack ?? ''}`.trimEnd());\n"
+  "            }\n"
   "            throw e;\n"
   "          }\n"
   "        };\n"

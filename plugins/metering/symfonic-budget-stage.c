@@ -58,15 +58,7 @@ struct _SymfonicBudgetStage
   SymfonicMeterStore *store;
   /* the store's lease TTL, read once: 0 when its leases need no renewal */
   gint64              lease_ttl_us;
-
-  /* the over-reservation notice: at most one a minute, whatever the
-   * traffic; every worker settles streams, once per stream */
-  GMutex              notice_lock;
-  gint64              last_notice;
-  guint               notices_held;
 };
-
-#define NOTICE_INTERVAL (60 * G_USEC_PER_SEC)
 
 /* A batch of usage charged while a stream runs: whichever comes first. */
 #define CHARGE_BATCH_TOKENS 256
@@ -475,7 +467,8 @@ charge_cb (GObject      *object,
     reservation->charging = FALSE;
 
   if (!symfonic_meter_store_charge_finish (SYMFONIC_METER_STORE (object), result, &exhausted, &allowance, &error))
-    g_debug ("Could not charge a stream's usage: %s", error->message);
+    symfonic_log_stream (G_LOG_LEVEL_DEBUG, charge->stream, "budget", NULL, "Could not charge a stream's usage: %s",
+                         error->message);
   else if (reservation != NULL && !reservation->settled)
     {
       apply_charge (reservation, exhausted, allowance);
@@ -528,7 +521,8 @@ charge_batch (SymfonicBudgetStage *self,
     }
   if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     {
-      g_debug ("Could not charge a stream's usage: %s", error->message);
+      symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "budget", NULL, "Could not charge a stream's usage: %s",
+                           error->message);
       return;
     }
 
@@ -626,20 +620,25 @@ renewed_cb (GObject      *object,
             GAsyncResult *result,
             gpointer      user_data)
 {
+  g_autoptr(SymfonicStream) stream = user_data;
   g_autoptr(GError) error = NULL;
   gboolean renewed = FALSE;
 
   /* a shared store that does not answer logs that itself, once per
-   * kind of failure: a line per stream would flood the log */
+   * kind of failure; what is left is once per kind every interval too:
+   * under load every stream meets it, and wrote a line each */
   if (!symfonic_meter_store_renew_finish (SYMFONIC_METER_STORE (object), result, &renewed, &error))
     {
       if (store_failed (error))
-        g_debug ("Could not renew a token reservation: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "budget", NULL, "Could not renew a token reservation: %s",
+                             error->message);
       else
-        g_warning ("Could not renew a token reservation: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_WARNING, stream, "budget", "budget: renewal failed",
+                             "Could not renew a token reservation: %s", error->message);
     }
   else if (!renewed)
-    g_warning ("A token reservation expired before its stream ended: the budget may admit too much");
+    symfonic_log_stream (G_LOG_LEVEL_WARNING, stream, "budget", "budget: reservation expired",
+                         "A token reservation expired before its stream ended: the budget may admit too much");
 }
 
 /* The flush of the usage not charged yet, the renewal of the lease, or the
@@ -670,7 +669,8 @@ symfonic_budget_stage_alarm (SymfonicStage   *stage,
   if (reservation->renew_at != 0 && now >= reservation->renew_at)
     {
       symfonic_meter_store_renew_async (self->store, reservation->lease_id, &reservation->scope, 1,
-                                        symfonic_meter_store_get_time (self->store), NULL, renewed_cb, NULL);
+                                        symfonic_meter_store_get_time (self->store), NULL, renewed_cb,
+                                        g_object_ref (stream));
       reservation->renew_at = now + self->lease_ttl_us / 3;
     }
   arm_alarm (self, stream, reservation);
@@ -681,40 +681,34 @@ symfonic_budget_stage_alarm (SymfonicStage   *stage,
 /* An operator who set reserve-tokens too low hears about it, but a busy
  * gateway does not write a line per stream. */
 static void
-notice_over_reservation (SymfonicBudgetStage *self,
-                         Reservation         *reservation,
-                         guint64              actual)
+notice_over_reservation (SymfonicStream *stream,
+                         Reservation    *reservation,
+                         guint64         actual)
 {
-  gint64 now = g_get_monotonic_time ();
-  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->notice_lock);
-  guint held;
-
-  if (self->last_notice != 0 && now - self->last_notice < NOTICE_INTERVAL)
-    {
-      self->notices_held++;
-      return;
-    }
-  self->last_notice = now;
-  held = self->notices_held;
-  self->notices_held = 0;
-  g_message ("A stream of %s used %" G_GUINT64_FORMAT " tokens, more than the %" G_GUINT64_FORMAT
-             " reserved: raise reserve-tokens to the real worst case (%u more streams did since the"
-             " last notice)", reservation->key, actual, reservation->reserved, held);
+  symfonic_log_stream (G_LOG_LEVEL_MESSAGE, stream, "budget", "budget: over reservation",
+                       "A stream of %s used %" G_GUINT64_FORMAT " tokens, more than the %" G_GUINT64_FORMAT
+                       " reserved: raise reserve-tokens to the real worst case", reservation->key, actual,
+                       reservation->reserved);
 }
 
+/* The settlement may wait for a store that is down (its backlog): it holds
+ * no stream, only the run id its line names. */
 static void
 settle_cb (GObject      *object,
            GAsyncResult *result,
            gpointer      user_data)
 {
+  g_autofree char *run_id = user_data;
   g_autoptr(GError) error = NULL;
 
   if (!symfonic_meter_store_settle_finish (SYMFONIC_METER_STORE (object), result, &error))
     {
       if (store_failed (error))
-        g_debug ("Could not settle a token reservation: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_DEBUG, NULL, "budget", NULL,
+                             "Run %s: could not settle a token reservation: %s", run_id, error->message);
       else
-        g_warning ("Could not settle a token reservation: %s", error->message);
+        symfonic_log_stream (G_LOG_LEVEL_WARNING, NULL, "budget", "budget: settlement failed",
+                             "Run %s: could not settle a token reservation: %s", run_id, error->message);
     }
 }
 
@@ -752,12 +746,13 @@ symfonic_budget_stage_close (SymfonicStage  *stage,
     actual = MIN (actual, reservation->allowance);
 
   if (actual > reservation->reserved)
-    notice_over_reservation (self, reservation, actual);
+    notice_over_reservation (stream, reservation, actual);
 
   /* no cancellable: the stream's is cancelled by now, and the settlement
    * must happen whatever became of the stream */
   symfonic_meter_store_settle_async (self->store, reservation->lease_id, &reservation->scope, 1, actual,
-                                     symfonic_meter_store_get_time (self->store), NULL, settle_cb, NULL);
+                                     symfonic_meter_store_get_time (self->store), NULL, settle_cb,
+                                     g_strdup (symfonic_invocation_get_run_id (symfonic_stream_get_invocation (stream))));
 }
 
 static void
@@ -820,8 +815,6 @@ symfonic_budget_stage_finalize (GObject *object)
   SymfonicBudgetStage *self = (SymfonicBudgetStage *) object;
 
   g_clear_object (&self->store);
-  g_mutex_clear (&self->notice_lock);
-
   G_OBJECT_CLASS (symfonic_budget_stage_parent_class)->finalize (object);
 }
 
@@ -921,5 +914,4 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
 static void
 symfonic_budget_stage_init (SymfonicBudgetStage *self)
 {
-  g_mutex_init (&self->notice_lock);
 }

@@ -46,23 +46,21 @@ typedef struct
 
 static Interpreter interpreter;
 
-/* The helper's `_hook_failed (type_name, hook, traceback)`: logs what a
- * hook raised and words the error the stream fails with, which must not
- * repeat the exception: a 5xx frame never echoes its cause, and the
- * client does not need the script's insides. */
+/* The helper's `_hook_failed (type_name, hook)`: words the error the
+ * stream fails with, which must not repeat the exception: a 5xx frame
+ * never echoes its cause, and the client does not need the script's
+ * insides. (The helper logged the traceback, with the stream's fields.) */
 static PyObject *
 hook_failed (PyObject *module,
              PyObject *args)
 {
   const char *type_name;
   const char *hook;
-  const char *traceback;
   g_autofree char *message = NULL;
 
-  if (!PyArg_ParseTuple (args, "sss", &type_name, &hook, &traceback))
+  if (!PyArg_ParseTuple (args, "ss", &type_name, &hook))
     return NULL;
 
-  g_warning ("%s: the %s hook raised an exception:\n%s", type_name, hook, traceback);
   message = g_strdup_printf (_("%s failed in %s (the traceback is in the log)"), type_name, hook);
 
   return PyUnicode_FromString (message);
@@ -108,8 +106,10 @@ interrupt_hook (gpointer data)
  * up: an exception that is not a GLib.Error (a bug rather than a refusal
  * or a failure the stage meant) would otherwise reach C as a failure
  * without an error, and its traceback would be printed on its own. Such
- * an exception is logged with its traceback and the type's name, and the
- * hook fails with an opaque error. A source's start has no error to
+ * an exception is logged with its traceback and the type's name, as a
+ * line about the stream the hook was given (once per type and hook every
+ * interval: a broken stage fails every request), and the hook fails with
+ * an opaque error. A source's start has no error to
  * return: it ends the stream with the error instead, which would
  * otherwise never end. A stage's close has nothing left to fail. The
  * wrapper takes the hook's arguments as they are and, through `try`, costs
@@ -138,11 +138,16 @@ static const char helper_source[] =
   "        if _hook_overdue():\n"
   "            raise HookTimeout('the hook ran longer than its route allows')\n"
   "    signal.signal(signum, interrupted)\n"
-  "def _log(self, name, e):\n"
+  "def _log(self, name, e, args):\n"
   "    text = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip()\n"
-  "    return _hook_failed(type(self).__gtype__.name, name[len('do_'):], text)\n"
-  "def _failure(self, name, e):\n"
-  "    return GLib.Error.new_literal(Symfonic.error_quark(), _log(self, name, e), Symfonic.Error.FAILED)\n"
+  "    type_name, hook = type(self).__gtype__.name, name[len('do_'):]\n"
+  "    stream = next((a for a in args if isinstance(a, Symfonic.Stream)), None)\n"
+  "    Symfonic.log_stream_message('symfonic-python', GLib.LogLevelFlags.LEVEL_WARNING, stream, type_name,\n"
+  "                                '%s: %s raised' % (type_name, hook),\n"
+  "                                '%s: the %s hook raised an exception:\\n%s' % (type_name, hook, text))\n"
+  "    return _hook_failed(type_name, hook)\n"
+  "def _failure(self, name, e, args):\n"
+  "    return GLib.Error.new_literal(Symfonic.error_quark(), _log(self, name, e, args), Symfonic.Error.FAILED)\n"
   "def _throwing(name, hook):\n"
   "    def wrapper(self, *args):\n"
   "        try:\n"
@@ -150,21 +155,21 @@ static const char helper_source[] =
   "        except GLib.Error:\n"
   "            raise\n"
   "        except BaseException as e:\n"
-  "            raise _failure(self, name, e) from None\n"
+  "            raise _failure(self, name, e, args) from None\n"
   "    return wrapper\n"
   "def _closing(name, hook):\n"
   "    def wrapper(self, *args):\n"
   "        try:\n"
   "            hook(self, *args)\n"
   "        except BaseException as e:\n"
-  "            _log(self, name, e)\n"
+  "            _log(self, name, e, args)\n"
   "    return wrapper\n"
   "def _making(name, hook):\n"
   "    def wrapper(self, *args):\n"
   "        try:\n"
   "            return hook(self, *args)\n"
   "        except BaseException as e:\n"
-  "            _log(self, name, e)\n"
+  "            _log(self, name, e, args)\n"
   "            return None\n"
   "    return wrapper\n"
   "def _starting(name, hook):\n"
@@ -174,7 +179,7 @@ static const char helper_source[] =
   "        except GLib.Error as e:\n"
   "            stream.push_end(e)\n"
   "        except BaseException as e:\n"
-  "            stream.push_end(_failure(self, name, e))\n"
+  "            stream.push_end(_failure(self, name, e, (stream,)))\n"
   "    return wrapper\n"
   "def _wrap_hooks(interface, wrappers):\n"
   "    def init_subclass(cls, **kwargs):\n"

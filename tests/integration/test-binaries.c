@@ -1446,7 +1446,8 @@ static const MixedRoute c_and_python = {
 static const MixedRoute three_languages = {
   "upper;prefix;suffix", PREFIX_GROUP SUFFIX_GROUP,
   { ">ONE !", ">TWO !", ">THREE !", ">FOUR !", ">FIVE !", ">SIX !", ">SEVEN!" }, ">FINE !",
-  "^PrefixStage\\.vfunc_process: TypeError: the test stage was told to fail$", "prefix.js:19:",
+  "^\\(symfonic-gateway:[0-9]+\\): symfonic-gjs-WARNING \\*\\*: [0-9:.]+: "
+  "PrefixStage\\.vfunc_process: TypeError: the test stage was told to fail$", "prefix.js:19:",
 };
 
 /* A whole stream of @route: its deltas, then its terminal. */
@@ -1565,7 +1566,8 @@ static const ScriptFilterStage python_filter_stage = {
 
 static const ScriptFilterStage js_filter_stage = {
   "js-broken-filter", gjs_loader_built,
-  "^BrokenFilterStage\\.vfunc_before_filter: TypeError: the filter stage was told to fail$",
+  "^\\(symfonic-gateway:[0-9]+\\): symfonic-gjs-WARNING \\*\\*: [0-9:.]+: "
+  "BrokenFilterStage\\.vfunc_before_filter: TypeError: the filter stage was told to fail$",
   "broken-filter-js.js:24:",
 };
 

@@ -17,6 +17,30 @@
 #include "symfonic-meter.h"
 #include "symfonic-rate-limit-stage.h"
 
+/* The stages' notices: they log structured lines, which GLib's expected
+ * messages do not see. */
+static char *notices;
+static GMutex notices_lock;
+
+static GLogWriterOutput
+keep_notice (GLogLevelFlags   level,
+             const GLogField *fields,
+             gsize            n_fields,
+             gpointer         user_data)
+{
+  if (level & G_LOG_LEVEL_MESSAGE)
+    for (gsize i = 0; i < n_fields; i++)
+      if (g_str_equal (fields[i].key, "MESSAGE"))
+        {
+          g_mutex_lock (&notices_lock);
+          g_free (notices);
+          notices = g_strdup (fields[i].value);
+          g_mutex_unlock (&notices_lock);
+        }
+
+  return g_log_writer_default (level, fields, n_fields, user_data);
+}
+
 #define SEC ((gint64) G_USEC_PER_SEC)
 #define MS (SEC / 1000)
 
@@ -928,9 +952,10 @@ test_budget_lifecycle (void)
     g_assert_true (symfonic_stage_admit (stage, greedy, &error));
     g_assert_true (symfonic_stage_begin (stage, greedy, NULL));
     g_assert_true (symfonic_stream_add_usage (greedy, 400, 600, NULL));
-    g_test_expect_message ("symfonic-test", G_LOG_LEVEL_MESSAGE, "*more than the 300 reserved*");
+    g_clear_pointer (&notices, g_free);
     symfonic_stage_close (stage, greedy);
-    g_test_assert_expected_messages ();
+    g_assert_nonnull (notices);
+    g_assert_nonnull (strstr (notices, "more than the 300 reserved"));
     assert_budget (store, "t:acme", 1000, 0);
     g_clear_object (&refused);
     refused = stream_new (route, "abcde", "acme", NULL);
@@ -984,6 +1009,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  g_log_set_writer_func (keep_notice, NULL, NULL);
 
   g_test_add_func ("/metering/retry-after/rounding", test_retry_after_rounding);
   g_test_add_func ("/metering/gcra/burst-then-rate", test_gcra_burst_then_rate);
