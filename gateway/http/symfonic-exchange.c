@@ -200,6 +200,11 @@ typedef struct
   gboolean           background_answer;
   /* a token count the provider is asked for */
   SymfonicTokenCount *count;
+
+  /* how the stream ended and when, told to the metrics once it is over */
+  SymfonicStreamOutcome outcome;
+  gint64             ended_us;
+  gboolean           recorded;
 } Exchange;
 
 #define EXCHANGE_KEY "symfonic-exchange"
@@ -574,6 +579,8 @@ sink_end (gpointer      data,
 
   if (!advance (self, EXCHANGE_END))
     return;
+  self->ended_us = g_get_monotonic_time ();
+  self->outcome = error != NULL ? SYMFONIC_STREAM_OUTCOME_FAILED : SYMFONIC_STREAM_OUTCOME_COMPLETED;
   if (error != NULL)
     {
       frame = map_error (self, error);
@@ -654,7 +661,20 @@ client_gone (Exchange *self)
     {
       symfonic_stream_cancel (self->stream);
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_CANCELLED, 1);
+      self->outcome = SYMFONIC_STREAM_OUTCOME_CANCELLED;
+      self->ended_us = g_get_monotonic_time ();
     }
+}
+
+/* A stream that started is over, however it ended: its GenAI figures. */
+static void
+record_stream (Exchange *self)
+{
+  if (self->recorded)
+    return;
+  self->recorded = TRUE;
+  symfonic_metrics_record_stream (self->metrics, self->stream, self->outcome,
+                                  self->ended_us != 0 ? self->ended_us : g_get_monotonic_time ());
 }
 
 static void
@@ -719,6 +739,7 @@ stream_closed (Exchange *self)
     {
       client_gone (self);
       symfonic_metrics_stream_closed (self->metrics);
+      record_stream (self);
     }
 }
 
@@ -1573,6 +1594,7 @@ symfonic_exchange_abandon_all (GHashTable *live)
         {
           client_gone (self);
           symfonic_metrics_stream_closed (self->metrics);
+          record_stream (self);
         }
       /* a stream that waits for an admission stage drops its answer */
       if (advance (self, EXCHANGE_RELEASED))
