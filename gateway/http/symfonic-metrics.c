@@ -354,16 +354,28 @@ append_u64 (GString *out,
             guint64  value)
 {
   char digits[24];
-  guint n = 0;
+  guint n = sizeof digits;
 
   do
     {
-      digits[n++] = '0' + value % 10;
+      digits[--n] = '0' + value % 10;
       value /= 10;
     }
   while (value > 0);
-  while (n > 0)
-    g_string_append_c (out, digits[--n]);
+  g_string_append_len (out, digits + n, sizeof digits - n);
+}
+
+/* `{labels}`, or nothing for none */
+static void
+append_braced (GString    *out,
+               const char *labels,
+               gsize       length)
+{
+  if (length == 0)
+    return;
+  g_string_append_c (out, '{');
+  g_string_append_len (out, labels, length);
+  g_string_append_c (out, '}');
 }
 
 static void
@@ -386,7 +398,10 @@ append_family (GString    *out,
 
 /* One histogram's series: @labels ("a=\"b\",c=\"d\"", maybe empty), its
  * buckets' bounds given by @set as counted, its sum times @scale. The
- * bucket bounds' texts are made once per set. */
+ * bucket bounds' texts are made once per set. A histogram that never
+ * observed anything has no series, as a client library's labelled child
+ * appears with its first observation: a scrape of many idle routes stays
+ * short. */
 static void
 append_histogram (GString                 *out,
                   const char              *name,
@@ -401,6 +416,14 @@ append_histogram (GString                 *out,
   guint n_bounds;
   const guint64 *bounds = symfonic_telemetry_get_bounds (set, &n_bounds);
   guint64 cumulative = 0;
+  gsize name_length = strlen (name);
+  gsize labels_length = strlen (labels);
+  guint64 count = 0;
+
+  for (guint i = 0; i <= n_bounds; i++)
+    count += histogram->buckets[i];
+  if (count == 0)
+    return;
 
   if (g_once_init_enter (&made[set]))
     {
@@ -417,30 +440,28 @@ append_histogram (GString                 *out,
   for (guint i = 0; i <= n_bounds; i++)
     {
       cumulative += histogram->buckets[i];
-      g_string_append (out, name);
-      g_string_append (out, "_bucket{");
-      if (*labels != '\0')
+      g_string_append_len (out, name, name_length);
+      g_string_append_len (out, "_bucket{", 8);
+      if (labels_length > 0)
         {
-          g_string_append (out, labels);
+          g_string_append_len (out, labels, labels_length);
           g_string_append_c (out, ',');
         }
-      g_string_append (out, "le=\"");
+      g_string_append_len (out, "le=\"", 4);
       g_string_append (out, bound_texts[set][i]);
-      g_string_append (out, "\"} ");
+      g_string_append_len (out, "\"} ", 3);
       append_u64 (out, cumulative);
       g_string_append_c (out, '\n');
     }
-  g_string_append (out, name);
-  g_string_append (out, "_sum");
-  if (*labels != '\0')
-    g_string_append_printf (out, "{%s}", labels);
+  g_string_append_len (out, name, name_length);
+  g_string_append_len (out, "_sum", 4);
+  append_braced (out, labels, labels_length);
   g_string_append_c (out, ' ');
   append_double (out, histogram->sum * sum_scale);
   g_string_append_c (out, '\n');
-  g_string_append (out, name);
-  g_string_append (out, "_count");
-  if (*labels != '\0')
-    g_string_append_printf (out, "{%s}", labels);
+  g_string_append_len (out, name, name_length);
+  g_string_append_len (out, "_count", 6);
+  append_braced (out, labels, labels_length);
   g_string_append_c (out, ' ');
   append_u64 (out, cumulative);
   g_string_append_c (out, '\n');
@@ -706,7 +727,9 @@ symfonic_metrics_render (SymfonicMetrics  *self,
   GHashTableIter iter;
   gpointer key, value;
 
-  g_string_set_size (out, 64 * 1024);
+  /* room for every route's series at once: growing by doubling would
+   * copy a large scrape several times */
+  g_string_set_size (out, 64 * 1024 + symfonic_pipeline_get_n_routes (pipeline) * 32 * 1024);
   g_string_truncate (out, 0);
   for (guint i = 0; i < SYMFONIC_N_COUNTERS; i++)
     g_string_append_printf (out, "# HELP %s %s\n# TYPE %s counter\n%s %" G_GUINT64_FORMAT "\n",

@@ -31,13 +31,14 @@ static gint next_shard;
 static _Thread_local guint thread_shard_plus_one __attribute__ ((tls_model ("initial-exec")));
 
 /* the stage bounds in ticks, so that the event path compares ticks */
-static guint64 stage_bounds_ticks[14];
+static guint64 stage_bounds_ticks[10];
 
 /* Durations in nanoseconds, tokens in tokens. The GenAI sets are those the
  * OpenTelemetry semantic conventions advise for each instrument. */
+/* a stage's phase runs from well under a microsecond (an event through a
+ * filter) to seconds (an admission that asks a store, a script's hook) */
 static const guint64 stage_bounds[] = {
-  1000, 5000, 10000, 50000, 100000, 500000, 1000000, 5000000, 10000000, 50000000, 100000000,
-  500000000, 1000000000, 5000000000,
+  1000, 5000, 25000, 100000, 500000, 2500000, 10000000, 50000000, 250000000, 1000000000,
 };
 static const guint64 ttft_bounds[] = {
   1000000, 5000000, 10000000, 20000000, 40000000, 60000000, 80000000, 100000000, 250000000, 500000000,
@@ -68,7 +69,7 @@ static const struct
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (ttft_bounds) < SYMFONIC_HISTOGRAM_MAX_BUCKETS);
-G_STATIC_ASSERT (G_N_ELEMENTS (stage_bounds) == 14);
+G_STATIC_ASSERT (G_N_ELEMENTS (stage_bounds) == 10);
 
 /* the gauges, one row per shard */
 static gint64 gauges[SYMFONIC_TELEMETRY_MAX_SHARDS][SYMFONIC_N_GAUGES];
