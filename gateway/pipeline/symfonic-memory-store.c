@@ -365,6 +365,8 @@ take (SymfonicMemoryStore *self,
           g_hash_table_insert (self->cells, g_strdup (key), tat);
         }
       *tat = start + emission_interval_us;
+      /* the room left, which the rate limit tells the metrics about */
+      verdict.retry_after_us = -1 - (burst_tolerance_us - (start - now_us));
     }
   else
     {

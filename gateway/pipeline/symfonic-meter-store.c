@@ -159,7 +159,10 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
@@ -184,7 +187,7 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
 
   *allowed = local_allowed;
   if (retry_after_us != NULL)
-    *retry_after_us = local_allowed ? 0 : local_retry;
+    *retry_after_us = local_allowed ? MIN (local_retry, 0) : local_retry;
 
   return TRUE;
 }
@@ -198,7 +201,10 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
  * @now_us: now, from symfonic_meter_store_get_time()
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
  *
  * The admission of symfonic_meter_store_take_async(), decided at once if
@@ -238,7 +244,7 @@ symfonic_meter_store_try_take (SymfonicMeterStore  *self,
 
   *allowed = local_allowed;
   if (retry_after_us != NULL)
-    *retry_after_us = local_allowed ? 0 : local_retry;
+    *retry_after_us = local_allowed ? MIN (local_retry, 0) : local_retry;
 
   return TRUE;
 }

@@ -641,6 +641,47 @@ test_bad_settings (void)
     }
 }
 
+/* The rate limit's decisions by outcome: the last admission of its burst
+ * is near the limit, the next one refused. */
+static void
+test_limiter_outcomes (void)
+{
+  g_autofree char *text = g_strdup ("[gateway]\nlisten=127.0.0.1:0\n\n"
+                                    "[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=demo\n"
+                                    "stages=auth;limit\n\n"
+                                    "[source:demo]\ntype=replay\ntranscripts=" SYMFONIC_TEST_DATA_DIR "/transcripts\n"
+                                    "time-scale=0\n\n"
+                                    "[stage:auth]\ntype=auth\ntokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n\n"
+                                    "[stage:limit]\ntype=rate-limit\nrate=0.001\nburst=10\n");
+  g_autoptr(SymfonicServer) server = symfonic_test_server_new (text, symfonic_test_private_dir (), 1);
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autofree char *url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  g_autofree char *metrics_url = symfonic_test_server_dup_url (server, "/metrics");
+  g_autoptr(SymfonicTestResponse) scrape = NULL;
+  const char *scraped;
+
+  for (guint i = 0; i < 11; i++)
+    {
+      g_autoptr(SymfonicTestResponse) response =
+        symfonic_test_request (session, "POST", url, "application/json", "{\"query\":\"Why?\"}",
+                               "Authorization", "Bearer demo-token-alice", "X-Tenant-ID", "acme", NULL);
+
+      g_assert_cmpuint (response->status, ==, i < 10 ? 200 : 429);
+    }
+
+  scrape = get_metrics (session, metrics_url, NULL);
+  scraped = symfonic_test_response_get_text (scrape);
+  g_assert_cmpfloat (metric (scraped, "symfonic_limiter_decisions_total{route=\"typed\",stage=\"limit\",outcome=\"admitted\"}"), ==, 9);
+  g_assert_cmpfloat (metric (scraped, "symfonic_limiter_decisions_total{route=\"typed\",stage=\"limit\",outcome=\"near_limit\"}"), ==, 1);
+  g_assert_cmpfloat (metric (scraped, "symfonic_limiter_decisions_total{route=\"typed\",stage=\"limit\",outcome=\"refused\"}"), ==, 1);
+  g_assert_cmpfloat (metric (scraped, "symfonic_limiter_decisions_total{route=\"typed\",stage=\"limit\",outcome=\"store_error\"}"), ==, 0);
+  /* the replay source has no model: the label is there, empty */
+  g_assert_nonnull (strstr (scraped, "gen_ai_server_request_duration_count{route=\"typed\",source=\"demo\","
+                                     "gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"replay\","
+                                     "gen_ai_request_model=\"\",outcome=\"completed\"} 10\n"));
+  check_exposition (scraped);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -651,6 +692,7 @@ main (int    argc,
   g_test_add_func ("/observability/cut-and-failed", test_cut_and_failed);
   g_test_add_func ("/observability/metrics-apart", test_metrics_apart);
   g_test_add_func ("/observability/bad-settings", test_bad_settings);
+  g_test_add_func ("/observability/limiter-outcomes", test_limiter_outcomes);
 
   return g_test_run ();
 }
