@@ -221,7 +221,7 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--streams", type=int, default=400)
     parser.add_argument("--seconds", type=float, default=15)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ttft-rounds", type=int, default=300)
     parser.add_argument("--scrapes", type=int, default=100)
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run: every figure, no verdict")
