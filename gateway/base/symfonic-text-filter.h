@@ -73,7 +73,7 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TE
  * @withheld: optional: how many bytes of text the filter holds back
  *   now, not yet appended by @filter (what could still be the start of a
  *   tag, say), which the gateway's metrics add up over all streams
- *   (`symfonic_filter_held_bytes`). Since: 1.0
+ *   (`symfonic_filter_held_bytes`).
  * @passes: optional: whether @filter would pass the next piece of
  *   @channel's text on whole and unchanged, which it checks without
  *   copying it (most pieces hold nothing to filter). Without it, every
