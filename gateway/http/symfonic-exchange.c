@@ -22,6 +22,8 @@
 #include "symfonic-status-private.h"
 #include "symfonic-stream-log-private.h"
 #include "symfonic-stream-private.h"
+#include "symfonic-tracer-private.h"
+#include "symfonic-usage-private.h"
 
 /* An exchange lives from the request head until libsoup says the message
  * finished, or until the exchange took the connection (to refuse it, or
@@ -201,9 +203,49 @@ typedef struct
   gboolean           background_answer;
   /* a token count the provider is asked for */
   SymfonicTokenCount *count;
+
+  /* how the stream ended and when, told to the metrics once it is over */
+  SymfonicStreamOutcome outcome;
+  gint64             ended_us;
+  gboolean           recorded;
+
+  /* a traced request's context, NULL for any other; what its spans say
+   * that only the exchange sees: the status answered, the failure's
+   * code and detail, and why the answer ended */
+  SymfonicTraceContext *trace;
+  guint              status;
+  char              *error_code;
+  char              *error_detail;
+  char              *finish_reason;
+  gboolean           refused;
 } Exchange;
 
 #define EXCHANGE_KEY "symfonic-exchange"
+
+static void trace_finish (Exchange *self);
+
+/* What a traced request's span says of its answer's status. */
+static inline void
+note_status (Exchange *self,
+             guint     status)
+{
+  if (self->trace != NULL)
+    self->status = status;
+}
+
+static void
+note_failure (Exchange           *self,
+              SymfonicErrorFrame *frame)
+{
+  const char *code;
+
+  if (self->trace == NULL || self->error_code != NULL)
+    return;
+  code = symfonic_error_frame_get_code (frame);
+  self->error_code = code != NULL ? g_strdup (code)
+                                  : g_strdup_printf ("%u", symfonic_error_frame_get_status (frame));
+  self->error_detail = g_strdup (symfonic_error_frame_get_detail (frame));
+}
 
 /* Moves the exchange on @event. A move the table does not list is a bug:
  * it is reported and ignored, and the caller does nothing more for it. */
@@ -252,6 +294,8 @@ let_go_of_message (gpointer data)
 static void
 exchange_free (Exchange *self)
 {
+  if (self->trace != NULL)
+    trace_finish (self);
   g_hash_table_remove (self->live, self);
   g_clear_pointer (&self->hangup, symfonic_watch_remove);
   if (self->message != NULL)
@@ -273,6 +317,10 @@ exchange_free (Exchange *self)
   symfonic_stream_cancel (self->stream);
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
+  g_free (self->trace);
+  g_free (self->error_code);
+  g_free (self->error_detail);
+  g_free (self->finish_reason);
   g_free (self);
 }
 
@@ -381,6 +429,7 @@ respond (Exchange           *self,
       symfonic_exchange_respond_json (self->message, status, body->str);
     }
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), status);
+  note_status (self, status);
   soup_server_message_unpause (self->message);
 }
 
@@ -450,6 +499,7 @@ map_error (Exchange     *self,
   /* what a stage said about this refusal (Retry-After) */
   for (guint i = 0; names[i] != NULL; i++)
     symfonic_error_frame_set_header (frame, names[i], symfonic_stream_get_response_header (self->stream, names[i]));
+  note_failure (self, frame);
 
   return frame;
 }
@@ -575,6 +625,19 @@ sink_event (gpointer       data,
   guint64 seq;
   gsize start;
 
+  /* why the answer ended, for a traced request's span */
+  if (G_UNLIKELY (self->trace != NULL) && symfonic_event_peek_kind (event) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
+    {
+      JsonObject *payload = symfonic_event_get_payload (event);
+      JsonNode *reason = payload != NULL ? json_object_get_member (payload, "finish_reason") : NULL;
+
+      if (reason != NULL && JSON_NODE_HOLDS_VALUE (reason) && json_node_get_value_type (reason) == G_TYPE_STRING)
+        {
+          g_free (self->finish_reason);
+          self->finish_reason = g_strndup (json_node_get_string (reason), 64);
+        }
+    }
+
   /* the first event releases a held head */
   if (self->writer == NULL && self->message != NULL && symfonic_encoder_is_streaming (self->encoder))
     open_event_stream (self);
@@ -620,6 +683,8 @@ sink_end (gpointer      data,
 
   if (!advance (self, EXCHANGE_END))
     return;
+  self->ended_us = g_get_monotonic_time ();
+  self->outcome = error != NULL ? SYMFONIC_STREAM_OUTCOME_FAILED : SYMFONIC_STREAM_OUTCOME_COMPLETED;
   if (error != NULL)
     {
       frame = map_error (self, error);
@@ -700,8 +765,21 @@ client_gone (Exchange *self)
     {
       symfonic_stream_cancel (self->stream);
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_CANCELLED, 1);
+      self->outcome = SYMFONIC_STREAM_OUTCOME_CANCELLED;
+      self->ended_us = g_get_monotonic_time ();
       log_end (self, "cancelled");
     }
+}
+
+/* A stream that started is over, however it ended: its GenAI figures. */
+static void
+record_stream (Exchange *self)
+{
+  if (self->recorded)
+    return;
+  self->recorded = TRUE;
+  symfonic_metrics_record_stream (self->metrics, self->stream, self->outcome,
+                                  self->ended_us != 0 ? self->ended_us : g_get_monotonic_time ());
 }
 
 static void
@@ -766,6 +844,7 @@ stream_closed (Exchange *self)
     {
       client_gone (self);
       symfonic_metrics_stream_closed (self->metrics);
+      record_stream (self);
     }
 }
 
@@ -911,6 +990,7 @@ set_event_stream_head (Exchange *self)
   else
     soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  note_status (self, SOUP_STATUS_OK);
 }
 
 /* Writes the event stream's head and hands the connection to its writer. */
@@ -1024,6 +1104,8 @@ refuse (Exchange     *self,
     symfonic_error_frame_set_header (frame, id_header, run_id_of (self));
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
                                    symfonic_error_frame_get_status (frame));
+  note_status (self, symfonic_error_frame_get_status (frame));
+  self->refused = TRUE;
 
   if (body_unread && body_pending (self->message))
     {
@@ -1252,6 +1334,7 @@ answer_json (Exchange   *self,
     return;
   symfonic_exchange_respond_json (self->message, SOUP_STATUS_OK, body);
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  note_status (self, SOUP_STATUS_OK);
   soup_server_message_unpause (self->message);
 }
 
@@ -1490,6 +1573,15 @@ symfonic_exchange_open (SoupServerMessage *message,
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
   self->body = g_byte_array_new ();
+  {
+    char forward[SYMFONIC_TRACEPARENT_SIZE];
+
+    /* decided once, here; a request not traced allocates nothing for it */
+    self->trace = symfonic_tracer_start (symfonic_metrics_get_tracer (metrics),
+                                         symfonic_invocation_get_header (invocation, "traceparent"), forward);
+    if (forward[0] != '\0')
+      symfonic_stream_set_traceparent (self->stream, forward);
+  }
   self->max_body_bytes = max_body_bytes;
   g_object_set_data (G_OBJECT (message), EXCHANGE_KEY, self);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
@@ -1622,9 +1714,150 @@ symfonic_exchange_abandon_all (GHashTable *live)
         {
           client_gone (self);
           symfonic_metrics_stream_closed (self->metrics);
+          record_stream (self);
         }
       /* a stream that waits for an admission stage drops its answer */
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
     }
+}
+
+/* --- a traced request's spans ---------------------------------------------- */
+
+static const char * const phase_span_names[] = { "head", "body", "events", "finish" };
+
+static void
+stage_span (SymfonicTraceRecord        *record,
+            const SymfonicTraceContext *context,
+            const char                 *stage,
+            guint                       phase,
+            guint64                     start,
+            guint64                     end,
+            const SymfonicStageTiming  *timing)
+{
+  g_autofree char *name = g_strdup_printf ("stage %s %s", stage, phase_span_names[phase]);
+  guint8 id[8];
+
+  if (start == 0 || end < start)
+    return;
+  symfonic_trace_new_span_id (id);
+  symfonic_trace_span_begin (record, context, id, context->span_id, name, SYMFONIC_SPAN_INTERNAL,
+                             symfonic_telemetry_ticks_to_monotonic_us (start),
+                             symfonic_telemetry_ticks_to_monotonic_us (end));
+  symfonic_trace_attr_string (record, "symfonic.stage", stage);
+  symfonic_trace_attr_string (record, "symfonic.stage.phase", phase_span_names[phase]);
+  if (phase == SYMFONIC_STAGE_PHASE_EVENT)
+    {
+      symfonic_trace_attr_int (record, "symfonic.stage.events", timing->events);
+      symfonic_trace_attr_double (record, "symfonic.stage.busy_seconds",
+                                  symfonic_telemetry_ticks_to_ns (timing->events_busy) / 1e9);
+    }
+  symfonic_trace_span_end (record, NULL);
+}
+
+/* The request is over: its span (`chat {model}`, as the GenAI
+ * conventions name a chat), a span for each phase a stage ran, and one
+ * for the upstream call, which the upstream's traceparent names. */
+static void
+trace_finish (Exchange *self)
+{
+  SymfonicTraceContext *context = self->trace;
+  SymfonicTraceRecord *record = g_new0 (SymfonicTraceRecord, 1);
+  SymfonicRoute *route = self->route;
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  SymfonicUpstreamFacts *facts = symfonic_upstream_facts_peek (self->stream);
+  const char *model = symfonic_route_get_model (route);
+  g_autofree char *name = model != NULL ? g_strconcat ("chat ", model, NULL) : g_strdup ("chat");
+  gint64 end_us = self->ended_us != 0 ? self->ended_us : g_get_monotonic_time ();
+  gint64 source_start_us, upstream_end_us, first_token_us;
+  guint64 input, output, n_deltas;
+  gboolean reported;
+  const char *outcome;
+  const char *failure = NULL;
+
+  self->trace = NULL;
+  record->json = g_string_sized_new (4096);
+  symfonic_stream_get_times (self->stream, &source_start_us, &upstream_end_us, &first_token_us, &n_deltas);
+  symfonic_stream_get_usage (self->stream, &input, &output, &reported);
+
+  if (self->refused)
+    outcome = "refused";
+  else if (source_start_us == 0 && self->outcome == SYMFONIC_STREAM_OUTCOME_COMPLETED)
+    outcome = "answered";
+  else
+    outcome = self->outcome == SYMFONIC_STREAM_OUTCOME_FAILED ? "failed"
+              : self->outcome == SYMFONIC_STREAM_OUTCOME_CANCELLED ? "cancelled" : "completed";
+  /* a refusal is the client's error, not the server's (4xx) */
+  if (self->error_code != NULL && (!self->refused || self->status >= 500))
+    failure = self->error_detail != NULL ? self->error_detail : self->error_code;
+
+  symfonic_trace_span_begin (record, context, context->span_id, context->has_parent ? context->parent_id : NULL,
+                             name, SYMFONIC_SPAN_SERVER, context->start_us, end_us);
+  symfonic_trace_attr_string (record, "gen_ai.operation.name", "chat");
+  symfonic_trace_attr_string (record, "gen_ai.provider.name", symfonic_route_get_provider_name (route));
+  symfonic_trace_attr_string (record, "gen_ai.request.model", model);
+  if (facts != NULL)
+    symfonic_trace_attr_string (record, "gen_ai.response.model", facts->model);
+  if (reported)
+    {
+      symfonic_trace_attr_int (record, "gen_ai.usage.input_tokens", input);
+      symfonic_trace_attr_int (record, "gen_ai.usage.output_tokens", output);
+    }
+  if (self->finish_reason != NULL)
+    symfonic_trace_attr_strings (record, "gen_ai.response.finish_reasons",
+                                 (const char * const[]) { self->finish_reason, NULL });
+  if (self->encoder != NULL)
+    symfonic_trace_attr_bool (record, "gen_ai.request.stream", symfonic_encoder_is_streaming (self->encoder));
+  if (first_token_us != 0)
+    symfonic_trace_attr_double (record, "gen_ai.response.time_to_first_chunk",
+                                (first_token_us - symfonic_stream_get_start_time (self->stream)) / 1e6);
+  symfonic_trace_attr_string (record, "symfonic.tenant.id", symfonic_invocation_get_tenant_id (invocation));
+  symfonic_trace_attr_string (record, "symfonic.route", symfonic_route_get_name (route));
+  symfonic_trace_attr_string (record, "http.route", symfonic_route_get_path (route));
+  symfonic_trace_attr_string (record, "symfonic.run.id", symfonic_invocation_get_run_id (invocation));
+  symfonic_trace_attr_string (record, "symfonic.outcome", outcome);
+  if (self->status != 0)
+    symfonic_trace_attr_int (record, "http.response.status_code", self->status);
+  symfonic_trace_attr_string (record, "error.type", self->error_code);
+  symfonic_trace_span_end (record, failure);
+
+  for (guint i = 0; i < symfonic_stream_get_n_stages (self->stream); i++)
+    {
+      const char *stage = symfonic_route_get_stage_name (route, i);
+      SymfonicStageTiming timing;
+
+      symfonic_stream_get_stage_timing (self->stream, i, &timing);
+      if (timing.admits)
+        stage_span (record, context, stage,
+                    timing.phase == SYMFONIC_ADMISSION_PHASE_HEAD ? SYMFONIC_STAGE_PHASE_HEAD : SYMFONIC_STAGE_PHASE_BODY,
+                    timing.admit_start, timing.admit_end, &timing);
+      if (timing.processes)
+        stage_span (record, context, stage, SYMFONIC_STAGE_PHASE_EVENT, timing.events_first, timing.events_last,
+                    &timing);
+      if (timing.finishes)
+        stage_span (record, context, stage, SYMFONIC_STAGE_PHASE_FINISH, timing.finish_start, timing.finish_end,
+                    &timing);
+    }
+
+  if (source_start_us != 0)
+    {
+      g_autofree char *upstream = g_strconcat ("upstream ", symfonic_route_get_source_name (route), NULL);
+
+      symfonic_trace_span_begin (record, context, context->upstream_id, context->span_id, upstream,
+                                 SYMFONIC_SPAN_CLIENT, source_start_us, upstream_end_us != 0 ? upstream_end_us : end_us);
+      symfonic_trace_attr_string (record, "gen_ai.operation.name", "chat");
+      symfonic_trace_attr_string (record, "gen_ai.provider.name", symfonic_route_get_provider_name (route));
+      symfonic_trace_attr_string (record, "gen_ai.request.model", model);
+      symfonic_trace_attr_string (record, "symfonic.source", symfonic_route_get_source_name (route));
+      if (first_token_us != 0)
+        symfonic_trace_attr_double (record, "gen_ai.response.time_to_first_chunk",
+                                    (first_token_us - source_start_us) / 1e6);
+      symfonic_trace_span_end (record, self->outcome == SYMFONIC_STREAM_OUTCOME_FAILED ? failure : NULL);
+    }
+
+  if (symfonic_metrics_get_tracer (self->metrics) != NULL)
+    symfonic_tracer_submit (symfonic_metrics_get_tracer (self->metrics), record);
+  else
+    symfonic_trace_record_free (record);
+  g_free (context);
 }

@@ -11,8 +11,10 @@
 #include "symfonic-error.h"
 #include "symfonic-log-private.h"
 #include "symfonic-memory-run-store.h"
+#include "symfonic-config-file.h"
 #include "symfonic-metrics-private.h"
 #include "symfonic-server.h"
+#include "symfonic-tracer-private.h"
 #include "symfonic-worker-private.h"
 
 /* How long streams ended by a drain get to take their error frame before
@@ -73,6 +75,10 @@ struct _SymfonicServer
   SymfonicRunStore *run_store;
   /* while started */
   Announcer        *announcer;
+  /* while started, as the pipeline's [gateway] asks: /metrics on an
+   * address of its own, and the spans' exporter */
+  SymfonicMetricsListener *metrics_listener;
+  SymfonicTracer   *tracer;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
@@ -608,6 +614,135 @@ check_demo_credentials (SymfonicServer    *self,
   return TRUE;
 }
 
+/* The bearer token of /metrics: the first line of the file the pipeline
+ * names, which must hold one. */
+static gboolean
+read_metrics_token (SymfonicPipeline  *pipeline,
+                    char             **token,
+                    GError           **error)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *contents = NULL;
+  gsize length;
+  char *line;
+
+  *token = NULL;
+  g_object_get (pipeline, "metrics-token-file", &file, NULL);
+  if (file == NULL)
+    return TRUE;
+  if (!symfonic_config_file_load (file, 4096, &contents, &length, error))
+    return FALSE;
+  line = g_strstrip (g_strndup (contents, strcspn (contents, "\r\n")));
+  if (*line == '\0' || strlen (line) != strspn (line, "!#$%&'*+-.^_`|~0123456789"
+                                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/="))
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      g_free (line);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: the metrics token file's first line must be one token"), display);
+      return FALSE;
+    }
+  *token = line;
+
+  return TRUE;
+}
+
+/* What [gateway] says of the metrics and traces, checked before anything
+ * is bound: the metrics address, the token, the OTLP endpoint. */
+static gboolean
+check_telemetry (SymfonicPipeline  *pipeline,
+                 GError           **error)
+{
+  g_autofree char *metrics_listen = NULL;
+  g_autofree char *endpoint = NULL;
+  g_autofree char *token = NULL;
+  g_autoptr(GInetAddress) address = NULL;
+  guint16 port;
+
+  g_object_get (pipeline, "metrics-listen", &metrics_listen, "otlp-endpoint", &endpoint, NULL);
+  if (metrics_listen != NULL && !parse_listen (metrics_listen, &address, &port, error))
+    return FALSE;
+  if (!read_metrics_token (pipeline, &token, error))
+    return FALSE;
+  if (endpoint != NULL)
+    {
+      g_autoptr(GUri) uri = g_uri_parse (endpoint, SOUP_HTTP_URI_FLAGS, NULL);
+
+      if (uri == NULL || g_uri_get_host (uri) == NULL || *g_uri_get_host (uri) == '\0' ||
+          (g_strcmp0 (g_uri_get_scheme (uri), "http") != 0 && g_strcmp0 (g_uri_get_scheme (uri), "https") != 0))
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("otlp-endpoint “%s” is not an http or https URL"), endpoint);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/* Starts what [gateway] asks for besides the workers. */
+static gboolean
+start_telemetry (SymfonicServer  *self,
+                 GError         **error)
+{
+  g_autofree char *metrics_listen = NULL;
+  g_autofree char *endpoint = NULL;
+  g_autofree char *service_name = NULL;
+  g_autofree char *token = NULL;
+  gboolean tenant_label;
+  guint tenants;
+  double ratio;
+
+  g_object_get (self->pipeline,
+                "metrics-listen", &metrics_listen,
+                "metrics-tenant-label", &tenant_label,
+                "metrics-tenants", &tenants,
+                "otlp-endpoint", &endpoint,
+                "trace-sample-ratio", &ratio,
+                "service-name", &service_name,
+                NULL);
+  if (!read_metrics_token (self->pipeline, &token, error))
+    return FALSE;
+  symfonic_metrics_set_tenants (self->metrics, tenant_label, tenants);
+  symfonic_metrics_set_access (self->metrics, token, metrics_listen != NULL);
+  symfonic_metrics_set_pipeline (self->metrics, self->pipeline);
+
+  if (metrics_listen != NULL)
+    {
+      g_autoptr(GInetAddress) address = NULL;
+      g_autoptr(GSocket) socket = NULL;
+      guint16 port;
+
+      if (!parse_listen (metrics_listen, &address, &port, error))
+        return FALSE;
+      socket = open_socket (address, port, error);
+      if (socket == NULL)
+        return FALSE;
+      self->metrics_listener = symfonic_metrics_listener_new (self->metrics, socket, error);
+      if (self->metrics_listener == NULL)
+        return FALSE;
+    }
+
+  if (endpoint != NULL)
+    {
+      self->tracer = symfonic_tracer_new (endpoint, service_name, ratio, self->metrics, error);
+      if (self->tracer == NULL)
+        return FALSE;
+    }
+  symfonic_metrics_set_tracer (self->metrics, self->tracer);
+
+  return TRUE;
+}
+
+static void
+stop_telemetry (SymfonicServer *self)
+{
+  g_clear_pointer (&self->metrics_listener, symfonic_metrics_listener_free);
+  symfonic_metrics_set_tracer (self->metrics, NULL);
+  g_clear_pointer (&self->tracer, symfonic_tracer_free);
+}
+
 /**
  * symfonic_server_check:
  * @self: a #SymfonicServer
@@ -650,7 +785,7 @@ symfonic_server_check (SymfonicServer  *self,
         return FALSE;
     }
 
-  return check_demo_credentials (self, self->pipeline, error);
+  return check_telemetry (self->pipeline, error) && check_demo_credentials (self, self->pipeline, error);
 }
 
 /**
@@ -697,6 +832,11 @@ symfonic_server_start (SymfonicServer  *self,
   run_store = symfonic_pipeline_get_run_store (self->pipeline);
   if (run_store == NULL)
     run_store = self->run_store;
+  if (!start_telemetry (self, error))
+    {
+      stop_telemetry (self);
+      return FALSE;
+    }
   self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
@@ -718,6 +858,8 @@ symfonic_server_start (SymfonicServer  *self,
  * reload cannot apply them. */
 static const char * const restart_settings[] = {
   "listen", "workers", "header-timeout", "body-timeout", "keepalive-timeout", "max-connections", "run-store",
+  "metrics-listen", "metrics-token-file", "metrics-tenant-label", "metrics-tenants", "otlp-endpoint",
+  "trace-sample-ratio", "service-name",
 };
 
 static void
@@ -736,6 +878,11 @@ warn_restart_settings (SymfonicServer   *self,
       g_value_init (&new_value, pspec->value_type);
       g_object_get_property (G_OBJECT (self->pipeline), pspec->name, &old_value);
       g_object_get_property (G_OBJECT (pipeline), pspec->name, &new_value);
+      /* a file is the same file when both name it */
+      if (pspec->value_type == G_TYPE_FILE && g_value_get_object (&old_value) != NULL &&
+          g_value_get_object (&new_value) != NULL &&
+          g_file_equal (g_value_get_object (&old_value), g_value_get_object (&new_value)))
+        continue;
       if (g_param_values_cmp (pspec, &old_value, &new_value) != 0)
         g_warning ("%s: [gateway] %s changed; it takes effect only when the gateway is restarted",
                    display, pspec->name);
@@ -784,6 +931,8 @@ symfonic_server_reload (SymfonicServer    *self,
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_set_pipeline (g_ptr_array_index (self->running, i), pipeline);
   g_set_object (&self->pipeline, pipeline);
+  if (self->running->len > 0)
+    symfonic_metrics_set_pipeline (self->metrics, pipeline);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PIPELINE]);
 
   return TRUE;
@@ -1010,6 +1159,7 @@ symfonic_server_stop (SymfonicServer *self)
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_stop (g_ptr_array_index (self->running, i));
   g_ptr_array_set_size (self->running, 0);
+  stop_telemetry (self);
   /* the workers that told it are joined */
   if (self->announcer != NULL)
     {

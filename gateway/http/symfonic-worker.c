@@ -231,11 +231,8 @@ handle_request (SoupServer        *server,
         }
       else
         {
-          char *text = symfonic_metrics_render (self->metrics, self->pipeline);
-
-          soup_server_message_set_status (message, SOUP_STATUS_OK, NULL);
-          soup_server_message_set_response (message, "text/plain; version=0.0.4; charset=utf-8",
-                                            SOUP_MEMORY_TAKE, text, strlen (text));
+          /* rendered off this thread: a scrape never holds the worker */
+          symfonic_metrics_respond (self->metrics, self->pipeline, message);
         }
       return;
     }

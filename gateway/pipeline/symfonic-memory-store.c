@@ -379,6 +379,8 @@ symfonic_memory_store_try_take (SymfonicMeterStore  *store,
       g_hash_table_insert (self->cells, g_strdup (key), tat);
     }
   *tat = start + emission_interval_us;
+  /* the room left, which the rate limit tells the metrics about */
+  *retry_after_us = -1 - (burst_tolerance_us - (start - now_us));
 
   return TRUE;
 }

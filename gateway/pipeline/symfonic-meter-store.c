@@ -48,7 +48,8 @@ symfonic_meter_store_default_init (SymfonicMeterStoreInterface *iface)
   iface->get_time = symfonic_meter_store_real_get_time;
 }
 
-/* What the caller of a take learns: how long to wait only when refused. */
+/* What the caller of a take learns: how long to wait when refused, and
+ * when allowed the room left, as a wait of zero or less. */
 static gboolean
 give_take (const SymfonicStoreAnswer *answer,
            gboolean                  *allowed,
@@ -56,7 +57,7 @@ give_take (const SymfonicStoreAnswer *answer,
 {
   *allowed = answer->yes;
   if (retry_after_us != NULL)
-    *retry_after_us = answer->yes ? 0 : answer->retry_after_us;
+    *retry_after_us = answer->yes ? MIN (answer->retry_after_us, 0) : answer->retry_after_us;
 
   return TRUE;
 }
@@ -164,7 +165,10 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
@@ -201,7 +205,10 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
  * @now_us: now, from symfonic_meter_store_get_time()
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
  *
  * The admission of symfonic_meter_store_take_async(), decided at once if

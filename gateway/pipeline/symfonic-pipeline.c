@@ -58,6 +58,14 @@ struct _SymfonicPipeline
 
   SymfonicRunStore *run_store;
 
+  char       *metrics_listen;
+  GFile      *metrics_token_file;
+  gboolean    metrics_tenant_label;
+  guint       metrics_tenants;
+  char       *otlp_endpoint;
+  double      trace_sample_ratio;
+  char       *service_name;
+
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
   GHashTable *stage_settings;
@@ -87,6 +95,13 @@ enum {
   PROP_MAX_CONNECTIONS,
   PROP_DRAIN_SECONDS,
   PROP_RUN_STORE,
+  PROP_METRICS_LISTEN,
+  PROP_METRICS_TOKEN_FILE,
+  PROP_METRICS_TENANT_LABEL,
+  PROP_METRICS_TENANTS,
+  PROP_OTLP_ENDPOINT,
+  PROP_TRACE_SAMPLE_RATIO,
+  PROP_SERVICE_NAME,
   N_PROPS
 };
 
@@ -100,6 +115,10 @@ symfonic_pipeline_finalize (GObject *object)
   g_clear_object (&self->file);
   g_free (self->listen);
   g_free (self->release_line);
+  g_free (self->metrics_listen);
+  g_clear_object (&self->metrics_token_file);
+  g_free (self->otlp_endpoint);
+  g_free (self->service_name);
   g_hash_table_unref (self->stages);
   g_hash_table_unref (self->stage_settings);
   g_hash_table_unref (self->stores);
@@ -154,6 +173,27 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_RUN_STORE:
       g_value_set_object (value, self->run_store);
       break;
+    case PROP_METRICS_LISTEN:
+      g_value_set_string (value, self->metrics_listen);
+      break;
+    case PROP_METRICS_TOKEN_FILE:
+      g_value_set_object (value, self->metrics_token_file);
+      break;
+    case PROP_METRICS_TENANT_LABEL:
+      g_value_set_boolean (value, self->metrics_tenant_label);
+      break;
+    case PROP_METRICS_TENANTS:
+      g_value_set_uint (value, self->metrics_tenants);
+      break;
+    case PROP_OTLP_ENDPOINT:
+      g_value_set_string (value, self->otlp_endpoint);
+      break;
+    case PROP_TRACE_SAMPLE_RATIO:
+      g_value_set_double (value, self->trace_sample_ratio);
+      break;
+    case PROP_SERVICE_NAME:
+      g_value_set_string (value, self->service_name);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -200,6 +240,30 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_RUN_STORE:
       g_set_object (&self->run_store, g_value_get_object (value));
+      break;
+    case PROP_METRICS_LISTEN:
+      g_free (self->metrics_listen);
+      self->metrics_listen = g_value_dup_string (value);
+      break;
+    case PROP_METRICS_TOKEN_FILE:
+      g_set_object (&self->metrics_token_file, g_value_get_object (value));
+      break;
+    case PROP_METRICS_TENANT_LABEL:
+      self->metrics_tenant_label = g_value_get_boolean (value);
+      break;
+    case PROP_METRICS_TENANTS:
+      self->metrics_tenants = g_value_get_uint (value);
+      break;
+    case PROP_OTLP_ENDPOINT:
+      g_free (self->otlp_endpoint);
+      self->otlp_endpoint = g_value_dup_string (value);
+      break;
+    case PROP_TRACE_SAMPLE_RATIO:
+      self->trace_sample_ratio = g_value_get_double (value);
+      break;
+    case PROP_SERVICE_NAME:
+      g_free (self->service_name);
+      self->service_name = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -320,6 +384,89 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                          "the server's own when unset",
                          SYMFONIC_TYPE_RUN_STORE,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:metrics-listen:
+   *
+   * `HOST:PORT` of a listener of its own for `GET /metrics` (and
+   * `/healthz`), served on a thread of its own; the main listen address
+   * then no longer serves `/metrics`. Unset, `/metrics` is served on the
+   * main address.
+   */
+  properties[PROP_METRICS_LISTEN] =
+    g_param_spec_string ("metrics-listen", "Metrics listen",
+                         "HOST:PORT that serves /metrics apart from the main address; unset: the main address",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-token-file:
+   *
+   * A file holding the bearer token a scrape of `/metrics` must send
+   * (`Authorization: Bearer TOKEN`), its first line; unset, `/metrics`
+   * asks for none.
+   */
+  properties[PROP_METRICS_TOKEN_FILE] =
+    g_param_spec_object ("metrics-token-file", "Metrics token file",
+                         "File whose first line is the bearer token a scrape of /metrics must send; unset: none",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-tenant-label:
+   *
+   * Whether `/metrics` counts tokens per tenant
+   * (`symfonic_tenant_tokens_total`), for at most
+   * #SymfonicPipeline:metrics-tenants tenants.
+   */
+  properties[PROP_METRICS_TENANT_LABEL] =
+    g_param_spec_boolean ("metrics-tenant-label", "Metrics tenant label",
+                          "Count tokens per tenant in /metrics, for at most metrics-tenants tenants",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-tenants:
+   *
+   * The most tenants that get a label of their own in the per-tenant
+   * token counts: the first seen since the start; the others count as
+   * `other`.
+   */
+  properties[PROP_METRICS_TENANTS] =
+    g_param_spec_uint ("metrics-tenants", "Metrics tenants",
+                       "Tenants labelled by name in the per-tenant token counts; the rest count as other",
+                       1, 10000, 100,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:otlp-endpoint:
+   *
+   * The OTLP/HTTP traces URL (such as `http://127.0.0.1:4318/v1/traces`)
+   * the gateway posts its spans to, as JSON, from a thread of its own;
+   * unset, nothing is traced.
+   */
+  properties[PROP_OTLP_ENDPOINT] =
+    g_param_spec_string ("otlp-endpoint", "OTLP endpoint",
+                         "OTLP/HTTP URL the spans are posted to as JSON (…/v1/traces); unset: no tracing",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:trace-sample-ratio:
+   *
+   * The share of requests traced, decided once per request; a request
+   * whose client sent a `traceparent` follows its sampled flag instead.
+   */
+  properties[PROP_TRACE_SAMPLE_RATIO] =
+    g_param_spec_double ("trace-sample-ratio", "Trace sample ratio",
+                         "Share of requests traced, 0-1; a client's traceparent decides for its request",
+                         0.0, 1.0, 1.0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:service-name:
+   *
+   * The `service.name` of the spans' resource.
+   */
+  properties[PROP_SERVICE_NAME] =
+    g_param_spec_string ("service-name", "Service name",
+                         "The service.name the spans are reported under",
+                         "symfonic-gateway",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -836,6 +983,14 @@ load_route (Loader      *loader,
     }
   g_ptr_array_add (stage_names, NULL);
   g_ptr_array_add (type_names, NULL);
+
+  {
+    g_autofree char *source_type = g_strconcat ("source:", source_name, NULL);
+    g_autofree char *type_name = g_key_file_get_string (loader->key_file, source_type, "type", NULL);
+
+    symfonic_route_set_telemetry_names (route, (const char * const *) stage_names->pdata, source_name,
+                                        type_name != NULL ? g_strstrip (type_name) : NULL);
+  }
 
   if (!symfonic_stage_order_check (route, (const char * const *) stage_names->pdata,
                                    (const char * const *) type_names->pdata, &local_error))

@@ -48,6 +48,14 @@ struct _SymfonicRoute
   guint              resume_bytes;
   guint              resume_seconds;
   guint64            max_usage_tokens;
+
+  /* what the metrics count for the route, made for its first stream once
+   * its stages are known, and the names its labels take from the file */
+  SymfonicRouteStats *stats;
+  GPtrArray         *stage_names;
+  char              *source_name;
+  char              *provider_name;
+  char              *model;
 };
 
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
@@ -96,6 +104,11 @@ symfonic_route_finalize (GObject *object)
   g_ptr_array_unref (self->stages);
   g_array_unref (self->stage_infos);
   symfonic_stream_cap_free (self->cap);
+  g_clear_pointer (&self->stats, symfonic_route_stats_free);
+  g_clear_pointer (&self->stage_names, g_ptr_array_unref);
+  g_free (self->source_name);
+  g_free (self->provider_name);
+  g_free (self->model);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
 }
@@ -521,6 +534,8 @@ symfonic_route_add_stage (SymfonicRoute *self,
     }
   info.process = symfonic_stage_get_process_func (stage);
   info.admit = symfonic_stage_get_admit_func (stage);
+  info.admits = symfonic_stage_admits (stage);
+  info.finishes = symfonic_stage_finishes (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
   g_array_append_val (self->stage_infos, info);
 
@@ -1250,6 +1265,82 @@ symfonic_route_get_stage_info (SymfonicRoute *self,
   g_return_val_if_fail (position < self->stage_infos->len, NULL);
 
   return &g_array_index (self->stage_infos, SymfonicRouteStage, position);
+}
+
+/* The counts of the route's streams, on every thread. */
+SymfonicRouteStats *
+symfonic_route_get_stats (SymfonicRoute *self)
+{
+  SymfonicRouteStats *stats = __atomic_load_n (&self->stats, __ATOMIC_ACQUIRE);
+  SymfonicRouteStats *expected = NULL;
+
+  if (G_LIKELY (stats != NULL))
+    return stats;
+
+  stats = symfonic_route_stats_new (self->stages->len);
+  if (!__atomic_compare_exchange_n (&self->stats, &expected, stats, FALSE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    {
+      symfonic_route_stats_free (stats);
+      stats = expected;
+    }
+
+  return stats;
+}
+
+/* The names the metrics and traces label the route's stages and source
+ * with: the groups of its pipeline file, and the source's type (the
+ * provider) and the model it asks for, if it has a `model`. Set once, as
+ * the route is assembled. */
+void
+symfonic_route_set_telemetry_names (SymfonicRoute     *self,
+                                    const char *const *stage_names,
+                                    const char        *source_name,
+                                    const char        *source_type)
+{
+  GParamSpec *pspec;
+
+  g_clear_pointer (&self->stage_names, g_ptr_array_unref);
+  self->stage_names = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; stage_names != NULL && stage_names[i] != NULL; i++)
+    g_ptr_array_add (self->stage_names, g_strdup (stage_names[i]));
+  g_free (self->source_name);
+  self->source_name = g_strdup (source_name);
+  g_free (self->provider_name);
+  self->provider_name = g_strdup (source_type);
+  g_clear_pointer (&self->model, g_free);
+  pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self->source), "model");
+  if (pspec != NULL && G_PARAM_SPEC_VALUE_TYPE (pspec) == G_TYPE_STRING)
+    g_object_get (self->source, "model", &self->model, NULL);
+}
+
+/* A stage's name in the file, or its type's for a route made in code. */
+const char *
+symfonic_route_get_stage_name (SymfonicRoute *self,
+                               guint          position)
+{
+  if (self->stage_names != NULL && position < self->stage_names->len)
+    return g_ptr_array_index (self->stage_names, position);
+
+  return G_OBJECT_TYPE_NAME (g_ptr_array_index (self->stages, position));
+}
+
+const char *
+symfonic_route_get_source_name (SymfonicRoute *self)
+{
+  return self->source_name != NULL ? self->source_name : G_OBJECT_TYPE_NAME (self->source);
+}
+
+const char *
+symfonic_route_get_provider_name (SymfonicRoute *self)
+{
+  return self->provider_name != NULL ? self->provider_name : G_OBJECT_TYPE_NAME (self->source);
+}
+
+/* The model the source asks its upstream for, or NULL. */
+const char *
+symfonic_route_get_model (SymfonicRoute *self)
+{
+  return self->model;
 }
 
 /**

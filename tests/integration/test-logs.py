@@ -148,6 +148,9 @@ table={os.path.join(DATA, 'error-map.ini')}
 
 DEMO = {'Authorization': 'Bearer demo-token-alice', 'X-Tenant-ID': 'acme'}
 FAILING = dict(DEMO, **{'X-Symfonic-Transcript': 'upstream-failure'})
+# a client's W3C trace context, whose trace id every line about its request names
+TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+TRACEPARENT = '00-' + TRACE_ID + '-00f067aa0ba902b7-01'
 
 
 def json_lines(text):
@@ -169,7 +172,8 @@ def json_lines(text):
 def test_json(folder):
     gw = Gateway(folder, replay_pipeline(), ['--log-format=json'])
     try:
-        status, headers, body = gw.post('/api/v1/stream/typed', {'query': 'hi'}, FAILING)
+        status, headers, body = gw.post('/api/v1/stream/typed', {'query': 'hi'},
+                                        dict(FAILING, traceparent=TRACEPARENT))
         tap.equal(status, 200, 'a stream that fails mid-way')
         tap.ok('event: error' in body, 'ends with its error frame')
         run_id = headers.get('x-symfonic-run-id')
@@ -194,6 +198,7 @@ def test_json(folder):
     missing = [name for name in REQUEST_FIELDS if name not in line]
     tap.ok(not missing, f'it has the stable fields (missing: {missing})', json.dumps(line))
     tap.equal(line.get('SYMFONIC_ROUTE'), 'typed', 'SYMFONIC_ROUTE')
+    tap.equal(line.get('SYMFONIC_TRACE_ID'), TRACE_ID, 'SYMFONIC_TRACE_ID, the client\'s trace')
     tap.equal(line.get('SYMFONIC_TENANT'), 'acme', 'SYMFONIC_TENANT')
     tap.equal(line.get('SYMFONIC_STAGE'), 'stream', 'SYMFONIC_STAGE')
     tap.equal(line.get('SYMFONIC_STATUS'), 500, 'SYMFONIC_STATUS, a number')

@@ -1042,7 +1042,8 @@ test_pipeline_keys (void)
                    "max-usage-tokens");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
-                   "max-connections;drain-seconds;run-store;plugin-path");
+                   "max-connections;drain-seconds;run-store;metrics-listen;metrics-token-file;"
+                   "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to
