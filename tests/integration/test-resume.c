@@ -249,7 +249,7 @@ late_open_run (SymfonicRunStore  *store,
                guint64            max_bytes,
                GError           **error)
 {
-  return symfonic_run_store_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
+  return symfonic_run_store_try_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
                                       max_frames, max_bytes, error);
 }
 
@@ -285,20 +285,22 @@ late_read (SymfonicRunStore  *store,
            gboolean          *ended,
            GError           **error)
 {
-  return symfonic_run_store_read (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+  return symfonic_run_store_try_read (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
                                   ended, error);
 }
 
 static void
 late_wait_async (SymfonicRunStore    *store,
                  const char          *run_id,
+                 const char          *principal_id,
+                 const char          *tenant_id,
                  guint64              after,
                  GCancellable        *cancellable,
                  GAsyncReadyCallback  callback,
                  gpointer             user_data)
 {
-  symfonic_run_store_wait_async (TEST_LATE_CLOSE_STORE (store)->inner, run_id, after, cancellable, callback,
-                                 user_data);
+  symfonic_run_store_wait_async (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+                                 cancellable, callback, user_data);
 }
 
 static gboolean
@@ -312,10 +314,10 @@ late_wait_finish (SymfonicRunStore  *store,
 static void
 test_late_close_store_run_store_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = late_open_run;
+  iface->try_open_run = late_open_run;
   iface->append = late_append;
   iface->close_run = late_close_run;
-  iface->read = late_read;
+  iface->try_read = late_read;
   iface->wait_async = late_wait_async;
   iface->wait_finish = late_wait_finish;
 }
