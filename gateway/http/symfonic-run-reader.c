@@ -57,6 +57,8 @@ struct _SymfonicRunReader
   gboolean           ended;
   gboolean           waiting;
   gboolean           reading;
+  /* @pending is a read's answer that read_on() has not looked at */
+  gboolean           fresh;
   /* the store said the run will have no more frames: its producer died */
   gboolean           abandoned;
   Token             *token;
@@ -145,6 +147,7 @@ take_read (SymfonicRunReader  *self,
       g_error_free (error);
       self->abandoned = TRUE;
       self->pending = g_ptr_array_new ();
+      self->fresh = TRUE;
       return TRUE;
     }
   if (frames == NULL)
@@ -154,6 +157,7 @@ take_read (SymfonicRunReader  *self,
     }
   self->pending = frames;
   self->ended = ended;
+  self->fresh = TRUE;
 
   return TRUE;
 }
@@ -399,6 +403,19 @@ read_on (SymfonicRunReader *self)
           write_abandoned (self);
           return;
         }
+      /* the last read found nothing new: the run ended, or is to wait on */
+      if (self->fresh && self->pending->len == 0)
+        {
+          self->fresh = FALSE;
+          /* the run appends its terminal, then ends: a read between the
+           * two queued the terminal as a frame like the others */
+          if (self->ended)
+            symfonic_sse_writer_close (self->writer);
+          else
+            wait_for_more (self);
+          return;
+        }
+      self->fresh = FALSE;
       if (!read_frames (self, &error))
         {
           if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
@@ -412,15 +429,6 @@ read_on (SymfonicRunReader *self)
           symfonic_sse_writer_close (self->writer);
           return;
         }
-      if (self->pending->len > 0 || self->abandoned)
-        continue;
-      /* the run appends its terminal, then ends: a read between the two
-       * queued the terminal as a frame like the others */
-      if (self->ended)
-        symfonic_sse_writer_close (self->writer);
-      else
-        wait_for_more (self);
-      return;
     }
 }
 

@@ -65,14 +65,20 @@ for _, entry in ipairs (entries) do
   out[#out + 1] = entry[2][2]
   expect = expect + 1
 end
+local dead = h[3] == 'lost' or (h[3] == 'running' and tonumber (h[5] or 0) < now_ms ())
 if after < last and #out == 3 then
+  -- nothing after a run's frames that never reached Redis: its producer
+  -- is gone, and so is the rest; a gap before frames kept: trimmed
+  if #entries == 0 and dead then
+    return {3, 2, last}
+  end
   local first = #entries > 0 and tonumber (string.match (entries[1][1], '^(%d+)')) or last + 1
   return {2, first}
 end
 
 if ended or (h[3] == 'ended' and expect > last) then
   out[2] = 1
-elseif h[3] == 'lost' or (h[3] == 'running' and tonumber (h[5] or 0) < now_ms ()) then
+elseif dead then
   out[2] = 2
 end
 return out
