@@ -19,6 +19,12 @@
 --                                run, ms on Redis' clock (TIME): a reader
 --                                past it knows the producer died
 -- A run whose producer died is not renewed and goes by itself.
+--
+-- At the end (no lease) the stream is written anew, DUMP then RESTORE:
+-- Redis gives a stream's nodes room for stream-node-max-bytes as they
+-- are made and never takes it back, which for a run of a few kilobytes
+-- is most of what it holds for resume-seconds; the copy is as long as
+-- its frames.
 
 local t = redis.call ('TIME')
 local now = tonumber (t[1]) * 1000 + math.floor (tonumber (t[2]) / 1000)
@@ -34,6 +40,10 @@ if lease > 0 then
 end
 if #fields > 0 then
   redis.call ('HSET', KEYS[1], unpack (fields))
+end
+if lease == 0 and tonumber (ARGV[2]) > 0 and redis.call ('EXISTS', KEYS[2]) == 1 then
+  local copy = redis.call ('DUMP', KEYS[2])
+  redis.call ('RESTORE', KEYS[2], ARGV[2], copy, 'REPLACE')
 end
 redis.call ('PEXPIRE', KEYS[1], ARGV[2])
 redis.call ('PEXPIRE', KEYS[2], ARGV[2])

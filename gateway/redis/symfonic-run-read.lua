@@ -3,8 +3,10 @@
 -- SPDX-License-Identifier: LGPL-2.1-or-later
 --
 -- KEYS  1  the run's hash (see symfonic-run-note.lua)
---       2  the run's stream: frame N is the entry N-0 with the field d,
---          and the entry N-1 after the last frame N marks the run's end
+--       2  the run's stream: frame N is the entry N-0, its one field d
+--          (the frame after its first line, "id: N\n", which the entry's
+--          id says) or f (the frame whole); the entry N-1 after the last
+--          frame N marks the run's end
 -- ARGV  1  the principal asking ("" for none)
 --       2  the tenant asking ("" for none)
 --       3  after: the id of the last frame the reader has
@@ -62,7 +64,11 @@ for _, entry in ipairs (entries) do
   if #out - 3 >= tonumber (ARGV[4]) then
     break
   end
-  out[#out + 1] = entry[2][2]
+  if entry[2][1] == 'd' then
+    out[#out + 1] = 'id: ' .. string.format ('%d', ms) .. '\n' .. entry[2][2]
+  else
+    out[#out + 1] = entry[2][2]
+  end
   expect = expect + 1
 end
 local dead = h[3] == 'lost' or (h[3] == 'running' and tonumber (h[5] or 0) < now_ms ())

@@ -24,6 +24,10 @@
  * tenant the reader authenticated for, so a reader of another tenant
  * finds nothing to tell it from a run that never was.
  *
+ * A frame that starts with its id line ("id: N\n", as every typed and
+ * chunk frame does) is kept without it, in the field d; any other whole,
+ * in the field f: the entry's id says it again.
+ *
  * Writes. Each worker has a connection of its own for runs. A run's
  * frames are gathered during a main-loop iteration and sent after it, as
  * one XADD each (MAXLEN ~ resume-frames), an XTRIM MINID when the run's
@@ -587,9 +591,16 @@ writer_send (Writer *writer)
   for (guint i = 0; i < writer->batch_lengths->len; i++)
     {
       gsize length = g_array_index (writer->batch_lengths, gsize, i);
-      g_autofree char *id = g_strdup_printf ("%" G_GUINT64_FORMAT "-0", writer->batch_first + i);
-      const char *argv[] = { "XADD", writer->keys[1], "MAXLEN", "~", maxlen, id, "d", writer->batch->str + offset };
-      gsize argv_len[] = { 4, strlen (writer->keys[1]), 6, 1, strlen (maxlen), strlen (id), 1, length };
+      guint64 seq = writer->batch_first + i;
+      g_autofree char *id = g_strdup_printf ("%" G_GUINT64_FORMAT "-0", seq);
+      char line[32];
+      gsize line_length = g_snprintf (line, sizeof line, "id: %" G_GUINT64_FORMAT "\n", seq);
+      const char *data = writer->batch->str + offset;
+      gboolean bare = length > line_length && memcmp (data, line, line_length) == 0;
+      const char *argv[] = { "XADD", writer->keys[1], "MAXLEN", "~", maxlen, id, bare ? "d" : "f",
+                             bare ? data + line_length : data };
+      gsize argv_len[] = { 4, strlen (writer->keys[1]), 6, 1, strlen (maxlen), strlen (id), 1,
+                           bare ? length - line_length : length };
 
       offset += length;
       if (length == 0)
@@ -1173,14 +1184,27 @@ xread_reply (SymfonicRedisClient      *client,
               break;
             }
           data = symfonic_redis_reply_get_string (symfonic_redis_reply_get_element (fields, 1), &data_length);
-          if (data == NULL)
+          name = symfonic_redis_reply_get_string (symfonic_redis_reply_get_element (fields, 0), &length);
+          if (data == NULL || name == NULL || length != 1)
             {
               f->suspect = TRUE;
               break;
             }
           kept = g_new (Entry, 1);
           kept->seq = seq;
-          kept->frame = g_bytes_new (data, data_length);
+          if (name[0] == 'd')
+            {
+              /* the id line goes back in front */
+              char line[32];
+              gsize line_length = g_snprintf (line, sizeof line, "id: %" G_GUINT64_FORMAT "\n", seq);
+              char *whole = g_malloc (line_length + data_length);
+
+              memcpy (whole, line, line_length);
+              memcpy (whole + line_length, data, data_length);
+              kept->frame = g_bytes_new_take (whole, line_length + data_length);
+            }
+          else
+            kept->frame = g_bytes_new (data, data_length);
           g_queue_push_tail (&f->cache, kept);
           while (f->cache.length > CACHE_MAX)
             entry_free (g_queue_pop_head (&f->cache));
