@@ -13,8 +13,8 @@
 --            state               running | ended | lost (its frames
 --                                stopped reaching Redis)
 --            last                the id of the run's last frame so far
---            first, bytes        the first frame kept by the byte cap and
---                                the bytes kept from it on
+--            bytes               the bytes of the frames the byte cap
+--                                keeps (the stream says which)
 --            lease               until when the producer vouches for the
 --                                run, ms on Redis' clock (TIME): a reader
 --                                past it knows the producer died

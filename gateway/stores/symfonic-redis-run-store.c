@@ -529,7 +529,6 @@ send_note (Writer      *writer,
   g_autofree char *lease = uint_text (lease_ms);
   g_autofree char *keep = uint_text (keep_ms);
   g_autofree char *last = uint_text (writer->last);
-  g_autofree char *first = uint_text (writer->first);
   g_autofree char *bytes = uint_text (writer->bytes);
   const char *args[32];
   guint n = 0;
@@ -541,8 +540,6 @@ send_note (Writer      *writer,
   args[n++] = keep;
   args[n++] = "last";
   args[n++] = last;
-  args[n++] = "first";
-  args[n++] = first;
   args[n++] = "bytes";
   args[n++] = bytes;
   for (guint i = 0; i < n_fields && n < G_N_ELEMENTS (args); i++)
