@@ -114,6 +114,9 @@ typedef struct
   guint64           batch_first;
   gboolean          opening;
   gboolean          note_due;
+  /* the run ended: its end goes with its last frames */
+  gboolean          end_due;
+  guint64           keep_ms;
   gboolean          queued;
   gboolean          broken;
   gboolean          closed;
@@ -297,6 +300,20 @@ entry_free (Entry *entry)
   g_free (entry);
 }
 
+/* The frames every reader that waits has had go: a reader that did not
+ * wait, and is behind them, reads from Redis. */
+static void
+followed_trim (Followed *f)
+{
+  guint64 oldest = G_MAXUINT64;
+  Entry *head;
+
+  for (GSList *l = f->waiters; l != NULL; l = l->next)
+    oldest = MIN (oldest, ((Waiter *) l->data)->after);
+  while ((head = g_queue_peek_head (&f->cache)) != NULL && head->seq <= oldest && head->seq < f->seen)
+    entry_free (g_queue_pop_head (&f->cache));
+}
+
 static void
 followed_free (Followed *f)
 {
@@ -449,6 +466,8 @@ worker_free (Worker *worker)
       symfonic_redis_client_close (client);
       symfonic_redis_client_unref (client);
     }
+  for (guint i = 0; i < worker->dirty->len; i++)
+    writer_unref (g_ptr_array_index (worker->dirty, i));
   g_ptr_array_unref (worker->dirty);
   g_hash_table_unref (worker->writers);
   g_hash_table_unref (worker->followed);
@@ -565,14 +584,7 @@ writer_send (Writer *writer)
   g_autofree char *maxlen = uint_text (writer->max_frames);
   gsize offset = 0;
 
-  if (writer->broken)
-    {
-      g_string_truncate (writer->batch, 0);
-      g_array_set_size (writer->batch_lengths, 0);
-      return;
-    }
-
-  if (writer->opening)
+  if (writer->opening && !writer->broken)
     {
       const char *fields[] = {
         "principal", writer->principal_id != NULL ? writer->principal_id : "",
@@ -585,7 +597,7 @@ writer_send (Writer *writer)
                  G_N_ELEMENTS (fields));
     }
 
-  for (guint i = 0; i < writer->batch_lengths->len; i++)
+  for (guint i = 0; i < writer->batch_lengths->len && !writer->broken; i++)
     {
       gsize length = g_array_index (writer->batch_lengths, gsize, i);
       guint64 seq = writer->batch_first + i;
@@ -607,7 +619,7 @@ writer_send (Writer *writer)
   g_string_truncate (writer->batch, 0);
   g_array_set_size (writer->batch_lengths, 0);
 
-  if (writer->first > writer->trimmed_to)
+  if (writer->first > writer->trimmed_to && !writer->broken)
     {
       g_autofree char *minid = g_strdup_printf ("%" G_GUINT64_FORMAT "-0", writer->first);
       const char *argv[] = { "XTRIM", writer->keys[1], "MINID", minid };
@@ -616,7 +628,30 @@ writer_send (Writer *writer)
       send_command (writer, G_N_ELEMENTS (argv), argv, NULL);
     }
 
-  if (writer->note_due)
+  if (writer->end_due)
+    {
+      writer->end_due = FALSE;
+      writer->note_due = FALSE;
+      if (!writer->broken)
+        {
+          g_autofree char *end = g_strdup_printf ("%" G_GUINT64_FORMAT "-1", writer->last);
+          const char *argv[] = { "XADD", writer->keys[1], end, "e", "" };
+          const char *fields[] = { "state", "ended" };
+
+          send_command (writer, G_N_ELEMENTS (argv), argv, NULL);
+          send_note (writer, 0, writer->keep_ms, fields, G_N_ELEMENTS (fields));
+        }
+      else if (!writer->opening && symfonic_redis_client_is_up (worker->client))
+        {
+          const char *fields[] = { "state", "lost" };
+
+          /* readers learn at once that the rest never came */
+          writer->broken = FALSE;
+          send_note (writer, 0, writer->keep_ms, fields, G_N_ELEMENTS (fields));
+          writer->broken = TRUE;
+        }
+    }
+  else if (writer->note_due && !writer->broken)
     {
       writer->note_due = FALSE;
       send_note (writer, worker->store->lease_ttl_ms, (guint64) worker->store->lease_ttl_ms + ORPHAN_KEEP_MS, NULL, 0);
@@ -747,39 +782,11 @@ redis_close_run (SymfonicRunStore *store,
     return;
 
   writer->closed = TRUE;
-  writer->note_due = FALSE;
-  writer_ref (writer);
+  writer->end_due = TRUE;
+  writer->keep_ms = keep_ms;
+  /* its last frames and its end go out together, after this iteration */
+  mark_dirty (writer);
   g_hash_table_remove (worker->writers, run_id);
-  if (worker_can_send (worker))
-    {
-      /* what is gathered goes first, then the end */
-      if (writer->queued)
-        {
-          g_ptr_array_remove_fast (worker->dirty, writer);
-          writer->queued = FALSE;
-          writer_send (writer);
-          writer_unref (writer);
-        }
-      if (!writer->broken)
-        {
-          g_autofree char *id = g_strdup_printf ("%" G_GUINT64_FORMAT "-1", writer->last);
-          const char *argv[] = { "XADD", writer->keys[1], id, "e", "" };
-          const char *fields[] = { "state", "ended" };
-
-          send_command (writer, G_N_ELEMENTS (argv), argv, NULL);
-          send_note (writer, 0, keep_ms, fields, G_N_ELEMENTS (fields));
-        }
-      else if (symfonic_redis_client_is_up (worker->client))
-        {
-          const char *fields[] = { "state", "lost" };
-
-          /* readers learn at once that the rest never came */
-          writer->broken = FALSE;
-          send_note (writer, 0, keep_ms, fields, G_N_ELEMENTS (fields));
-          writer->broken = TRUE;
-        }
-    }
-  writer_unref (writer);
 }
 
 /* --- reads --------------------------------------------------------------- */
@@ -1208,6 +1215,7 @@ xread_reply (SymfonicRedisClient      *client,
           f->seen = seq;
         }
       f->idle_since = now;
+      followed_trim (f);
       followed_wake (f);
     }
 
