@@ -1665,55 +1665,88 @@ symfonic_redis_store_cap_init (SymfonicStreamCapStoreInterface *iface)
 #define RUNS(store) SYMFONIC_RUN_STORE (SYMFONIC_REDIS_STORE (store)->runs)
 
 static gboolean
-run_try_open (SymfonicRunStore *store, const char *run_id, const char *principal_id, const char *tenant_id,
-              guint max_frames, guint64 max_bytes, GError **error)
+run_try_open (SymfonicRunStore  *store,
+              const char        *run_id,
+              const char        *principal_id,
+              const char        *tenant_id,
+              guint              max_frames,
+              guint64            max_bytes,
+              GError           **error)
 {
   return symfonic_run_store_try_open_run (RUNS (store), run_id, principal_id, tenant_id, max_frames, max_bytes, error);
 }
 
 static void
-run_append (SymfonicRunStore *store, const char *run_id, guint64 seq, const char *frame, gsize length)
+run_append (SymfonicRunStore *store,
+            const char       *run_id,
+            guint64           seq,
+            const char       *frame,
+            gsize             length)
 {
   symfonic_run_store_append (RUNS (store), run_id, seq, frame, length);
 }
 
 static void
-run_close (SymfonicRunStore *store, const char *run_id, guint keep_seconds)
+run_close (SymfonicRunStore *store,
+           const char       *run_id,
+           guint             keep_seconds)
 {
   symfonic_run_store_close_run (RUNS (store), run_id, keep_seconds);
 }
 
 static GPtrArray *
-run_try_read (SymfonicRunStore *store, const char *run_id, const char *principal_id, const char *tenant_id,
-              guint64 after, gboolean *ended, GError **error)
+run_try_read (SymfonicRunStore  *store,
+              const char        *run_id,
+              const char        *principal_id,
+              const char        *tenant_id,
+              guint64            after,
+              gboolean          *ended,
+              GError           **error)
 {
   return symfonic_run_store_try_read (RUNS (store), run_id, principal_id, tenant_id, after, ended, error);
 }
 
 static void
-run_read_async (SymfonicRunStore *store, const char *run_id, const char *principal_id, const char *tenant_id,
-                guint64 after, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+run_read_async (SymfonicRunStore    *store,
+                const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
+                guint64              after,
+                GCancellable        *cancellable,
+                GAsyncReadyCallback  callback,
+                gpointer             user_data)
 {
   symfonic_run_store_read_async (RUNS (store), run_id, principal_id, tenant_id, after, cancellable, callback,
                                  user_data);
 }
 
 static GPtrArray *
-run_read_finish (SymfonicRunStore *store, GAsyncResult *result, gboolean *ended, GError **error)
+run_read_finish (SymfonicRunStore  *store,
+                 GAsyncResult      *result,
+                 gboolean          *ended,
+                 GError           **error)
 {
   return symfonic_run_store_read_finish (RUNS (store), result, ended, error);
 }
 
 static void
-run_wait_async (SymfonicRunStore *store, const char *run_id, const char *principal_id, const char *tenant_id,
-                guint64 after, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+run_wait_async (SymfonicRunStore    *store,
+                const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
+                guint64              after,
+                GCancellable        *cancellable,
+                GAsyncReadyCallback  callback,
+                gpointer             user_data)
 {
   symfonic_run_store_wait_async (RUNS (store), run_id, principal_id, tenant_id, after, cancellable, callback,
                                  user_data);
 }
 
 static gboolean
-run_wait_finish (SymfonicRunStore *store, GAsyncResult *result, GError **error)
+run_wait_finish (SymfonicRunStore  *store,
+                 GAsyncResult      *result,
+                 GError           **error)
 {
   return symfonic_run_store_wait_finish (RUNS (store), result, error);
 }
