@@ -2204,8 +2204,9 @@ symfonic_redis_store_class_init (SymfonicRedisStoreClass *klass)
                        1, 10000, 1, flags);
   properties[PROP_LEASE_TTL_MS] =
     g_param_spec_uint ("lease-ttl-ms", "Lease TTL",
-                       "How long a budget reservation or stream slot lives unless its instance renews it, "
-                       "in milliseconds: the longest a dead instance's holdings stay counted",
+                       "How long a budget reservation, stream slot or resumable run's producer lease lives "
+                       "unless its instance renews it, in milliseconds: the longest a dead instance's holdings "
+                       "stay counted, and its runs' readers wait",
                        100, G_MAXINT / 1000, SYMFONIC_STORE_DEFAULT_LEASE_TTL_MS, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
