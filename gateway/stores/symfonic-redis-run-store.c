@@ -31,10 +31,13 @@
  * Writes. Each worker has a connection of its own for runs. A run's
  * frames are gathered during a main-loop iteration and sent after it, as
  * one XADD each (MAXLEN ~ resume-frames), an XTRIM MINID when the run's
- * bytes passed resume-bytes, and one note (last frame, bytes, lease) in
- * the same write: one round trip per iteration per run, whatever the
- * number of frames. The note renews the producer's lease; a run with no
- * frame for a third of the lease TTL is renewed by itself. The end writes
+ * bytes passed resume-bytes, and what the hash says of them (last frame,
+ * bytes) in the same write: one round trip per iteration per run,
+ * whatever the number of frames. Every third of the lease TTL, and after
+ * the first frames (which give the stream its TTL), that is the note
+ * script, which renews the producer's lease on Redis' clock; in between a
+ * plain HSET. A run with no frame for a third of the TTL is renewed by
+ * itself. The end writes
  * the entry N-1 after the last frame N, which tells a reader that follows
  * the run that it ended, and gives both keys resume-seconds to live.
  * A write that fails (Redis down, a deadline passed) ends the run's
@@ -121,6 +124,8 @@ typedef struct
   gboolean          broken;
   gboolean          closed;
   gint64            noted_at;
+  /* a note went after the stream's first frames: it has its TTL */
+  gboolean          stream_expires;
 } Writer;
 
 /* One waiter on a followed run. */
@@ -653,8 +658,25 @@ writer_send (Writer *writer)
     }
   else if (writer->note_due && !writer->broken)
     {
+      gint64 third = (gint64) worker->store->lease_ttl_ms * 1000 / 3;
+
       writer->note_due = FALSE;
-      send_note (writer, worker->store->lease_ttl_ms, (guint64) worker->store->lease_ttl_ms + ORPHAN_KEEP_MS, NULL, 0);
+      if (!writer->stream_expires || g_get_monotonic_time () - writer->noted_at >= third)
+        {
+          /* the lease renewed, and the stream given its TTL once it is */
+          writer->stream_expires = writer->last >= writer->first;
+          send_note (writer, worker->store->lease_ttl_ms, (guint64) worker->store->lease_ttl_ms + ORPHAN_KEEP_MS,
+                     NULL, 0);
+        }
+      else
+        {
+          /* the lease holds: the hash is told, no script runs */
+          g_autofree char *last = uint_text (writer->last);
+          g_autofree char *bytes = uint_text (writer->bytes);
+          const char *argv[] = { "HSET", writer->keys[0], "last", last, "bytes", bytes };
+
+          send_command (writer, G_N_ELEMENTS (argv), argv, NULL);
+        }
     }
 }
 

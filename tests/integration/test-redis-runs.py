@@ -255,11 +255,18 @@ def test_owners(cluster):
 def test_trim(cluster):
     # 51 frames of about 50 bytes, the last 300: 1024 bytes keep the last dozen or so
     a, b, _ = cluster.start(3, pipeline(cluster, 'long', 0.05, 'resume-bytes=1024\n'))
+    before = cluster.redis.commandstats()
     conn, r = start_run(a)
     run_id = r.getheader('X-Symfonic-Run-ID')
     whole = r.read()
     conn.close()
     frames, _ = frames_of(whole)
+    time.sleep(0.2)
+    after = cluster.redis.commandstats()
+    calls = {k: after.get(k, 0) - before.get(k, 0) for k in ('xadd', 'xtrim', 'evalsha', 'eval', 'hset')}
+    tap.note(f'Redis calls for a run of {len(frames)} frames: {calls}')
+    tap.equal(calls['xadd'], len(frames) + 1, 'one XADD per frame, and one for the end')
+    tap.ok(calls['xtrim'] >= 1, 'frames past resume-bytes trimmed (XTRIM MINID)')
     status, body, _ = read_run(b, run_id, last_event_id=1)
     tap.equal(status, 410, 'from before the first frame kept')
     tap.equal(json.loads(body).get('code'), 'gone', 'code')
