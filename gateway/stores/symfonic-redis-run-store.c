@@ -867,7 +867,7 @@ read_reply (SymfonicRedisClient      *client,
 {
   GTask *task = user_data;
   Read *read = g_task_get_task_data (task);
-  gint64 code, state, last;
+  gint64 code, state;
   ReadAnswer *answer;
   gsize n;
 
@@ -912,7 +912,6 @@ read_reply (SymfonicRedisClient      *client,
   if (n < 3)
     goto malformed;
   state = symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 1));
-  last = symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 2));
   answer = g_new0 (ReadAnswer, 1);
   answer->frames = g_ptr_array_new_full (n - 3, (GDestroyNotify) g_bytes_unref);
   for (gsize i = 3; i < n; i++)
@@ -940,7 +939,6 @@ read_reply (SymfonicRedisClient      *client,
       }
   }
 
-  (void) last;
   if (state == 2 && answer->frames->len == 0)
     {
       read_answer_free (answer);
