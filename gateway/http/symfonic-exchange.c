@@ -218,7 +218,40 @@ typedef struct
   char              *error_detail;
   char              *finish_reason;
   gboolean           refused;
+  /* what a run store's later answer finds the exchange by: cleared when
+   * the exchange goes first */
+  struct _Ticket    *ticket;
 } Exchange;
+
+/* A run store may answer after the exchange went (its client left): the
+ * answer's callback holds a ticket, not the exchange. */
+typedef struct _Ticket
+{
+  Exchange *exchange;
+} Ticket;
+
+static Ticket *
+ticket_for (Exchange *self)
+{
+  if (self->ticket == NULL)
+    {
+      self->ticket = g_rc_box_new0 (Ticket);
+      self->ticket->exchange = self;
+    }
+
+  return g_rc_box_acquire (self->ticket);
+}
+
+/* The exchange a ticket was given for, or %NULL if it went. Releases the
+ * ticket. */
+static Exchange *
+ticket_redeem (Ticket *ticket)
+{
+  Exchange *self = ticket->exchange;
+
+  g_rc_box_release (ticket);
+  return self;
+}
 
 #define EXCHANGE_KEY "symfonic-exchange"
 
@@ -296,6 +329,11 @@ exchange_free (Exchange *self)
 {
   if (self->trace != NULL)
     trace_finish (self);
+  if (self->ticket != NULL)
+    {
+      self->ticket->exchange = NULL;
+      g_clear_pointer (&self->ticket, g_rc_box_release);
+    }
   g_hash_table_remove (self->live, self);
   g_clear_pointer (&self->hangup, symfonic_watch_remove);
   if (self->message != NULL)
@@ -1126,30 +1164,95 @@ refuse (Exchange     *self,
     soup_server_message_unpause (self->message);
 }
 
-/* A stream of a resumable route keeps its frames in the store from its
- * first; a store at its bounds refuses the run before the handshake. */
+/* Whether the route keeps this stream's run for readers to come back. */
 static gboolean
-open_run (Exchange  *self,
-          GError   **error)
+wants_run (Exchange *self)
 {
-  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
   SymfonicRouteKind kind = symfonic_route_get_kind (self->route);
 
   /* a background response is a resumable run whatever the route's
    * resume, with its bounds */
-  if (!self->background &&
-      (!symfonic_route_get_resume (self->route) ||
-       (kind != SYMFONIC_ROUTE_KIND_TYPED && kind != SYMFONIC_ROUTE_KIND_CHUNKS)))
-    return TRUE;
-  if (!symfonic_run_store_open_run (self->run_store, run_id_of (self),
-                                    symfonic_invocation_get_principal_id (invocation),
-                                    symfonic_invocation_get_tenant_id (invocation),
-                                    symfonic_route_get_resume_frames (self->route),
-                                    symfonic_route_get_resume_bytes (self->route), error))
-    return FALSE;
+  return self->background ||
+         (symfonic_route_get_resume (self->route) &&
+          (kind == SYMFONIC_ROUTE_KIND_TYPED || kind == SYMFONIC_ROUTE_KIND_CHUNKS));
+}
 
+static void run_opened (GObject      *object,
+                        GAsyncResult *result,
+                        gpointer      user_data);
+
+/* An opening asked of the store: a run the store opened after its
+ * exchange went is closed again at once. */
+typedef struct
+{
+  Ticket *ticket;
+  char   *run_id;
+} Opening;
+
+/* A stream of a resumable route keeps its frames in the store from its
+ * first; a store at its bounds refuses the run before the handshake. A
+ * store in the process answers at once (the stream starts in this
+ * main-loop turn); one that must be asked answers in run_opened(). */
+static SymfonicAdmitResult
+open_run (Exchange  *self,
+          GError   **error)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  g_autoptr(GError) local_error = NULL;
+
+  if (!wants_run (self))
+    return SYMFONIC_ADMIT_PASSED;
+  if (symfonic_run_store_try_open_run (self->run_store, run_id_of (self),
+                                       symfonic_invocation_get_principal_id (invocation),
+                                       symfonic_invocation_get_tenant_id (invocation),
+                                       symfonic_route_get_resume_frames (self->route),
+                                       symfonic_route_get_resume_bytes (self->route), &local_error))
+    {
+      self->keeps_run = TRUE;
+      return SYMFONIC_ADMIT_PASSED;
+    }
+  if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return SYMFONIC_ADMIT_REFUSED;
+    }
+
+  symfonic_run_store_open_run_async (self->run_store, run_id_of (self),
+                                     symfonic_invocation_get_principal_id (invocation),
+                                     symfonic_invocation_get_tenant_id (invocation),
+                                     symfonic_route_get_resume_frames (self->route),
+                                     symfonic_route_get_resume_bytes (self->route), NULL, run_opened,
+                                     g_memdup2 (&(Opening) { ticket_for (self), g_strdup (run_id_of (self)) },
+                                                sizeof (Opening)));
+  return SYMFONIC_ADMIT_PENDING;
+}
+
+static void
+run_opened (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  Opening *opening = user_data;
+  g_autofree char *run_id = opening->run_id;
+  Exchange *self = ticket_redeem (opening->ticket);
+  g_autoptr(GError) error = NULL;
+  gboolean opened = symfonic_run_store_open_run_finish (SYMFONIC_RUN_STORE (object), result, &error);
+
+  g_free (opening);
+  if (self == NULL)
+    {
+      /* the client left first: the run never starts */
+      if (opened)
+        symfonic_run_store_close_run (SYMFONIC_RUN_STORE (object), run_id, 0);
+      return;
+    }
+  if (!opened)
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
   self->keeps_run = TRUE;
-  return TRUE;
+  begin_stream (self);
 }
 
 /* Every stage admitted the request: its run opens, and it streams. */
@@ -1158,12 +1261,17 @@ body_admitted (Exchange *self)
 {
   g_autoptr(GError) error = NULL;
 
-  if (!open_run (self, &error))
+  switch (open_run (self, &error))
     {
+    case SYMFONIC_ADMIT_PASSED:
+      begin_stream (self);
+      break;
+    case SYMFONIC_ADMIT_REFUSED:
       refuse (self, error, TRUE);
-      return;
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      break;
     }
-  begin_stream (self);
 }
 
 /* The body-phase stages that the stream waited for decided. */
@@ -1177,6 +1285,59 @@ body_decided (gpointer      data,
     refuse (self, error, TRUE);
   else
     body_admitted (self);
+}
+
+/* The first frames of a run read again are in: its event stream starts. */
+static void
+start_reader (Exchange *self)
+{
+  if (!advance (self, EXCHANGE_ADMITTED))
+    return;
+
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                symfonic_run_reader_get_run_id (self->reader));
+  set_event_stream_head (self);
+  symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
+                             symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
+  forget_message (self);
+}
+
+/* A store that answered the first read later: the reader goes with the
+ * exchange, so the exchange is still there. */
+static void
+reader_opened (const GError *error,
+               gpointer      data)
+{
+  Exchange *self = data;
+
+  if (error != NULL)
+    {
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      refuse (self, error, TRUE);
+      return;
+    }
+  start_reader (self);
+}
+
+/* Reads the first frames of a run again (before the head: a refusal is a
+ * status of its own), then streams it. */
+static void
+open_reader (Exchange *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  switch (symfonic_run_reader_open (self->reader, reader_opened, self, &error))
+    {
+    case SYMFONIC_RUN_READER_READY:
+      start_reader (self);
+      break;
+    case SYMFONIC_RUN_READER_REFUSED:
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      refuse (self, error, TRUE);
+      break;
+    case SYMFONIC_RUN_READER_PENDING:
+      break;
+    }
 }
 
 /* A runs route: after authentication, the run asked for is read from
@@ -1193,15 +1354,7 @@ start_reading (Exchange *self)
       refuse (self, error, TRUE);
       return;
     }
-  if (!advance (self, EXCHANGE_ADMITTED))
-    return;
-
-  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
-                                symfonic_run_reader_get_run_id (self->reader));
-  set_event_stream_head (self);
-  symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
-                             symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
-  forget_message (self);
+  open_reader (self);
 }
 
 static GError *
@@ -1338,6 +1491,30 @@ answer_json (Exchange   *self,
   soup_server_message_unpause (self->message);
 }
 
+static void answer_response (Exchange     *self,
+                             const char   *run_id,
+                             GPtrArray    *frames,
+                             const GError *error);
+
+static void
+response_read (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Exchange *self = ticket_redeem (user_data);
+  g_autoptr(GError) error = NULL;
+  gboolean ended;
+  GPtrArray *frames;
+  g_autofree char *run_id = NULL;
+
+  if (self == NULL)
+    return;
+  frames = symfonic_run_store_read_finish (self->run_store, result, &ended, &error);
+  run_id = symfonic_responses_run_for_id (strrchr (g_uri_get_path (soup_server_message_get_uri (self->message)),
+                                                   '/') + 1);
+  answer_response (self, run_id, frames, error);
+}
+
 /* `GET {root}/responses/{id}`: a background response read again, as the
  * object its latest event carried, or with `stream=true` as its events
  * after `starting_after`, then the ones it goes on to send. Only the
@@ -1377,23 +1554,31 @@ read_response (Exchange *self)
 
   if (query != NULL && g_strcmp0 (g_hash_table_lookup (query, "stream"), "true") == 0)
     {
-      self->reader = symfonic_run_reader_new_for_run (self->run_store, run_id, after, invocation, &error);
-      if (self->reader == NULL)
-        {
-          refuse (self, error, TRUE);
-          return;
-        }
-      if (!advance (self, EXCHANGE_ADMITTED))
-        return;
-      set_event_stream_head (self);
-      symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
-                                 symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
-      forget_message (self);
+      self->reader = symfonic_run_reader_new_for_run (self->run_store, run_id, after, invocation);
+      open_reader (self);
       return;
     }
 
-  frames = symfonic_run_store_read (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
-                                    symfonic_invocation_get_tenant_id (invocation), 0, &ended, &error);
+  frames = symfonic_run_store_try_read (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
+                                        symfonic_invocation_get_tenant_id (invocation), 0, &ended, &error);
+  if (frames == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      symfonic_run_store_read_async (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
+                                     symfonic_invocation_get_tenant_id (invocation), 0, NULL, response_read,
+                                     ticket_for (self));
+      return;
+    }
+  answer_response (self, run_id, g_steal_pointer (&frames), error);
+}
+
+/* A background response's frames (transfer full), read again for its
+ * object; or why they could not be. */
+static void
+answer_response (Exchange     *self,
+                 const char   *run_id,
+                 GPtrArray    *frames,
+                 const GError *error)
+{
   if (frames == NULL)
     {
       refuse (self, error, TRUE);
@@ -1421,8 +1606,10 @@ read_response (Exchange *self)
       body = g_string_new (NULL);
       symfonic_json_append_node (body, response);
       answer_json (self, body->str);
+      g_ptr_array_unref (frames);
       return;
     }
+  g_ptr_array_unref (frames);
 
   /* nothing yet: it waits for its source */
   {

@@ -439,6 +439,8 @@ memory_read (SymfonicRunStore  *store,
 static void
 memory_wait_async (SymfonicRunStore    *store,
                    const char          *run_id,
+                   const char          *principal_id,
+                   const char          *tenant_id,
                    guint64              after,
                    GCancellable        *cancellable,
                    GAsyncReadyCallback  callback,
@@ -479,10 +481,10 @@ memory_wait_finish (SymfonicRunStore  *store,
 static void
 symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = memory_open_run;
+  iface->try_open_run = memory_open_run;
   iface->append = memory_append;
   iface->close_run = memory_close_run;
-  iface->read = memory_read;
+  iface->try_read = memory_read;
   iface->wait_async = memory_wait_async;
   iface->wait_finish = memory_wait_finish;
 }

@@ -836,7 +836,7 @@ run_open (SymfonicRunStore  *store,
           guint64            max_bytes,
           GError           **error)
 {
-  return symfonic_run_store_open_run (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+  return symfonic_run_store_try_open_run (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
                                       max_frames, max_bytes, error);
 }
 
@@ -867,20 +867,22 @@ run_read (SymfonicRunStore  *store,
           gboolean          *ended,
           GError           **error)
 {
-  return symfonic_run_store_read (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
+  return symfonic_run_store_try_read (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
                                   ended, error);
 }
 
 static void
 run_wait_async (SymfonicRunStore    *store,
                 const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
                 guint64              after,
                 GCancellable        *cancellable,
                 GAsyncReadyCallback  callback,
                 gpointer             user_data)
 {
-  symfonic_run_store_wait_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, after, cancellable, callback,
-                                 user_data);
+  symfonic_run_store_wait_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
+                                 cancellable, callback, user_data);
 }
 
 static gboolean
@@ -894,10 +896,10 @@ run_wait_finish (SymfonicRunStore  *store,
 static void
 symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = run_open;
+  iface->try_open_run = run_open;
   iface->append = run_append;
   iface->close_run = run_close;
-  iface->read = run_read;
+  iface->try_read = run_read;
   iface->wait_async = run_wait_async;
   iface->wait_finish = run_wait_finish;
 }

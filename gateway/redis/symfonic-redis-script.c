@@ -37,6 +37,8 @@ static const struct
   [SYMFONIC_REDIS_SCRIPT_LEASE_RENEW] = { "symfonic-lease-renew.lua", TRUE },
   [SYMFONIC_REDIS_SCRIPT_CAP_ACQUIRE] = { "symfonic-cap-acquire.lua", TRUE },
   [SYMFONIC_REDIS_SCRIPT_CAP_RELEASE] = { "symfonic-cap-release.lua", TRUE },
+  [SYMFONIC_REDIS_SCRIPT_RUN_NOTE] = { "symfonic-run-note.lua", FALSE },
+  [SYMFONIC_REDIS_SCRIPT_RUN_READ] = { "symfonic-run-read.lua", FALSE },
 };
 
 SymfonicRedisScript *

@@ -13,9 +13,11 @@
 #include "symfonic-meter-store.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-redis-client-private.h"
+#include "symfonic-redis-run-store-private.h"
 #include "symfonic-redis-script-private.h"
 #include "symfonic-redis-store-private.h"
 #include "symfonic-store.h"
+#include "symfonic-run-store.h"
 #include "symfonic-stream-cap-store.h"
 
 /**
@@ -90,6 +92,9 @@ struct _SymfonicRedisStore
    * (on-failure=local) */
   SymfonicMemoryStore    *local;
   guint64                 last_lease;
+  /* the run role, with connections of its own (see
+   * symfonic-redis-run-store.c) */
+  SymfonicRedisRunStore  *runs;
 
   GMutex                  lock;
   /* SymfonicPoller -> Conn: one per worker thread */
@@ -189,12 +194,14 @@ static void symfonic_redis_store_initable_init (GInitableIface *iface);
 static void symfonic_redis_store_store_init (SymfonicStoreInterface *iface);
 static void symfonic_redis_store_meter_init (SymfonicMeterStoreInterface *iface);
 static void symfonic_redis_store_cap_init (SymfonicStreamCapStoreInterface *iface);
+static void symfonic_redis_store_run_init (SymfonicRunStoreInterface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicRedisStore, symfonic_redis_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, symfonic_redis_store_initable_init)
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STORE, symfonic_redis_store_store_init)
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_METER_STORE, symfonic_redis_store_meter_init)
-                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STREAM_CAP_STORE, symfonic_redis_store_cap_init))
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STREAM_CAP_STORE, symfonic_redis_store_cap_init)
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_RUN_STORE, symfonic_redis_store_run_init))
 
 GType
 symfonic_redis_on_failure_get_type (void)
@@ -1652,6 +1659,111 @@ symfonic_redis_store_cap_init (SymfonicStreamCapStoreInterface *iface)
   iface->release_finish = symfonic_redis_store_release_finish;
 }
 
+/* --- SymfonicRunStore --------------------------------------------------- */
+
+/* The run role is symfonic-redis-run-store.c's: the store hands it on. */
+#define RUNS(store) SYMFONIC_RUN_STORE (SYMFONIC_REDIS_STORE (store)->runs)
+
+static gboolean
+run_try_open (SymfonicRunStore  *store,
+              const char        *run_id,
+              const char        *principal_id,
+              const char        *tenant_id,
+              guint              max_frames,
+              guint64            max_bytes,
+              GError           **error)
+{
+  return symfonic_run_store_try_open_run (RUNS (store), run_id, principal_id, tenant_id, max_frames, max_bytes, error);
+}
+
+static void
+run_append (SymfonicRunStore *store,
+            const char       *run_id,
+            guint64           seq,
+            const char       *frame,
+            gsize             length)
+{
+  symfonic_run_store_append (RUNS (store), run_id, seq, frame, length);
+}
+
+static void
+run_close (SymfonicRunStore *store,
+           const char       *run_id,
+           guint             keep_seconds)
+{
+  symfonic_run_store_close_run (RUNS (store), run_id, keep_seconds);
+}
+
+static GPtrArray *
+run_try_read (SymfonicRunStore  *store,
+              const char        *run_id,
+              const char        *principal_id,
+              const char        *tenant_id,
+              guint64            after,
+              gboolean          *ended,
+              GError           **error)
+{
+  return symfonic_run_store_try_read (RUNS (store), run_id, principal_id, tenant_id, after, ended, error);
+}
+
+static void
+run_read_async (SymfonicRunStore    *store,
+                const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
+                guint64              after,
+                GCancellable        *cancellable,
+                GAsyncReadyCallback  callback,
+                gpointer             user_data)
+{
+  symfonic_run_store_read_async (RUNS (store), run_id, principal_id, tenant_id, after, cancellable, callback,
+                                 user_data);
+}
+
+static GPtrArray *
+run_read_finish (SymfonicRunStore  *store,
+                 GAsyncResult      *result,
+                 gboolean          *ended,
+                 GError           **error)
+{
+  return symfonic_run_store_read_finish (RUNS (store), result, ended, error);
+}
+
+static void
+run_wait_async (SymfonicRunStore    *store,
+                const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
+                guint64              after,
+                GCancellable        *cancellable,
+                GAsyncReadyCallback  callback,
+                gpointer             user_data)
+{
+  symfonic_run_store_wait_async (RUNS (store), run_id, principal_id, tenant_id, after, cancellable, callback,
+                                 user_data);
+}
+
+static gboolean
+run_wait_finish (SymfonicRunStore  *store,
+                 GAsyncResult      *result,
+                 GError           **error)
+{
+  return symfonic_run_store_wait_finish (RUNS (store), result, error);
+}
+
+static void
+symfonic_redis_store_run_init (SymfonicRunStoreInterface *iface)
+{
+  iface->try_open_run = run_try_open;
+  iface->append = run_append;
+  iface->close_run = run_close;
+  iface->try_read = run_try_read;
+  iface->read_async = run_read_async;
+  iface->read_finish = run_read_finish;
+  iface->wait_async = run_wait_async;
+  iface->wait_finish = run_wait_finish;
+}
+
 /* --- SymfonicStore ------------------------------------------------------- */
 
 static gint64
@@ -1830,6 +1942,8 @@ symfonic_redis_store_render_metrics (SymfonicRedisStore *self,
       backlog += (guint) g_atomic_int_get (&conn->backlog_length);
     }
   g_mutex_unlock (&self->lock);
+  if (self->runs != NULL)
+    symfonic_redis_run_store_add_stats (self->runs, &sum, &n_conns);
 
   g_string_append_printf (out, "symfonic_store_up{%s} %d\n", label->str,
                           n_conns > 0 && (guint) sum.up == n_conns);
@@ -1920,6 +2034,8 @@ symfonic_redis_store_initable_init_impl (GInitable     *initable,
     }
 
   self->local = symfonic_memory_store_new (self->lease_ttl_ms);
+  self->runs = symfonic_redis_run_store_new (&self->address, self->password, self->key_prefix, self->timeout_ms,
+                                             self->lease_ttl_ms);
   self->initialized = TRUE;
 
   return TRUE;
@@ -1958,6 +2074,7 @@ symfonic_redis_store_finalize (GObject *object)
   g_hash_table_unref (self->conns);
   g_mutex_clear (&self->lock);
   g_clear_object (&self->local);
+  g_clear_object (&self->runs);
   if (self->password != NULL)
     {
       memset (self->password, 0, strlen (self->password));
@@ -2087,8 +2204,9 @@ symfonic_redis_store_class_init (SymfonicRedisStoreClass *klass)
                        1, 10000, 1, flags);
   properties[PROP_LEASE_TTL_MS] =
     g_param_spec_uint ("lease-ttl-ms", "Lease TTL",
-                       "How long a budget reservation or stream slot lives unless its instance renews it, "
-                       "in milliseconds: the longest a dead instance's holdings stay counted",
+                       "How long a budget reservation, stream slot or resumable run's producer lease lives "
+                       "unless its instance renews it, in milliseconds: the longest a dead instance's holdings "
+                       "stay counted, and its runs' readers wait",
                        100, G_MAXINT / 1000, SYMFONIC_STORE_DEFAULT_LEASE_TTL_MS, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);

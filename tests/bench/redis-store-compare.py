@@ -3,7 +3,7 @@
 """The Redis store next to the memory store, in one run: the same gateway,
 the same pipeline but for the store group's type, the same clients.
 
-  python3 tests/bench/redis-store-compare.py BUILD_DIR [--quick]
+  python3 tests/bench/redis-store-compare.py BUILD_DIR [--quick] [--runs]
 
 Prints, for each store, and the Redis store's figure as a ratio of the
 memory store's:
@@ -12,7 +12,12 @@ memory store's:
   - round trips per second of a running stream (charges, renewals);
   - time to the first delta, p50 and p99, and what Redis adds;
   - burst: short streams per second from 64 clients at once;
-  - CPU per delta (the gateway's user + system time) on 400 paced streams.
+  - CPU per delta (the gateway's user + system time) on 400 paced streams;
+  - resumed runs: time to the first replayed frame of a run read again
+    (Last-Event-ID) on another instance through Redis, against the memory
+    store read again on the instance that ran it, p50 and p99; and what
+    Redis holds for a kept run (MEMORY USAGE of its stream and hash)
+    against the bytes of its frames.
 The gateway runs with one worker, so that its CPU time is one thread's.
 """
 import asyncio
@@ -34,6 +39,8 @@ ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
 BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith('-') else \
     os.path.join(ROOT, 'build')
 QUICK = '--quick' in sys.argv
+# only the resumed runs' figures
+RUNS_ONLY = '--runs' in sys.argv
 GATEWAY = os.path.join(BUILD, 'gateway', 'symfonic-gateway')
 TRANSCRIPTS = os.path.join(ROOT, 'tests', 'integration', 'transcripts')
 DATA = os.path.join(ROOT, 'data')
@@ -136,12 +143,46 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def runs_pipeline(store_group):
+    return f"""[gateway]
+listen=127.0.0.1:@PORT@
+workers=1
+run-store=s
+
+[route:typed]
+path=/api/v1/stream/typed
+kind=typed
+source=fixtures
+stages=auth
+resume=true
+
+[route:runs]
+path=/api/v1/runs
+kind=runs
+source=fixtures
+stages=auth
+
+[source:fixtures]
+type=replay
+transcripts={TRANSCRIPTS}
+default-transcript=typed
+transcript-header=X-Symfonic-Transcript
+time-scale=@SCALE@
+
+[stage:auth]
+type=auth
+tokens-file={DATA}/demo-tokens.ini
+
+{store_group}
+"""
+
+
 class Instance:
-    def __init__(self, folder, name, group, scale):
+    def __init__(self, folder, name, group, scale, text=pipeline):
         self.port = rc.free_port()
         path = os.path.join(folder, f'{name}.pipeline')
         with open(path, 'w') as f:
-            f.write(pipeline(group).replace('@PORT@', str(self.port)).replace('@SCALE@', str(scale)))
+            f.write(text(group).replace('@PORT@', str(self.port)).replace('@SCALE@', str(scale)))
         self.log = open(os.path.join(folder, f'{name}.log'), 'w')
         self.process = subprocess.Popen([GATEWAY, path], stdout=self.log, stderr=subprocess.STDOUT)
         gw = rc.Gateway.__new__(rc.Gateway)
@@ -192,6 +233,94 @@ async def paced(port, streams, transcript='long'):
     return sum(r[2] for r in results)
 
 
+async def run_whole(port, transcript):
+    """Runs one resumable stream to its end: its run id and its body."""
+    reader, writer = await asyncio.open_connection('127.0.0.1', port)
+    writer.write(request('/api/v1/stream/typed', transcript))
+    data = await reader.read()
+    writer.close()
+    head, _, body = data.partition(b'\r\n\r\n')
+    assert head.startswith(b"HTTP/1.1 200"), data[:300]
+    run_id = [line.split(b': ', 1)[1].decode() for line in head.split(b'\r\n')
+              if line.lower().startswith(b'x-symfonic-run-id:')][0]
+    # the chunked body's frames, without the chunk lines
+    frames = b''
+    while body:
+        size, _, body = body.partition(b'\r\n')
+        n = int(size, 16)
+        if n == 0:
+            break
+        frames += body[:n]
+        body = body[n + 2:]
+    return run_id, frames
+
+
+async def first_replayed(port, run_id, after):
+    """Time from the request to the first replayed frame of a run read again."""
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection('127.0.0.1', port)
+    writer.write((f'GET /api/v1/runs/{run_id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+                  f'Authorization: Bearer demo-token-alice\r\nX-Tenant-ID: acme\r\n'
+                  f'Last-Event-ID: {after}\r\nConnection: close\r\n\r\n').encode())
+    buffer = b''
+    first = None
+    while True:
+        data = await reader.read(65536)
+        if not data:
+            break
+        buffer += data
+        if first is None and f'id: {after + 1}\n'.encode() in buffer:
+            first = time.perf_counter() - start
+    writer.close()
+    assert buffer.startswith(b'HTTP/1.1 200'), buffer[:100]
+    return first
+
+
+def resumed_runs(folder, redis, groups, n_runs):
+    """Runs on one instance, read again from their second frame: on the
+    same instance from the memory store, on another through Redis."""
+    firsts = {'memory': [], 'redis': []}
+    # one principal's runs, more than a memory store keeps by default
+    groups = dict(groups, memory=groups['memory'] + 'max-runs-per-principal=100000\nmax-runs-per-tenant=100000\n')
+    memory = Instance(folder, 'memory-runs', groups['memory'], 0, runs_pipeline)
+    producer = Instance(folder, 'redis-runs-a', groups['redis'], 0, runs_pipeline)
+    resumer = Instance(folder, 'redis-runs-b', groups['redis'], 0, runs_pipeline)
+    # taken in turns, one of each, so that what else the machine does
+    # falls on both alike; the first twenty warm up
+    for i in range(n_runs + 20):
+        for kind, run_on, read_on in (('memory', memory, memory), ('redis', producer, resumer)):
+            run_id, _ = asyncio.run(run_whole(run_on.port, 'long'))
+            first = asyncio.run(first_replayed(read_on.port, run_id, 1))
+            if i >= 20:
+                firsts[kind].append(first * 1000)
+    for instance in (memory, producer, resumer):
+        instance.stop()
+    for kind, values in firsts.items():
+        where = 'another instance, through Redis' if kind == 'redis' else 'the same instance'
+        print(f'{kind:6}: first replayed frame p50 {percentile(values, 50):.3f} ms p99 {percentile(values, 99):.3f} ms '
+              f'({n_runs} runs read again on {where})')
+    m, r = firsts['memory'], firsts['redis']
+    print(f'resumed run, redis vs memory: first replayed frame {percentile(r, 50) - percentile(m, 50):+.3f} ms p50, '
+          f'{percentile(r, 99) - percentile(m, 99):+.3f} ms p99 (target: at most +1 ms at p99)')
+
+    # what a kept run costs Redis, by the size of its frames
+    gw = Instance(folder, 'runs-memory', groups['redis'], 0, runs_pipeline)
+    for transcript in ('typed', 'long', 'wordy'):
+        ratios = []
+        sizes = []
+        for _ in range(10):
+            run_id, frames = asyncio.run(run_whole(gw.port, transcript))
+            time.sleep(0.05)
+            used = sum(redis.call('MEMORY', 'USAGE', f'symfonic:{{acme}}:{kind}:{run_id}', 'SAMPLES', '0')
+                       for kind in ('frames', 'run'))
+            ratios.append(used / len(frames))
+            sizes.append((len(frames), frames.count(b'\n\n'), used))
+        size, count, used = sizes[-1]
+        print(f'kept run ({transcript}.jsonl: {count} frames, {size} bytes): Redis holds {used} bytes, '
+              f'{statistics.mean(ratios):.2f}x its frames (stream and hash, MEMORY USAGE; target: at most 1.5x)')
+    gw.stop()
+
+
 def evalsha(redis):
     stats = redis.commandstats()
     return stats.get('evalsha', 0) + stats.get('eval', 0)
@@ -212,6 +341,9 @@ def main():
     n_paced = 100 if QUICK else 400
     figures = {}
     try:
+        if RUNS_ONLY:
+            resumed_runs(folder, redis, groups, 100 if QUICK else 500)
+            return 0
         # round trips, counted by Redis
         gw = Instance(folder, 'rt', groups['redis'], 0)
         asyncio.run(sequential(gw.port, 5, '/api/v1/stream/typed'))
@@ -258,6 +390,8 @@ def main():
             print(f'{kind:6}: first delta p50 {f["p50"]:.3f} ms p99 {f["p99"]:.3f} ms ({n_seq} sequential, '
                   f'rate limit + budget); burst {f["burst"]:.0f} streams/s (64 clients); '
                   f'CPU {f["cpu_us_per_delta"]:.2f} us/delta ({n_paced} paced streams, {deltas} deltas)')
+        resumed_runs(folder, redis, groups, 100 if QUICK else 500)
+
         m, r = figures['memory'], figures['redis']
         print(f'redis vs memory: first delta +{r["p50"] - m["p50"]:.3f} ms p50, +{r["p99"] - m["p99"]:.3f} ms p99; '
               f'burst {r["burst"] / m["burst"]:.2f}x; CPU per delta {r["cpu_us_per_delta"] / m["cpu_us_per_delta"]:.2f}x')

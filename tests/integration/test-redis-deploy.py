@@ -114,6 +114,23 @@ http {{
         tap.equal(one.terminal, 'ResponseCompleteEvent', 'it ends with its success terminal')
         tap.ok(one.headers.get('x-symfonic-run-id') is not None, 'with its run id')
 
+        # the run read again from its second frame, on each instance
+        # directly and through nginx: the same frames everywhere
+        bodies = []
+        for g in backs + [front]:
+            c = g.connection(10)
+            try:
+                c.request('GET', f'/api/v1/runs/{one.headers.get("x-symfonic-run-id")}/stream',
+                          headers={'Authorization': f'Bearer {rc.TOKEN}', 'X-Tenant-ID': rc.TENANT,
+                                   'Last-Event-ID': '1'})
+                r = c.getresponse()
+                bodies.append((r.status, r.read()))
+            finally:
+                c.close()
+        tap.equal([status for status, _ in bodies], [200, 200, 200], 'the run read again on each instance')
+        tap.ok(bodies[0][1].startswith(b'id: 2\n') and b'ResponseCompleteEvent' in bodies[0][1] and
+               all(body == bodies[0][1] for _, body in bodies), 'the same frames from the second on, to its terminal')
+
         # rate=5 burst=20, shared: a wave through nginx admits the burst
         # across both instances, plus what refilled while it ran
         started = time.monotonic()
