@@ -89,6 +89,118 @@ test_check_broken (void)
   g_assert_cmpstr (out, ==, "");
 }
 
+/* `--check` on a file with many mistakes, one of them in the tokens file
+ * it names: one run lists them all, one per line as
+ * `FILE:LINE: [group] key: message`, by line (a named file's own lines
+ * right below the key naming it), and exits 1; a missing file says it is
+ * missing. */
+static void
+test_check_every_error (void)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "every-error", NULL);
+  g_autofree char *tokens = g_build_filename (dir, "tokens.ini", NULL);
+  g_autofree char *key = g_build_filename (dir, "missing.key", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GRegex) shape = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *previous_file = NULL;
+  guint previous_line = 0;
+  static const char * const expected[] = {
+    ":2: [gateway] workers: expected a whole number from 0 to 256, found “many”",
+    ":6: [route:typed] kind: expected one of typed, chunks, chat, resume, openai, anthropic, runs, found “typo”",
+    ":12: [source:demo] time-scale: expected a number from 0 to 100, found “fast”",
+    "missing.key: expected a file, found nothing: it is missing",
+    ":20: [stage:auth] tokens-file: expected a file without errors, found 3 in “",
+    "tokens.ini:2: [principal:alice] token-sha256: expected 64 hexadecimal digits",
+    "tokens.ini:4: [principal:alice] admin: expected true or false, found “maybe”",
+    "tokens.ini:7: [principal:bob] colour: expected one of token-sha256, tenants, admin, demo, found an unknown key",
+    ":24: [stage:limit] rate: expected a number from 1e-06 to 1e+06, found “lots”",
+    ":26: [stage:limit] bursts: expected a key of type “rate-limit” (",
+  };
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (tokens,
+                                      "[principal:alice]\n"
+                                      "token-sha256=abc\n"
+                                      "tenants=acme\n"
+                                      "admin=maybe\n"
+                                      "[principal:bob]\n"
+                                      "token-sha256=0000000000000000000000000000000000000000000000000000000000000000\n"
+                                      "colour=red\n"
+                                      "tenants=acme\n", -1, &error));
+  path = g_build_filename (dir, "every.pipeline", NULL);
+  g_assert_true (g_file_set_contents (path,
+                                      "[gateway]\n"                        /* 1 */
+                                      "workers=many\n"                     /* 2 */
+                                      "\n"                                 /* 3 */
+                                      "[route:typed]\n"                    /* 4 */
+                                      "path=/api/v1/stream/typed\n"        /* 5 */
+                                      "kind=typo\n"                        /* 6 */
+                                      "source=demo\n"                      /* 7 */
+                                      "stages=auth;limit\n"                /* 8 */
+                                      "\n"                                 /* 9 */
+                                      "[source:demo]\n"                    /* 10 */
+                                      "type=replay\n"                      /* 11 */
+                                      "time-scale=fast\n"                  /* 12 */
+                                      "\n"                                 /* 13 */
+                                      "[source:up]\n"                      /* 14 */
+                                      "type=openai\n"                      /* 15 */
+                                      "model=m\n"                          /* 16 */
+                                      "api-key-file=missing.key\n"         /* 17 */
+                                      "[stage:auth]\n"                     /* 18 */
+                                      "type=auth\n"                        /* 19 */
+                                      "tokens-file=tokens.ini\n"           /* 20 */
+                                      "\n"                                 /* 21 */
+                                      "[stage:limit]\n"                    /* 22 */
+                                      "type=rate-limit\n"                  /* 23 */
+                                      "rate=lots\n"                        /* 24 */
+                                      "burst=2\n"                          /* 25 */
+                                      "bursts=3\n",                        /* 26 */
+                                      -1, &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL), ==, 1);
+  g_test_message ("stderr:\n%s", err);
+  g_assert_cmpstr (out, ==, "");
+
+  /* one run, every mistake, in the order given */
+  lines = g_strsplit (g_strchomp (err), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      if (strstr (lines[i], expected[i]) == NULL)
+        g_error ("line %u, “%s”, does not say “%s”", i + 1, lines[i], expected[i]);
+    }
+  g_assert_nonnull (strstr (lines[3], "[source:up] api-key-file: "));
+  g_assert_true (g_str_has_suffix (lines[4], "tokens.ini”, listed below"));
+
+  /* one shape, each file's lines by line */
+  shape = g_regex_new ("^(/[^:]+):([0-9]+): \\[[^]]+\\]( [a-z0-9-]+)?: \\S.*$", 0, 0, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(GMatchInfo) match = NULL;
+      g_autofree char *file = NULL;
+      g_autofree char *number = NULL;
+      guint line;
+
+      if (!g_regex_match (shape, lines[i], 0, &match))
+        g_error ("“%s” is not FILE:LINE: [group] key: message", lines[i]);
+      file = g_match_info_fetch (match, 1);
+      number = g_match_info_fetch (match, 2);
+      line = (guint) g_ascii_strtoull (number, NULL, 10);
+      g_assert_true (g_str_equal (file, path) || g_str_equal (file, tokens));
+      if (g_strcmp0 (file, previous_file) == 0)
+        g_assert_cmpuint (line, >, previous_line);
+      g_free (previous_file);
+      previous_file = g_steal_pointer (&file);
+      previous_line = line;
+    }
+}
+
 /* Runs `--check` on a typed route with @stages, the stage groups
  * @stage_groups, and expects it refused with @message on @line. */
 static void
@@ -127,7 +239,7 @@ static void
 test_check_repeated_stage (void)
 {
   check_refused ("budget;budget", "\n[stage:budget]\ntype=budget\n",
-                 4, "[route:typed] stages: stage “budget” is listed twice");
+                 4, "[route:typed] stages: expected each stage at most once, found “budget” listed twice");
 }
 
 /* The citation stage drops the memory blocks it meets: an extraction
@@ -136,8 +248,8 @@ static void
 test_check_citation_before_extraction (void)
 {
   check_refused ("cite;extract", "\n[stage:cite]\ntype=citation\n\n[stage:extract]\ntype=extraction\n",
-                 4, "[route:typed] stages: stage “extract” (extraction) must come before stage “cite” "
-                    "(citation), which drops the memory blocks it meets");
+                 4, "[route:typed] stages: expected stage “extract” (extraction) before stage “cite” "
+                    "(citation), which drops the memory blocks it meets, found it after");
 }
 
 /* A block tag the citation filter could confuse with a citation tag. */
@@ -145,8 +257,8 @@ static void
 test_check_citation_block_tag (void)
 {
   check_refused ("cite", "\n[stage:cite]\ntype=citation\nopen-tag=memory_ops\n",
-                 11, "[stage:cite]: “open-tag” must not be empty, hold “[” or a space, or start with "
-                     "a letter, a digit, one of “_.-:]” or a character of a kind");
+                 13, "[stage:cite] open-tag: expected a tag that holds no “[” or space and starts with none "
+                     "of a letter, a digit, “_.-:]” or a character of a kind, found “memory_ops”");
 }
 
 /* A FIFO in place of the pipeline file is refused at once, not waited on. */
@@ -1341,9 +1453,13 @@ test_python_plugin_path_key (void)
 
   pipeline = write_mixed_pipeline ("no-such-folder");
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
-  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder is not a folder\n",
+  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder: expected a folder, found nothing: "
+                             "it is missing\n",
                              pipeline, g_get_user_cache_dir (), G_DIR_SEPARATOR_S);
-  g_assert_true (g_str_has_suffix (err, message));
+  g_test_message ("stderr: %s", err);
+  /* the first line; the types the folders would have registered follow */
+  g_assert_true (g_str_has_prefix (err, message));
+  g_assert_nonnull (strstr (err, "(a [gateway] plugin-path folder did not load)"));
 }
 
 /* A script plugin of the scripts folder, and how symfonic-inspect shows
@@ -2204,6 +2320,7 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
+  g_test_add_func ("/binaries/check-every-error", test_check_every_error);
   g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
   g_test_add_func ("/binaries/check-citation-before-extraction", test_check_citation_before_extraction);
   g_test_add_func ("/binaries/check-citation-block-tag", test_check_citation_block_tag);
