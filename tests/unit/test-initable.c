@@ -212,7 +212,7 @@ static const InitCase init_cases[] = {
   { "auth-missing-tokens", auth_missing_tokens, "tokens-file: ", symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "auth-short-secret", auth_short_secret, "must be at least 32 bytes", g_io_error_quark, G_IO_ERROR_INVALID_DATA },
   { "error-map", error_map_shipped, NULL, NULL, 0 },
-  { "error-map-unknown-code", error_map_unknown_code, "errors.ini:1: [code:no_such_code]: “no_such_code” is not",
+  { "error-map-unknown-code", error_map_unknown_code, "errors.ini:1: [code:no_such_code]: expected a published error code (",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "error-map-not-a-table", error_map_not_a_table, "errors.ini:2: expected “key=value”",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
@@ -222,16 +222,16 @@ static const InitCase init_cases[] = {
   /* what GIO said of the folder, not a word of our own */
   { "replay-missing-folder", replay_missing_folder, "no-such-transcripts", g_io_error_quark, G_IO_ERROR_NOT_FOUND },
   { "release-line", release_line_valid, NULL, NULL, 0 },
-  { "release-line-invalid", release_line_invalid, "“abc” is not a release line",
+  { "release-line-invalid", release_line_invalid, "release-line: expected a release line, such as 11.0.0, found “abc”",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "extraction", extraction_default, NULL, NULL, 0 },
   { "extraction-empty-tag", extraction_empty_tag, "open-tag", symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "citation", citation_default, NULL, NULL, 0 },
-  { "citation-bad-kind", citation_bad_kind, "“two words” is not a citation kind",
+  { "citation-bad-kind", citation_bad_kind, "kinds: expected citation kinds, words without “[”, “]”, “:” or a space, found “two words”",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "rate-limit", rate_limit_default, NULL, NULL, 0 },
   { "budget", budget_default, NULL, NULL, 0 },
-  { "budget-reserve-too-large", budget_reserve_too_large, "reserve-tokens (20) exceeds tokens-per-window (10)",
+  { "budget-reserve-too-large", budget_reserve_too_large, "reserve-tokens: expected at most tokens-per-window (10), found 20",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
 };
 
