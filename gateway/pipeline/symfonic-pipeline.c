@@ -55,6 +55,7 @@ struct _SymfonicPipeline
   guint       keepalive_timeout;
   guint       max_connections;
   guint       drain_seconds;
+  GStrv       python_path;
 
   SymfonicRunStore *run_store;
 
@@ -87,6 +88,7 @@ enum {
   PROP_MAX_CONNECTIONS,
   PROP_DRAIN_SECONDS,
   PROP_RUN_STORE,
+  PROP_PYTHON_PATH,
   N_PROPS
 };
 
@@ -100,6 +102,7 @@ symfonic_pipeline_finalize (GObject *object)
   g_clear_object (&self->file);
   g_free (self->listen);
   g_free (self->release_line);
+  g_strfreev (self->python_path);
   g_hash_table_unref (self->stages);
   g_hash_table_unref (self->stage_settings);
   g_hash_table_unref (self->stores);
@@ -154,6 +157,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_RUN_STORE:
       g_value_set_object (value, self->run_store);
       break;
+    case PROP_PYTHON_PATH:
+      g_value_set_boxed (value, self->python_path);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -200,6 +206,10 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_RUN_STORE:
       g_set_object (&self->run_store, g_value_get_object (value));
+      break;
+    case PROP_PYTHON_PATH:
+      g_strfreev (self->python_path);
+      self->python_path = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -320,6 +330,29 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                          "the server's own when unset",
                          SYMFONIC_TYPE_RUN_STORE,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:python-path:
+   *
+   * Folders the Python script plugins import from besides the
+   * interpreter's own, such as a virtualenv's `site-packages`: the
+   * embedded interpreter is the one the Python loader was built against,
+   * with its own prefix, whatever `python3` is first on `PATH`, whatever
+   * `PYTHONHOME`, `PYTHONPATH` or an active virtualenv say, so a
+   * virtualenv's packages are used only when named here.
+   *
+   * In a pipeline file, relative to the file; each must be a folder. The
+   * loader hands them to the Python loader before the scripts of
+   * `plugin-path` load; they go before the interpreter's own
+   * `site-packages` and stay on its path for the life of the process.
+   * Set on a pipeline that is already loaded, it changes nothing.
+   */
+  properties[PROP_PYTHON_PATH] =
+    g_param_spec_boxed ("python-path", "Python path",
+                        "Folders Python script plugins import from besides the interpreter's own "
+                        "(a virtualenv's site-packages), relative to the file",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -1015,6 +1048,59 @@ load_route (Loader      *loader,
   return TRUE;
 }
 
+/* The folders of `[gateway] python-path`, relative to the file, reach the
+ * Python loader before the scripts of plugin-path load. */
+static gboolean
+load_python_path (Loader *loader)
+{
+  g_auto(GStrv) folders = NULL;
+  g_autoptr(GStrvBuilder) resolved = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GParamSpec) pspec = NULL;
+  GValue value = G_VALUE_INIT;
+  gboolean ok = TRUE;
+
+  if (!g_key_file_has_key (loader->key_file, "gateway", "python-path", NULL))
+    return TRUE;
+
+  pspec = g_param_spec_ref (g_object_class_find_property (G_OBJECT_GET_CLASS (loader->self), "python-path"));
+  if (!symfonic_property_parse (pspec, loader->key_file, "gateway", "python-path", loader->base_dir, &value,
+                                &local_error))
+    return symfonic_config_file_add_error (loader->kf, "gateway", "python-path", "%s", local_error->message);
+  folders = g_value_dup_boxed (&value);
+  g_value_unset (&value);
+
+  resolved = g_strv_builder_new ();
+  for (guint i = 0; folders != NULL && folders[i] != NULL; i++)
+    {
+      g_autoptr(GFile) folder = NULL;
+      g_autofree char *path = NULL;
+
+      g_strstrip (folders[i]);
+      if (*folders[i] == '\0')
+        continue;
+      folder = g_file_resolve_relative_path (loader->base_dir, folders[i]);
+      path = g_file_get_path (folder);
+      g_clear_error (&local_error);
+      if (!symfonic_config_file_check_folder (folder, &local_error) ||
+          !symfonic_registry_add_script_path (loader->registry, ".py", path, &local_error))
+        {
+          ok = symfonic_config_file_add_error (loader->kf, "gateway", "python-path", "%s", local_error->message);
+          continue;
+        }
+      g_strv_builder_add (resolved, path);
+    }
+
+  if (ok)
+    {
+      g_auto(GStrv) paths = g_strv_builder_end (resolved);
+
+      g_object_set (loader->self, "python-path", paths, NULL);
+    }
+
+  return ok;
+}
+
 /* The folders of `[gateway] plugin-path`, relative to the file, load
  * before any group is read, so their types serve every group. */
 static gboolean
@@ -1041,7 +1127,7 @@ static gboolean
 load_gateway (Loader      *loader,
               const char  *group)
 {
-  static const char *const loaded_first[] = { "plugin-path", NULL };
+  static const char *const loaded_first[] = { "python-path", "plugin-path", NULL };
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
   g_auto(GStrv) skip = NULL;
@@ -1067,7 +1153,9 @@ load (Loader  *loader,
   g_auto(GStrv) groups = g_key_file_get_groups (loader->key_file, NULL);
   gboolean any_route = FALSE;
 
-  loader->plugins_failed = !load_plugin_path (loader);
+  /* a script of plugin-path may import from python-path */
+  loader->plugins_failed = !load_python_path (loader);
+  loader->plugins_failed |= !load_plugin_path (loader);
 
   /* Pass 0: the stores, which the gateway, stages and routes name. */
   for (guint i = 0; groups[i] != NULL; i++)

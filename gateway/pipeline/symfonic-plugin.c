@@ -190,3 +190,24 @@ symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
 
   symfonic_registry_add_script_loader (self->registry, suffix, language, load, adopt, user_data);
 }
+
+/**
+ * symfonic_plugin_set_script_path_func: (skip)
+ * @self: a #SymfonicPlugin
+ * @suffix: the suffix this plugin loads scripts of, as given to
+ *   symfonic_plugin_add_script_loader()
+ * @add_path: adds a folder its scripts import from
+ *
+ * Lets the scripts this plugin loads import from folders a pipeline file
+ * names. See symfonic_registry_set_script_path_func().
+ */
+void
+symfonic_plugin_set_script_path_func (SymfonicPlugin         *self,
+                                      const char             *suffix,
+                                      SymfonicScriptPathFunc  add_path)
+{
+  g_return_if_fail (SYMFONIC_IS_PLUGIN (self));
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self->registry));
+
+  symfonic_registry_set_script_path_func (self->registry, suffix, add_path);
+}

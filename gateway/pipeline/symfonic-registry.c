@@ -54,6 +54,7 @@ typedef struct
   char                   *language;
   SymfonicScriptLoadFunc  load;
   SymfonicScriptTypeFunc  adopt;
+  SymfonicScriptPathFunc  add_path;
   gpointer                user_data;
 } ScriptLoader;
 
@@ -563,6 +564,90 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   g_mutex_lock (&self->lock);
   g_ptr_array_add (self->script_loaders, loader);
   g_mutex_unlock (&self->lock);
+}
+
+static ScriptLoader *
+find_script_loader (SymfonicRegistry *self,
+                    const char       *suffix)
+{
+  ScriptLoader *found = NULL;
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->script_loaders->len && found == NULL; i++)
+    {
+      ScriptLoader *loader = g_ptr_array_index (self->script_loaders, i);
+
+      if (g_str_equal (loader->suffix, suffix))
+        found = loader;
+    }
+  g_mutex_unlock (&self->lock);
+
+  return found;
+}
+
+/**
+ * symfonic_registry_set_script_path_func: (skip)
+ * @self: a #SymfonicRegistry
+ * @suffix: the suffix of a script loader added with
+ *   symfonic_registry_add_script_loader()
+ * @add_path: adds a folder the loader's scripts import from
+ *
+ * Lets the loader of the scripts ending in @suffix take the folders a
+ * pipeline file names for them (`[gateway] python-path` for `.py`): the
+ * pipeline loader calls symfonic_registry_add_script_path() with each one
+ * before the scripts of the file's plugin folders load.
+ */
+void
+symfonic_registry_set_script_path_func (SymfonicRegistry       *self,
+                                        const char             *suffix,
+                                        SymfonicScriptPathFunc  add_path)
+{
+  ScriptLoader *loader;
+
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self));
+  g_return_if_fail (suffix != NULL);
+
+  loader = find_script_loader (self, suffix);
+  g_return_if_fail (loader != NULL);
+  loader->add_path = add_path;
+}
+
+/**
+ * symfonic_registry_add_script_path:
+ * @self: a #SymfonicRegistry
+ * @suffix: the suffix of the scripts, such as ".py"
+ * @folder: an absolute folder they may import from, such as a Python
+ *   virtualenv's `site-packages`
+ * @error: return location for a #GError
+ *
+ * Hands @folder to the loader of the scripts ending in @suffix, for the
+ * scripts that load from then on; it stays for the life of the process.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set when no loader of
+ *   @suffix takes folders or it refused this one
+ */
+gboolean
+symfonic_registry_add_script_path (SymfonicRegistry  *self,
+                                   const char        *suffix,
+                                   const char        *folder,
+                                   GError           **error)
+{
+  ScriptLoader *loader;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (suffix != NULL, FALSE);
+  g_return_val_if_fail (folder != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  loader = find_script_loader (self, suffix);
+  if (loader == NULL || loader->add_path == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("expected a loader of %s scripts that takes folders to import from, found none"), suffix);
+      return FALSE;
+    }
+
+  return loader->add_path (folder, loader->user_data, error);
 }
 
 /* As load_plugin(), for a script: its name, which is its file's, is

@@ -948,7 +948,8 @@ test_pipeline_every_error (void)
   expected = g_strdup_printf (
     "t.pipeline:2: [gateway] workers: expected a whole number from 0 to 256, found “many”\n"
     "t.pipeline:3: [gateway] colour: expected a key of [gateway] (listen, workers, max-body-bytes, release-line, "
-    "header-timeout, body-timeout, keepalive-timeout, max-connections, drain-seconds, run-store, plugin-path), "
+    "header-timeout, body-timeout, keepalive-timeout, max-connections, drain-seconds, run-store, python-path, "
+    "plugin-path), "
     "found an unknown one\n"
     "t.pipeline:5: [route:r] path: expected a path starting with /, found “r”\n"
     "t.pipeline:6: [route:r] kind: expected one of typed, chunks, chat, resume, openai, anthropic, runs, "
@@ -973,6 +974,49 @@ test_pipeline_every_error (void)
   g_assert_null (pipeline);
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
   g_assert_cmpstr (error->message, ==, expected);
+}
+
+#define FIXTURE_SOURCE "[source:s]\ntype=replay\ntranscripts=" FIXTURES_DIR "/transcripts\n"
+
+/* `[gateway] python-path` names folders relative to the file, each checked
+ * at the key; the pipeline keeps them resolved. Without the Python loader
+ * in the registry, the key says so. */
+static void
+test_pipeline_python_path (void)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "python-path", NULL);
+  g_autofree char *site = g_build_filename (dir, "site-packages", NULL);
+  g_autofree char *missing = g_build_filename (dir, "no-such-folder", NULL);
+  g_autoptr(GFile) base_dir = g_file_new_for_path (dir);
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *expected = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (site, 0700), ==, 0);
+
+  pipeline = load_in ("[gateway]\npython-path=no-such-folder\n" ROUTE FIXTURE_SOURCE STAGE, base_dir, &error);
+  g_assert_null (pipeline);
+  expected = g_strdup_printf ("t.pipeline:2: [gateway] python-path: %s: expected a folder, found nothing: "
+                              "it is missing", missing);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+
+  pipeline = load_in ("[gateway]\npython-path=site-packages\n" ROUTE FIXTURE_SOURCE STAGE, base_dir, &error);
+  if (symfonic_registry_add_script_path (registry, ".py", site, NULL))
+    {
+      g_auto(GStrv) paths = NULL;
+
+      g_assert_no_error (error);
+      g_object_get (pipeline, "python-path", &paths, NULL);
+      g_assert_cmpstrv (paths, ((const char * const[]) { site, NULL }));
+    }
+  else
+    {
+      /* built without the Python loader */
+      g_assert_null (pipeline);
+      g_assert_cmpstr (error->message, ==, "t.pipeline:2: [gateway] python-path: expected a loader of .py scripts "
+                                           "that takes folders to import from, found none");
+    }
 }
 
 /* --- files the keys name, checked at the key ------------------------------ */
@@ -1129,7 +1173,7 @@ test_pipeline_keys (void)
                    "max-usage-tokens");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
-                   "max-connections;drain-seconds;run-store;plugin-path");
+                   "max-connections;drain-seconds;run-store;python-path;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to
@@ -1255,6 +1299,7 @@ main (int   argc,
     }
   g_test_add_func ("/pipeline/keys", test_pipeline_keys);
   g_test_add_func ("/pipeline/every-error", test_pipeline_every_error);
+  g_test_add_func ("/pipeline/python-path", test_pipeline_python_path);
   g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
 
   ret = g_test_run ();
