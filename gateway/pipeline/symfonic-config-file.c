@@ -323,6 +323,12 @@ typedef struct
   GStrv  below;
 } Problem;
 
+/**
+ * SymfonicConfigFileClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicConfigFile, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicConfigFile, symfonic_config_file, G_TYPE_OBJECT)
 
 static void

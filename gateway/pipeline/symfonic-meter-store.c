@@ -97,6 +97,9 @@ give_charge (const SymfonicStoreAnswer *answer,
  * symfonic_meter_store_get_time:
  * @self: a #SymfonicMeterStore
  *
+ * Gets the time on the store's clock, which every metering decision uses: a
+ * shared store's, so that instances agree.
+ *
  * Returns: now on the store's clock, in microseconds
  */
 gint64
@@ -166,6 +169,8 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
  * @retry_after_us: (out) (optional): when refused, how long until an
  *   arrival would conform (> 0); 0 when allowed
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_take_async().
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
@@ -351,6 +356,8 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore        *self,
  *   reserved); 0 when refused
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_reserve_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -497,6 +504,8 @@ symfonic_meter_store_charge_async (SymfonicMeterStore        *self,
  *   plus the room left in its tightest scope
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_charge_async().
+ *
  * Returns: %TRUE if the store answered; %FALSE with @error set if it could
  *   not, %G_IO_ERROR_NOT_FOUND when it has no such lease (it expired)
  */
@@ -613,6 +622,8 @@ symfonic_meter_store_renew_async (SymfonicMeterStore        *self,
  *   has it no more (it expired, and its reservation was released)
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_renew_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -677,6 +688,8 @@ symfonic_meter_store_settle_async (SymfonicMeterStore        *self,
  * @self: a #SymfonicMeterStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_settle_async().
  *
  * Returns: %TRUE if the lease was settled; %FALSE with @error set if not,
  *   %G_IO_ERROR_NOT_FOUND when the store has no such lease

@@ -74,6 +74,12 @@ struct _SymfonicPipeline
   GHashTable *routes_by_path;
 };
 
+/**
+ * SymfonicPipelineClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicPipeline, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicPipeline, symfonic_pipeline, G_TYPE_OBJECT)
 
 enum {
@@ -1501,6 +1507,9 @@ symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
  * symfonic_pipeline_get_file:
  * @self: a #SymfonicPipeline
  *
+ * Gets the file the pipeline was loaded from, which
+ * symfonic_pipeline_reload() loads again.
+ *
  * Returns: (transfer none) (nullable): the file the pipeline came from
  */
 GFile *
@@ -1514,6 +1523,8 @@ symfonic_pipeline_get_file (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_listen:
  * @self: a #SymfonicPipeline
+ *
+ * Gets the address the pipeline is served on, its #SymfonicPipeline:listen.
  *
  * Returns: the address to serve on, `HOST:PORT`
  */
@@ -1529,6 +1540,9 @@ symfonic_pipeline_get_listen (SymfonicPipeline *self)
  * symfonic_pipeline_get_workers:
  * @self: a #SymfonicPipeline
  *
+ * Gets how many worker threads serve the pipeline: its
+ * #SymfonicPipeline:workers, or one per processor when that is 0.
+ *
  * Returns: how many worker threads serve, at least 1
  */
 guint
@@ -1542,6 +1556,9 @@ symfonic_pipeline_get_workers (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_max_body_bytes:
  * @self: a #SymfonicPipeline
+ *
+ * Gets the largest request body accepted, its #SymfonicPipeline:max-body-
+ * bytes.
  *
  * Returns: the largest request body accepted, in bytes
  */
@@ -1557,6 +1574,9 @@ symfonic_pipeline_get_max_body_bytes (SymfonicPipeline *self)
  * symfonic_pipeline_get_release_line:
  * @self: a #SymfonicPipeline
  *
+ * Gets the release line whose stream contract the pipeline publishes, its
+ * #SymfonicPipeline:release-line.
+ *
  * Returns: the release line to publish
  */
 const char *
@@ -1570,6 +1590,9 @@ symfonic_pipeline_get_release_line (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_n_routes:
  * @self: a #SymfonicPipeline
+ *
+ * Gets how many routes the pipeline serves, for
+ * symfonic_pipeline_get_route().
  *
  * Returns: how many routes the pipeline serves
  */
@@ -1585,6 +1608,8 @@ symfonic_pipeline_get_n_routes (SymfonicPipeline *self)
  * symfonic_pipeline_get_route:
  * @self: a #SymfonicPipeline
  * @position: a position in file order
+ *
+ * Gets one of the routes, in the order of their groups in the file.
  *
  * Returns: (transfer none): the route
  */
@@ -1603,6 +1628,9 @@ symfonic_pipeline_get_route (SymfonicPipeline *self,
  * @self: a #SymfonicPipeline
  * @path: an HTTP path
  *
+ * Finds the route that serves an HTTP path; a provider route serves the
+ * paths of its API under its own.
+ *
  * Returns: (transfer none) (nullable): the route serving @path
  */
 SymfonicRoute *
@@ -1619,6 +1647,8 @@ symfonic_pipeline_lookup_route (SymfonicPipeline *self,
  * symfonic_pipeline_get_stage:
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[stage:NAME]` group
+ *
+ * Gets the stage a `[stage:NAME]` group made.
  *
  * Returns: (transfer none) (nullable): the stage
  */
@@ -1637,6 +1667,8 @@ symfonic_pipeline_get_stage (SymfonicPipeline *self,
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[source:NAME]` group
  *
+ * Gets the source a `[source:NAME]` group made.
+ *
  * Returns: (transfer none) (nullable): the source
  */
 SymfonicSource *
@@ -1653,6 +1685,9 @@ symfonic_pipeline_get_source (SymfonicPipeline *self,
  * symfonic_pipeline_get_store:
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[store:NAME]` group
+ *
+ * Gets the store a `[store:NAME]` group made, shared by every key that
+ * names it.
  *
  * Returns: (transfer none) (nullable): the store, which plays one or more
  *   of the roles #SymfonicMeterStore, #SymfonicStreamCapStore and
@@ -1705,6 +1740,8 @@ symfonic_pipeline_dup_store_names (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_run_store:
  * @self: a #SymfonicPipeline
+ *
+ * Gets where the pipeline's resumable routes keep their runs.
  *
  * Returns: (transfer none) (nullable): the #SymfonicPipeline:run-store, or
  *   %NULL when the file names none

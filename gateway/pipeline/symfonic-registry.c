@@ -75,6 +75,12 @@ typedef struct
   SymfonicPlugin *plugin;
 } Entry;
 
+/**
+ * SymfonicRegistryClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicRegistry, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicRegistry, symfonic_registry, G_TYPE_OBJECT)
 
 static void
@@ -888,6 +894,8 @@ symfonic_registry_scan (SymfonicRegistry  *self,
  * @self: a #SymfonicRegistry
  * @name: a type name as pipeline files use it
  *
+ * Finds the type a pipeline file's `type=` names.
+ *
  * Returns: the registered or built-in type, or %G_TYPE_INVALID
  */
 GType
@@ -910,6 +918,8 @@ symfonic_registry_lookup (SymfonicRegistry *self,
  * symfonic_registry_get_type_plugin:
  * @self: a #SymfonicRegistry
  * @name: a registered type name
+ *
+ * Finds the plugin that registered a type name.
  *
  * Returns: (transfer none) (nullable): the plugin that registered @name,
  *   %NULL if the application did or nothing did
@@ -934,6 +944,10 @@ symfonic_registry_get_type_plugin (SymfonicRegistry *self,
  * symfonic_registry_list_types:
  * @self: a #SymfonicRegistry
  *
+ * Lists the names of the types plugins and the application registered; the
+ * library's own (symfonic_registry_list_builtin_types()) are not among
+ * them.
+ *
  * Returns: (transfer full) (array zero-terminated=1): the registered names, sorted
  */
 char **
@@ -956,6 +970,9 @@ symfonic_registry_list_types (SymfonicRegistry *self)
 /**
  * symfonic_registry_list_plugins:
  * @self: a #SymfonicRegistry
+ *
+ * Lists the plugins loaded into the registry, modules and scripts, in the
+ * order they loaded.
  *
  * Returns: (transfer container) (element-type SymfonicPlugin): the loaded plugins
  */

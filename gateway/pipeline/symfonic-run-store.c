@@ -180,6 +180,8 @@ symfonic_run_store_wait_async (SymfonicRunStore    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_run_store_wait_async().
+ *
  * Returns: %TRUE if there may be more to read; %FALSE with @error set if
  *   the wait was cancelled
  */
