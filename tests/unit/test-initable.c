@@ -210,7 +210,7 @@ static const InitCase init_cases[] = {
   { "auth-short-digest", auth_short_digest, "tokens.ini:2: [principal:a] token-sha256: ",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
   { "auth-missing-tokens", auth_missing_tokens, "tokens-file: ", symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
-  { "auth-short-secret", auth_short_secret, "must be at least 32 bytes", g_io_error_quark, G_IO_ERROR_INVALID_DATA },
+  { "auth-short-secret", auth_short_secret, "expected a secret of at least 32 bytes", g_io_error_quark, G_IO_ERROR_INVALID_DATA },
   { "error-map", error_map_shipped, NULL, NULL, 0 },
   { "error-map-unknown-code", error_map_unknown_code, "errors.ini:1: [code:no_such_code]: expected a published error code (",
     symfonic_error_quark, SYMFONIC_ERROR_CONFIG },
