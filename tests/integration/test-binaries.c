@@ -1653,6 +1653,28 @@ test_python_whatever_the_shell (void)
       g_clear_pointer (&err, g_free);
     }
 
+  /* a PyGObject the interpreter cannot import is named with the
+   * interpreter and the path it searched, python-path's folders first */
+  {
+    g_autofree char *shadow = g_build_filename (dir, "shadow", NULL);
+    g_autofree char *shadow_gi = g_build_filename (shadow, "gi", NULL);
+    g_autofree char *init = g_build_filename (shadow_gi, "__init__.py", NULL);
+    g_autofree char *shadowed = write_venv_pipeline (dir, TRUE, shadow);
+
+    g_assert_cmpint (g_mkdir_with_parents (shadow_gi, 0700), ==, 0);
+    g_assert_true (g_file_set_contents (init, "raise ImportError('not this gi')\n", -1, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", shadowed, NULL), ==, 1);
+    g_test_message ("stderr: %s", err);
+    g_assert_nonnull (strstr (err, "[gateway] plugin-path: Cannot import PyGObject and the Symfonic typelib: "
+                                   "ImportError: not this gi (tried Python 3."));
+    g_assert_nonnull (strstr (err, shadow));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    /* the next pipeline names the virtualenv again */
+    g_free (write_venv_pipeline (dir, TRUE, site_packages));
+  }
+
   /* and it serves, in the worst of those shells */
   {
     g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
