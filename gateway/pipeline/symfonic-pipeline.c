@@ -1129,6 +1129,17 @@ load_plugin_path (Loader *loader)
   return ok;
 }
 
+/* The shape of `listen`, checked where the key is known: the server
+ * resolves the host when it starts. */
+static gboolean
+is_host_port (const char *listen)
+{
+  const char *colon = strrchr (listen, ':');
+
+  return colon != NULL && colon != listen && g_ascii_string_to_unsigned (colon + 1, 10, 0, 65535, NULL, NULL) &&
+         strpbrk (listen, " \t/") == NULL;
+}
+
 static gboolean
 load_gateway (Loader      *loader,
               const char  *group)
@@ -1141,8 +1152,18 @@ load_gateway (Loader      *loader,
 
   g_array_set_clear_func (values, clear_value);
   skip = check_group_keys (loader, group, "gateway", loaded_first, &ok);
-  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, "gateway", (const char * const *) skip, names, values) ||
-      !ok)
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, "gateway", (const char * const *) skip, names, values))
+    ok = FALSE;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const GValue *value = &g_array_index (values, GValue, i);
+
+      if (g_str_equal (g_ptr_array_index (names, i), "listen") && !is_host_port (g_value_get_string (value)))
+        ok = symfonic_config_file_add_error (loader->kf, group, "listen",
+                                             _("expected HOST:PORT (such as 127.0.0.1:8080, [::1]:8080 or "
+                                               "*:8080), found “%s”"), g_value_get_string (value));
+    }
+  if (!ok)
     return FALSE;
 
   g_object_setv (G_OBJECT (loader->self), names->len, (const char **) names->pdata,
