@@ -31,6 +31,19 @@ typedef struct
   gsize  held;
 } SymfonicTextFilterPrivate;
 
+/**
+ * SymfonicTextFilter:
+ *
+ * The filter of one stream's split text, which a [class@Symfonic.FilterStage]
+ * makes for each stream: it is fed the answer and the thinking (two
+ * channels) piece by piece, as the deltas arrive, and appends what can no
+ * longer change, withholding what could (the beginning of a tag split
+ * across deltas) until the next piece or the end of its channel.
+ *
+ * A subclass implements [vfunc@Symfonic.TextFilter.filter] and, if it
+ * withholds, [vfunc@Symfonic.TextFilter.flush]. The base class withholds an
+ * unfinished UTF-8 character, so a subclass only sees whole characters.
+ */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SymfonicTextFilter, symfonic_text_filter, G_TYPE_OBJECT)
 
 SYMFONIC_SCRATCH_DEFINE (scratch);

@@ -59,6 +59,17 @@ typedef enum {
  *   leave the filter as it was
  */
 
+/**
+ * SymfonicTextFilterClass::withheld:
+ * @self: a #SymfonicTextFilter
+ *
+ * How many bytes of text @self holds back now: fed, but not yet appended
+ * to an output by #SymfonicTextFilterClass::filter, such as what could
+ * still be the start of a tag.
+ *
+ * Returns: the bytes withheld, over both channels
+ */
+
 G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TEXT_FILTER, GObject)
 
 /**

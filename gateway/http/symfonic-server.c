@@ -81,6 +81,12 @@ struct _SymfonicServer
   SymfonicTracer   *tracer;
 };
 
+/**
+ * SymfonicServerClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicServer, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
 
 enum {
@@ -274,19 +280,43 @@ symfonic_server_class_init (SymfonicServerClass *klass)
   object_class->get_property = symfonic_server_get_property;
   object_class->set_property = symfonic_server_set_property;
 
+  /**
+   * SymfonicServer:pipeline:
+   *
+   * The pipeline the server serves; symfonic_server_reload() replaces it.
+   */
   properties[PROP_PIPELINE] =
     g_param_spec_object ("pipeline", "Pipeline", "The pipeline to serve",
                          SYMFONIC_TYPE_PIPELINE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicServer:listen:
+   *
+   * The `HOST:PORT` to serve on instead of the pipeline's
+   * #SymfonicPipeline:listen; %NULL uses the pipeline's.
+   */
   properties[PROP_LISTEN] =
     g_param_spec_string ("listen", "Listen", "HOST:PORT to serve on; NULL uses the pipeline's",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicServer:workers:
+   *
+   * How many worker threads serve instead of the pipeline's
+   * #SymfonicPipeline:workers; 0 uses the pipeline's.
+   */
   properties[PROP_WORKERS] =
     g_param_spec_uint ("workers", "Workers", "Worker threads; 0 uses the pipeline's",
                        0, 256, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicServer:allow-demo-credentials:
+   *
+   * Whether the server may serve a pipeline that accepts the published
+   * demo tokens (symfonic_pipeline_uses_demo_credentials()) on an
+   * address other than loopback. Off, symfonic_server_start() refuses.
+   */
   properties[PROP_ALLOW_DEMO_CREDENTIALS] =
     g_param_spec_boolean ("allow-demo-credentials", "Allow demo credentials",
                           "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
@@ -348,6 +378,9 @@ symfonic_server_init (SymfonicServer *self)
  * symfonic_server_get_run_store:
  * @self: a #SymfonicServer
  *
+ * Gets the store resumable runs keep their frames in when the pipeline
+ * names none.
+ *
  * Returns: (transfer none): where resumable runs keep their frames
  */
 SymfonicRunStore *
@@ -381,6 +414,9 @@ symfonic_server_set_run_store (SymfonicServer   *self,
  * symfonic_server_new:
  * @pipeline: the pipeline to serve
  *
+ * Creates a server for @pipeline. Nothing is bound until
+ * symfonic_server_start().
+ *
  * Returns: (transfer full): a new, stopped #SymfonicServer
  */
 SymfonicServer *
@@ -394,6 +430,9 @@ symfonic_server_new (SymfonicPipeline *pipeline)
 /**
  * symfonic_server_get_pipeline:
  * @self: a #SymfonicServer
+ *
+ * Gets the pipeline the server serves now: after a
+ * symfonic_server_reload(), the new one.
  *
  * Returns: (transfer none): the pipeline
  */
@@ -1128,6 +1167,8 @@ symfonic_server_drain_async (SymfonicServer      *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_server_drain_async().
+ *
  * Returns: %TRUE once the drain is over
  */
 gboolean
@@ -1174,6 +1215,9 @@ symfonic_server_stop (SymfonicServer *self)
  * symfonic_server_get_port:
  * @self: a #SymfonicServer
  *
+ * Gets the port the server listens on, the one the kernel chose when asked
+ * for port 0.
+ *
  * Returns: the port served on, once started
  */
 guint16
@@ -1187,6 +1231,9 @@ symfonic_server_get_port (SymfonicServer *self)
 /**
  * symfonic_server_dup_uri:
  * @self: a #SymfonicServer
+ *
+ * Gets the URI a started server answers on, with the port the kernel chose
+ * for port 0.
  *
  * Returns: (transfer full) (nullable): `http://HOST:PORT/` of a started server
  */

@@ -71,6 +71,12 @@ struct _SymfonicMemoryRunStore
 
 static void symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface);
 
+/**
+ * SymfonicMemoryRunStoreClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicMemoryRunStore, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryRunStore, symfonic_memory_run_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_RUN_STORE,
                                                       symfonic_memory_run_store_iface_init))
@@ -664,6 +670,9 @@ symfonic_memory_run_store_new (void)
  * symfonic_memory_run_store_get_n_runs:
  * @self: a #SymfonicMemoryRunStore
  *
+ * Gets how many runs the store holds, which its
+ * #SymfonicMemoryRunStore:max-runs bounds.
+ *
  * Returns: how many runs the store holds, running or ended
  */
 guint
@@ -680,6 +689,9 @@ symfonic_memory_run_store_get_n_runs (SymfonicMemoryRunStore *self)
 /**
  * symfonic_memory_run_store_get_n_bytes:
  * @self: a #SymfonicMemoryRunStore
+ *
+ * Gets how much the store holds, which its #SymfonicMemoryRunStore:max-
+ * bytes bounds.
  *
  * Returns: how many bytes of frames the store holds, for all its runs
  */

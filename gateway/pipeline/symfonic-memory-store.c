@@ -120,6 +120,12 @@ static void symfonic_memory_store_meter_init (SymfonicMeterStoreInterface *iface
 static void symfonic_memory_store_cap_init (SymfonicStreamCapStoreInterface *iface);
 static void symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface);
 
+/**
+ * SymfonicMemoryStoreClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicMemoryStore, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryStore, symfonic_memory_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STORE, symfonic_memory_store_store_init)
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_METER_STORE, symfonic_memory_store_meter_init)
@@ -1060,6 +1066,9 @@ symfonic_memory_store_set_clock (SymfonicMemoryStore    *self,
 /**
  * symfonic_memory_store_get_n_keys:
  * @self: a #SymfonicMemoryStore
+ *
+ * Gets how many rate-limit cells and budgets the store holds; an idle one
+ * is swept once it has nothing left to remember.
  *
  * Returns: how many cells and budgets the store holds, swept or not yet
  */

@@ -98,6 +98,9 @@ give_charge (const SymfonicStoreAnswer *answer,
  * symfonic_meter_store_get_time:
  * @self: a #SymfonicMeterStore
  *
+ * Gets the time on the store's clock, which every metering decision uses: a
+ * shared store's, so that instances agree.
+ *
  * Returns: now on the store's clock, in microseconds
  */
 gint64
@@ -170,6 +173,8 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
  *   the microseconds by which the next arrival could come earlier than
  *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_take_async().
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
@@ -358,6 +363,8 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore        *self,
  *   reserved); 0 when refused
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_reserve_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -504,6 +511,8 @@ symfonic_meter_store_charge_async (SymfonicMeterStore        *self,
  *   plus the room left in its tightest scope
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_charge_async().
+ *
  * Returns: %TRUE if the store answered; %FALSE with @error set if it could
  *   not, %G_IO_ERROR_NOT_FOUND when it has no such lease (it expired)
  */
@@ -620,6 +629,8 @@ symfonic_meter_store_renew_async (SymfonicMeterStore        *self,
  *   has it no more (it expired, and its reservation was released)
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_renew_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -684,6 +695,8 @@ symfonic_meter_store_settle_async (SymfonicMeterStore        *self,
  * @self: a #SymfonicMeterStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_settle_async().
  *
  * Returns: %TRUE if the lease was settled; %FALSE with @error set if not,
  *   %G_IO_ERROR_NOT_FOUND when the store has no such lease

@@ -58,6 +58,12 @@ struct _SymfonicRoute
   char              *model;
 };
 
+/**
+ * SymfonicRouteClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicRoute, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
 
 static void
@@ -267,22 +273,50 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
   object_class->get_property = symfonic_route_get_property;
   object_class->set_property = symfonic_route_set_property;
 
+  /**
+   * SymfonicRoute:name:
+   *
+   * The route's name: the NAME of its `[route:NAME]` group.
+   */
   properties[PROP_NAME] =
     g_param_spec_string ("name", "Name", "The route's name in its pipeline file",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:path:
+   *
+   * The HTTP path the route serves; a provider route serves its API's
+   * paths under it (see symfonic_route_kind_dup_paths()).
+   */
   properties[PROP_PATH] =
     g_param_spec_string ("path", "Path", "The HTTP path the route serves",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:release-line:
+   *
+   * The release line the route's streams publish unless a stage (the
+   * `release-line` stage) chooses another: the `[gateway]` release line.
+   */
   properties[PROP_RELEASE_LINE] =
     g_param_spec_string ("release-line", "Release line", "The release line the route's streams publish by default",
                          SYMFONIC_VERSION,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:kind:
+   *
+   * What the route answers with: which wire format it publishes, and
+   * which requests it takes.
+   */
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", "Kind", "What the route answers with",
                        SYMFONIC_TYPE_ROUTE_KIND, SYMFONIC_ROUTE_KIND_TYPED,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:source:
+   *
+   * The source the route's streams read their events from.
+   */
   properties[PROP_SOURCE] =
     g_param_spec_object ("source", "Source", "The upstream the route reads",
                          SYMFONIC_TYPE_SOURCE,
@@ -548,6 +582,8 @@ symfonic_route_add_stage (SymfonicRoute *self,
  * symfonic_route_get_name:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's name, the NAME of its `[route:NAME]` group.
+ *
  * Returns: the route's name
  */
 const char *
@@ -562,6 +598,8 @@ symfonic_route_get_name (SymfonicRoute *self)
  * symfonic_route_get_path:
  * @self: a #SymfonicRoute
  *
+ * Gets the HTTP path the route serves.
+ *
  * Returns: the HTTP path
  */
 const char *
@@ -575,6 +613,8 @@ symfonic_route_get_path (SymfonicRoute *self)
 /**
  * symfonic_route_get_release_line:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:release-line.
  *
  * Returns: the release line the route's streams publish unless a stage
  *   chooses another
@@ -615,6 +655,8 @@ symfonic_route_set_release_line (SymfonicRoute *self,
  * symfonic_route_get_max_duration:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:max-duration.
+ *
  * Returns: the longest a stream of this route may run, in seconds; 0 when
  *   there is no limit
  */
@@ -651,6 +693,8 @@ symfonic_route_set_max_duration (SymfonicRoute *self,
 /**
  * symfonic_route_get_hook_timeout:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:hook-timeout.
  *
  * Returns: how long a stage on a thread of its own may take to answer one
  *   call, in seconds; 0 when there is no limit
@@ -704,6 +748,8 @@ set_stream_limit (SymfonicRoute         *self,
  * symfonic_route_get_max_streams:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:max-streams.
+ *
  * Returns: how many streams of this route may run at once; 0 when there
  *   is no limit
  */
@@ -736,6 +782,8 @@ symfonic_route_set_max_streams (SymfonicRoute *self,
 /**
  * symfonic_route_get_max_streams_per_tenant:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:max-streams-per-tenant.
  *
  * Returns: how many streams of this route one tenant may run at once; 0
  *   when there is no limit
@@ -887,6 +935,8 @@ symfonic_route_endpoint_method (SymfonicRoute    *self,
  * symfonic_route_get_cap_store:
  * @self: a #SymfonicRoute
  *
+ * Gets the store the route's stream caps count in.
+ *
  * Returns: (transfer none) (nullable): where the route counts its running
  *   streams: its #SymfonicRoute:cap-store, or the store it keeps in this
  *   process; %NULL while it has no cap
@@ -958,6 +1008,8 @@ symfonic_route_get_refused_streams (SymfonicRoute *self,
  * symfonic_route_get_stall_timeout:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:stall-timeout.
+ *
  * Returns: how long a streaming client may read nothing while frames wait,
  *   in seconds; 0 when there is no limit
  */
@@ -995,6 +1047,8 @@ symfonic_route_set_stall_timeout (SymfonicRoute *self,
  * symfonic_route_get_heartbeat_seconds:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:heartbeat-seconds.
+ *
  * Returns: seconds without a frame before a stream gets a keepalive
  *   comment; 0 when it gets none
  */
@@ -1027,6 +1081,8 @@ symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
 /**
  * symfonic_route_get_max_usage_tokens:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:max-usage-tokens.
  *
  * Returns: the most input plus output tokens an upstream may report for
  *   one of the route's streams
@@ -1066,6 +1122,8 @@ symfonic_route_set_max_usage_tokens (SymfonicRoute *self,
  * symfonic_route_get_resume:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume.
+ *
  * Returns: whether the route's runs can be read again after their client
  *   left
  */
@@ -1103,6 +1161,8 @@ symfonic_route_set_resume (SymfonicRoute *self,
  * symfonic_route_get_resume_frames:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume-frames.
+ *
  * Returns: how many recent frames a resumable run keeps
  */
 guint
@@ -1134,6 +1194,8 @@ symfonic_route_set_resume_frames (SymfonicRoute *self,
 /**
  * symfonic_route_get_resume_bytes:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:resume-bytes.
  *
  * Returns: how many bytes of recent frames a resumable run keeps
  */
@@ -1168,6 +1230,8 @@ symfonic_route_set_resume_bytes (SymfonicRoute *self,
  * symfonic_route_get_resume_seconds:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume-seconds.
+ *
  * Returns: how long a resumable run goes on, and stays readable, without
  *   a client, in seconds
  */
@@ -1201,6 +1265,9 @@ symfonic_route_set_resume_seconds (SymfonicRoute *self,
  * symfonic_route_get_kind:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's kind: which wire format it publishes and which requests
+ * it takes.
+ *
  * Returns: what the route answers with
  */
 SymfonicRouteKind
@@ -1214,6 +1281,8 @@ symfonic_route_get_kind (SymfonicRoute *self)
 /**
  * symfonic_route_get_source:
  * @self: a #SymfonicRoute
+ *
+ * Gets the source the route's streams read from.
  *
  * Returns: (transfer none): the upstream
  */
@@ -1229,6 +1298,9 @@ symfonic_route_get_source (SymfonicRoute *self)
  * symfonic_route_get_n_stages:
  * @self: a #SymfonicRoute
  *
+ * Gets how many stages the route's chain has, for
+ * symfonic_route_get_stage().
+ *
  * Returns: how many stages the chain has
  */
 guint
@@ -1243,6 +1315,8 @@ symfonic_route_get_n_stages (SymfonicRoute *self)
  * symfonic_route_get_stage:
  * @self: a #SymfonicRoute
  * @position: a position in the chain
+ *
+ * Gets one stage of the route's chain, in the order it runs.
  *
  * Returns: (transfer none): the stage at @position
  */

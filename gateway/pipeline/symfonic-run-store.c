@@ -281,6 +281,9 @@ symfonic_run_store_open_run_async (SymfonicRunStore    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes symfonic_run_store_open_run_async(): the answer of a store
+ * that had to be asked asynchronously whether it keeps the run.
+ *
  * Returns: %TRUE if the run is kept
  */
 gboolean
@@ -439,6 +442,9 @@ symfonic_run_store_read_async (SymfonicRunStore    *self,
  * @ended: (out): whether the last frame returned is the run's last
  * @error: return location for a #GError
  *
+ * Finishes symfonic_run_store_read_async(): the frames a store that had
+ * to be asked asynchronously keeps after the id that was given.
+ *
  * Returns: (transfer full) (element-type GBytes): the frames, possibly
  *   none; %NULL with @error set as for symfonic_run_store_try_read()
  */
@@ -503,6 +509,8 @@ symfonic_run_store_wait_async (SymfonicRunStore    *self,
  * @self: a #SymfonicRunStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_run_store_wait_async().
  *
  * Returns: %TRUE if there may be more to read; %FALSE with @error set if
  *   the wait was cancelled

@@ -365,6 +365,12 @@ struct _SymfonicStream
   SymfonicDeferred          ready;
 };
 
+/**
+ * SymfonicStreamClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicStream, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
 
 /* Moves the stream on @event. A move the table does not list is a bug:
@@ -608,6 +614,8 @@ symfonic_stream_new (SymfonicRoute      *route,
  * symfonic_stream_get_route:
  * @self: a #SymfonicStream
  *
+ * Gets the route the stream runs on.
+ *
  * Returns: (transfer none): the route
  */
 SymfonicRoute *
@@ -621,6 +629,9 @@ symfonic_stream_get_route (SymfonicStream *self)
 /**
  * symfonic_stream_get_invocation:
  * @self: a #SymfonicStream
+ *
+ * Gets the invocation the stream serves: the request, and who made it once
+ * authenticated.
  *
  * Returns: (transfer none): the invocation
  */
@@ -652,6 +663,9 @@ symfonic_stream_get_cancellable (SymfonicStream *self)
 /**
  * symfonic_stream_get_start_time:
  * @self: a #SymfonicStream
+ *
+ * Gets when the stream's request arrived, which timeouts and durations
+ * count from.
  *
  * Returns: when the request arrived, in g_get_monotonic_time() microseconds
  */
@@ -740,6 +754,8 @@ symfonic_stream_hold_head (SymfonicStream *self)
  * symfonic_stream_get_holds_head:
  * @self: a #SymfonicStream
  *
+ * Gets whether a stage held the response's head back until the first event.
+ *
  * Returns: whether the response's head waits for the first event, see
  *   symfonic_stream_hold_head()
  */
@@ -778,6 +794,9 @@ symfonic_stream_set_response_header (SymfonicStream *self,
  * @self: a #SymfonicStream
  * @name: a header name, in any case
  *
+ * Gets a response header a stage set with
+ * symfonic_stream_set_response_header().
+ *
  * Returns: (nullable): the value a stage set for @name
  */
 const char *
@@ -793,6 +812,9 @@ symfonic_stream_get_response_header (SymfonicStream *self,
 /**
  * symfonic_stream_list_response_headers:
  * @self: a #SymfonicStream
+ *
+ * Lists the response headers stages set with
+ * symfonic_stream_set_response_header().
  *
  * Returns: (transfer full) (array zero-terminated=1): the names of the
  *   headers stages set
@@ -940,6 +962,10 @@ find_slot (SymfonicStream *self,
  * symfonic_stream_get_stage_data: (skip)
  * @self: a #SymfonicStream
  * @stage: a stage of the stream's route
+ *
+ * Gets what a stage keeps for this stream, set with
+ * symfonic_stream_set_stage_data(): the per-stream state of a stage object
+ * that all streams of its route share.
  *
  * Returns: (nullable): the data @stage keeps for this stream
  */

@@ -777,9 +777,9 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
   if (self->reserve_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("reserve-tokens (%" G_GUINT64_FORMAT ") exceeds tokens-per-window (%" G_GUINT64_FORMAT "): "
-                     "no request could ever be admitted"),
-                   self->reserve_tokens, self->tokens_per_window);
+                   _("reserve-tokens: expected at most tokens-per-window (%" G_GUINT64_FORMAT "), found %"
+                     G_GUINT64_FORMAT ": no request could ever be admitted"),
+                   self->tokens_per_window, self->reserve_tokens);
       return FALSE;
     }
 

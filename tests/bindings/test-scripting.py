@@ -382,8 +382,8 @@ class ScriptTestCase(ServingTestCase):
         self.script.wait_line(r'.*reload refused.*', self.script.error_lines)
         self.assertEqual(self.script.stderr,
                          ['%s: reload refused, still serving the previous pipeline: %s:48: '
-                          '[stage:late] type: unknown type “no-such-type” (symfonic-inspect lists '
-                          'the registered types)' % (os.path.basename(SCRIPT), self.pipeline)])
+                          '[stage:late] type: expected a registered stage type (symfonic-inspect lists '
+                          'them), found “no-such-type”' % (os.path.basename(SCRIPT), self.pipeline)])
         response = self.post('/api/v1/stream/typed', ALICE)
         response.read()
         self.assertEqual(response.status, 200)
@@ -443,11 +443,12 @@ class BadPipelineTestCase(unittest.TestCase):
             script = Script(path)
             status = script.wait()
         self.assertEqual(status, 1)
-        # the type's name is the script's class's
-        type_name = {'.py': 'ServeTenantTally', '.js': 'ServeTenantTallyJs'}[os.path.splitext(SCRIPT)[1]]
-        self.assertEqual(script.stderr,
-                         ['%s: %s:37: [stage:tally] no-such-key: unknown key for type “%s”'
-                          % (os.path.basename(SCRIPT), path, type_name)])
+        # the type is named as the file names it, with the keys it takes
+        self.assertEqual(len(script.stderr), 1, script.stderr)
+        self.assertTrue(script.stderr[0].startswith(
+            '%s: %s:37: [stage:tally] no-such-key: expected a key of type “tenant-tally” ('
+            % (os.path.basename(SCRIPT), path)), script.stderr)
+        self.assertTrue(script.stderr[0].endswith('), found an unknown one'), script.stderr)
         self.assertTrue(script.lines.empty())
 
 

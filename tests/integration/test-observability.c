@@ -486,9 +486,19 @@ test_streams_traced (void)
     g_assert_cmpuint (stream->status, ==, 200);
   }
 
-  scrape = get_metrics (session, metrics_url, NULL);
-  g_assert_cmpuint (scrape->status, ==, 200);
-  text = symfonic_test_response_get_text (scrape);
+  /* a stream is counted once its exchange is over, which may come just
+   * after its client read the end: the counts settle before they are read */
+  for (gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;;)
+    {
+      g_clear_pointer (&scrape, symfonic_test_response_free);
+      scrape = get_metrics (session, metrics_url, NULL);
+      g_assert_cmpuint (scrape->status, ==, 200);
+      text = symfonic_test_response_get_text (scrape);
+      if (metric (text, "gen_ai_server_request_duration_count{" GENAI_LABELS ",outcome=\"completed\"}") >= 2 ||
+          g_get_monotonic_time () > deadline)
+        break;
+      g_usleep (10 * 1000);
+    }
   check_exposition (text);
   g_assert_cmpfloat (metric (text, "gen_ai_client_token_usage_sum{" GENAI_LABELS ",gen_ai_token_type=\"input\"}"), ==, 24);
   g_assert_cmpfloat (metric (text, "gen_ai_client_token_usage_sum{" GENAI_LABELS ",gen_ai_token_type=\"output\"}"), ==, 68);
