@@ -223,10 +223,11 @@ assert_int_attr (JsonObject *span,
                  gint64      expected)
 {
   JsonObject *value = attribute (span, key);
+  g_autofree char *text = g_strdup_printf ("%" G_GINT64_FORMAT, expected);
 
   if (value == NULL)
     g_error ("span “%s” has no attribute %s", json_object_get_string_member (span, "name"), key);
-  g_assert_cmpstr (json_object_get_string_member (value, "intValue"), ==, g_strdup_printf ("%" G_GINT64_FORMAT, expected));
+  g_assert_cmpstr (json_object_get_string_member (value, "intValue"), ==, text);
 }
 
 static void
