@@ -929,14 +929,16 @@ load_route (Loader      *loader,
         }
     }
 
+  /* a runs route reads its runs from the run store: it needs no source,
+   * and one it names is checked like any other and then not used */
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
-  if (source_name == NULL)
+  if (source_name == NULL && kind != SYMFONIC_ROUTE_KIND_RUNS)
     {
       symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
       return FALSE;
     }
-  source = g_hash_table_lookup (self->sources, source_name);
-  if (source == NULL)
+  source = source_name != NULL ? g_hash_table_lookup (self->sources, source_name) : NULL;
+  if (source_name != NULL && source == NULL)
     {
       symfonic_config_file_set_error (loader->kf, error, group, "source",
                                       _("no [source:%s] in this file"), source_name);
@@ -985,8 +987,10 @@ load_route (Loader      *loader,
   g_ptr_array_add (type_names, NULL);
 
   {
-    g_autofree char *source_type = g_strconcat ("source:", source_name, NULL);
-    g_autofree char *type_name = g_key_file_get_string (loader->key_file, source_type, "type", NULL);
+    g_autofree char *source_type = source_name != NULL ? g_strconcat ("source:", source_name, NULL) : NULL;
+    g_autofree char *type_name = source_type != NULL ? g_key_file_get_string (loader->key_file, source_type,
+                                                                              "type", NULL)
+                                                     : NULL;
 
     symfonic_route_set_telemetry_names (route, (const char * const *) stage_names->pdata, source_name,
                                         type_name != NULL ? g_strstrip (type_name) : NULL);

@@ -707,8 +707,14 @@ test_pipeline_default_file (void)
       /* the streams say they are alive every 15 s */
       g_assert_cmpuint (symfonic_route_get_heartbeat_seconds (route), ==,
                         routes[i].kind == SYMFONIC_ROUTE_KIND_TYPED || routes[i].kind == SYMFONIC_ROUTE_KIND_CHUNKS ? 15 : 0);
-      g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
-      g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+      /* a runs route reads the run store, not an upstream */
+      if (routes[i].kind == SYMFONIC_ROUTE_KIND_RUNS)
+        g_assert_null (symfonic_route_get_source (route));
+      else
+        {
+          g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
+          g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+        }
       g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, g_strv_length (stages));
       for (guint j = 0; stages[j] != NULL; j++)
         g_assert_true (symfonic_route_get_stage (route, j) == symfonic_pipeline_get_stage (pipeline, stages[j]));
@@ -1079,6 +1085,31 @@ added_get_property (GObject    *object,
     route_get_property (object, prop_id, value, pspec);
 }
 
+/* A runs route reads runs from the run store: it needs no source, and one
+ * it names must still exist. */
+static void
+test_pipeline_runs_without_source (void)
+{
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(SymfonicPipeline) named = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRoute *runs;
+
+  pipeline = load ("[route:t]\npath=/t\nsource=s\nresume=true\n"
+                   "[route:runs]\npath=/runs\nkind=runs\n" SOURCE, &error);
+  g_assert_no_error (error);
+  runs = symfonic_pipeline_lookup_route (pipeline, "/runs");
+  g_assert_nonnull (runs);
+  g_assert_cmpint (symfonic_route_get_kind (runs), ==, SYMFONIC_ROUTE_KIND_RUNS);
+  g_assert_null (symfonic_route_get_source (runs));
+
+  named = load ("[route:runs]\npath=/runs\nkind=runs\nsource=nowhere\n" SOURCE, &error);
+  g_assert_null (named);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_nonnull (strstr (error->message, "t.pipeline:4:"));
+  g_assert_nonnull (strstr (error->message, "nowhere"));
+}
+
 static void
 test_pipeline_route_key_added (void)
 {
@@ -1169,6 +1200,7 @@ main (int   argc,
     }
   g_test_add_func ("/pipeline/keys", test_pipeline_keys);
   g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
+  g_test_add_func ("/pipeline/runs-without-source", test_pipeline_runs_without_source);
 
   ret = g_test_run ();
   g_object_unref (registry);
