@@ -12,7 +12,9 @@
 #include "symfonic-log-private.h"
 #include "symfonic-memory-run-store.h"
 #include "symfonic-config-file.h"
+#include "symfonic-memory-store.h"
 #include "symfonic-metrics-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-server.h"
 #include "symfonic-tracer-private.h"
 #include "symfonic-worker-private.h"
@@ -73,6 +75,9 @@ struct _SymfonicServer
   GTask            *drain;
   /* the server's, not the pipeline's: resumable runs outlive a reload */
   SymfonicRunStore *run_store;
+  /* the server's too: where routes without a cap-store count their
+   * streams, so that the counts outlive a reload */
+  SymfonicMemoryStore *cap_store;
   /* while started */
   Announcer        *announcer;
   /* while started, as the pipeline's [gateway] asks: /metrics on an
@@ -198,6 +203,7 @@ symfonic_server_finalize (GObject *object)
   g_clear_object (&self->socket);
   g_clear_object (&self->pipeline);
   g_clear_object (&self->run_store);
+  g_clear_object (&self->cap_store);
   g_free (self->listen);
   symfonic_metrics_free (self->metrics);
 
@@ -342,6 +348,7 @@ symfonic_server_init (SymfonicServer *self)
   self->metrics = symfonic_metrics_new ();
   self->running = g_ptr_array_new ();
   self->run_store = SYMFONIC_RUN_STORE (symfonic_memory_run_store_new ());
+  self->cap_store = symfonic_memory_store_new (0);
 }
 
 /**
@@ -594,6 +601,18 @@ open_socket (GInetAddress  *address,
   return g_steal_pointer (&socket);
 }
 
+/* Before @pipeline serves: its capped routes without a cap-store count
+ * their streams in the server's store, where those of the pipeline it
+ * replaces still count, under the same route names. */
+static void
+share_cap_store (SymfonicServer   *self,
+                 SymfonicPipeline *pipeline)
+{
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (pipeline); i++)
+    symfonic_route_share_cap_store (symfonic_pipeline_get_route (pipeline, i),
+                                    SYMFONIC_STREAM_CAP_STORE (self->cap_store));
+}
+
 static gboolean
 check_demo_credentials (SymfonicServer    *self,
                         SymfonicPipeline  *pipeline,
@@ -837,6 +856,7 @@ symfonic_server_start (SymfonicServer  *self,
       stop_telemetry (self);
       return FALSE;
     }
+  share_cap_store (self, self->pipeline);
   self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
@@ -898,7 +918,9 @@ warn_restart_settings (SymfonicServer   *self,
  * Loads the server's pipeline file again (see symfonic_pipeline_reload())
  * and serves it from each worker's next request on. Streams in flight end
  * on the pipeline they started with. A file that fails to load changes
- * nothing: the error names its file, line and key. Settings of `[gateway]`
+ * nothing: the error names its file, line and key. The streams its
+ * routes' caps count stay counted: a route without a cap-store counts in
+ * the server's store, by its name, across reloads. Settings of `[gateway]`
  * that the workers and the listening socket were made with (listen,
  * workers, timeouts, max-connections) take effect only at the next start;
  * a warning says so when they changed.
@@ -928,6 +950,7 @@ symfonic_server_reload (SymfonicServer    *self,
       warn_restart_settings (self, pipeline);
     }
 
+  share_cap_store (self, pipeline);
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_set_pipeline (g_ptr_array_index (self->running, i), pipeline);
   g_set_object (&self->pipeline, pipeline);

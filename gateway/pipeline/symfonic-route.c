@@ -928,6 +928,16 @@ symfonic_route_set_cap_store (SymfonicRoute          *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAP_STORE]);
 }
 
+/* Only while the route is assembled: a capped route without a
+ * cap-store counts its streams in @store, its server's (see
+ * symfonic_stream_cap_share_store()). */
+void
+symfonic_route_share_cap_store (SymfonicRoute          *self,
+                                SymfonicStreamCapStore *store)
+{
+  symfonic_stream_cap_share_store (self->cap, store);
+}
+
 /* Counts @stream against the route's caps, or refuses it; a store that
  * answers later tells @func. */
 SymfonicAdmitResult
