@@ -14,6 +14,7 @@
 #include "symfonic-config-file.h"
 #include "symfonic-memory-store.h"
 #include "symfonic-metrics-private.h"
+#include "symfonic-playground-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-server.h"
 #include "symfonic-tracer-private.h"
@@ -700,6 +701,18 @@ check_telemetry (SymfonicPipeline  *pipeline,
   return TRUE;
 }
 
+/* A pipeline that serves the playground needs its page's files: a broken
+ * install refuses to start, or to reload, rather than answer 404. */
+static gboolean
+check_playground (SymfonicPipeline  *pipeline,
+                  GError           **error)
+{
+  gboolean playground = FALSE;
+
+  g_object_get (pipeline, "playground", &playground, NULL);
+  return !playground || symfonic_playground_load (error);
+}
+
 /* Starts what [gateway] asks for besides the workers. */
 static gboolean
 start_telemetry (SymfonicServer  *self,
@@ -804,7 +817,8 @@ symfonic_server_check (SymfonicServer  *self,
         return FALSE;
     }
 
-  return check_telemetry (self->pipeline, error) && check_demo_credentials (self, self->pipeline, error);
+  return check_telemetry (self->pipeline, error) && check_playground (self->pipeline, error) &&
+         check_demo_credentials (self, self->pipeline, error);
 }
 
 /**
@@ -940,7 +954,7 @@ symfonic_server_reload (SymfonicServer    *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   pipeline = symfonic_pipeline_reload (self->pipeline, registry, error);
-  if (pipeline == NULL)
+  if (pipeline == NULL || !check_playground (pipeline, error))
     return FALSE;
 
   if (self->running->len > 0)

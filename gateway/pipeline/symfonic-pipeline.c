@@ -65,6 +65,7 @@ struct _SymfonicPipeline
   char       *otlp_endpoint;
   double      trace_sample_ratio;
   char       *service_name;
+  gboolean    playground;
 
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
@@ -102,6 +103,7 @@ enum {
   PROP_OTLP_ENDPOINT,
   PROP_TRACE_SAMPLE_RATIO,
   PROP_SERVICE_NAME,
+  PROP_PLAYGROUND,
   N_PROPS
 };
 
@@ -194,6 +196,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_SERVICE_NAME:
       g_value_set_string (value, self->service_name);
       break;
+    case PROP_PLAYGROUND:
+      g_value_set_boolean (value, self->playground);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -264,6 +269,9 @@ symfonic_pipeline_set_property (GObject      *object,
     case PROP_SERVICE_NAME:
       g_free (self->service_name);
       self->service_name = g_value_dup_string (value);
+      break;
+    case PROP_PLAYGROUND:
+      self->playground = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -467,6 +475,21 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                          "The service.name the spans are reported under",
                          "symfonic-gateway",
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:playground:
+   *
+   * Whether the gateway serves `/playground`: one static page, from the
+   * data folder, that streams the pipeline's typed routes in a browser,
+   * with the token and tenant its user types in, and reads a dropped run
+   * again from a runs route. The page has no privilege of its own; paths
+   * under `/playground` are then no route's.
+   */
+  properties[PROP_PLAYGROUND] =
+    g_param_spec_boolean ("playground", "Playground",
+                          "Serve /playground, a page that streams the typed routes in a browser",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -1056,6 +1079,34 @@ load_gateway (Loader      *loader,
   return TRUE;
 }
 
+/* The playground's paths are its own while it is served: a route there
+ * would never be reached. */
+static gboolean
+check_playground_paths (Loader  *loader,
+                        GError **error)
+{
+  SymfonicPipeline *self = loader->self;
+
+  if (!self->playground)
+    return TRUE;
+
+  for (guint i = 0; i < self->routes->len; i++)
+    {
+      SymfonicRoute *route = g_ptr_array_index (self->routes, i);
+      const char *path = symfonic_route_get_path (route);
+      g_autofree char *group = NULL;
+
+      if (!g_str_equal (path, "/playground") && !g_str_has_prefix (path, "/playground/"))
+        continue;
+      group = g_strconcat ("route:", symfonic_route_get_name (route), NULL);
+      return symfonic_config_file_set_error (loader->kf, error, group, "path",
+                                             _("“%s” is the playground’s while [gateway] playground=true"),
+                                             path);
+    }
+
+  return TRUE;
+}
+
 static gboolean
 load (Loader  *loader,
       GError **error)
@@ -1130,7 +1181,7 @@ load (Loader  *loader,
       return FALSE;
     }
 
-  return TRUE;
+  return check_playground_paths (loader, error);
 }
 
 static SymfonicPipeline *

@@ -147,6 +147,9 @@ static const InvalidCase invalid_cases[] = {
     { "[route:r]", "stall-timeout", "-5" } },
   { "route-stall-timeout-too-high", "[route:r]\npath=/r\nsource=s\nstall-timeout=604801\n" SOURCE, 4,
     { "[route:r]", "stall-timeout" } },
+  /* the playground's paths are its own while it is served */
+  { "route-under-playground", "[gateway]\nplayground=true\n[route:r]\npath=/playground/x\nsource=s\n" SOURCE, 4,
+    { "[route:r]", "path", "/playground/x", "playground" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -1049,7 +1052,7 @@ test_pipeline_keys (void)
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
                    "max-connections;drain-seconds;run-store;metrics-listen;metrics-token-file;"
-                   "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;plugin-path");
+                   "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;playground;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to
