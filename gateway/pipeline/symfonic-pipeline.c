@@ -743,7 +743,12 @@ stage_settings (Loader     *loader,
         g_string_append_printf (settings, "  [store:%s]\n%s", value,
                                 (const char *) g_hash_table_lookup (loader->self->store_settings, value));
 
-      named = g_file_resolve_relative_path (loader->base_dir, value);
+      /* a value naming ${CREDENTIALS_DIRECTORY}'s file is that file */
+      {
+        g_autofree char *path = symfonic_property_expand_path (value, NULL);
+
+        named = g_file_resolve_relative_path (loader->base_dir, path != NULL ? path : value);
+      }
       info = g_file_query_info (named, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED ","
                                 G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
                                 G_FILE_QUERY_INFO_NONE, NULL, NULL);

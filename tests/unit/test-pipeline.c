@@ -1088,6 +1088,67 @@ added_get_property (GObject    *object,
     route_get_property (object, prop_id, value, pspec);
 }
 
+typedef struct
+{
+  const char *value;
+  /* NULL: the pipeline loads */
+  const char *mentions[3];
+} VariableCase;
+
+/* A file-valued key may name a folder the environment holds, as systemd's
+ * ${CREDENTIALS_DIRECTORY}: set, it is the variable's value; unset, empty
+ * or malformed, an error at the key that says which. */
+static void
+test_pipeline_path_variables (void)
+{
+  static const VariableCase cases[] = {
+    { "${SYMFONIC_TEST_FOLDER}/transcripts", { NULL } },
+    { "${SYMFONIC_TEST_FOLDER}${SYMFONIC_TEST_SUFFIX}", { NULL } },
+    { "${CREDENTIALS_DIRECTORY}/transcripts", { "${CREDENTIALS_DIRECTORY} is not set", "LoadCredential=" } },
+    { "${SYMFONIC_TEST_EMPTY}/transcripts", { "${SYMFONIC_TEST_EMPTY} is not set" } },
+    { "${SYMFONIC_TEST_FOLDER/transcripts", { "not a variable" } },
+    { "${}/transcripts", { "“${}” is not a variable" } },
+    { "${1FOLDER}/transcripts", { "“${1FOLDER}” is not a variable" } },
+    { "${SYMFONIC TEST}/transcripts", { "“${SYMFONIC TEST}” is not a variable" } },
+    /* only ${NAME} is a variable: the rest is the path's */
+    { "$SYMFONIC_TEST_FOLDER/transcripts", { "$SYMFONIC_TEST_FOLDER/transcripts" } },
+  };
+
+  g_setenv ("SYMFONIC_TEST_FOLDER", FIXTURES_DIR, TRUE);
+  g_setenv ("SYMFONIC_TEST_SUFFIX", "/transcripts", TRUE);
+  g_setenv ("SYMFONIC_TEST_EMPTY", "", TRUE);
+  g_unsetenv ("CREDENTIALS_DIRECTORY");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[route:r]\npath=/r\nsource=s\n"
+                                               "[source:s]\ntype=replay\ntranscripts=%s\n", cases[i].value);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("transcripts=%s", cases[i].value);
+      pipeline = load (text, &error);
+      if (cases[i].mentions[0] == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_nonnull (pipeline);
+          continue;
+        }
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_nonnull (strstr (error->message, "t.pipeline:6: [source:s] transcripts"));
+      for (guint j = 0; j < G_N_ELEMENTS (cases[i].mentions) && cases[i].mentions[j] != NULL; j++)
+        {
+          if (strstr (error->message, cases[i].mentions[j]) == NULL)
+            g_test_fail_printf ("“%s” does not mention “%s”", error->message, cases[i].mentions[j]);
+        }
+    }
+
+  g_unsetenv ("SYMFONIC_TEST_FOLDER");
+  g_unsetenv ("SYMFONIC_TEST_SUFFIX");
+  g_unsetenv ("SYMFONIC_TEST_EMPTY");
+}
+
 /* A runs route reads runs from the run store: it needs no source, and one
  * it names must still exist. */
 static void
@@ -1204,6 +1265,7 @@ main (int   argc,
   g_test_add_func ("/pipeline/keys", test_pipeline_keys);
   g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
   g_test_add_func ("/pipeline/runs-without-source", test_pipeline_runs_without_source);
+  g_test_add_func ("/pipeline/path-variables", test_pipeline_path_variables);
 
   ret = g_test_run ();
   g_object_unref (registry);
