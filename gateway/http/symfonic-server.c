@@ -14,6 +14,7 @@
 #include "symfonic-config-file.h"
 #include "symfonic-memory-store.h"
 #include "symfonic-metrics-private.h"
+#include "symfonic-pipeline-private.h"
 #include "symfonic-playground-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-server.h"
@@ -614,13 +615,53 @@ share_cap_store (SymfonicServer   *self,
                                     SYMFONIC_STREAM_CAP_STORE (self->cap_store));
 }
 
+/* Whether @file is part of the system's configuration: a pipeline there is
+ * what a service serves (the shipped units read one from there), not a
+ * demonstration. */
+static gboolean
+is_system_configuration (GFile *file)
+{
+  static const char * const folders[] = { SYMFONIC_SYSCONF_DIR, "/etc" };
+
+  for (guint i = 0; file != NULL && i < G_N_ELEMENTS (folders); i++)
+    {
+      g_autoptr(GFile) folder = g_file_new_for_path (folders[i]);
+
+      if (g_file_has_prefix (file, folder))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 check_demo_credentials (SymfonicServer    *self,
                         SymfonicPipeline  *pipeline,
                         GError           **error)
 {
-  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
-      symfonic_pipeline_uses_demo_credentials (pipeline))
+  GFile *file = symfonic_pipeline_get_file (pipeline);
+  const char *stage;
+
+  if (self->allow_demo_credentials)
+    return TRUE;
+
+  /* The demo tokens are in the README: an installed service that still
+   * authenticates with them lets anyone in, on whatever address. */
+  stage = is_system_configuration (file) ? symfonic_pipeline_find_demo_credentials (pipeline) : NULL;
+  if (stage != NULL)
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Refusing to serve the demo tokens, which anyone can use: [stage:%s] authenticates with "
+                     "them, and %s is in the system’s configuration, which serves real credentials only; point "
+                     "the stage’s tokens-file at a tokens file of your own "
+                     "(such as ${CREDENTIALS_DIRECTORY}/symfonic.tokens), or allow it explicitly (--allow-demo-tokens)"),
+                   stage, display);
+      return FALSE;
+    }
+
+  if (!g_inet_address_get_is_loopback (self->address) && symfonic_pipeline_uses_demo_credentials (pipeline))
     {
       g_autofree char *where = g_inet_address_to_string (self->address);
 

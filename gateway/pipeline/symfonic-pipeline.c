@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -12,7 +13,7 @@
 #include "symfonic-config-file.h"
 #include "symfonic-error.h"
 #include "symfonic-paths-private.h"
-#include "symfonic-pipeline.h"
+#include "symfonic-pipeline-private.h"
 #include "symfonic-property-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stage-order-private.h"
@@ -1426,6 +1427,9 @@ symfonic_pipeline_get_default_file (void)
   return g_file_new_for_path (path);
 }
 
+static int compare_names (gconstpointer a,
+                          gconstpointer b);
+
 /**
  * symfonic_pipeline_uses_demo_credentials:
  * @self: a #SymfonicPipeline
@@ -1438,14 +1442,24 @@ symfonic_pipeline_get_default_file (void)
 gboolean
 symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
 {
-  GHashTableIter iter;
-  gpointer stage;
-
   g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), FALSE);
 
-  g_hash_table_iter_init (&iter, self->stages);
-  while (g_hash_table_iter_next (&iter, NULL, &stage))
+  return symfonic_pipeline_find_demo_credentials (self) != NULL;
+}
+
+/* The name of the first `[stage:NAME]`, by name, that authenticates with
+ * the published demo credentials, or NULL: what a refusal names. */
+const char *
+symfonic_pipeline_find_demo_credentials (SymfonicPipeline *self)
+{
+  g_autofree gpointer *names = NULL;
+  guint n;
+
+  names = g_hash_table_get_keys_as_array (self->stages, &n);
+  qsort (names, n, sizeof (gpointer), compare_names);
+  for (guint i = 0; i < n; i++)
     {
+      GObject *stage = g_hash_table_lookup (self->stages, names[i]);
       GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (stage), "uses-demo-tokens");
       gboolean uses = FALSE;
 
@@ -1453,10 +1467,10 @@ symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
         continue;
       g_object_get (stage, "uses-demo-tokens", &uses, NULL);
       if (uses)
-        return TRUE;
+        return names[i];
     }
 
-  return FALSE;
+  return NULL;
 }
 
 /**
