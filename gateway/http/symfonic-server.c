@@ -297,7 +297,8 @@ symfonic_server_class_init (SymfonicServerClass *klass)
 
   properties[PROP_ALLOW_DEMO_CREDENTIALS] =
     g_param_spec_boolean ("allow-demo-credentials", "Allow demo credentials",
-                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
+                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address, "
+                          "or from the system's configuration",
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /**
@@ -461,8 +462,10 @@ symfonic_server_set_workers (SymfonicServer *self,
  * @allow: whether to allow it
  *
  * The published demo tokens let anyone in, so by default the server only
- * serves a pipeline that accepts them on a loopback address. Takes effect
- * at the next start.
+ * serves a pipeline that accepts them on a loopback address, and never one
+ * whose file is in the system's configuration (the build's configuration
+ * folder, or `/etc`), which is what a service serves. Takes effect at the
+ * next start.
  */
 void
 symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
@@ -822,7 +825,10 @@ stop_telemetry (SymfonicServer *self)
  * @error: return location for a #GError
  *
  * Checks what symfonic_server_start() would refuse before binding anything:
- * the listen address, and demo credentials on a non-loopback address.
+ * the listen address, the metrics and traces settings, the playground's
+ * files when the pipeline serves it, and demo credentials on a
+ * non-loopback address or in a pipeline file of the system's
+ * configuration (unless #SymfonicServer:allow-demo-credentials).
  *
  * Returns: %TRUE if the server may start
  */
