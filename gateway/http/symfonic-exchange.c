@@ -496,6 +496,20 @@ log_failure (Exchange     *self,
   request.stage = refused ? "admission" : "stream";
   request.outcome = refused ? "refused" : "failed";
   request.status = status;
+
+  /* A drain that outlasted drain-seconds ended the stream: the gateway
+   * stopped, the stream did not fail. Every stream in flight meets it,
+   * so it is one line per route every interval, as a failure is. */
+  if (!refused && g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN))
+    {
+      request.outcome = "drained";
+      kind = g_strdup_printf ("route %s: drained", request.route);
+      symfonic_log_request (G_LOG_LEVEL_MESSAGE, &request, kind,
+                            "Route %s, run %s drained: the gateway stopped before the stream ended",
+                            request.route, request.run_id);
+      return;
+    }
+
   if (status < 500)
     {
       symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s with %u: %s",

@@ -12,7 +12,11 @@
 #include "symfonic-log-private.h"
 #include "symfonic-memory-run-store.h"
 #include "symfonic-config-file.h"
+#include "symfonic-memory-store.h"
 #include "symfonic-metrics-private.h"
+#include "symfonic-pipeline-private.h"
+#include "symfonic-playground-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-server.h"
 #include "symfonic-tracer-private.h"
 #include "symfonic-worker-private.h"
@@ -73,6 +77,9 @@ struct _SymfonicServer
   GTask            *drain;
   /* the server's, not the pipeline's: resumable runs outlive a reload */
   SymfonicRunStore *run_store;
+  /* the server's too: where routes without a cap-store count their
+   * streams, so that the counts outlive a reload */
+  SymfonicMemoryStore *cap_store;
   /* while started */
   Announcer        *announcer;
   /* while started, as the pipeline's [gateway] asks: /metrics on an
@@ -204,6 +211,7 @@ symfonic_server_finalize (GObject *object)
   g_clear_object (&self->socket);
   g_clear_object (&self->pipeline);
   g_clear_object (&self->run_store);
+  g_clear_object (&self->cap_store);
   g_free (self->listen);
   symfonic_metrics_free (self->metrics);
 
@@ -319,7 +327,8 @@ symfonic_server_class_init (SymfonicServerClass *klass)
    */
   properties[PROP_ALLOW_DEMO_CREDENTIALS] =
     g_param_spec_boolean ("allow-demo-credentials", "Allow demo credentials",
-                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
+                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address, "
+                          "or from the system's configuration",
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /**
@@ -372,6 +381,7 @@ symfonic_server_init (SymfonicServer *self)
   self->metrics = symfonic_metrics_new ();
   self->running = g_ptr_array_new ();
   self->run_store = SYMFONIC_RUN_STORE (symfonic_memory_run_store_new ());
+  self->cap_store = symfonic_memory_store_new (0);
 }
 
 /**
@@ -491,8 +501,10 @@ symfonic_server_set_workers (SymfonicServer *self,
  * @allow: whether to allow it
  *
  * The published demo tokens let anyone in, so by default the server only
- * serves a pipeline that accepts them on a loopback address. Takes effect
- * at the next start.
+ * serves a pipeline that accepts them on a loopback address, and never one
+ * whose file is in the system's configuration (the build's configuration
+ * folder, or `/etc`), which is what a service serves. Takes effect at the
+ * next start.
  */
 void
 symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
@@ -633,13 +645,65 @@ open_socket (GInetAddress  *address,
   return g_steal_pointer (&socket);
 }
 
+/* Before @pipeline serves: its capped routes without a cap-store count
+ * their streams in the server's store, where those of the pipeline it
+ * replaces still count, under the same route names. */
+static void
+share_cap_store (SymfonicServer   *self,
+                 SymfonicPipeline *pipeline)
+{
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (pipeline); i++)
+    symfonic_route_share_cap_store (symfonic_pipeline_get_route (pipeline, i),
+                                    SYMFONIC_STREAM_CAP_STORE (self->cap_store));
+}
+
+/* Whether @file is part of the system's configuration: a pipeline there is
+ * what a service serves (the shipped units read one from there), not a
+ * demonstration. */
+static gboolean
+is_system_configuration (GFile *file)
+{
+  static const char * const folders[] = { SYMFONIC_SYSCONF_DIR, "/etc" };
+
+  for (guint i = 0; file != NULL && i < G_N_ELEMENTS (folders); i++)
+    {
+      g_autoptr(GFile) folder = g_file_new_for_path (folders[i]);
+
+      if (g_file_has_prefix (file, folder))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 check_demo_credentials (SymfonicServer    *self,
                         SymfonicPipeline  *pipeline,
                         GError           **error)
 {
-  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
-      symfonic_pipeline_uses_demo_credentials (pipeline))
+  GFile *file = symfonic_pipeline_get_file (pipeline);
+  const char *stage;
+
+  if (self->allow_demo_credentials)
+    return TRUE;
+
+  /* The demo tokens are in the README: an installed service that still
+   * authenticates with them lets anyone in, on whatever address. */
+  stage = is_system_configuration (file) ? symfonic_pipeline_find_demo_credentials (pipeline) : NULL;
+  if (stage != NULL)
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Refusing to serve the demo tokens, which anyone can use: [stage:%s] authenticates with "
+                     "them, and %s is in the system’s configuration, which serves real credentials only; point "
+                     "the stage’s tokens-file at a tokens file of your own "
+                     "(such as ${CREDENTIALS_DIRECTORY}/symfonic.tokens), or allow it explicitly (--allow-demo-tokens)"),
+                   stage, display);
+      return FALSE;
+    }
+
+  if (!g_inet_address_get_is_loopback (self->address) && symfonic_pipeline_uses_demo_credentials (pipeline))
     {
       g_autofree char *where = g_inet_address_to_string (self->address);
 
@@ -720,6 +784,18 @@ check_telemetry (SymfonicPipeline  *pipeline,
   return TRUE;
 }
 
+/* A pipeline that serves the playground needs its page's files: a broken
+ * install refuses to start, or to reload, rather than answer 404. */
+static gboolean
+check_playground (SymfonicPipeline  *pipeline,
+                  GError           **error)
+{
+  gboolean playground = FALSE;
+
+  g_object_get (pipeline, "playground", &playground, NULL);
+  return !playground || symfonic_playground_load (error);
+}
+
 /* Starts what [gateway] asks for besides the workers. */
 static gboolean
 start_telemetry (SymfonicServer  *self,
@@ -788,7 +864,10 @@ stop_telemetry (SymfonicServer *self)
  * @error: return location for a #GError
  *
  * Checks what symfonic_server_start() would refuse before binding anything:
- * the listen address, and demo credentials on a non-loopback address.
+ * the listen address, the metrics and traces settings, the playground's
+ * files when the pipeline serves it, and demo credentials on a
+ * non-loopback address or in a pipeline file of the system's
+ * configuration (unless #SymfonicServer:allow-demo-credentials).
  *
  * Returns: %TRUE if the server may start
  */
@@ -824,7 +903,8 @@ symfonic_server_check (SymfonicServer  *self,
         return FALSE;
     }
 
-  return check_telemetry (self->pipeline, error) && check_demo_credentials (self, self->pipeline, error);
+  return check_telemetry (self->pipeline, error) && check_playground (self->pipeline, error) &&
+         check_demo_credentials (self, self->pipeline, error);
 }
 
 /**
@@ -876,6 +956,7 @@ symfonic_server_start (SymfonicServer  *self,
       stop_telemetry (self);
       return FALSE;
     }
+  share_cap_store (self, self->pipeline);
   self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
@@ -937,7 +1018,9 @@ warn_restart_settings (SymfonicServer   *self,
  * Loads the server's pipeline file again (see symfonic_pipeline_reload())
  * and serves it from each worker's next request on. Streams in flight end
  * on the pipeline they started with. A file that fails to load changes
- * nothing: the error names its file, line and key. Settings of `[gateway]`
+ * nothing: the error names its file, line and key. The streams its
+ * routes' caps count stay counted: a route without a cap-store counts in
+ * the server's store, by its name, across reloads. Settings of `[gateway]`
  * that the workers and the listening socket were made with (listen,
  * workers, timeouts, max-connections) take effect only at the next start;
  * a warning says so when they changed.
@@ -957,7 +1040,7 @@ symfonic_server_reload (SymfonicServer    *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   pipeline = symfonic_pipeline_reload (self->pipeline, registry, error);
-  if (pipeline == NULL)
+  if (pipeline == NULL || !check_playground (pipeline, error))
     return FALSE;
 
   if (self->running->len > 0)
@@ -967,6 +1050,7 @@ symfonic_server_reload (SymfonicServer    *self,
       warn_restart_settings (self, pipeline);
     }
 
+  share_cap_store (self, pipeline);
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_set_pipeline (g_ptr_array_index (self->running, i), pipeline);
   g_set_object (&self->pipeline, pipeline);

@@ -14,6 +14,7 @@
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-model-listing-private.h"
+#include "symfonic-playground-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-version.h"
@@ -241,6 +242,13 @@ handle_request (SoupServer        *server,
   if (symfonic_exchange_is_open (message))
     {
       symfonic_exchange_run (message);
+      return;
+    }
+
+  /* a static page, on a pipeline that serves it (no route may be there) */
+  if (symfonic_playground_serves (self->pipeline, path))
+    {
+      symfonic_playground_respond (message, self->pipeline, path);
       return;
     }
 

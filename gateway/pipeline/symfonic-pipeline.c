@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -12,7 +13,7 @@
 #include "symfonic-config-file-private.h"
 #include "symfonic-error.h"
 #include "symfonic-paths-private.h"
-#include "symfonic-pipeline.h"
+#include "symfonic-pipeline-private.h"
 #include "symfonic-property-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stage-order-private.h"
@@ -66,6 +67,7 @@ struct _SymfonicPipeline
   char       *otlp_endpoint;
   double      trace_sample_ratio;
   char       *service_name;
+  gboolean    playground;
 
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
@@ -110,6 +112,7 @@ enum {
   PROP_TRACE_SAMPLE_RATIO,
   PROP_SERVICE_NAME,
   PROP_PYTHON_PATH,
+  PROP_PLAYGROUND,
   N_PROPS
 };
 
@@ -206,6 +209,9 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_PYTHON_PATH:
       g_value_set_boxed (value, self->python_path);
       break;
+    case PROP_PLAYGROUND:
+      g_value_set_boolean (value, self->playground);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -280,6 +286,9 @@ symfonic_pipeline_set_property (GObject      *object,
     case PROP_PYTHON_PATH:
       g_strfreev (self->python_path);
       self->python_path = g_value_dup_boxed (value);
+      break;
+    case PROP_PLAYGROUND:
+      self->playground = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -505,6 +514,21 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                         "(a virtualenv's site-packages), relative to the file",
                         G_TYPE_STRV,
                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:playground:
+   *
+   * Whether the gateway serves `/playground`: one static page, from the
+   * data folder, that streams the pipeline's typed routes in a browser,
+   * with the token and tenant its user types in, and reads a dropped run
+   * again from a runs route. The page has no privilege of its own; paths
+   * under `/playground` are then no route's.
+   */
+  properties[PROP_PLAYGROUND] =
+    g_param_spec_boolean ("playground", "Playground",
+                          "Serve /playground, a page that streams the typed routes in a browser",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -906,7 +930,12 @@ stage_settings (Loader     *loader,
         g_string_append_printf (settings, "  [store:%s]\n%s", value,
                                 (const char *) g_hash_table_lookup (loader->self->store_settings, value));
 
-      named = g_file_resolve_relative_path (loader->base_dir, value);
+      /* a value naming ${CREDENTIALS_DIRECTORY}'s file is that file */
+      {
+        g_autofree char *path = symfonic_property_expand_path (value, NULL);
+
+        named = g_file_resolve_relative_path (loader->base_dir, path != NULL ? path : value);
+      }
       info = g_file_query_info (named, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED ","
                                 G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
                                 G_FILE_QUERY_INFO_NONE, NULL, NULL);
@@ -1121,11 +1150,16 @@ load_route (Loader      *loader,
         }
     }
 
+  /* a runs route reads its runs from the run store: it needs no source,
+   * and one it names is checked like any other and then not used */
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
   if (source_name == NULL)
-    ok = symfonic_config_file_add_error (loader->kf, group, NULL,
-                                         _("expected a key “source”, the [source:NAME] the route streams from, "
-                                           "found none"));
+    {
+      if (kind != SYMFONIC_ROUTE_KIND_RUNS)
+        ok = symfonic_config_file_add_error (loader->kf, group, NULL,
+                                             _("expected a key “source”, the [source:NAME] the route streams "
+                                               "from, found none"));
+    }
   else if (group_failed (loader, "source:", source_name))
     ok = complete = FALSE;
   else if ((source = g_hash_table_lookup (self->sources, source_name)) == NULL)
@@ -1177,7 +1211,7 @@ load_route (Loader      *loader,
   g_ptr_array_add (stage_names, NULL);
   g_ptr_array_add (type_names, NULL);
 
-  if (!complete || source == NULL || path == NULL || path[0] != '/')
+  if (!complete || (source == NULL && kind != SYMFONIC_ROUTE_KIND_RUNS) || path == NULL || path[0] != '/')
     return FALSE;
 
   route = symfonic_route_new (name, path, kind, source);
@@ -1186,8 +1220,10 @@ load_route (Loader      *loader,
   for (guint i = 0; i < route_stages->len; i++)
     symfonic_route_add_stage (route, g_ptr_array_index (route_stages, i));
   {
-    g_autofree char *source_type = g_strconcat ("source:", source_name, NULL);
-    g_autofree char *type_name = g_key_file_get_string (loader->key_file, source_type, "type", NULL);
+    g_autofree char *source_type = source_name != NULL ? g_strconcat ("source:", source_name, NULL) : NULL;
+    g_autofree char *type_name = source_type != NULL ? g_key_file_get_string (loader->key_file, source_type,
+                                                                              "type", NULL)
+                                                     : NULL;
 
     symfonic_route_set_telemetry_names (route, (const char * const *) stage_names->pdata, source_name,
                                         type_name != NULL ? g_strstrip (type_name) : NULL);
@@ -1325,6 +1361,31 @@ load_gateway (Loader      *loader,
   return TRUE;
 }
 
+/* The playground's paths are its own while it is served: a route there
+ * would never be reached. */
+static void
+check_playground_paths (Loader *loader)
+{
+  SymfonicPipeline *self = loader->self;
+
+  if (!self->playground)
+    return;
+
+  for (guint i = 0; i < self->routes->len; i++)
+    {
+      SymfonicRoute *route = g_ptr_array_index (self->routes, i);
+      const char *path = symfonic_route_get_path (route);
+      g_autofree char *group = NULL;
+
+      if (!g_str_equal (path, "/playground") && !g_str_has_prefix (path, "/playground/"))
+        continue;
+      group = g_strconcat ("route:", symfonic_route_get_name (route), NULL);
+      symfonic_config_file_add_error (loader->kf, group, "path",
+                                      _("expected a path outside /playground, which is the playground’s while "
+                                        "[gateway] playground=true, found “%s”"), path);
+    }
+}
+
 static gboolean
 load (Loader  *loader,
       GError **error)
@@ -1399,6 +1460,8 @@ load (Loader  *loader,
 
   if (!any_route)
     symfonic_config_file_add_error (loader->kf, NULL, NULL, _("expected at least one [route:NAME], found none"));
+
+  check_playground_paths (loader);
 
   return symfonic_config_file_check_errors (loader->kf, error);
 }
@@ -1644,6 +1707,9 @@ symfonic_pipeline_get_default_file (void)
   return g_file_new_for_path (path);
 }
 
+static int compare_names (gconstpointer a,
+                          gconstpointer b);
+
 /**
  * symfonic_pipeline_uses_demo_credentials:
  * @self: a #SymfonicPipeline
@@ -1656,14 +1722,24 @@ symfonic_pipeline_get_default_file (void)
 gboolean
 symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
 {
-  GHashTableIter iter;
-  gpointer stage;
-
   g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), FALSE);
 
-  g_hash_table_iter_init (&iter, self->stages);
-  while (g_hash_table_iter_next (&iter, NULL, &stage))
+  return symfonic_pipeline_find_demo_credentials (self) != NULL;
+}
+
+/* The name of the first `[stage:NAME]`, by name, that authenticates with
+ * the published demo credentials, or NULL: what a refusal names. */
+const char *
+symfonic_pipeline_find_demo_credentials (SymfonicPipeline *self)
+{
+  g_autofree gpointer *names = NULL;
+  guint n;
+
+  names = g_hash_table_get_keys_as_array (self->stages, &n);
+  qsort (names, n, sizeof (gpointer), compare_names);
+  for (guint i = 0; i < n; i++)
     {
+      GObject *stage = g_hash_table_lookup (self->stages, names[i]);
       GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (stage), "uses-demo-tokens");
       gboolean uses = FALSE;
 
@@ -1671,10 +1747,10 @@ symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
         continue;
       g_object_get (stage, "uses-demo-tokens", &uses, NULL);
       if (uses)
-        return TRUE;
+        return names[i];
     }
 
-  return FALSE;
+  return NULL;
 }
 
 /**

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-config-file.h"
@@ -118,6 +119,62 @@ parse_double (const char  *text,
 
   *out = d;
   return TRUE;
+}
+
+/* A file-valued key may name a folder the environment says, as a service
+ * manager sets one: `${CREDENTIALS_DIRECTORY}/openai-api-key`, the file
+ * systemd hands a service with LoadCredential=. Each `${NAME}` (a letter
+ * or underscore, then letters, digits and underscores) is replaced by the
+ * variable's value; one that is unset or empty is an error, never an empty
+ * folder, which would make the path the pipeline file's or the root's.
+ * A `$` not followed by `{` is itself. Returns the expanded path, or NULL
+ * with @error set. */
+char *
+symfonic_property_expand_path (const char  *text,
+                               GError     **error)
+{
+  g_autoptr(GString) path = g_string_new (NULL);
+  const char *p = text;
+
+  while (*p != '\0')
+    {
+      const char *dollar = strstr (p, "${");
+      g_autofree char *name = NULL;
+      const char *end;
+      const char *value;
+
+      if (dollar == NULL)
+        {
+          g_string_append (path, p);
+          break;
+        }
+      g_string_append_len (path, p, dollar - p);
+      end = strchr (dollar + 2, '}');
+      if (end != NULL)
+        name = g_strndup (dollar + 2, end - dollar - 2);
+      if (name == NULL || name[0] == '\0' || g_ascii_isdigit (name[0]) ||
+          strspn (name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen (name))
+        {
+          g_autofree char *written = end != NULL ? g_strndup (dollar, end - dollar + 1) : g_strdup (dollar);
+
+          fail (error, _("“%s” is not a variable: write ${NAME}, NAME of letters, digits and _"), written);
+          return NULL;
+        }
+      value = g_getenv (name);
+      if (value == NULL || value[0] == '\0')
+        {
+          if (g_str_equal (name, "CREDENTIALS_DIRECTORY"))
+            fail (error, _("${CREDENTIALS_DIRECTORY} is not set: systemd sets it for a service with "
+                           "LoadCredential=; elsewhere set it to the folder of the files"));
+          else
+            fail (error, _("${%s} is not set"), name);
+          return NULL;
+        }
+      g_string_append (path, value);
+      p = end + 1;
+    }
+
+  return g_string_free (g_steal_pointer (&path), FALSE);
 }
 
 /* Converts the text of @key into @value by @pspec's type: strings, numbers
@@ -282,9 +339,14 @@ symfonic_property_parse (GParamSpec  *pspec,
     }
   else if (type == G_TYPE_FILE)
     {
+      g_autofree char *path = NULL;
+
       if (*text == '\0')
         return fail (error, _("expected a path, found an empty value"));
-      g_value_take_object (value, g_file_resolve_relative_path (base_dir, text));
+      path = symfonic_property_expand_path (text, error);
+      if (path == NULL)
+        return FALSE;
+      g_value_take_object (value, g_file_resolve_relative_path (base_dir, path));
     }
   else
     {

@@ -71,6 +71,9 @@ G_GNUC_INTERNAL
 void     symfonic_route_release_stream      (SymfonicRoute   *self,
                                              SymfonicStream  *stream);
 G_GNUC_INTERNAL
+void     symfonic_route_share_cap_store     (SymfonicRoute          *self,
+                                             SymfonicStreamCapStore *store);
+G_GNUC_INTERNAL
 guint64  symfonic_route_get_refused_streams (SymfonicRoute   *self,
                                              gboolean         per_tenant);
 G_GNUC_INTERNAL

@@ -15,7 +15,9 @@
 /**
  * SymfonicRoute:
  *
- * An HTTP path bound to a source and an ordered chain of stages.
+ * An HTTP path bound to a source and an ordered chain of stages. A route
+ * of kind %SYMFONIC_ROUTE_KIND_RUNS reads runs from the run store and
+ * needs no source.
  *
  * A route is assembled once, when its pipeline is loaded, and is only read
  * afterwards, by every worker thread at once; only the count of its
@@ -318,7 +320,7 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
    * The source the route's streams read their events from.
    */
   properties[PROP_SOURCE] =
-    g_param_spec_object ("source", "Source", "The upstream the route reads",
+    g_param_spec_object ("source", "Source", "The upstream the route reads; a runs route needs none",
                          SYMFONIC_TYPE_SOURCE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
@@ -517,7 +519,8 @@ update_uint (SymfonicRoute *self,
  * @name: the route's name
  * @path: the HTTP path, starting with `/`
  * @kind: what the route answers with
- * @source: the upstream
+ * @source: (nullable): the upstream; %NULL only for a route of kind
+ *   %SYMFONIC_ROUTE_KIND_RUNS, which reads runs from the run store
  *
  * Creates a route with no stages.
  *
@@ -531,7 +534,7 @@ symfonic_route_new (const char        *name,
 {
   g_return_val_if_fail (name != NULL, NULL);
   g_return_val_if_fail (path != NULL && path[0] == '/', NULL);
-  g_return_val_if_fail (SYMFONIC_IS_SOURCE (source), NULL);
+  g_return_val_if_fail (source != NULL ? SYMFONIC_IS_SOURCE (source) : kind == SYMFONIC_ROUTE_KIND_RUNS, NULL);
 
   return g_object_new (SYMFONIC_TYPE_ROUTE,
                        "name", name,
@@ -975,6 +978,16 @@ symfonic_route_set_cap_store (SymfonicRoute          *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAP_STORE]);
 }
 
+/* Only while the route is assembled: a capped route without a
+ * cap-store counts its streams in @store, its server's (see
+ * symfonic_stream_cap_share_store()). */
+void
+symfonic_route_share_cap_store (SymfonicRoute          *self,
+                                SymfonicStreamCapStore *store)
+{
+  symfonic_stream_cap_share_store (self->cap, store);
+}
+
 /* Counts @stream against the route's caps, or refuses it; a store that
  * answers later tells @func. */
 SymfonicAdmitResult
@@ -1284,7 +1297,8 @@ symfonic_route_get_kind (SymfonicRoute *self)
  *
  * Gets the source the route's streams read from.
  *
- * Returns: (transfer none): the upstream
+ * Returns: (transfer none) (nullable): the upstream, %NULL for a route of
+ *   kind %SYMFONIC_ROUTE_KIND_RUNS made without one
  */
 SymfonicSource *
 symfonic_route_get_source (SymfonicRoute *self)
@@ -1382,6 +1396,8 @@ symfonic_route_set_telemetry_names (SymfonicRoute     *self,
   g_free (self->provider_name);
   self->provider_name = g_strdup (source_type);
   g_clear_pointer (&self->model, g_free);
+  if (self->source == NULL)
+    return;
   pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self->source), "model");
   if (pspec != NULL && G_PARAM_SPEC_VALUE_TYPE (pspec) == G_TYPE_STRING)
     g_object_get (self->source, "model", &self->model, NULL);
@@ -1401,13 +1417,19 @@ symfonic_route_get_stage_name (SymfonicRoute *self,
 const char *
 symfonic_route_get_source_name (SymfonicRoute *self)
 {
-  return self->source_name != NULL ? self->source_name : G_OBJECT_TYPE_NAME (self->source);
+  if (self->source_name != NULL)
+    return self->source_name;
+
+  return self->source != NULL ? G_OBJECT_TYPE_NAME (self->source) : "";
 }
 
 const char *
 symfonic_route_get_provider_name (SymfonicRoute *self)
 {
-  return self->provider_name != NULL ? self->provider_name : G_OBJECT_TYPE_NAME (self->source);
+  if (self->provider_name != NULL)
+    return self->provider_name;
+
+  return self->source != NULL ? G_OBJECT_TYPE_NAME (self->source) : "";
 }
 
 /* The model the source asks its upstream for, or NULL. */

@@ -1420,6 +1420,16 @@ start_source (SymfonicStream *self)
 {
   if (!advance (self, STREAM_OPEN))
     return;
+  /* a runs route made without a source serves its runs from the store:
+   * a stream that asks it for an upstream fails rather than crashes */
+  if (symfonic_route_get_source (self->route) == NULL)
+    {
+      g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                                                     "The route has no source");
+
+      stream_end (self, error);
+      return;
+    }
   self->source_start_us = g_get_monotonic_time ();
   arm_deadline (self);
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
@@ -1946,7 +1956,9 @@ pass_phase (SymfonicStream  *self,
         default:
           break;
         }
-      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+      /* a runs route has no source, and reads its run at this point */
+      if (symfonic_route_get_source (self->route) != NULL &&
+          !symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
         {
           refuse_admission (self);
           return SYMFONIC_ADMIT_REFUSED;
@@ -1967,7 +1979,7 @@ caps_decided (SymfonicStream *self,
   SymfonicStreamAdmitFunc func = self->admit_func;
   gpointer data = self->admit_data;
 
-  if (error == NULL)
+  if (error == NULL && symfonic_route_get_source (self->route) != NULL)
     symfonic_source_admit (symfonic_route_get_source (self->route), self, &error);
   if (error != NULL)
     refuse_admission (self);

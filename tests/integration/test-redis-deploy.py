@@ -41,7 +41,7 @@ def test_unit(folder):
     bindir = os.path.dirname(rc.GATEWAY)
     path = os.path.join(folder, 'symfonic-gateway@8081.service')
     with open(path, 'w') as f:
-        f.write(unit_template().replace('@bindir@', bindir))
+        f.write(unit_template().replace('@bindir@', bindir).replace('@sysconfdir@', folder))
     p = subprocess.run([SYSTEMD_ANALYZE, 'verify', '--man=no', path], capture_output=True, text=True)
     # a machine without a running systemd still parses and checks units;
     # only what the unit itself says counts
@@ -63,15 +63,23 @@ def test_nginx(cluster):
     with open(pipeline_path, 'w') as f:
         f.write(pipeline)
 
+    # the tokens file systemd hands each instance: here the demo tokens,
+    # which a pipeline outside /etc may serve on loopback
+    credentials = os.path.join(folder, 'credentials')
+    os.makedirs(credentials, exist_ok=True)
+    shutil.copy(os.path.join(DATA, 'demo-tokens.ini'), os.path.join(credentials, 'symfonic.tokens'))
+    environment = dict(os.environ, CREDENTIALS_DIRECTORY=credentials)
+
     # each instance as the template unit starts it
     exec_start = re.search(r'^ExecStart=(.*)$', unit_template(), re.M).group(1)
     gateways = []
     for instance in (8081, 8082):
         command = exec_start.replace('@bindir@/symfonic-gateway', rc.GATEWAY)
         command = command.replace('%i', str(ports[instance]))
-        command = command.replace('/etc/symfonic-gateway/gateway.pipeline', pipeline_path)
+        command = command.replace('@sysconfdir@/symfonic/gateway.pipeline', pipeline_path)
         log = open(os.path.join(folder, f'gw{instance}.log'), 'w')
-        gateways.append((subprocess.Popen(command.split(), stdout=log, stderr=subprocess.STDOUT), log))
+        gateways.append((subprocess.Popen(command.split(), stdout=log, stderr=subprocess.STDOUT, env=environment),
+                         log))
 
     conf = readme_block('nginx', '**Two instances behind nginx')
     for port, mine in ports.items():

@@ -149,6 +149,9 @@ static const InvalidCase invalid_cases[] = {
     { "[route:r]", "stall-timeout", "-5" } },
   { "route-stall-timeout-too-high", "[route:r]\npath=/r\nsource=s\nstall-timeout=604801\n" SOURCE, 4,
     { "[route:r]", "stall-timeout" } },
+  /* the playground's paths are its own while it is served */
+  { "route-under-playground", "[gateway]\nplayground=true\n[route:r]\npath=/playground/x\nsource=s\n" SOURCE, 4,
+    { "[route:r]", "path", "/playground/x", "playground" } },
   { "no-route", SOURCE STAGE, 0, { "route" } },
   { "invalid-utf8", ROUTE SOURCE STAGE "prefix=\xff\n", 0, { "UTF-8" } },
 };
@@ -709,8 +712,14 @@ test_pipeline_default_file (void)
       /* the streams say they are alive every 15 s */
       g_assert_cmpuint (symfonic_route_get_heartbeat_seconds (route), ==,
                         routes[i].kind == SYMFONIC_ROUTE_KIND_TYPED || routes[i].kind == SYMFONIC_ROUTE_KIND_CHUNKS ? 15 : 0);
-      g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
-      g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+      /* a runs route reads the run store, not an upstream */
+      if (routes[i].kind == SYMFONIC_ROUTE_KIND_RUNS)
+        g_assert_null (symfonic_route_get_source (route));
+      else
+        {
+          g_assert_true (symfonic_route_get_source (route) == symfonic_pipeline_get_source (pipeline, "demo"));
+          g_assert_cmpstr (G_OBJECT_TYPE_NAME (symfonic_route_get_source (route)), ==, "SymfonicReplaySource");
+        }
       g_assert_cmpuint (symfonic_route_get_n_stages (route), ==, g_strv_length (stages));
       for (guint j = 0; stages[j] != NULL; j++)
         g_assert_true (symfonic_route_get_stage (route, j) == symfonic_pipeline_get_stage (pipeline, stages[j]));
@@ -952,7 +961,7 @@ test_pipeline_every_error (void)
     "t.pipeline:3: [gateway] colour: expected a key of [gateway] (listen, workers, max-body-bytes, release-line, "
     "header-timeout, body-timeout, keepalive-timeout, max-connections, drain-seconds, run-store, metrics-listen, "
     "metrics-token-file, metrics-tenant-label, metrics-tenants, otlp-endpoint, trace-sample-ratio, service-name, "
-    "python-path, plugin-path), "
+    "python-path, playground, plugin-path), "
     "found an unknown one\n"
     "t.pipeline:5: [route:r] path: expected a path starting with /, found “r”\n"
     "t.pipeline:6: [route:r] kind: expected one of typed, chunks, chat, resume, openai, anthropic, runs, "
@@ -1177,7 +1186,7 @@ test_pipeline_keys (void)
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
                    "max-connections;drain-seconds;run-store;metrics-listen;metrics-token-file;"
-                   "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;python-path;"
+                   "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;python-path;playground;"
                    "plugin-path");
 }
 
@@ -1212,6 +1221,92 @@ added_get_property (GObject    *object,
     g_value_set_uint (value, added_value);
   else
     route_get_property (object, prop_id, value, pspec);
+}
+
+typedef struct
+{
+  const char *value;
+  /* NULL: the pipeline loads */
+  const char *mentions[3];
+} VariableCase;
+
+/* A file-valued key may name a folder the environment holds, as systemd's
+ * ${CREDENTIALS_DIRECTORY}: set, it is the variable's value; unset, empty
+ * or malformed, an error at the key that says which. */
+static void
+test_pipeline_path_variables (void)
+{
+  static const VariableCase cases[] = {
+    { "${SYMFONIC_TEST_FOLDER}/transcripts", { NULL } },
+    { "${SYMFONIC_TEST_FOLDER}${SYMFONIC_TEST_SUFFIX}", { NULL } },
+    { "${CREDENTIALS_DIRECTORY}/transcripts", { "${CREDENTIALS_DIRECTORY} is not set", "LoadCredential=" } },
+    { "${SYMFONIC_TEST_EMPTY}/transcripts", { "${SYMFONIC_TEST_EMPTY} is not set" } },
+    { "${SYMFONIC_TEST_FOLDER/transcripts", { "not a variable" } },
+    { "${}/transcripts", { "“${}” is not a variable" } },
+    { "${1FOLDER}/transcripts", { "“${1FOLDER}” is not a variable" } },
+    { "${SYMFONIC TEST}/transcripts", { "“${SYMFONIC TEST}” is not a variable" } },
+    /* only ${NAME} is a variable: the rest is the path's */
+    { "$SYMFONIC_TEST_FOLDER/transcripts", { "$SYMFONIC_TEST_FOLDER/transcripts" } },
+  };
+
+  g_setenv ("SYMFONIC_TEST_FOLDER", FIXTURES_DIR, TRUE);
+  g_setenv ("SYMFONIC_TEST_SUFFIX", "/transcripts", TRUE);
+  g_setenv ("SYMFONIC_TEST_EMPTY", "", TRUE);
+  g_unsetenv ("CREDENTIALS_DIRECTORY");
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf ("[route:r]\npath=/r\nsource=s\n"
+                                               "[source:s]\ntype=replay\ntranscripts=%s\n", cases[i].value);
+      g_autoptr(SymfonicPipeline) pipeline = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("transcripts=%s", cases[i].value);
+      pipeline = load (text, &error);
+      if (cases[i].mentions[0] == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_nonnull (pipeline);
+          continue;
+        }
+      g_assert_null (pipeline);
+      g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+      g_assert_nonnull (strstr (error->message, "t.pipeline:6: [source:s] transcripts"));
+      for (guint j = 0; j < G_N_ELEMENTS (cases[i].mentions) && cases[i].mentions[j] != NULL; j++)
+        {
+          if (strstr (error->message, cases[i].mentions[j]) == NULL)
+            g_test_fail_printf ("“%s” does not mention “%s”", error->message, cases[i].mentions[j]);
+        }
+    }
+
+  g_unsetenv ("SYMFONIC_TEST_FOLDER");
+  g_unsetenv ("SYMFONIC_TEST_SUFFIX");
+  g_unsetenv ("SYMFONIC_TEST_EMPTY");
+}
+
+/* A runs route reads runs from the run store: it needs no source, and one
+ * it names must still exist. */
+static void
+test_pipeline_runs_without_source (void)
+{
+  g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(SymfonicPipeline) named = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRoute *runs;
+
+  pipeline = load ("[route:t]\npath=/t\nsource=s\nresume=true\n"
+                   "[route:runs]\npath=/runs\nkind=runs\n" SOURCE, &error);
+  g_assert_no_error (error);
+  runs = symfonic_pipeline_lookup_route (pipeline, "/runs");
+  g_assert_nonnull (runs);
+  g_assert_cmpint (symfonic_route_get_kind (runs), ==, SYMFONIC_ROUTE_KIND_RUNS);
+  g_assert_null (symfonic_route_get_source (runs));
+
+  named = load ("[route:runs]\npath=/runs\nkind=runs\nsource=nowhere\n" SOURCE, &error);
+  g_assert_null (named);
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_nonnull (strstr (error->message, "t.pipeline:4:"));
+  g_assert_nonnull (strstr (error->message, "nowhere"));
 }
 
 static void
@@ -1306,6 +1401,8 @@ main (int   argc,
   g_test_add_func ("/pipeline/every-error", test_pipeline_every_error);
   g_test_add_func ("/pipeline/python-path", test_pipeline_python_path);
   g_test_add_func ("/pipeline/route-key-added", test_pipeline_route_key_added);
+  g_test_add_func ("/pipeline/runs-without-source", test_pipeline_runs_without_source);
+  g_test_add_func ("/pipeline/path-variables", test_pipeline_path_variables);
 
   ret = g_test_run ();
   g_object_unref (registry);
