@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -229,6 +229,40 @@ gboolean             symfonic_redis_client_eval             (SymfonicRedisClient
                                                              const char * const         *keys,
                                                              guint                       n_args,
                                                              const char * const         *args,
+                                                             SymfonicRedisReplyFunc      func,
+                                                             gpointer                    user_data,
+                                                             GError                    **error);
+
+/* Commands formatted in place, see symfonic_redis_client_build_command() */
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_command    (SymfonicRedisClient        *self,
+                                                             guint                       argc);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_eval       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisScript        *script,
+                                                             guint                       n_keys,
+                                                             guint                       n_args);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_arg        (SymfonicRedisClient        *self,
+                                                             const char                 *arg,
+                                                             gsize                       length);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_int        (SymfonicRedisClient        *self,
+                                                             gint64                      value);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_uint       (SymfonicRedisClient        *self,
+                                                             guint64                     value);
+G_GNUC_INTERNAL
+gboolean             symfonic_redis_client_send_built       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisReplyFunc      func,
+                                                             gpointer                    user_data,
+                                                             GError                    **error);
+G_GNUC_INTERNAL
+GBytes              *symfonic_redis_client_dup_built        (SymfonicRedisClient        *self);
+G_GNUC_INTERNAL
+gboolean             symfonic_redis_client_send_bytes       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisScript        *script,
+                                                             GBytes                     *command,
                                                              SymfonicRedisReplyFunc      func,
                                                              gpointer                    user_data,
                                                              GError                    **error);
