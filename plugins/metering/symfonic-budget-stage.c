@@ -118,6 +118,8 @@ typedef struct
   gint64               renew_at;
   /* a charge is with a store that answers later */
   gboolean             charging;
+  /* the store answers charges later: they are not tried at once */
+  gboolean             charges_wait;
   /* the store said the budget is spent: the stream ends at the alarm */
   gboolean             exhausted;
   gboolean             begun;
@@ -550,17 +552,24 @@ charge_batch (SymfonicBudgetStage *self,
     return;
   reservation->charged = used;
 
-  if (symfonic_meter_store_try_charge (self->store, reservation->lease_id, &reservation->scope, 1, used,
-                                       symfonic_meter_store_get_time (self->store), &exhausted, &allowance,
-                                       &error))
+  if (!reservation->charges_wait)
     {
-      apply_charge (reservation, exhausted, allowance);
-      return;
-    }
-  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-    {
-      g_debug ("Could not charge a stream's usage: %s", error->message);
-      return;
+      if (symfonic_meter_store_try_charge (self->store, reservation->lease_id, &reservation->scope, 1, used,
+                                           symfonic_meter_store_get_time (self->store), &exhausted, &allowance,
+                                           &error))
+        {
+          apply_charge (reservation, exhausted, allowance);
+          return;
+        }
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        {
+          g_debug ("Could not charge a stream's usage: %s", error->message);
+          return;
+        }
+      /* a store that cannot charge a lease at once will not for its next
+       * batch either: the stream's later batches skip the try and its
+       * error */
+      reservation->charges_wait = TRUE;
     }
 
   reservation->charging = TRUE;
