@@ -24,8 +24,7 @@
  * While it runs, a stream may use what the budget had left when it was
  * last asked (its allowance: its lease plus the room nobody held). Its
  * usage is charged to its lease in batches, every 256 tokens or on a
- * 250 ms tick that all streams share, whichever comes first (the first
- * tick at least half a second in), so that the streams of every worker
+ * 250 ms tick that all streams share, whichever comes first, so that the streams of every worker
  * and instance see it, and each answer brings the allowance up to date. The event that
  * carries its usage past the allowance ends it with a budget_exceeded
  * error frame, as does a charge the store answers with "exhausted": a
@@ -78,10 +77,9 @@ struct _SymfonicBudgetStage
  * main-loop iteration, so a shared store gets them in one write and
  * answers them in one wake-up, where batches on each stream's own phase
  * cost a write and a wake-up each (400 paced streams: 1600 a second).
- * Usage still reaches the store within one tick. A stream's first tick is
- * at least two batches after it began: its reservation stands for the
- * first, and so its charges and its settlement together make at most one
- * round trip per batch of its life. */
+ * A stream's first tick is the first one at least a batch after it began:
+ * it charges no more often than every 250 ms, however its life falls on
+ * the ticks. */
 static gint64
 charge_tick_after (gint64 t)
 {
@@ -451,7 +449,7 @@ symfonic_budget_stage_begin (SymfonicStage   *stage,
   now = g_get_monotonic_time ();
   /* one alarm for both, moved from flush to flush while the stream runs:
    * no event pays for arming it */
-  reservation->flush_at = charge_tick_after (now + 2 * CHARGE_BATCH_US - 1);
+  reservation->flush_at = charge_tick_after (now + CHARGE_BATCH_US - 1);
   if (self->lease_ttl_us > 0)
     reservation->renew_at = now + self->lease_ttl_us / 3;
   arm_alarm (self, stream, reservation);
