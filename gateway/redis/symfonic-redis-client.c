@@ -159,6 +159,9 @@ struct _SymfonicRedisClient
   gsize                   build_end;
   guint                   build_left;
   SymfonicRedisScript    *build_script;
+
+  /* where the reply being read lies */
+  struct _Chunk          *arena;
 };
 
 static void connect_now (SymfonicRedisClient *self);
@@ -494,6 +497,166 @@ symfonic_redis_reply_read_integers (const SymfonicRedisReply *reply,
 
   return TRUE;
 }
+
+/* --- replies, read into an arena ------------------------------------------ */
+
+/* hiredis' reader allocates every element of a reply, and frees each
+ * once the reply was handed over: five allocations and frees for a
+ * store's three-integer answer. This client's replies are lent to the
+ * callback only, and the reader builds one at a time, so they are laid
+ * out in an arena of the client's instead, emptied when the reply is
+ * freed. Each object carries its client, since hiredis frees a reply
+ * knowing nothing else of it. */
+
+typedef struct _Chunk Chunk;
+
+struct _Chunk
+{
+  Chunk   *next;
+  gsize    size;
+  gsize    used;
+  guint64  data[];
+};
+
+typedef struct
+{
+  SymfonicRedisClient *client;
+  redisReply           reply;
+} ArenaReply;
+
+/* what an arena keeps between replies */
+#define ARENA_CHUNK (4 * 1024)
+#define ARENA_KEPT  (64 * 1024)
+
+static gpointer
+arena_alloc (SymfonicRedisClient *self,
+             gsize                size)
+{
+  Chunk *chunk = self->arena;
+  gpointer p;
+
+  size = (size + 7) & ~(gsize) 7;
+  if (G_UNLIKELY (chunk == NULL || chunk->used + size > chunk->size))
+    {
+      gsize n = MAX (size, chunk != NULL ? chunk->size * 2 : ARENA_CHUNK);
+      Chunk *fresh = g_malloc (sizeof (Chunk) + n);
+
+      fresh->size = n;
+      fresh->used = 0;
+      fresh->next = chunk;
+      self->arena = chunk = fresh;
+    }
+  p = (char *) chunk->data + chunk->used;
+  chunk->used += size;
+
+  return p;
+}
+
+static void
+arena_clear (SymfonicRedisClient *self)
+{
+  Chunk *chunk = self->arena;
+
+  if (chunk == NULL)
+    return;
+  /* the newest chunk is the largest: it stays, unless a burst grew it */
+  while (chunk->next != NULL)
+    {
+      Chunk *older = chunk->next;
+
+      chunk->next = older->next;
+      g_free (older);
+    }
+  chunk->used = 0;
+  if (chunk->size > ARENA_KEPT)
+    {
+      g_free (chunk);
+      self->arena = NULL;
+    }
+}
+
+static redisReply *
+arena_reply (const redisReadTask *task,
+             int                  type)
+{
+  SymfonicRedisClient *self = task->privdata;
+  ArenaReply *made = arena_alloc (self, sizeof *made);
+
+  made->client = self;
+  memset (&made->reply, 0, sizeof made->reply);
+  made->reply.type = type;
+  if (task->parent != NULL)
+    ((redisReply *) task->parent->obj)->element[task->idx] = &made->reply;
+
+  return &made->reply;
+}
+
+static void *
+arena_string (const redisReadTask *task,
+              char                *str,
+              size_t               len)
+{
+  redisReply *reply = arena_reply (task, task->type);
+  char *copy = arena_alloc (task->privdata, len + 1);
+
+  memcpy (copy, str, len);
+  copy[len] = '\0';
+  reply->str = copy;
+  reply->len = len;
+
+  return reply;
+}
+
+static void *
+arena_array (const redisReadTask *task,
+             int                  elements)
+{
+  redisReply *reply = arena_reply (task, REDIS_REPLY_ARRAY);
+
+  if (elements > 0)
+    {
+      reply->element = arena_alloc (task->privdata, elements * sizeof (redisReply *));
+      memset (reply->element, 0, elements * sizeof (redisReply *));
+    }
+  reply->elements = elements;
+
+  return reply;
+}
+
+static void *
+arena_integer (const redisReadTask *task,
+               long long            value)
+{
+  redisReply *reply = arena_reply (task, REDIS_REPLY_INTEGER);
+
+  reply->integer = value;
+
+  return reply;
+}
+
+static void *
+arena_nil (const redisReadTask *task)
+{
+  return arena_reply (task, REDIS_REPLY_NIL);
+}
+
+/* hiredis frees only whole replies, the reader's or the one it handed
+ * over: nothing else is in the arena then */
+static void
+arena_free (void *object)
+{
+  ArenaReply *made = (ArenaReply *) ((char *) object - G_STRUCT_OFFSET (ArenaReply, reply));
+
+  arena_clear (made->client);
+}
+
+static redisReplyObjectFunctions arena_functions = {
+  .createString = arena_string,
+  .createArray = arena_array,
+  .createInteger = arena_integer,
+  .createNil = arena_nil,
+  .freeObject = arena_free,
+};
 
 /* --- the ring of commands in flight -------------------------------------- */
 
@@ -1105,6 +1268,8 @@ connect_to (SymfonicRedisClient *self,
   ac->ev.addWrite = ev_add_write;
   ac->ev.delWrite = ev_del_write;
   ac->ev.cleanup = ev_cleanup;
+  ac->c.reader->fn = &arena_functions;
+  redisReaderSetPrivdata (ac->c.reader, self);
   self->watch = symfonic_poller_watch (self->poller, ac->c.fd, 0, on_ready, self);
   redisAsyncSetConnectCallback (ac, on_connected);
 
@@ -1318,6 +1483,8 @@ symfonic_redis_client_unref (SymfonicRedisClient *self)
   g_clear_pointer (&self->poller, symfonic_poller_unref);
   g_free (self->ring);
   g_free (self->journal);
+  arena_clear (self);
+  g_clear_pointer (&self->arena, g_free);
   wipe (&self->password);
   g_free (self->username);
   g_free (self->display);
@@ -1571,26 +1738,51 @@ symfonic_redis_client_build_arg (SymfonicRedisClient *self,
   self->build_left--;
 }
 
+/* A number as an argument, "$N\r\nDIGITS\r\n", in one go: the stores'
+ * commands are mostly numbers. */
+static void
+build_number (SymfonicRedisClient *self,
+              guint64              magnitude,
+              gboolean             negative)
+{
+  char digits[24];
+  char *start = format_uint (digits + sizeof digits, magnitude);
+  gsize n;
+  char *p;
+
+  g_return_if_fail (self->build_left > 0);
+
+  if (negative)
+    *--start = '-';
+  n = digits + sizeof digits - start;
+  /* at most 20 digits and a sign: the length has two digits at most */
+  p = journal_room (self, n + 9);
+  *p++ = '$';
+  if (n >= 10)
+    *p++ = (char) ('0' + n / 10);
+  *p++ = (char) ('0' + n % 10);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy (p, start, n);
+  p += n;
+  *p++ = '\r';
+  *p++ = '\n';
+  self->build_end = p - self->journal;
+  self->build_left--;
+}
+
 void
 symfonic_redis_client_build_uint (SymfonicRedisClient *self,
                                   guint64              value)
 {
-  char digits[24];
-  char *start = format_uint (digits + sizeof digits, value);
-
-  symfonic_redis_client_build_arg (self, start, digits + sizeof digits - start);
+  build_number (self, value, FALSE);
 }
 
 void
 symfonic_redis_client_build_int (SymfonicRedisClient *self,
                                  gint64               value)
 {
-  char digits[24];
-  char *start = format_uint (digits + sizeof digits, value < 0 ? -(guint64) value : (guint64) value);
-
-  if (value < 0)
-    *--start = '-';
-  symfonic_redis_client_build_arg (self, start, digits + sizeof digits - start);
+  build_number (self, value < 0 ? -(guint64) value : (guint64) value, value < 0);
 }
 
 /* Sends the command built; %FALSE, with @error set and @func never
