@@ -46,6 +46,15 @@
  * bound, and sent once the connection is back; a settlement sent twice
  * counts nothing twice (see symfonic-budget-settle.lua).
  *
+ * A command's cost to the worker is kept to what Redis needs: the keys
+ * of a lease are built once, when it is granted, and kept with it; the
+ * command is formatted in place in the client's journal; its op comes
+ * from the worker's pool; the answer reaches its asker through a pooled
+ * GAsyncResult (symfonic-store-result.c). Measured with callgrind on 400
+ * paced streams, a charge went from about 18000 instructions of the
+ * gateway's to about 5000, hiredis' parsing and the budget stage's own
+ * work included.
+ *
  * Keys: the stages' keys are opaque to stores, but each names the tenant
  * it counts for in one of a few shapes ("t:TENANT",
  * "tp:LENGTH:TENANT:PRINCIPAL", a route's per-tenant slot set
