@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include <gio/gio.h>
+#include <glib.h>
 
 G_BEGIN_DECLS
 
@@ -254,15 +254,6 @@ void                 symfonic_redis_client_build_uint       (SymfonicRedisClient
                                                              guint64                     value);
 G_GNUC_INTERNAL
 gboolean             symfonic_redis_client_send_built       (SymfonicRedisClient        *self,
-                                                             SymfonicRedisReplyFunc      func,
-                                                             gpointer                    user_data,
-                                                             GError                    **error);
-G_GNUC_INTERNAL
-GBytes              *symfonic_redis_client_dup_built        (SymfonicRedisClient        *self);
-G_GNUC_INTERNAL
-gboolean             symfonic_redis_client_send_bytes       (SymfonicRedisClient        *self,
-                                                             SymfonicRedisScript        *script,
-                                                             GBytes                     *command,
                                                              SymfonicRedisReplyFunc      func,
                                                              gpointer                    user_data,
                                                              GError                    **error);

@@ -1658,8 +1658,7 @@ is_push_command (const char *name,
 }
 
 /* Sends the command built, with the client's deadline and @extra_us
- * more; %FALSE with @error set (and the command kept, see
- * symfonic_redis_client_dup_built()) when no connection is up. */
+ * more; %FALSE with @error set when no connection is up. */
 static gboolean
 send_built (SymfonicRedisClient     *self,
             gint64                   extra_us,
@@ -1786,8 +1785,7 @@ symfonic_redis_client_build_int (SymfonicRedisClient *self,
 }
 
 /* Sends the command built; %FALSE, with @error set and @func never
- * called, when no connection is up: the command is then kept until the
- * next one is built, for symfonic_redis_client_dup_built(). */
+ * called, when no connection is up. */
 gboolean
 symfonic_redis_client_send_built (SymfonicRedisClient     *self,
                                   SymfonicRedisReplyFunc   func,
@@ -1798,45 +1796,6 @@ symfonic_redis_client_send_built (SymfonicRedisClient     *self,
   g_return_val_if_fail (self->build_left == 0, FALSE);
   g_return_val_if_fail (func != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  return send_built (self, 0, func, user_data, error);
-}
-
-/* The command built and not sent, formatted, to send later with
- * symfonic_redis_client_send_bytes(). */
-GBytes *
-symfonic_redis_client_dup_built (SymfonicRedisClient *self)
-{
-  g_return_val_if_fail (self->build_end > self->journal_tail, NULL);
-  g_return_val_if_fail (self->build_left == 0, NULL);
-
-  return g_bytes_new (self->journal + self->journal_tail, self->build_end - self->journal_tail);
-}
-
-/* Sends a command symfonic_redis_client_dup_built() kept, an EVALSHA of
- * @script if not %NULL; as symfonic_redis_client_send_built() else. */
-gboolean
-symfonic_redis_client_send_bytes (SymfonicRedisClient     *self,
-                                  SymfonicRedisScript     *script,
-                                  GBytes                  *command,
-                                  SymfonicRedisReplyFunc   func,
-                                  gpointer                 user_data,
-                                  GError                 **error)
-{
-  gsize length;
-  const char *data;
-
-  g_return_val_if_fail (command != NULL, FALSE);
-  g_return_val_if_fail (func != NULL, FALSE);
-  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-
-  data = g_bytes_get_data (command, &length);
-  g_return_val_if_fail (length > 0, FALSE);
-  self->build_end = self->journal_tail;
-  memcpy (journal_room (self, length), data, length);
-  self->build_end += length;
-  self->build_left = 0;
-  self->build_script = script;
 
   return send_built (self, 0, func, user_data, error);
 }
