@@ -190,6 +190,9 @@ G_GNUC_INTERNAL
 void                 symfonic_redis_client_set_stats        (SymfonicRedisClient        *self,
                                                              SymfonicRedisStats         *stats);
 G_GNUC_INTERNAL
+void                 symfonic_redis_client_add_script       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisScript        *script);
+G_GNUC_INTERNAL
 void                 symfonic_redis_client_set_state_func   (SymfonicRedisClient        *self,
                                                              SymfonicRedisStateFunc      func,
                                                              gpointer                    user_data);

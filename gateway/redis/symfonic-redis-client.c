@@ -76,6 +76,7 @@ typedef enum {
   STEP_NONE,
   STEP_AUTH,
   STEP_SELECT,
+  STEP_LOAD,
   STEP_PING,
 } Step;
 
@@ -119,6 +120,8 @@ struct _SymfonicRedisClient
   SymfonicRedisStats      own_stats;
   SymfonicRedisStateFunc  state_func;
   gpointer                state_data;
+  /* loaded on every connection, before any command */
+  GPtrArray              *scripts;
 
   SymfonicPoller         *poller;
   State                   state;
@@ -1082,6 +1085,11 @@ handshake_reply (SymfonicRedisClient *self,
       gboolean auth = pending->step == STEP_AUTH || error_is (reply, "NOAUTH") || error_is (reply, "WRONGPASS");
       SymfonicRedisFailure failure = auth ? SYMFONIC_REDIS_FAILURE_AUTH : SYMFONIC_REDIS_FAILURE_CONNECT;
 
+      /* a script the server would not load goes whole with its EVALSHA
+       * later, as after a SCRIPT FLUSH */
+      if (pending->step == STEP_LOAD && !auth)
+        return;
+
       count_failure (self, failure);
       if (auth)
         log_failure (self, failure, "the server refused the credentials (%s); retrying",
@@ -1290,6 +1298,13 @@ connect_to (SymfonicRedisClient *self,
       g_snprintf (db, sizeof db, "%u", self->address.db);
       send_handshake (self, STEP_SELECT, 2, (const char *[]) { "SELECT", db });
     }
+  /* A restarted or new server knows no script: without this, every
+   * command in flight of each script would come back NOSCRIPT and go
+   * again, whole, one more round trip each. */
+  for (guint i = 0; self->scripts != NULL && i < self->scripts->len; i++)
+    send_handshake (self, STEP_LOAD, 3,
+                    (const char *[]) { "SCRIPT", "LOAD",
+                                       symfonic_redis_script_get_source (self->scripts->pdata[i], NULL) });
   send_handshake (self, STEP_PING, 1, (const char *[]) { "PING" });
 }
 
@@ -1482,6 +1497,7 @@ symfonic_redis_client_unref (SymfonicRedisClient *self)
   g_clear_pointer (&self->timer, symfonic_timer_remove);
   g_clear_pointer (&self->poller, symfonic_poller_unref);
   g_free (self->ring);
+  g_clear_pointer (&self->scripts, g_ptr_array_unref);
   g_free (self->journal);
   arena_clear (self);
   g_clear_pointer (&self->arena, g_free);
@@ -1555,6 +1571,20 @@ symfonic_redis_client_set_stats (SymfonicRedisClient *self,
   g_return_if_fail (stats != NULL);
 
   self->stats = stats;
+}
+
+/* Loads @script (SCRIPT LOAD) with every connection's handshake, before
+ * any command goes: its EVALSHAs then find it however new the server. */
+void
+symfonic_redis_client_add_script (SymfonicRedisClient *self,
+                                  SymfonicRedisScript *script)
+{
+  g_return_if_fail (self->state == STATE_IDLE);
+  g_return_if_fail (script != NULL);
+
+  if (self->scripts == NULL)
+    self->scripts = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_redis_script_unref);
+  g_ptr_array_add (self->scripts, symfonic_redis_script_ref (script));
 }
 
 void

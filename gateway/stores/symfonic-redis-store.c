@@ -1061,6 +1061,8 @@ conn_new (SymfonicRedisStore *self,
   symfonic_redis_client_set_timeout (conn->client, self->timeout_ms);
   symfonic_redis_client_set_stats (conn->client, &conn->stats);
   symfonic_redis_client_set_state_func (conn->client, conn_state, conn);
+  for (guint i = 0; i < SYMFONIC_REDIS_N_SCRIPTS; i++)
+    symfonic_redis_client_add_script (conn->client, symfonic_redis_script_get_builtin (i));
 
   return conn;
 }
