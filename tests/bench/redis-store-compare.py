@@ -13,7 +13,8 @@ memory store's:
     with its settlement;
   - time to the first delta, p50 and p99, and what Redis adds;
   - burst: short streams per second from 64 clients at once, and the CPU
-    the gateway and redis-server spent per stream;
+    the gateway, redis-server and the clients spent per stream (on two
+    cores the three share them);
   - CPU per delta (the gateway's time on a CPU, user and system, from
     /proc/PID/task/*/schedstat) on 400 paced streams.
 The gateway runs with one worker, so that its CPU time is one thread's.
@@ -302,9 +303,11 @@ def main():
             by_route = {path: percentile(asyncio.run(sequential(gw.port, n_seq // 2, path)), 50) * 1000
                         for path in ('/rate/typed', '/budget/typed')}
             gw_before, redis_before = cpu_seconds(gw.process.pid), cpu_seconds(redis.process.pid)
+            client_before = time.process_time()
             rate, done = asyncio.run(burst(gw.port, 64, burst_seconds))
             gw_cpu = (cpu_seconds(gw.process.pid) - gw_before) / done * 1e6
             redis_cpu = (cpu_seconds(redis.process.pid) - redis_before) / done * 1e6
+            client_cpu = (time.process_time() - client_before) / done * 1e6
             gw.stop()
             gw = Instance(folder, f'{kind}-paced', group, 1)
             cpu_before = cpu_seconds(gw.process.pid)
@@ -314,13 +317,14 @@ def main():
             figures[kind] = {
                 'p50': percentile(firsts, 50) * 1000, 'p99': percentile(firsts, 99) * 1000,
                 'burst': rate, 'cpu_us_per_delta': cpu / deltas * 1e6, 'deltas': deltas,
-                'burst_gw_us': gw_cpu, 'burst_redis_us': redis_cpu,
+                'burst_gw_us': gw_cpu, 'burst_redis_us': redis_cpu, 'burst_client_us': client_cpu,
                 'p50_rate': by_route['/rate/typed'], 'p50_budget': by_route['/budget/typed'],
             }
             f = figures[kind]
             print(f'{kind:6}: first delta p50 {f["p50"]:.3f} ms p99 {f["p99"]:.3f} ms ({n_seq} sequential, '
                   f'rate limit + budget); burst {f["burst"]:.0f} streams/s (64 clients; CPU per stream: gateway '
-                  f'{f["burst_gw_us"]:.0f} us, redis-server {f["burst_redis_us"]:.0f} us); '
+                  f'{f["burst_gw_us"]:.0f} us, redis-server {f["burst_redis_us"]:.0f} us, clients '
+                  f'{f["burst_client_us"]:.0f} us); '
                   f'CPU {f["cpu_us_per_delta"]:.2f} us/delta ({n_paced} paced streams, {deltas} deltas)')
         for kind, f in figures.items():
             print(f'{kind:6}: first delta p50 by stages: rate limit {f["p50_rate"]:.3f} ms, budget '
