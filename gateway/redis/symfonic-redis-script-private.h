@@ -59,6 +59,10 @@ G_GNUC_INTERNAL
 SymfonicRedisScript *symfonic_redis_script_get_builtin (SymfonicRedisScriptId id);
 
 G_GNUC_INTERNAL
+void                 symfonic_redis_append_tag         (GString             *key,
+                                                        const char          *id,
+                                                        gsize                length);
+G_GNUC_INTERNAL
 char                *symfonic_redis_tenant_key         (const char          *prefix,
                                                         const char          *tenant,
                                                         const char          *suffix);

@@ -3,22 +3,31 @@
 """The Redis store next to the memory store, in one run: the same gateway,
 the same pipeline but for the store group's type, the same clients.
 
-  python3 tests/bench/redis-store-compare.py BUILD_DIR [--quick] [--runs]
+  python3 tests/bench/redis-store-compare.py BUILD_DIR [--quick] [--runs] [--instructions]
 
 Prints, for each store, and the Redis store's figure as a ratio of the
 memory store's:
   - round trips per admission and per settlement (INFO commandstats:
     EVALSHA calls, counted by Redis itself), per metering stage;
-  - round trips per second of a running stream (charges, renewals);
+  - round trips per second of a running stream (charges, renewals), and
+    with its settlement;
   - time to the first delta, p50 and p99, and what Redis adds;
-  - burst: short streams per second from 64 clients at once;
-  - CPU per delta (the gateway's user + system time) on 400 paced streams;
+  - burst: short streams per second from 64 clients at once, and the CPU
+    the gateway, redis-server and the clients spent per stream (on two
+    cores the three share them);
+  - CPU per delta (the gateway's time on a CPU, user and system, from
+    /proc/PID/task/*/schedstat) on 400 paced streams.
   - resumed runs: time to the first replayed frame of a run read again
     (Last-Event-ID) on another instance through Redis, against the memory
     store read again on the instance that ran it, p50 and p99; and what
     Redis holds for a kept run (MEMORY USAGE of its stream and hash)
     against the bytes of its frames.
 The gateway runs with one worker, so that its CPU time is one thread's.
+
+--instructions counts instead, with callgrind, the gateway's user-space
+instructions per delta on paced streams (the paced phase, smaller: 2 and
+then 10 streams, the difference over the 8 more), for each store: unlike
+CPU time, the count does not move with what else the machine runs.
 """
 import asyncio
 import json
@@ -41,10 +50,10 @@ BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].st
 QUICK = '--quick' in sys.argv
 # only the resumed runs' figures
 RUNS_ONLY = '--runs' in sys.argv
+INSTRUCTIONS = '--instructions' in sys.argv
 GATEWAY = os.path.join(BUILD, 'gateway', 'symfonic-gateway')
 TRANSCRIPTS = os.path.join(ROOT, 'tests', 'integration', 'transcripts')
 DATA = os.path.join(ROOT, 'data')
-TICKS = os.sysconf('SC_CLK_TCK')
 
 
 def pipeline(store_group):
@@ -133,9 +142,16 @@ async def one_stream(port, path='/api/v1/stream/typed', transcript='typed'):
 
 
 def cpu_seconds(pid):
-    with open(f'/proc/{pid}/stat') as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    """Time the process's threads spent on a CPU, to the nanosecond (the
+    clock ticks of /proc/PID/stat are 10 ms, a tenth of a paced run)."""
+    total = 0
+    for tid in os.listdir(f'/proc/{pid}/task'):
+        try:
+            with open(f'/proc/{pid}/task/{tid}/schedstat') as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
 
 
 def percentile(values, p):
@@ -178,16 +194,17 @@ tokens-file={DATA}/demo-tokens.ini
 
 
 class Instance:
-    def __init__(self, folder, name, group, scale, text=pipeline):
+    def __init__(self, folder, name, group, scale, text=pipeline, wrapper=(), env=None, seconds=20):
         self.port = rc.free_port()
         path = os.path.join(folder, f'{name}.pipeline')
         with open(path, 'w') as f:
             f.write(text(group).replace('@PORT@', str(self.port)).replace('@SCALE@', str(scale)))
         self.log = open(os.path.join(folder, f'{name}.log'), 'w')
-        self.process = subprocess.Popen([GATEWAY, path], stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen([*wrapper, GATEWAY, path], stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=env)
         gw = rc.Gateway.__new__(rc.Gateway)
         gw.port = self.port
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             try:
                 if gw.get('/healthz')[0] == 200:
@@ -224,7 +241,7 @@ async def burst(port, clients, seconds):
 
     start = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(clients)))
-    return done / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start), done
 
 
 async def paced(port, streams, transcript='long'):
@@ -326,6 +343,40 @@ def evalsha(redis):
     return stats.get('evalsha', 0) + stats.get('eval', 0)
 
 
+def instructions(folder, kind, group, streams):
+    """User-space instructions of a gateway under callgrind that served
+    @streams paced streams, and the deltas it sent."""
+    out = os.path.join(folder, f'callgrind.{kind}.{streams}.out')
+    # as the gateway would set it itself, by restarting, which callgrind
+    # cannot follow
+    env = dict(os.environ, G_SLICE='always-malloc')
+    gw = Instance(folder, f'{kind}-callgrind', group, 1,
+                  wrapper=('valgrind', '--tool=callgrind', f'--callgrind-out-file={out}'), env=env, seconds=120)
+    asyncio.run(sequential(gw.port, 3, '/api/v1/stream/typed'))
+    deltas = asyncio.run(paced(gw.port, streams, transcript='long')) if streams else 0
+    gw.stop()
+    with open(out) as f:
+        for line in f:
+            if line.startswith(('summary:', 'totals:')):
+                return int(line.split()[1]), deltas
+    raise RuntimeError('callgrind wrote no total')
+
+
+def count_instructions(folder, groups):
+    if shutil.which('valgrind') is None:
+        print('valgrind is not installed: no instructions to count (apt-get install valgrind)')
+        return
+    # under callgrind a command takes longer than the usual deadline
+    groups = dict(groups, redis=groups['redis'].replace('timeout-ms=50', 'timeout-ms=2000'))
+    per_delta = {}
+    for kind, group in groups.items():
+        few, few_deltas = instructions(folder, kind, group, 2)
+        many, many_deltas = instructions(folder, kind, group, 10)
+        per_delta[kind] = (many - few) / (many_deltas - few_deltas)
+        print(f'{kind:6}: {per_delta[kind]:.0f} instructions per delta (callgrind, paced streams: 10 less 2)')
+    print(f'redis vs memory: instructions per delta {per_delta["redis"] / per_delta["memory"]:.2f}x')
+
+
 def main():
     if rc.REDIS_SERVER is None:
         print('redis-server is not installed: nothing to compare (apt-get install redis-server)')
@@ -343,6 +394,9 @@ def main():
     try:
         if RUNS_ONLY:
             resumed_runs(folder, redis, groups, 100 if QUICK else 500)
+            return 0
+        if INSTRUCTIONS:
+            count_instructions(folder, groups)
             return 0
         # round trips, counted by Redis
         gw = Instance(folder, 'rt', groups['redis'], 0)
@@ -366,16 +420,26 @@ def main():
         # the rate limit's decision, the reservation and the settlement are
         # three of each stream's calls; the streams ran side by side
         mid = (calls - 3 * 10) / 10 / took
+        settled = (calls - 2 * 10) / 10 / took
         print(f'round trips per admission: rate limit {rt["/rate/typed"]:.2f} (decision only), '
               f'budget {rt["/budget/typed"]:.2f} (reserve + settle: admission 1, settlement 1)')
-        print(f'mid-stream metering: {mid:.2f} round trips per stream-second (10 streams of 5 s side by side, '
-              f'lease TTL 3 s, {took:.2f} s run)')
+        print(f'mid-stream metering: {mid:.2f} round trips per stream-second, {settled:.2f} with the settlement '
+              f'(10 streams of 5 s side by side, lease TTL 3 s, {took:.2f} s run)')
 
         for kind, group in groups.items():
             gw = Instance(folder, f'{kind}-fast', group, 0)
             asyncio.run(sequential(gw.port, 20, '/api/v1/stream/typed'))
             firsts = asyncio.run(sequential(gw.port, n_seq, '/api/v1/stream/typed'))
-            rate = asyncio.run(burst(gw.port, 64, burst_seconds))
+            # what each stage's decision adds on its own: the rate limit's
+            # and the budget's round trips are one after the other
+            by_route = {path: percentile(asyncio.run(sequential(gw.port, n_seq // 2, path)), 50) * 1000
+                        for path in ('/rate/typed', '/budget/typed')}
+            gw_before, redis_before = cpu_seconds(gw.process.pid), cpu_seconds(redis.process.pid)
+            client_before = time.process_time()
+            rate, done = asyncio.run(burst(gw.port, 64, burst_seconds))
+            gw_cpu = (cpu_seconds(gw.process.pid) - gw_before) / done * 1e6
+            redis_cpu = (cpu_seconds(redis.process.pid) - redis_before) / done * 1e6
+            client_cpu = (time.process_time() - client_before) / done * 1e6
             gw.stop()
             gw = Instance(folder, f'{kind}-paced', group, 1)
             cpu_before = cpu_seconds(gw.process.pid)
@@ -385,11 +449,18 @@ def main():
             figures[kind] = {
                 'p50': percentile(firsts, 50) * 1000, 'p99': percentile(firsts, 99) * 1000,
                 'burst': rate, 'cpu_us_per_delta': cpu / deltas * 1e6, 'deltas': deltas,
+                'burst_gw_us': gw_cpu, 'burst_redis_us': redis_cpu, 'burst_client_us': client_cpu,
+                'p50_rate': by_route['/rate/typed'], 'p50_budget': by_route['/budget/typed'],
             }
             f = figures[kind]
             print(f'{kind:6}: first delta p50 {f["p50"]:.3f} ms p99 {f["p99"]:.3f} ms ({n_seq} sequential, '
-                  f'rate limit + budget); burst {f["burst"]:.0f} streams/s (64 clients); '
+                  f'rate limit + budget); burst {f["burst"]:.0f} streams/s (64 clients; CPU per stream: gateway '
+                  f'{f["burst_gw_us"]:.0f} us, redis-server {f["burst_redis_us"]:.0f} us, clients '
+                  f'{f["burst_client_us"]:.0f} us); '
                   f'CPU {f["cpu_us_per_delta"]:.2f} us/delta ({n_paced} paced streams, {deltas} deltas)')
+        for kind, f in figures.items():
+            print(f'{kind:6}: first delta p50 by stages: rate limit {f["p50_rate"]:.3f} ms, budget '
+                  f'{f["p50_budget"]:.3f} ms, both {f["p50"]:.3f} ms')
         resumed_runs(folder, redis, groups, 100 if QUICK else 500)
 
         m, r = figures['memory'], figures['redis']
