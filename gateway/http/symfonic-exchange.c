@@ -911,22 +911,61 @@ release_detached (gpointer data)
     exchange_free (self);
 }
 
+/* The store said how long the detached run has gone without a reader
+ * (-1: nobody ever came back). A reader that came back restarted its
+ * clock, which runs from when the last one left and not at all while one
+ * follows it. Nobody for resume-seconds, and it ends with its one error
+ * frame, for a reader that comes late, its stages settling as for any
+ * run. */
+static void
+unread_answered (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  Exchange *self = ticket_redeem (user_data);
+  gint64 keep_ms;
+  gint64 unread_ms = -1;
+  g_autoptr(GError) failure = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!symfonic_run_store_get_unread_finish (SYMFONIC_RUN_STORE (object), result, &unread_ms, &failure) &&
+      self != NULL)
+    symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "store", NULL,
+                         "Run %s: the run store did not say whether a reader came back: %s",
+                         run_id_of (self), failure->message);
+  /* the run ended meanwhile */
+  if (self == NULL || self->state != EXCHANGE_DETACHED || symfonic_stream_is_over (self->stream))
+    return;
+
+  keep_ms = (gint64) symfonic_route_get_resume_seconds (self->route) * 1000;
+  if (unread_ms >= 0 && unread_ms < keep_ms)
+    {
+      symfonic_timer_set_deadline (self->detach_timer, g_get_monotonic_time () + (keep_ms - unread_ms) * 1000);
+      return;
+    }
+
+  error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, _("Nobody read the run for %u seconds"),
+                       symfonic_route_get_resume_seconds (self->route));
+  symfonic_stream_abort (self->stream, error);
+}
+
+/* resume-seconds after its client left, or after the store last said a
+ * reader came back: whether one did since decides. */
 static void
 detached_too_long (gpointer data)
 {
   Exchange *self = data;
-  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT,
-                                         _("Nobody read the run for %u seconds"),
-                                         symfonic_route_get_resume_seconds (self->route));
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
 
-  /* it ends with its one error frame, for a reader that comes late, and
-   * its stages settle as for any run */
-  symfonic_stream_abort (self->stream, error);
+  symfonic_run_store_get_unread_async (self->run_store, run_id_of (self),
+                                       symfonic_invocation_get_principal_id (invocation),
+                                       symfonic_invocation_get_tenant_id (invocation), NULL, unread_answered,
+                                       ticket_for (self));
 }
 
 /* The client of a resumable run left before its end: the run goes on,
- * its frames to the store only, for resume-seconds at most, instead of
- * being cancelled. */
+ * its frames to the store only, instead of being cancelled, until nobody
+ * read it for resume-seconds. */
 static gboolean
 detach (Exchange *self)
 {

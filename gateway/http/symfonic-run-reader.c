@@ -61,6 +61,8 @@ struct _SymfonicRunReader
   gboolean           fresh;
   /* the store said the run will have no more frames: its producer died */
   gboolean           abandoned;
+  /* the store was told this reader follows the run */
+  gboolean           following;
   Token             *token;
   SymfonicRunReaderOpened opened;
   gpointer           opened_data;
@@ -70,6 +72,15 @@ struct _SymfonicRunReader
 };
 
 static void read_on (SymfonicRunReader *self);
+
+/* The run's first read succeeded: a reader came back, which a detached
+ * run's clock hears of (symfonic_run_store_note_reader()). */
+static void
+follow (SymfonicRunReader *self)
+{
+  self->following = TRUE;
+  symfonic_run_store_note_reader (self->store, self->run_id, self->principal_id, self->tenant_id, TRUE);
+}
 
 /* `{route_path}/{run_id}/stream`, with a run id the gateway could have
  * given (a UUID): anything else is a malformed request. */
@@ -254,7 +265,10 @@ symfonic_run_reader_open (SymfonicRunReader        *self,
   g_autoptr(GError) local_error = NULL;
 
   if (read_frames (self, &local_error))
-    return SYMFONIC_RUN_READER_READY;
+    {
+      follow (self);
+      return SYMFONIC_RUN_READER_READY;
+    }
   if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -325,7 +339,8 @@ read_cb (GObject      *object,
       g_autoptr(GError) refusal = NULL;
 
       /* the first read: the caller answers */
-      take_read (self, frames, ended, error, &refusal);
+      if (take_read (self, frames, ended, error, &refusal))
+        follow (self);
       opened (refusal, self->opened_data);
       return;
     }
@@ -497,6 +512,8 @@ symfonic_run_reader_free (SymfonicRunReader *self)
 {
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  if (self->following)
+    symfonic_run_store_note_reader (self->store, self->run_id, self->principal_id, self->tenant_id, FALSE);
   if (self->token != NULL)
     {
       self->token->reader = NULL;

@@ -51,6 +51,10 @@ typedef struct
   gint64   expires_us;
   /* GTasks of readers waiting for more */
   GSList  *waiters;
+  /* readers following the run now, and when the last one left (0: none
+   * came back yet) */
+  guint    readers;
+  gint64   last_left_us;
 } Run;
 
 struct _SymfonicMemoryRunStore
@@ -485,6 +489,59 @@ memory_wait_finish (SymfonicRunStore  *store,
 }
 
 static void
+memory_note_reader (SymfonicRunStore *store,
+                    const char       *run_id,
+                    const char       *principal_id,
+                    const char       *tenant_id,
+                    gboolean          following)
+{
+  SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  Run *run = lookup_for (self, run_id, principal_id, tenant_id);
+
+  if (run == NULL)
+    return;
+  if (following)
+    {
+      run->readers++;
+      return;
+    }
+  /* a leaving reader that was never counted is not one */
+  if (run->readers == 0)
+    return;
+  run->readers--;
+  run->last_left_us = g_get_monotonic_time ();
+}
+
+static void
+memory_get_unread_async (SymfonicRunStore    *store,
+                         const char          *run_id,
+                         const char          *principal_id,
+                         const char          *tenant_id,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  gint64 unread_ms = -1;
+
+  g_task_set_source_tag (task, memory_get_unread_async);
+  g_mutex_lock (&self->lock);
+  {
+    Run *run = lookup_for (self, run_id, principal_id, tenant_id);
+
+    if (run != NULL && run->readers > 0)
+      unread_ms = 0;
+    else if (run != NULL && run->last_left_us > 0)
+      unread_ms = (g_get_monotonic_time () - run->last_left_us) / 1000;
+  }
+  g_mutex_unlock (&self->lock);
+
+  g_task_return_int (task, unread_ms);
+}
+
+static void
 symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
 {
   iface->try_open_run = memory_open_run;
@@ -493,6 +550,8 @@ symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
   iface->try_read = memory_read;
   iface->wait_async = memory_wait_async;
   iface->wait_finish = memory_wait_finish;
+  iface->note_reader = memory_note_reader;
+  iface->get_unread_async = memory_get_unread_async;
 }
 
 /* --- bounds --------------------------------------------------------- */

@@ -900,6 +900,39 @@ run_wait_finish (SymfonicRunStore  *store,
 }
 
 static void
+run_note_reader (SymfonicRunStore *store,
+                 const char       *run_id,
+                 const char       *principal_id,
+                 const char       *tenant_id,
+                 gboolean          following)
+{
+  symfonic_run_store_note_reader (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+                                  following);
+}
+
+static void
+run_get_unread_async (SymfonicRunStore    *store,
+                      const char          *run_id,
+                      const char          *principal_id,
+                      const char          *tenant_id,
+                      GCancellable        *cancellable,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data)
+{
+  symfonic_run_store_get_unread_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+                                       cancellable, callback, user_data);
+}
+
+static gboolean
+run_get_unread_finish (SymfonicRunStore  *store,
+                       GAsyncResult      *result,
+                       gint64            *unread_ms,
+                       GError           **error)
+{
+  return symfonic_run_store_get_unread_finish (get_runs (SYMFONIC_MEMORY_STORE (store)), result, unread_ms, error);
+}
+
+static void
 symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
 {
   iface->try_open_run = run_open;
@@ -908,6 +941,9 @@ symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
   iface->try_read = run_read;
   iface->wait_async = run_wait_async;
   iface->wait_finish = run_wait_finish;
+  iface->note_reader = run_note_reader;
+  iface->get_unread_async = run_get_unread_async;
+  iface->get_unread_finish = run_get_unread_finish;
 }
 
 /* --- the object ---------------------------------------------------------- */
