@@ -176,7 +176,7 @@ follow_body (SymfonicConnection *self)
   /* libsoup has the head and would fail on the same bytes with a silent
    * close; what it writes once the connection ends is dropped */
   if (self->body.invalid)
-    refuse (self, 400, _("The request body's chunked framing is malformed"));
+    refuse (self, 400, "The request body's chunked framing is malformed");
   else if (self->body.done)
     enter (self, PHASE_RESPONSE, 0);
 }

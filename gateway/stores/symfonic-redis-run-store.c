@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-poller-private.h"
@@ -248,7 +247,7 @@ static GError *
 store_failure (const GError *error)
 {
   /* the reader may try again later: the run may be there */
-  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, _("The run store does not answer: %s"),
+  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, "The run store does not answer: %s",
                       error->message);
 }
 
@@ -885,11 +884,11 @@ read_reply (SymfonicRedisClient      *client,
   switch (code)
     {
     case 0:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
       g_object_unref (task);
       return;
     case 1:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The run has no frame with that id");
       g_object_unref (task);
       return;
     case 2:
@@ -899,7 +898,7 @@ read_reply (SymfonicRedisClient      *client,
                          ? symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 1)) : 0;
 
         g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
-                                 _("The run keeps frames from %" G_GINT64_FORMAT " on"), first);
+                                 "The run keeps frames from %" G_GINT64_FORMAT " on", first);
         g_object_unref (task);
         return;
       }
@@ -943,7 +942,7 @@ read_reply (SymfonicRedisClient      *client,
     {
       read_answer_free (answer);
       g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                               _("The run's gateway stopped before the run ended"));
+                               "The run's gateway stopped before the run ended");
       g_object_unref (task);
       return;
     }
@@ -953,7 +952,7 @@ read_reply (SymfonicRedisClient      *client,
 
 malformed:
   g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("The run store answered in an unexpected shape"));
+                           "The run store answered in an unexpected shape");
   g_object_unref (task);
 }
 

@@ -230,8 +230,8 @@ apply_verdict (SymfonicBudgetStage  *self,
       /* the header first: the refusal's response is built from the stream */
       symfonic_meter_set_retry_after (admission->stream, retry_after_us);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-                   _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
-                     "retry after %" G_GUINT64_FORMAT " s"),
+                   "The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
+                   "retry after %" G_GUINT64_FORMAT " s",
                    self->tokens_per_window, self->window_seconds,
                    symfonic_meter_retry_after_seconds (retry_after_us));
       return FALSE;
@@ -295,8 +295,8 @@ admission_new (SymfonicBudgetStage  *self,
   if (query_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                   _("The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
-                     "token budget of %" G_GUINT64_FORMAT " tokens per %u s"),
+                   "The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
+                   "token budget of %" G_GUINT64_FORMAT " tokens per %u s",
                    query_tokens, self->tokens_per_window, self->window_seconds);
       return NULL;
     }
@@ -427,8 +427,8 @@ set_exceeded (SymfonicBudgetStage  *self,
    * reached its client */
   reservation->cut = TRUE;
   g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-               _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
-                 "during this answer"),
+               "The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
+               "during this answer",
                self->tokens_per_window, self->window_seconds);
 }
 

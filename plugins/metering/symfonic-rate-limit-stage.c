@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-rate-limit-stage.h"
 
@@ -106,8 +105,8 @@ apply_verdict (SymfonicRateLimitStage  *self,
   symfonic_meter_set_retry_after (stream, retry_after_us);
   g_ascii_formatd (rate, sizeof rate, "%g", self->rate);
   g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
-               _("Too many requests: the limit is %s per second with bursts of %u; "
-                 "retry after %" G_GUINT64_FORMAT " s"),
+               "Too many requests: the limit is %s per second with bursts of %u; "
+               "retry after %" G_GUINT64_FORMAT " s",
                rate, self->burst, symfonic_meter_retry_after_seconds (retry_after_us));
 
   return FALSE;

@@ -101,7 +101,7 @@ parse_line (const char               *line,
           code = json_object_get_string_member_with_default (json_node_get_object (data), "code", NULL);
         }
       entry->error = g_error_new_literal (SYMFONIC_ERROR, error_code_from_name (code),
-                                          detail != NULL ? detail : _("The upstream failed"));
+                                          detail != NULL ? detail : "The upstream failed");
       return TRUE;
     }
 
