@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <locale.h>
 #ifdef __GLIBC__
 # include <malloc.h>
 #endif
@@ -18,6 +17,7 @@
 
 #include <symfonic.h>
 
+#include "symfonic-locale-private.h"
 #include "symfonic-log-writer-private.h"
 #include "symfonic-service-private.h"
 
@@ -248,10 +248,7 @@ main (int   argc,
 
   prefer_malloc_slices (argv);
 
-  setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  symfonic_locale_init ();
 
   context = g_option_context_new (_("[FILE]"));
   g_option_context_set_summary (context, _("Streaming API gateway for LLM agents: serves the pipeline FILE\n"
