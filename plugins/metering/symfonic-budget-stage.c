@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -777,8 +778,8 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
   if (self->reserve_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("reserve-tokens: expected at most tokens-per-window (%" G_GUINT64_FORMAT "), found %"
-                     G_GUINT64_FORMAT ": no request could ever be admitted"),
+                   _("reserve-tokens: expected at most tokens-per-window (%" PRIu64 "), found %"
+                     PRIu64 ": no request could ever be admitted"),
                    self->tokens_per_window, self->reserve_tokens);
       return FALSE;
     }

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
@@ -85,7 +86,7 @@ parse_line (const char               *line,
   if (delay < 0 || delay > 600000)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("expected “delay_ms” from 0 to 600000, found %" G_GINT64_FORMAT), delay);
+                   _("expected “delay_ms” from 0 to 600000, found %" PRId64), delay);
       return FALSE;
     }
   entry->delay_ms = delay;
