@@ -234,6 +234,7 @@ main (int   argc,
   gboolean allow_demo = FALSE;
   gboolean version = FALSE;
   int workers = 0;
+  guint n_routes;
   const GOptionEntry entries[] = {
     { "pipeline", 'p', 0, G_OPTION_ARG_FILENAME, &pipeline_path, N_("The pipeline file to serve (default: the installed default pipeline)"), N_("FILE") },
     { "listen", 'l', 0, G_OPTION_ARG_STRING, &listen, N_("Serve on HOST:PORT instead of the pipeline's [gateway] listen"), N_("ADDR:PORT") },
@@ -345,7 +346,8 @@ main (int   argc,
           g_printerr ("symfonic-gateway: %s: %s\n", display, error->message);
           return 1;
         }
-      g_print (_("%s: OK, %u routes\n"), display, symfonic_pipeline_get_n_routes (pipeline));
+      n_routes = symfonic_pipeline_get_n_routes (pipeline);
+      g_print (ngettext ("%s: OK, %u route\n", "%s: OK, %u routes\n", n_routes), display, n_routes);
       return 0;
     }
 
