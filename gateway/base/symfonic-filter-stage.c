@@ -6,7 +6,6 @@
 
 #include <stddef.h>
 
-
 #include "symfonic-error.h"
 #include "symfonic-event-private.h"
 #include "symfonic-filter-stage.h"

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-
 #include "symfonic-error.h"
 #include "symfonic-event.h"
 #include "symfonic-event-private.h"

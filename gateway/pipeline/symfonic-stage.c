@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-
 #include "symfonic-error.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream.h"

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
 #include "symfonic-poller-private.h"

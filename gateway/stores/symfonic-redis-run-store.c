@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-
 #include "symfonic-error.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-redis-client-private.h"

@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-
 #include "symfonic-rate-limit-stage.h"
 
 /* GCRA (the generic cell rate algorithm): one timestamp per key instead of
