@@ -909,7 +909,7 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
   /* without an authenticated principal every tenant would share one
    * "anonymous" budget */
   symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
-                                     NULL, "keeps a budget per authenticated tenant");
+                                     NULL, _("keeps a budget per authenticated tenant"));
 }
 
 static void

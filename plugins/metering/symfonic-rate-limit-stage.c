@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "symfonic-rate-limit-stage.h"
 
 /* GCRA (the generic cell rate algorithm): one timestamp per key instead of
@@ -329,7 +331,7 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
   /* without an authenticated principal every request would count as one
    * "anonymous" client */
   symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
-                                     NULL, "counts requests by their authenticated tenant and principal");
+                                     NULL, _("counts requests by their authenticated tenant and principal"));
 }
 
 static void

@@ -118,6 +118,28 @@ def check_messages(tap, env, tmp):
               'einen Ordner erwartet, nichts gefunden: Er fehlt\n',
               'a missing folder is named as missing, in German')
 
+    order = os.path.join(tmp, 'order.pipeline')
+    with open(order, 'w') as f:
+        f.write('[route:a]\n'
+                'path=/a\n'
+                'source=demo\n'
+                'stages=c;e\n'
+                '\n'
+                '[source:demo]\n'
+                'type=replay\n'
+                f'transcripts={DATA}/transcripts\n'
+                '\n'
+                '[stage:c]\n'
+                'type=citation\n'
+                '\n'
+                '[stage:e]\n'
+                'type=extraction\n')
+    result = run(env, '--check', order)
+    tap.equal(result.stderr,
+              f'{order}:4: [route:a] stages: Stufe „e“ (extraction) vor Stufe „c“ (citation), '
+              'die die Speicherblöcke verwirft, auf die sie trifft, erwartet, sie aber danach gefunden\n',
+              'a stage out of order is explained in German, with the reason its plugin gives')
+
 
 def check_help(tap, env, tmp):
     result = run(env, '--help')
