@@ -6,6 +6,7 @@
            LANG=de_DE.UTF-8 (LANGUAGE unset) prints the German messages,
            written here as they must read
   help     --help and a passing --check are German too, plural included
+  inspect  symfonic-inspect is German, its numbers in the C form
   bodies   a gateway serving under that locale still answers clients in
            English: error bodies are parsed, never translated
 
@@ -160,6 +161,16 @@ def check_help(tap, env, tmp):
     tap.equal(result.stdout, f'{path}: OK, 1 Route\n', 'a passing --check counts in the singular')
 
 
+def check_inspect(tap, env):
+    result = subprocess.run([os.environ['SYMFONIC_INSPECT'], 'rate-limit'], env=env, capture_output=True,
+                            text=True, timeout=60)
+    lines = result.stdout.splitlines()
+    tap.ok('Eigenschaften:' in lines, 'symfonic-inspect lists a type in German', result.stdout)
+    # rate's default: numbers keep the form a pipeline file reads, not 10,000000
+    tap.ok('                       Vorgabe: 10.000000' in lines, 'and writes its numbers in the C form',
+           result.stdout)
+
+
 def check_bodies(tap, env, tmp):
     port = free_port()
     path = os.path.join(tmp, 'serve.pipeline')
@@ -227,6 +238,7 @@ def main():
             return 0
         check_messages(tap, env, tmp)
         check_help(tap, env, tmp)
+        check_inspect(tap, env)
         check_bodies(tap, env, tmp)
     return tap.done()
 
