@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
@@ -331,7 +330,7 @@ take_ending (SymfonicConnection  *self,
 {
   if (self->phase == PHASE_BODY)
     {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "The connection ended");
       return -1;
     }
 

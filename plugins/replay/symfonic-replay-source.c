@@ -184,7 +184,7 @@ on_cancelled (GCancellable *cancellable,
 {
   Playback *playback = data;
   g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                 _("The client went away"));
+                                                 "The client went away");
 
   playback_end (playback, error);
   return G_SOURCE_REMOVE;
