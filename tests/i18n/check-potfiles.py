@@ -2,7 +2,8 @@
 # po/POTFILES names exactly the files under gateway/ and plugins/ that mark
 # messages for translation: a file missing from it keeps its messages out
 # of every catalog, and a file it names that no longer exists breaks the
-# pot target.
+# pot target. The folders that only serve requests mark nothing: their
+# messages reach clients, which parse them, in error bodies and events.
 #
 # usage: check-potfiles.py SOURCE_ROOT
 
@@ -19,6 +20,8 @@ SPLICED = re.compile(r'\b(?:_|N_|C_|NC_)\s*\((?:\s*"(?:[^"\\]|\\.)*")*\s*(G_G\w+
 COMMENTS = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 COMMENT_OR_TEXT = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 SCANNED = ('gateway', 'plugins')
+# HTTP framing, JSON, the event model, the upstream client, wire formats
+ENGLISH_ONLY = ('gateway/io/', 'gateway/json/', 'gateway/model/', 'gateway/upstream/', 'gateway/wire/')
 
 
 def blank(match):
@@ -53,6 +56,9 @@ def main():
                     relative = os.path.relpath(path, root)
                     if translates(path, relative, problems):
                         marking.add(relative)
+                        if relative.startswith(ENGLISH_ONLY):
+                            problems.append(f'{relative} marks a message for translation, but what it says '
+                                            'reaches clients, which parse it: keep it in English')
 
     seen = set()
     for name in listed:
