@@ -59,7 +59,7 @@ def has_locale(env):
 
 def german_environment(tmp):
     env = {k: v for k, v in os.environ.items()
-           if k not in ('LANGUAGE', 'LC_ALL', 'LC_MESSAGES', 'LC_CTYPE', 'LANG', 'LOCPATH')}
+           if k not in ('LANGUAGE', 'LANG', 'LOCPATH') and not k.startswith('LC_')}
     env['LANG'] = LOCALE
     if has_locale(env):
         return env, None
