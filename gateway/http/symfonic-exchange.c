@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
@@ -712,7 +710,7 @@ sink_event (gpointer       data,
   if (result == SYMFONIC_SSE_FRAME_OVERFLOW)
     {
       /* a source that does not wait cannot make the gateway hold more */
-      end_for_slow_client (self, _("The client fell further behind than the stream may hold"));
+      end_for_slow_client (self, "The client fell further behind than the stream may hold");
       return SYMFONIC_SINK_FULL;
     }
   if (symfonic_sse_writer_is_full (self->writer))
@@ -856,7 +854,7 @@ static void
 writer_stalled (gpointer data)
 {
   Exchange *self = data;
-  g_autofree char *why = g_strdup_printf (_("The client read nothing for %u seconds"),
+  g_autofree char *why = g_strdup_printf ("The client read nothing for %u seconds",
                                           symfonic_route_get_stall_timeout (self->route));
 
   end_for_slow_client (self, why);
@@ -944,7 +942,7 @@ unread_answered (GObject      *object,
       return;
     }
 
-  error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, _("Nobody read the run for %u seconds"),
+  error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, "Nobody read the run for %u seconds",
                        symfonic_route_get_resume_seconds (self->route));
   symfonic_stream_abort (self->stream, error);
 }
@@ -1414,7 +1412,7 @@ static GError *
 payload_too_large (Exchange *self)
 {
   return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                      _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), self->max_body_bytes);
+                      "The request body is larger than %" G_GUINT64_FORMAT " bytes", self->max_body_bytes);
 }
 
 /* The head-phase stages admitted the request: the body may be read, if
@@ -1495,7 +1493,7 @@ decode (Exchange  *self,
   if (!content_type_is_json (message))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
-                           _("The request body must be application/json"));
+                           "The request body must be application/json");
       return FALSE;
     }
 
@@ -1507,7 +1505,7 @@ decode (Exchange  *self,
       symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "admission", NULL, "Refusing a request body: %s",
                            parse_error->message);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                   _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                   "The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep",
                    SYMFONIC_JSON_MAX_DEPTH);
       return FALSE;
     }
@@ -1590,7 +1588,7 @@ read_response (Exchange *self)
     query = g_uri_parse_params (g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE, NULL);
   if (run_id == NULL)
     {
-      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such response"));
+      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such response");
       refuse (self, error, TRUE);
       return;
     }
@@ -1600,7 +1598,7 @@ read_response (Exchange *self)
        !g_ascii_string_to_unsigned (after_text, 10, 0, G_MAXUINT64, &after, NULL)))
     {
       error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                                   _("“starting_after” must be the sequence number of an event of the response"));
+                                   "“starting_after” must be the sequence number of an event of the response");
       refuse (self, error, TRUE);
       return;
     }
@@ -1717,11 +1715,11 @@ count_tokens (Exchange *self,
 
   if (!content_type_is_json (self->message))
     error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
-                                 _("The request body must be application/json"));
+                                 "The request body must be application/json");
   else if ((body = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL)) == NULL ||
            !JSON_NODE_HOLDS_OBJECT (body))
     error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                         _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                         "The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep",
                          SYMFONIC_JSON_MAX_DEPTH);
   if (error != NULL)
     {
@@ -1927,7 +1925,7 @@ void
 symfonic_exchange_end_all (GHashTable *live)
 {
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN,
-                                                 _("The gateway is shutting down"));
+                                                 "The gateway is shutting down");
   g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
 
   for (GList *l = exchanges; l != NULL; l = l->next)

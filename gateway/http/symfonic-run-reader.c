@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -108,7 +107,7 @@ parse_run_id (const char *path,
 
 malformed:
   g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                       _("The path must be {path}/{run_id}/stream with the run id the gateway gave"));
+                       "The path must be {path}/{run_id}/stream with the run id the gateway gave");
   return NULL;
 }
 
@@ -133,7 +132,7 @@ parse_last_event_id (SoupServerMessage  *message,
       !g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT64, after, NULL))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("Last-Event-ID must be the id of a frame of the run"));
+                           "Last-Event-ID must be the id of a frame of the run");
       return FALSE;
     }
 

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-memory-run-store-private.h"
@@ -310,7 +309,7 @@ memory_open_run (SymfonicRunStore  *store,
   if (full)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("The gateway keeps as many resumable runs as it may"));
+                           "The gateway keeps as many resumable runs as it may");
       return FALSE;
     }
 
@@ -416,20 +415,20 @@ memory_read (SymfonicRunStore  *store,
 
   if (run == NULL)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
       return NULL;
     }
   last = run->first_seq + run->length - 1;
   /* checked first: after + 1 wraps for the largest id */
   if (after > last)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The run has no frame with that id");
       return NULL;
     }
   if (after + 1 < run->first_seq)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
-                   _("The run keeps frames from %" G_GUINT64_FORMAT " on"), run->first_seq);
+                   "The run keeps frames from %" G_GUINT64_FORMAT " on", run->first_seq);
       return NULL;
     }
 

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-memory-run-store-private.h"
 #include "symfonic-memory-store.h"
 #include "symfonic-store-private.h"
@@ -489,7 +487,7 @@ find_lease (SymfonicMemoryStore       *self,
       if (leases[i] == NULL)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                       _("No lease %" G_GUINT64_FORMAT " on the budget “%s”"), lease_id, scopes[i].key);
+                       "No lease %" G_GUINT64_FORMAT " on the budget “%s”", lease_id, scopes[i].key);
           return FALSE;
         }
       budget_roll (budgets[i], now_us);
@@ -785,7 +783,7 @@ symfonic_memory_store_release_async (SymfonicStreamCapStore        *store,
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                             _("No stream slot %" G_GUINT64_FORMAT " to release"), lease_id);
+                             "No stream slot %" G_GUINT64_FORMAT " to release", lease_id);
 }
 
 static gboolean

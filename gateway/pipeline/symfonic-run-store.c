@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-run-store.h"
 
@@ -32,7 +30,7 @@ G_DEFINE_INTERFACE (SymfonicRunStore, symfonic_run_store, G_TYPE_OBJECT)
 static gboolean
 would_block (GError **error)
 {
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The run store answers asynchronously"));
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The run store answers asynchronously");
   return FALSE;
 }
 

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-redis-client-private.h"
@@ -263,7 +261,7 @@ static GError *
 store_failure (const GError *error)
 {
   /* the reader may try again later: the run may be there */
-  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, _("The run store does not answer: %s"),
+  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, "The run store does not answer: %s",
                       error->message);
 }
 
@@ -904,11 +902,11 @@ read_reply (SymfonicRedisClient      *client,
   switch (code)
     {
     case 0:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
       g_object_unref (task);
       return;
     case 1:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The run has no frame with that id");
       g_object_unref (task);
       return;
     case 2:
@@ -918,7 +916,7 @@ read_reply (SymfonicRedisClient      *client,
                          ? symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 1)) : 0;
 
         g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
-                                 _("The run keeps frames from %" G_GINT64_FORMAT " on"), first);
+                                 "The run keeps frames from %" G_GINT64_FORMAT " on", first);
         g_object_unref (task);
         return;
       }
@@ -962,7 +960,7 @@ read_reply (SymfonicRedisClient      *client,
     {
       read_answer_free (answer);
       g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                               _("The run's gateway stopped before the run ended"));
+                               "The run's gateway stopped before the run ended");
       g_object_unref (task);
       return;
     }
@@ -972,7 +970,7 @@ read_reply (SymfonicRedisClient      *client,
 
 malformed:
   g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("The run store answered in an unexpected shape"));
+                           "The run store answered in an unexpected shape");
   g_object_unref (task);
 }
 
@@ -1125,7 +1123,7 @@ readers_reply (SymfonicRedisClient      *client,
     g_task_return_error (task, store_failure (error));
   else if (symfonic_redis_reply_get_kind (reply) != SYMFONIC_REDIS_REPLY_INTEGER)
     g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                             _("The run store answered in an unexpected shape"));
+                             "The run store answered in an unexpected shape");
   else
     g_task_return_int (task, MAX (symfonic_redis_reply_get_integer (reply), -1));
   g_object_unref (task);
@@ -1155,7 +1153,7 @@ send_readers (Worker     *worker,
       if (error != NULL)
         g_task_return_error (task, store_failure (error));
       else
-        g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, _("The run store does not answer"));
+        g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, "The run store does not answer");
       g_object_unref (task);
     }
 }

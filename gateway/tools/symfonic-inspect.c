@@ -4,11 +4,12 @@
  */
 #include "config.h"
 
-#include <locale.h>
 #include <string.h>
 #include <glib/gi18n.h>
 
 #include <symfonic.h>
+
+#include "symfonic-locale-private.h"
 
 static const char *
 kind_of (GType type)
@@ -309,10 +310,7 @@ main (int   argc,
   g_autoptr(GError) error = NULL;
   SymfonicRegistry *registry;
 
-  setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  symfonic_locale_init ();
 
   context = g_option_context_new (_("[TYPE]"));
   g_option_context_set_summary (context, _("Lists the plugins and the stage, source and store types they\n"
