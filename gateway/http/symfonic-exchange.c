@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
+#include "symfonic-cors-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -1165,6 +1166,7 @@ refuse (Exchange     *self,
        * goes out on the connection without it, and the connection with it */
       g_clear_signal_handler (&self->finished_id, self->message);
       body = symfonic_exchange_dup_error_body (self->route, frame);
+      symfonic_cors_add_to_frame (self->message, self->route, frame);
       symfonic_early_refusal_send (self->message, frame, body);
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
