@@ -27,6 +27,10 @@ typedef void (*SymfonicRunReaderOpened) (const GError *error,
                                          gpointer      data);
 
 G_GNUC_INTERNAL
+char              *symfonic_run_reader_parse_run_id (const char  *path,
+                                                     const char  *route_path,
+                                                     GError     **error);
+G_GNUC_INTERNAL
 SymfonicRunReader *symfonic_run_reader_new    (SymfonicRunStore   *store,
                                                SoupServerMessage  *message,
                                                const char         *route_path,

@@ -73,10 +73,10 @@ static void read_on (SymfonicRunReader *self);
 
 /* `{route_path}/{run_id}/stream`, with a run id the gateway could have
  * given (a UUID): anything else is a malformed request. */
-static char *
-parse_run_id (const char *path,
-              const char *route_path,
-              GError    **error)
+char *
+symfonic_run_reader_parse_run_id (const char *path,
+                                  const char *route_path,
+                                  GError    **error)
 {
   gsize prefix = strlen (route_path);
   const char *id, *end;
@@ -211,7 +211,7 @@ symfonic_run_reader_new (SymfonicRunStore   *store,
   g_autofree char *run_id = NULL;
   guint64 after;
 
-  run_id = parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
+  run_id = symfonic_run_reader_parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
   if (run_id == NULL || !parse_last_event_id (message, &after, error))
     return NULL;
 
