@@ -1326,10 +1326,27 @@ body_decided (gpointer      data,
     body_admitted (self);
 }
 
-/* The first frames of a run read again are in: its event stream starts. */
+/* The first frames of a run read again are in: its event stream starts.
+ * A reader that has every frame of a run that ended gets 204, which
+ * tells an EventSource to stop reconnecting (WHATWG HTML, "Server-sent
+ * events"), where an empty stream would have it come back forever. */
 static void
 start_reader (Exchange *self)
 {
+  if (symfonic_run_reader_has_all (self->reader))
+    {
+      if (!advance (self, EXCHANGE_ANSWER))
+        return;
+      soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                    symfonic_run_reader_get_run_id (self->reader));
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      soup_server_message_set_status (self->message, SOUP_STATUS_NO_CONTENT, NULL);
+      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_NO_CONTENT);
+      note_status (self, SOUP_STATUS_NO_CONTENT);
+      soup_server_message_unpause (self->message);
+      return;
+    }
+
   if (!advance (self, EXCHANGE_ADMITTED))
     return;
 

@@ -49,6 +49,8 @@ SymfonicRunReaderOpen symfonic_run_reader_open (SymfonicRunReader        *self,
 G_GNUC_INTERNAL
 const char        *symfonic_run_reader_get_run_id (SymfonicRunReader *self);
 G_GNUC_INTERNAL
+gboolean           symfonic_run_reader_has_all (SymfonicRunReader *self);
+G_GNUC_INTERNAL
 void               symfonic_run_reader_start  (SymfonicRunReader  *self,
                                                SoupServerMessage  *message,
                                                guint               stall_seconds,

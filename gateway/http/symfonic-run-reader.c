@@ -274,6 +274,14 @@ symfonic_run_reader_get_run_id (SymfonicRunReader *self)
   return self->run_id;
 }
 
+/* Whether the first read found the run ended with nothing after the
+ * frame the reader named: it has every frame, the terminal included. */
+gboolean
+symfonic_run_reader_has_all (SymfonicRunReader *self)
+{
+  return self->ended && !self->abandoned && self->pending != NULL && self->pending->len == 0;
+}
+
 static void
 wait_cb (GObject      *object,
          GAsyncResult *result,
