@@ -128,7 +128,7 @@ if checked=$(clean_env $exec_start --check 2>&1); then
   fail "the example pipeline serves as installed: $checked"
 fi
 case $checked in
-  *": declares no [route:NAME]") ;;
+  *": expected at least one [route:NAME], found none") ;;
   *) fail "the unit's command does not load the scripts, or the example is not the only fault: $checked" ;;
 esac
 
