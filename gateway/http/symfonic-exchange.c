@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-connection-private.h"
+#include "symfonic-cors-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -14,6 +15,7 @@
 #include "symfonic-poller-private.h"
 #include "symfonic-provider-request-private.h"
 #include "symfonic-provider-source-private.h"
+#include "symfonic-resume-token-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
@@ -1120,6 +1122,27 @@ answer_background (Exchange *self)
   symfonic_stream_start (self->stream);
 }
 
+/* A kept run's client gets the token with which a browser's EventSource,
+ * which cannot send the credentials, reads the run again; only for an
+ * authenticated run, which has a tenant and principal to stand for. */
+static void
+give_resume_token (Exchange *self)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  GBytes *secret = symfonic_route_get_resume_secret (self->route);
+  const char *tenant = symfonic_invocation_get_tenant_id (invocation);
+  g_autofree char *token = NULL;
+  gint64 expires;
+
+  if (!self->keeps_run || secret == NULL || tenant == NULL)
+    return;
+  expires = g_get_real_time () / G_USEC_PER_SEC + symfonic_route_get_resume_token_seconds (self->route);
+  token = symfonic_resume_token_new (secret, run_id_of (self), tenant,
+                                     symfonic_invocation_get_principal_id (invocation), expires);
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message),
+                                SYMFONIC_RESUME_TOKEN_HEADER, token);
+}
+
 static void
 begin_stream (Exchange *self)
 {
@@ -1131,6 +1154,7 @@ begin_stream (Exchange *self)
   symfonic_stream_set_sink (self->stream, &sink, self);
   soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
                                 run_id_of (self));
+  give_resume_token (self);
 
   if (self->background_answer)
     {
@@ -1202,6 +1226,7 @@ refuse (Exchange     *self,
        * goes out on the connection without it, and the connection with it */
       g_clear_signal_handler (&self->finished_id, self->message);
       body = symfonic_exchange_dup_error_body (self->route, frame);
+      symfonic_cors_add_to_frame (self->message, self->route, frame);
       symfonic_early_refusal_send (self->message, frame, body);
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
@@ -1338,10 +1363,27 @@ body_decided (gpointer      data,
     body_admitted (self);
 }
 
-/* The first frames of a run read again are in: its event stream starts. */
+/* The first frames of a run read again are in: its event stream starts.
+ * A reader that has every frame of a run that ended gets 204, which
+ * tells an EventSource to stop reconnecting (WHATWG HTML, "Server-sent
+ * events"), where an empty stream would have it come back forever. */
 static void
 start_reader (Exchange *self)
 {
+  if (symfonic_run_reader_has_all (self->reader))
+    {
+      if (!advance (self, EXCHANGE_ANSWER))
+        return;
+      soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                    symfonic_run_reader_get_run_id (self->reader));
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      soup_server_message_set_status (self->message, SOUP_STATUS_NO_CONTENT, NULL);
+      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_NO_CONTENT);
+      note_status (self, SOUP_STATUS_NO_CONTENT);
+      soup_server_message_unpause (self->message);
+      return;
+    }
+
   if (!advance (self, EXCHANGE_ADMITTED))
     return;
 
@@ -1780,6 +1822,52 @@ symfonic_exchange_new_invocation (SoupServerMessage *message)
   return invocation;
 }
 
+/* The resume token a request to a runs route carries in its query
+ * (`?token=`), if the route checks tokens at all (its pipeline has a
+ * secret). */
+static char *
+dup_resume_token (Exchange *self)
+{
+  GUri *uri = soup_server_message_get_uri (self->message);
+  g_autoptr(GHashTable) params = NULL;
+
+  if (symfonic_route_get_resume_secret (self->route) == NULL ||
+      symfonic_route_get_kind (self->route) != SYMFONIC_ROUTE_KIND_RUNS ||
+      self->endpoint != SYMFONIC_ENDPOINT_INVOKE || g_uri_get_query (uri) == NULL)
+    return NULL;
+  params = g_uri_parse_params (g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE, NULL);
+
+  return params != NULL ? g_strdup (g_hash_table_lookup (params, "token")) : NULL;
+}
+
+/* A browser's EventSource, which cannot send headers, reads a run with
+ * the resume token the run's start gave, in place of the route's
+ * authentication, whose stages then do not run. Whatever is wrong with
+ * the token is answered as a run that is not the asker's, so that a
+ * token tells nothing a guess would not. */
+static gboolean
+admit_resume_token (Exchange    *self,
+                    const char  *token,
+                    GError     **error)
+{
+  GUri *uri = soup_server_message_get_uri (self->message);
+  g_autofree char *run_id = NULL;
+  g_autofree char *tenant = NULL;
+  g_autofree char *principal = NULL;
+
+  run_id = symfonic_run_reader_parse_run_id (g_uri_get_path (uri), symfonic_route_get_path (self->route), NULL);
+  if (run_id == NULL ||
+      !symfonic_resume_token_check (symfonic_route_get_resume_secret (self->route), token, run_id,
+                                    g_get_real_time () / G_USEC_PER_SEC, &tenant, &principal))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
+      return FALSE;
+    }
+  symfonic_invocation_set_scope (symfonic_stream_get_invocation (self->stream), tenant, principal, FALSE);
+
+  return TRUE;
+}
+
 /* A request head for an invocation route is in, and nothing of its body
  * was read: the head-phase stages (authentication) decide before libsoup
  * reads any of it. Refusals are JSON and happen before any byte of the
@@ -1795,6 +1883,7 @@ symfonic_exchange_open (SoupServerMessage *message,
 {
   g_autoptr(SymfonicInvocation) invocation = symfonic_exchange_new_invocation (message);
   g_autoptr(GError) error = NULL;
+  g_autofree char *token = NULL;
   Exchange *self;
 
   self = g_new0 (Exchange, 1);
@@ -1825,6 +1914,16 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
   symfonic_exchange_set_request_id (message, route, symfonic_invocation_get_run_id (invocation));
+
+  token = dup_resume_token (self);
+  if (token != NULL)
+    {
+      if (admit_resume_token (self, token, &error))
+        head_admitted (self, FALSE);
+      else
+        refuse (self, error, FALSE);
+      return;
+    }
 
   /* libsoup reads on once this handler returns: stages that decide at
    * once do so here, and a stage that answers later has it wait */

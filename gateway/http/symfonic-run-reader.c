@@ -83,10 +83,10 @@ follow (SymfonicRunReader *self)
 
 /* `{route_path}/{run_id}/stream`, with a run id the gateway could have
  * given (a UUID): anything else is a malformed request. */
-static char *
-parse_run_id (const char *path,
-              const char *route_path,
-              GError    **error)
+char *
+symfonic_run_reader_parse_run_id (const char *path,
+                                  const char *route_path,
+                                  GError    **error)
 {
   gsize prefix = strlen (route_path);
   const char *id, *end;
@@ -221,7 +221,7 @@ symfonic_run_reader_new (SymfonicRunStore   *store,
   g_autofree char *run_id = NULL;
   guint64 after;
 
-  run_id = parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
+  run_id = symfonic_run_reader_parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
   if (run_id == NULL || !parse_last_event_id (message, &after, error))
     return NULL;
 
@@ -285,6 +285,14 @@ const char *
 symfonic_run_reader_get_run_id (SymfonicRunReader *self)
 {
   return self->run_id;
+}
+
+/* Whether the first read found the run ended with nothing after the
+ * frame the reader named: it has every frame, the terminal included. */
+gboolean
+symfonic_run_reader_has_all (SymfonicRunReader *self)
+{
+  return self->ended && !self->abandoned && self->pending != NULL && self->pending->len == 0;
 }
 
 static void

@@ -9,6 +9,7 @@
 #include <libsoup/soup.h>
 
 #include "symfonic-acceptor-private.h"
+#include "symfonic-cors-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
@@ -191,6 +192,8 @@ handle_headers (SoupServer        *server,
   /* No handler reads a body from libsoup, which would otherwise keep all
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
+  if (route != NULL)
+    symfonic_cors_apply (message, route);
 
   if (route == NULL || !is_exchanged (endpoint) ||
       strcmp (soup_server_message_get_method (message), symfonic_route_endpoint_method (route, endpoint)) != 0)
@@ -262,6 +265,10 @@ handle_request (SoupServer        *server,
                      "No route serves this path");
       return;
     }
+
+  /* a page of another origin asks first, with its head alone */
+  if (symfonic_cors_answer_preflight (message, route, method_of (route, path)))
+    return;
 
   endpoint = symfonic_route_get_endpoint (route, path);
   if (endpoint == SYMFONIC_ENDPOINT_MODELS || endpoint == SYMFONIC_ENDPOINT_MODEL)

@@ -367,7 +367,7 @@ test_inspect_groups (void)
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
   g_assert_true (g_regex_match_simple ("^  \\[gateway\\] +listen, workers, ", out, G_REGEX_MULTILINE, 0));
   g_assert_true (g_regex_match_simple ("^  \\[route:NAME\\] +path, kind, source, stages, ", out, G_REGEX_MULTILINE, 0));
-  g_assert_nonnull (strstr (out, " max-usage-tokens\n"));
+  g_assert_nonnull (strstr (out, " resume-token-seconds\n"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 

@@ -163,6 +163,11 @@ def test_cuts(cluster):
         # what the client still needs before its next cut, whole frames
         want = None if point is None else max(point - sum(len(f) for f in received), 1)
         status, body, early = read_run(gateway, run_id, last_event_id=last or None, limit=want)
+        # a cut right after the terminal: the reader has every frame, and
+        # a 204 without a body says so
+        if status == 204 and body == b'' and received and b'event: ResponseCompleteEvent\n' in received[-1]:
+            where.append('BC'[i % 2])
+            break
         if status != 200:
             tap.ok(False, f'resume {i + 1} on {"BC"[i % 2]}: {status} {body[:200]!r}')
             return

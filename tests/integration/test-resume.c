@@ -703,6 +703,9 @@ client_decode (Client *self)
       self->status = g_ascii_strtoull (self->raw->str + strlen ("HTTP/1.1 "), NULL, 10);
       if (client_header (self, "Content-Length", &length) != NULL)
         self->content_length = g_ascii_strtoll (length, NULL, 10);
+      /* a 204 has no body, whatever its head says (RFC 9110, 15.3.5) */
+      if (self->status == 204)
+        self->content_length = 0;
     }
 
   if (self->content_length >= 0)
@@ -1052,7 +1055,9 @@ test_resume_last_event_id (void)
     { "leading zero", "Last-Event-ID: 03\r\n", 200, 6 },
     /* optional whitespace around a field value is not part of it */
     { "surrounding spaces", "Last-Event-ID:   3  \r\n", 200, 6 },
-    { "last", "Last-Event-ID: 9\r\n", 200, 0 },
+    /* the terminal's: the reader has every frame, and an EventSource
+     * stops on 204 where an empty stream has it come back */
+    { "last", "Last-Event-ID: 9\r\n", 204, 0 },
     { "empty", "Last-Event-ID:\r\n", 400, 0 },
     { "blank", "Last-Event-ID:   \r\n", 400, 0 },
     { "plus", "Last-Event-ID: +3\r\n", 400, 0 },
@@ -1087,13 +1092,13 @@ test_resume_last_event_id (void)
       g_autoptr(Client) client = client_send (server, request);
 
       g_test_message ("case %s", cases[i].name);
-      if (cases[i].status != 200)
+      if (cases[i].status >= 400)
         {
           assert_refused (client, cases[i].status, "bad_request");
           continue;
         }
       client_read_to_end (client);
-      g_assert_cmpuint (client->status, ==, 200);
+      g_assert_cmpuint (client->status, ==, cases[i].status);
       g_assert_cmpuint (client->frames->len, ==, cases[i].frames);
     }
 }
