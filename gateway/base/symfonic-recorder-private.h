@@ -66,6 +66,11 @@ void              symfonic_capture_finish        (SymfonicCapture   *self,
 G_GNUC_INTERNAL
 gboolean          symfonic_recorder_flush        (gint64             timeout_us);
 
+/* Holds the writer back (TRUE) or lets it go: what a full queue does,
+ * for the tests. */
+G_GNUC_INTERNAL
+void              symfonic_recorder_hold_writer  (gboolean           hold);
+
 /* what /metrics counts */
 G_GNUC_INTERNAL
 guint64           symfonic_recorder_count_written (void);

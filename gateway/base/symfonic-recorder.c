@@ -110,9 +110,11 @@ struct _SymfonicCapture
   gboolean          truncated;
   gboolean          dropped;
 
-  /* the writer's */
+  /* the writer's: the recording, its body, and the credentials its
+   * request and response heads carried, masked wherever they appear */
   SymfonicRecording *recording;
   GByteArray        *body;
+  GPtrArray         *run_secrets;
 };
 
 /* --- the queue: many streams post, one writer takes -------------------- */
@@ -140,6 +142,8 @@ static struct
   gint     sleeping;
   /* runs posted to and not yet ended */
   gint     live;
+  /* the writer takes nothing: the tests of a full queue */
+  gint     held;
 
   /* messages taken and done with: what a flush waits for */
   gsize    processed;
@@ -401,15 +405,15 @@ mask_key_shapes (char  *data,
 }
 
 static guint
-mask_literals (SymfonicRecorder *self,
-               char             *data,
-               gsize             length)
+mask_literals (GPtrArray *secrets,
+               char      *data,
+               gsize      length)
 {
   guint found = 0;
 
-  for (guint i = 0; i < self->secrets->len; i++)
+  for (guint i = 0; secrets != NULL && i < secrets->len; i++)
     {
-      const char *secret = g_ptr_array_index (self->secrets, i);
+      const char *secret = g_ptr_array_index (secrets, i);
       gsize n = strlen (secret);
       char *at = data;
 
@@ -456,19 +460,29 @@ mask_patterns (SymfonicRecorder *self,
   return found;
 }
 
-guint
-symfonic_recorder_redact (SymfonicRecorder *self,
-                          char             *data,
-                          gsize             length)
+/* @run_secrets: what the run's own heads carried, or NULL */
+static guint
+redact (SymfonicRecorder *self,
+        GPtrArray        *run_secrets,
+        char             *data,
+        gsize             length)
 {
   /* literals first: a configured key is found whole before a shape takes
    * part of it */
-  guint found = mask_literals (self, data, length);
+  guint found = mask_literals (self->secrets, data, length) + mask_literals (run_secrets, data, length);
 
   found += mask_key_shapes (data, length);
   found += mask_patterns (self, data, length);
 
   return found;
+}
+
+guint
+symfonic_recorder_redact (SymfonicRecorder *self,
+                          char             *data,
+                          gsize             length)
+{
+  return redact (self, NULL, data, length);
 }
 
 /* A header or query name that says it carries a credential: one of its
@@ -501,9 +515,9 @@ names_a_credential (const char *name,
 
 /* --- the recorder ------------------------------------------------------- */
 
-void
-symfonic_recorder_add_secret (SymfonicRecorder *self,
-                              const char       *secret)
+static void
+secrets_add (GPtrArray  *secrets,
+             const char *secret)
 {
   g_autofree char *trimmed = g_strstrip (g_strdup (secret));
 
@@ -512,9 +526,9 @@ symfonic_recorder_add_secret (SymfonicRecorder *self,
       memset (trimmed, 0, strlen (trimmed));
       return;
     }
-  for (guint i = 0; i < self->secrets->len; i++)
+  for (guint i = 0; i < secrets->len; i++)
     {
-      if (strcmp (g_ptr_array_index (self->secrets, i), trimmed) == 0)
+      if (strcmp (g_ptr_array_index (secrets, i), trimmed) == 0)
         {
           memset (trimmed, 0, strlen (trimmed));
           return;
@@ -525,13 +539,54 @@ symfonic_recorder_add_secret (SymfonicRecorder *self,
     {
       g_auto(GStrv) parts = g_strsplit (trimmed, "/", -1);
 
-      g_ptr_array_add (self->secrets, g_strjoinv ("\\/", parts));
+      g_ptr_array_add (secrets, g_strjoinv ("\\/", parts));
     }
-  g_ptr_array_add (self->secrets, g_steal_pointer (&trimmed));
+  g_ptr_array_add (secrets, g_steal_pointer (&trimmed));
+}
+
+static void
+secrets_free (GPtrArray *secrets)
+{
+  for (guint i = 0; i < secrets->len; i++)
+    {
+      char *secret = g_ptr_array_index (secrets, i);
+
+      memset (secret, 0, strlen (secret));
+    }
+  g_ptr_array_unref (secrets);
+}
+
+void
+symfonic_recorder_add_secret (SymfonicRecorder *self,
+                              const char       *secret)
+{
+  secrets_add (self->secrets, secret);
+}
+
+/* A credential header's value, and what it carries: the token after an
+ * authentication scheme, each value of a cookie's name=value pairs. */
+static void
+add_value_secrets (GPtrArray  *secrets,
+                   const char *value)
+{
+  const char *space = strchr (value, ' ');
+  g_auto(GStrv) parts = g_strsplit_set (value, ";,", -1);
+
+  secrets_add (secrets, value);
+  if (space != NULL)
+    secrets_add (secrets, space + 1);
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      const char *equals = strchr (parts[i], '=');
+
+      if (equals != NULL)
+        secrets_add (secrets, equals + 1);
+      memset (parts[i], 0, strlen (parts[i]));
+    }
 }
 
 /* Each value of @header_lines ("Name: value\r\n"…) whose name names a
- * credential, and the token after an authentication scheme in it. */
+ * credential. */
 void
 symfonic_recorder_add_header_secrets (SymfonicRecorder *self,
                                       const char       *header_lines)
@@ -542,17 +597,13 @@ symfonic_recorder_add_header_secrets (SymfonicRecorder *self,
     {
       const char *colon = strchr (lines[i], ':');
       const char *value;
-      const char *space;
 
       if (colon == NULL || !names_a_credential (lines[i], colon - lines[i]))
         continue;
       value = colon + 1;
       while (*value == ' ' || *value == '\t')
         value++;
-      symfonic_recorder_add_secret (self, value);
-      space = strchr (value, ' ');
-      if (space != NULL)
-        symfonic_recorder_add_secret (self, space + 1);
+      add_value_secrets (self->secrets, value);
     }
   for (guint i = 0; lines[i] != NULL; i++)
     memset (lines[i], 0, strlen (lines[i]));
@@ -643,13 +694,7 @@ symfonic_recorder_unref (SymfonicRecorder *self)
   g_free (self->source_type);
   g_free (self->wire_format);
   g_free (self->model);
-  for (guint i = 0; i < self->secrets->len; i++)
-    {
-      char *secret = g_ptr_array_index (self->secrets, i);
-
-      memset (secret, 0, strlen (secret));
-    }
-  g_ptr_array_unref (self->secrets);
+  secrets_free (self->secrets);
   g_ptr_array_unref (self->patterns);
   g_free (self);
   writer_remove_recorder ();
@@ -672,6 +717,7 @@ capture_unref (SymfonicCapture *self)
     return;
 
   g_clear_pointer (&self->recording, symfonic_recording_unref);
+  g_clear_pointer (&self->run_secrets, secrets_free);
   if (self->body != NULL)
     {
       memset (self->body->data, 0, self->body->len);
@@ -915,21 +961,24 @@ symfonic_capture_finish (SymfonicCapture *self,
 /* A value as the recording keeps it: a credential header's whole value
  * goes, any other's secrets are masked. */
 static char *
-redact_value (SymfonicRecorder *recorder,
-              const char       *name,
-              const char       *value,
-              gsize             value_length,
-              guint            *found)
+redact_value (SymfonicCapture *capture,
+              const char      *name,
+              const char      *value,
+              gsize            value_length,
+              guint           *found)
 {
-  char *copy;
+  char *copy = g_strndup (value, value_length);
 
   if (names_a_credential (name, strlen (name)) || g_ascii_strcasecmp (name, "Set-Cookie") == 0)
     {
+      /* and wherever the run shows it again */
+      add_value_secrets (capture->run_secrets, copy);
+      memset (copy, 0, value_length);
+      g_free (copy);
       (*found)++;
       return g_strdup (REDACTED);
     }
-  copy = g_strndup (value, value_length);
-  *found += symfonic_recorder_redact (recorder, copy, value_length);
+  *found += redact (capture->recorder, capture->run_secrets, copy, value_length);
 
   return copy;
 }
@@ -937,7 +986,7 @@ redact_value (SymfonicRecorder *recorder,
 /* The query's credential-named parameters lose their values; the rest of
  * the target is masked as any text is. */
 static char *
-redact_target (SymfonicRecorder *recorder,
+redact_target (SymfonicCapture  *capture,
                const char       *target,
                gsize             length,
                guint            *found)
@@ -959,6 +1008,9 @@ redact_target (SymfonicRecorder *recorder,
 
           if (equals != NULL && names_a_credential (at, equals - at))
             {
+              g_autofree char *value = g_strndup (equals + 1, stop - equals - 1);
+
+              secrets_add (capture->run_secrets, value);
               g_string_append_len (out, at, equals - at + 1);
               g_string_append (out, "redacted");
               (*found)++;
@@ -971,17 +1023,17 @@ redact_target (SymfonicRecorder *recorder,
           at = amp + 1;
         }
     }
-  *found += symfonic_recorder_redact (recorder, out->str, out->len);
+  *found += redact (capture->recorder, capture->run_secrets, out->str, out->len);
 
   return g_string_free (out, FALSE);
 }
 
 /* The request as it went out, its secrets removed, into @recording. */
 static void
-read_request (SymfonicRecorder  *recorder,
-              SymfonicRecording *recording,
-              GBytes            *request)
+read_request (SymfonicCapture *capture,
+              GBytes          *request)
 {
+  SymfonicRecording *recording = capture->recording;
   gsize length;
   const char *data = g_bytes_get_data (request, &length);
   const char *end = data + length;
@@ -1004,7 +1056,7 @@ read_request (SymfonicRecorder  *recorder,
       target_end = memchr (space + 1, ' ', line_end - space - 1);
       if (target_end == NULL)
         target_end = line_end;
-      recording->target = redact_target (recorder, space + 1, target_end - space - 1, &found);
+      recording->target = redact_target (capture, space + 1, target_end - space - 1, &found);
     }
 
   for (line = line_end + 2; line < head_end + 2; line = line_end + 2)
@@ -1024,7 +1076,7 @@ read_request (SymfonicRecorder  *recorder,
         value++;
       name = g_strndup (line, colon - line);
       g_ptr_array_add (recording->request_headers, g_strdup (name));
-      g_ptr_array_add (recording->request_headers, redact_value (recorder, name, value, line_end - value, &found));
+      g_ptr_array_add (recording->request_headers, redact_value (capture, name, value, line_end - value, &found));
     }
 
   if (head_end + 4 <= end)
@@ -1032,7 +1084,7 @@ read_request (SymfonicRecorder  *recorder,
       gsize body_length = end - (head_end + 4);
       char *body = g_strndup (head_end + 4, body_length);
 
-      found += symfonic_recorder_redact (recorder, body, body_length);
+      found += redact (capture->recorder, capture->run_secrets, body, body_length);
       if (!g_utf8_validate_len (body, body_length, NULL) || memchr (body, '\0', body_length) != NULL)
         {
           recording->request_body = g_utf8_make_valid (body, body_length);
@@ -1064,7 +1116,7 @@ take_head (SymfonicCapture *capture,
 
       g_ptr_array_add (recording->response_headers, g_strdup (name));
       g_ptr_array_add (recording->response_headers,
-                       redact_value (capture->recorder, name, value, strlen (value), &found));
+                       redact_value (capture, name, value, strlen (value), &found));
     }
   recording->redactions += found;
 }
@@ -1166,7 +1218,7 @@ take_end (SymfonicCapture *capture,
   /* the whole body at once, so that a secret split between reads is
    * found; a body cut at max-bytes may end in the first part of one,
    * which no shape recognises: the word it ends with goes too */
-  recording->redactions += symfonic_recorder_redact (recorder, (char *) capture->body->data, capture->body->len);
+  recording->redactions += redact (recorder, capture->run_secrets, (char *) capture->body->data, capture->body->len);
   if (message->u.end.truncated && capture->body->len > 0)
     {
       gsize start = capture->body->len;
@@ -1198,7 +1250,8 @@ take (Message *message)
       capture->recording->model = g_strdup (capture->recorder->model);
       capture->recording->run_id = g_strdup (capture->run_id);
       capture->body = g_byte_array_new ();
-      read_request (capture->recorder, capture->recording, message->u.request);
+      capture->run_secrets = g_ptr_array_new_with_free_func (g_free);
+      read_request (capture, message->u.request);
       break;
     case MESSAGE_HEAD:
       take_head (capture, message);
@@ -1225,7 +1278,7 @@ writer_run (gpointer data)
 
       /* a dropped run never posts its end: what it posted is let go with
        * its last message */
-      while ((message = ring_pop ()) != NULL)
+      while (!g_atomic_int_get (&writer.held) && (message = ring_pop ()) != NULL)
         {
           take (message);
           message_free (message);
@@ -1233,7 +1286,7 @@ writer_run (gpointer data)
         }
 
       g_mutex_lock (&writer.lock);
-      if (!ring_is_empty ())
+      if (!ring_is_empty () && !g_atomic_int_get (&writer.held))
         {
           g_mutex_unlock (&writer.lock);
           continue;
@@ -1303,6 +1356,14 @@ symfonic_recorder_flush (gint64 timeout_us)
   g_mutex_unlock (&writer.lock);
 
   return done;
+}
+
+void
+symfonic_recorder_hold_writer (gboolean hold)
+{
+  g_atomic_int_set (&writer.held, hold);
+  if (!hold)
+    writer_wake ();
 }
 
 guint64
