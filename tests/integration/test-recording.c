@@ -9,6 +9,8 @@
  * source of the recording's type, and the client must get what it got
  * from the live upstream, frame for frame, however the bytes are cut.
  */
+/* memmem() */
+#define _GNU_SOURCE
 #include <string.h>
 #include <sys/stat.h>
 
@@ -486,6 +488,13 @@ test_record_unreachable (void)
   g_assert_cmpint (symfonic_recording_get_end (recording), ==, SYMFONIC_RECORDING_END_ERROR);
   g_assert_cmpint (symfonic_recording_get_transport (recording), ==, SYMFONIC_RECORDING_TRANSPORT_REFUSED);
   g_assert_cmpuint (symfonic_recording_get_n_chunks (recording), ==, 0);
+  /* counted where operators look */
+  {
+    g_autofree char *base = symfonic_test_server_dup_url (server, "");
+
+    g_assert_cmpfloat (symfonic_test_fetch_metric (session, base, "symfonic_recordings_written_total"), >=, 1);
+    g_assert_cmpfloat (symfonic_test_fetch_metric (session, base, "symfonic_recordings_dropped_total"), >=, 0);
+  }
   symfonic_server_stop (server);
 }
 
@@ -714,6 +723,168 @@ test_replay_refuses_cut_file (void)
   g_assert_nonnull (strstr (error->message, "cut short"));
 }
 
+/* --- canaries -------------------------------------------------------------- */
+
+/* Each kind of secret the recorder removes, planted in the request (the
+ * client's query, the source's headers and key), in the response's
+ * headers and in the upstream's body, split across reads: no byte of a
+ * recording may hold one, nor may its decoded reads. */
+#define CANARY_KEY "sk-canary-KEY-0000111122223333"
+#define CANARY_AUTH "runtime-canary-bearer-998877"
+#define CANARY_FILE_CREDENTIAL "hf-canary-VALUE-5566"
+#define CANARY_FILE_PLAIN "org-canary-hint-7788"
+#define CANARY_COOKIE "cookie-canary-4455"
+#define CANARY_SET_COOKIE "setcookie-canary-1122"
+#define CANARY_CUSTOM "CUSTOM-12345678"
+#define CANARY_OPENAI_SHAPE "sk-proj-CanaryShapeKey0123456789"
+#define CANARY_BEARER "canaryBearerToken12345"
+#define CANARY_JWT "eyJhbGciOiJIUzI1NiJ9.eyJjYW5hcnkiOjF9.Q2FuYXJ5U2lnbmF0dXJl"
+#define CANARY_AWS "AKIACANARY0000000001"
+#define CANARY_GITHUB "ghp_CanaryGithubToken0123456789"
+#define CANARY_SLACK "xoxb-canary-slack-000111"
+
+static const char * const canaries[] = {
+  CANARY_KEY, CANARY_AUTH, CANARY_FILE_CREDENTIAL, CANARY_FILE_PLAIN, CANARY_COOKIE, CANARY_SET_COOKIE,
+  CANARY_CUSTOM, CANARY_OPENAI_SHAPE, CANARY_BEARER, CANARY_JWT, CANARY_AWS, CANARY_GITHUB, CANARY_SLACK,
+};
+
+/* every canary, as text an upstream or a client could send, but the
+ * cookie a response sets, which only the runtime's fake can */
+#define CANARY_TEXT \
+  "echo " CANARY_KEY " " CANARY_AUTH " " CANARY_FILE_CREDENTIAL " " CANARY_FILE_PLAIN " " CANARY_COOKIE " " \
+  CANARY_CUSTOM " " CANARY_OPENAI_SHAPE " Bearer " CANARY_BEARER " " CANARY_JWT " " \
+  CANARY_AWS " " CANARY_GITHUB " " CANARY_SLACK
+
+static void
+assert_no_canary (const char *what,
+                  const char *data,
+                  gsize       length)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (canaries); i++)
+    {
+      if (data != NULL && memmem (data, length, canaries[i], strlen (canaries[i])) != NULL)
+        g_error ("%s holds the secret %s", what, canaries[i]);
+    }
+}
+
+static void
+check_canaries (const char *path)
+{
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autoptr(SymfonicRecording) recording = load_recording (path);
+  GBytes *body = symfonic_recording_get_body (recording);
+
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  assert_no_canary ("the recording's file", contents, length);
+  assert_no_canary ("the recording's reads", g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+  assert_no_canary ("the recorded request", symfonic_recording_get_request_body (recording),
+                    strlen (symfonic_recording_get_request_body (recording)));
+  /* what it took out is counted, and the rest is still there */
+  g_assert_cmpuint (symfonic_recording_get_redactions (recording), >=, G_N_ELEMENTS (canaries) - 1);
+  g_assert_nonnull (memmem (contents, length, "echo ", 5));
+}
+
+static char *
+canary_files (void)
+{
+  g_autofree char *headers = write_file ("canary-headers.txt",
+                                         "X-Custom-Credential: " CANARY_FILE_CREDENTIAL "\n"
+                                         "X-Org-Hint: " CANARY_FILE_PLAIN "\n");
+
+  return g_strdup_printf ("headers-file=%s\nrecord-redact=CUSTOM-[0-9]{8}\n", headers);
+}
+
+static void
+test_canary_provider (gconstpointer data)
+{
+  const Kind *kind = kind_named (data);
+  g_autofree char *body = NULL;
+  g_autofree char *source_lines = canary_files ();
+  g_autoptr(SymfonicTestUpstream) fake = symfonic_test_upstream_new ();
+  g_autofree char *folder = new_folder ("canary");
+  g_autofree char *key_file = write_file ("canary.key", CANARY_KEY "\n");
+  g_autofree char *url = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *lines = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *stream_url = NULL;
+
+  if (g_str_equal (kind->type, "openai"))
+    body = g_strconcat (OPENAI_DELTA ("{\"content\":\"" CANARY_TEXT "\"}"), OPENAI_CHUNK ("{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}"),
+                        "data: [DONE]\n\n", NULL);
+  else
+    body = g_strconcat (ANTHROPIC_EVENT ("message_start", "{\"type\":\"message_start\",\"message\":{\"id\":\"m\","
+                                         "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"c\","
+                                         "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}")
+                        ANTHROPIC_EVENT ("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,"
+                                         "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}")
+                        ANTHROPIC_EVENT ("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,"
+                                         "\"delta\":{\"type\":\"text_delta\",\"text\":\"" CANARY_TEXT "\"}}")
+                        ANTHROPIC_EVENT ("message_delta", "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                                         "\"end_turn\"},\"usage\":{\"output_tokens\":9}}")
+                        ANTHROPIC_EVENT ("message_stop", "{\"type\":\"message_stop\"}"), NULL);
+  /* a byte per write: every secret crosses reads */
+  url = upstream_add (fake, kind, 200, body, SYMFONIC_TEST_SPLIT_ONE_BYTE, SYMFONIC_TEST_AFTER_CLOSE);
+  lines = g_strdup_printf ("model=test-model\napi-key-file=%s\n%s", key_file, source_lines);
+  text = g_strdup_printf ("[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=up\n\n"
+                          "[source:up]\ntype=%s\nurl=%s\nrecord=%s\nrequest-headers=Cookie: session=" CANARY_COOKIE
+                          ";X-Auth-Token: " CANARY_AUTH "\n%s\n", kind->type, url, folder, lines);
+  server = symfonic_test_server_new (text, symfonic_test_private_dir (), 1);
+  stream_url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  stream = symfonic_test_stream_post (session, stream_url, "{\"query\":\"" CANARY_TEXT "\"}", NULL);
+  symfonic_test_stream_wait_done (stream);
+  g_assert_nonnull (strstr (stream->raw->str, "ResponseCompleteEvent"));
+  path = wait_recording (folder, run_id_of (stream));
+  check_canaries (path);
+  symfonic_server_stop (server);
+}
+
+/* The runtime source: its credentials in request-headers, a response
+ * head that sets a cookie and echoes a credential. */
+static void
+test_canary_runtime (void)
+{
+  g_autoptr(SymfonicTestRawUpstream) raw = symfonic_test_raw_upstream_new ();
+  g_autofree char *url = symfonic_test_raw_upstream_dup_url (raw);
+  g_autofree char *folder = new_folder ("canary");
+  g_autofree char *source_lines = canary_files ();
+  g_autofree char *text = NULL;
+  g_autoptr(SymfonicServer) server = NULL;
+  g_autoptr(SoupSession) session = symfonic_test_session_new ();
+  g_autoptr(SymfonicTestStream) stream = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *stream_url = NULL;
+  const char * const pieces[] = {
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nSet-Cookie: sid=" CANARY_SET_COOKIE "; HttpOnly\r\n"
+    "X-Echo-Token: " CANARY_AUTH "\r\nX-Trace: " CANARY_KEY "\r\nConnection: close\r\n\r\n",
+    "event: TextDeltaEvent\ndata: {\"text\":\"echo sk-canary-KEY-0000",
+    "111122223333 " CANARY_AUTH " hf-canary-VAL",
+    "UE-5566 " CANARY_FILE_PLAIN " " CANARY_COOKIE " " CANARY_SET_COOKIE " CUSTOM-1234",
+    "5678 " CANARY_OPENAI_SHAPE " Bearer canaryBearer",
+    "Token12345 " CANARY_JWT " " CANARY_AWS " " CANARY_GITHUB " " CANARY_SLACK "\"}\n\n",
+    "event: ResponseCompleteEvent\ndata: {\"text\":\"\",\"duration_ms\":1}\n\n",
+    NULL,
+  };
+
+  symfonic_test_raw_upstream_set_answer (raw, pieces, TRUE);
+  text = g_strdup_printf ("[route:typed]\npath=" SYMFONIC_TEST_TYPED_PATH "\nkind=typed\nsource=up\n\n"
+                          "[source:up]\ntype=runtime\nurl=%s?token=" CANARY_AUTH "\nrecord=%s\n"
+                          "request-headers=Authorization: Bearer " CANARY_AUTH ";Cookie: session=" CANARY_COOKIE
+                          "\n%s\n", url, folder, source_lines);
+  server = symfonic_test_server_new (text, symfonic_test_private_dir (), 1);
+  stream_url = symfonic_test_server_dup_url (server, SYMFONIC_TEST_TYPED_PATH);
+  stream = symfonic_test_stream_post (session, stream_url, "{\"query\":\"" CANARY_TEXT "\"}", NULL);
+  symfonic_test_stream_wait_done (stream);
+  g_assert_nonnull (strstr (stream->raw->str, "ResponseCompleteEvent"));
+  path = wait_recording (folder, run_id_of (stream));
+  check_canaries (path);
+  symfonic_server_stop (server);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -739,6 +910,9 @@ main (int   argc,
   g_test_add_func ("/recording/replay/cut", test_replay_cut);
   g_test_add_func ("/recording/replay/bad-chunking", test_replay_bad_chunking);
   g_test_add_func ("/recording/replay/refuses-cut-file", test_replay_refuses_cut_file);
+  g_test_add_data_func ("/recording/canary/openai", "openai", test_canary_provider);
+  g_test_add_data_func ("/recording/canary/anthropic", "anthropic", test_canary_provider);
+  g_test_add_func ("/recording/canary/runtime", test_canary_runtime);
 
   return g_test_run ();
 }
