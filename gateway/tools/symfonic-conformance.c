@@ -229,6 +229,7 @@ symfonic_conformance_new (SymfonicRegistry  *registry,
 {
   g_autoptr(SymfonicConformance) self = g_new0 (SymfonicConformance, 1);
   g_autoptr(SymfonicPipeline) pipeline = NULL;
+  g_autoptr(GProxyResolver) direct = NULL;
   g_autoptr(GFile) base = NULL;
   g_autofree char *text = NULL;
 
@@ -250,9 +251,13 @@ symfonic_conformance_new (SymfonicRegistry  *registry,
   if (!symfonic_server_start (self->server, error))
     return NULL;
 
+  /* no proxy between this and 127.0.0.1: the default resolver would read
+   * GSettings, which a test's or a container's environment may lack */
+  direct = g_simple_proxy_resolver_new (NULL, NULL);
   self->session = soup_session_new_with_options ("max-conns", MAX_IN_FLIGHT * 2,
                                                  "max-conns-per-host", MAX_IN_FLIGHT * 2,
                                                  "timeout", REQUEST_TIMEOUT_S,
+                                                 "proxy-resolver", direct,
                                                  NULL);
 
   return g_steal_pointer (&self);

@@ -375,6 +375,17 @@ inspect_transcript (SymfonicRegistry *registry,
       g_printerr ("symfonic-inspect: %s\n", error->message);
       return 2;
     }
+  /* a broken recording is named as the operator named it */
+  if (symfonic_recording_data_is_recording (contents, length))
+    {
+      g_autoptr(SymfonicRecording) checked = symfonic_recording_new_from_data (contents, length, &error);
+
+      if (checked == NULL)
+        {
+          g_printerr ("symfonic-inspect: %s: %s\n", path, error->message);
+          return 1;
+        }
+    }
   folder = g_dir_make_tmp ("symfonic-inspect-XXXXXX", &error);
   if (folder == NULL)
     {
@@ -464,6 +475,10 @@ main (int   argc,
     G_OPTION_ENTRY_NULL
   };
 
+  /* what --transcript connects to is its own gateway on 127.0.0.1: no
+   * proxy, and no GSettings read to look one up, which a container may
+   * lack */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", FALSE);
   setlocale (LC_ALL, "");
   bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
