@@ -36,8 +36,9 @@
  * key-shaped strings: `sk-…` keys, bearer and basic credentials, JWTs,
  * AWS, Google, GitHub and Slack keys. */
 
-/* a run's messages are small; a burst of 400 streams reading every 5 ms
- * fills a few thousand of them */
+/* a run posts its start, its head, a block per BLOCK_READS reads or
+ * BLOCK_BYTES bytes, and its end: a burst of 400 streams fills a few
+ * thousand cells */
 #define RING_SIZE 16384
 #define QUEUE_MAX_BYTES (64 * 1024 * 1024)
 /* how often the writer looks at the queue while runs are recorded: the
@@ -47,13 +48,26 @@
  * is still removed from the header that carries it */
 #define MIN_LITERAL_SECRET 6
 #define REDACTED "[redacted]"
+/* A stream gathers its reads into blocks, posted when full: a read costs
+ * it one copy, and a post, an allocation and their frees on the writer's
+ * thread are each a block's, not a read's. */
+#define BLOCK_BYTES (16 * 1024)
+#define BLOCK_READS 256
 
 typedef enum {
   MESSAGE_START,
   MESSAGE_HEAD,
-  MESSAGE_CHUNK,
+  MESSAGE_READS,
   MESSAGE_END,
 } MessageKind;
+
+typedef struct
+{
+  gsize  length;
+  gint64 offset_us;
+} BlockRead;
+
+#define BLOCK_READS_SIZE (BLOCK_READS * sizeof (BlockRead))
 
 typedef struct
 {
@@ -74,7 +88,12 @@ typedef struct
       const char                 *error_code;
       gboolean                    truncated;
     } end;
-    gsize length;
+    /* BLOCK_READS BlockReads at data, then the bytes */
+    struct {
+      guint n_reads;
+      gsize used;
+      gsize capacity;
+    } block;
   } u;
   guint8           data[];
 } Message;
@@ -100,7 +119,8 @@ struct _SymfonicCapture
   char             *run_id;
   gint64            start;
 
-  /* the stream's thread's */
+  /* the stream's thread's: the block being filled, not yet posted */
+  Message          *block;
   guint64           posted;
   gboolean          head_in;
   gboolean          transport_set;
@@ -723,6 +743,7 @@ capture_unref (SymfonicCapture *self)
       memset (self->body->data, 0, self->body->len);
       g_byte_array_unref (self->body);
     }
+  g_free (self->block);
   g_free (self->run_id);
   symfonic_recorder_unref (self->recorder);
   g_free (self);
@@ -739,7 +760,7 @@ message_free (Message *message)
     case MESSAGE_HEAD:
       g_ptr_array_unref (message->u.head.headers);
       break;
-    case MESSAGE_CHUNK:
+    case MESSAGE_READS:
     case MESSAGE_END:
     default:
       break;
@@ -869,13 +890,45 @@ symfonic_capture_head (SymfonicCapture         *self,
   capture_post (self, message);
 }
 
-/* The per-read cost of recording: a copy onto the queue. */
+/* Its capture is referenced once it is posted: a block the run never
+ * posts is freed with the run. */
+static Message *
+block_new (SymfonicCapture *capture,
+           gsize            length)
+{
+  gsize capacity = MAX (BLOCK_BYTES, length);
+  Message *block = g_malloc (sizeof (Message) + BLOCK_READS_SIZE + capacity);
+
+  block->capture = NULL;
+  block->kind = MESSAGE_READS;
+  block->offset_us = g_get_monotonic_time () - capture->start;
+  block->size = sizeof (Message) + BLOCK_READS_SIZE + capacity;
+  block->u.block.n_reads = 0;
+  block->u.block.used = 0;
+  block->u.block.capacity = capacity;
+
+  return block;
+}
+
+static void
+capture_post_block (SymfonicCapture *self)
+{
+  Message *block = g_steal_pointer (&self->block);
+
+  if (block == NULL)
+    return;
+  block->capture = capture_ref (self);
+  capture_post (self, block);
+}
+
+/* The per-read cost of recording: a copy into the run's block. */
 void
 symfonic_capture_chunk (SymfonicCapture *self,
                         const guint8    *data,
                         gsize            length)
 {
-  Message *message;
+  Message *block;
+  BlockRead *read;
 
   if (self->stopped || length == 0)
     return;
@@ -890,10 +943,23 @@ symfonic_capture_chunk (SymfonicCapture *self,
     }
   self->posted += length;
 
-  message = message_new (self, MESSAGE_CHUNK, length);
-  message->u.length = length;
-  memcpy (message->data, data, length);
-  capture_post (self, message);
+  block = self->block;
+  if (block != NULL && (block->u.block.n_reads == BLOCK_READS ||
+                        block->u.block.used + length > block->u.block.capacity))
+    {
+      capture_post_block (self);
+      if (self->dropped)
+        return;
+      block = NULL;
+    }
+  if (block == NULL)
+    block = self->block = block_new (self, length);
+
+  read = (BlockRead *) block->data + block->u.block.n_reads++;
+  read->length = length;
+  read->offset_us = g_get_monotonic_time () - self->start;
+  memcpy (block->data + BLOCK_READS_SIZE + block->u.block.used, data, length);
+  block->u.block.used += length;
 }
 
 void
@@ -930,6 +996,8 @@ symfonic_capture_finish (SymfonicCapture *self,
 {
   Message *message;
 
+  if (!self->dropped)
+    capture_post_block (self);
   if (!self->dropped)
     {
       message = message_new (self, MESSAGE_END, 0);
@@ -1122,15 +1190,23 @@ take_head (SymfonicCapture *capture,
 }
 
 static void
-take_chunk (SymfonicCapture *capture,
+take_reads (SymfonicCapture *capture,
             Message         *message)
 {
-  SymfonicRecordingChunk chunk;
+  const BlockRead *reads = (const BlockRead *) message->data;
+  /* the body holds the run's reads and nothing else */
+  gsize end = capture->body->len;
 
-  g_byte_array_append (capture->body, message->data, message->u.length);
-  chunk.end = capture->body->len;
-  chunk.offset_us = message->offset_us;
-  g_array_append_val (capture->recording->chunks, chunk);
+  g_byte_array_append (capture->body, message->data + BLOCK_READS_SIZE, message->u.block.used);
+  for (guint i = 0; i < message->u.block.n_reads; i++)
+    {
+      SymfonicRecordingChunk chunk;
+
+      end += reads[i].length;
+      chunk.end = end;
+      chunk.offset_us = reads[i].offset_us;
+      g_array_append_val (capture->recording->chunks, chunk);
+    }
 }
 
 /* The run's file name: its id, with nothing that could leave the folder. */
@@ -1228,7 +1304,7 @@ take_end (SymfonicCapture *capture,
       mask ((char *) capture->body->data, start, capture->body->len);
     }
   g_bytes_unref (recording->body);
-  recording->body = g_bytes_new (capture->body->data, capture->body->len);
+  recording->body = g_byte_array_free_to_bytes (g_steal_pointer (&capture->body));
 
   if (write_recording (recorder, recording, capture->run_id))
     __atomic_add_fetch (&writer.written, 1, __ATOMIC_RELAXED);
@@ -1256,8 +1332,8 @@ take (Message *message)
     case MESSAGE_HEAD:
       take_head (capture, message);
       break;
-    case MESSAGE_CHUNK:
-      take_chunk (capture, message);
+    case MESSAGE_READS:
+      take_reads (capture, message);
       break;
     case MESSAGE_END:
       take_end (capture, message);

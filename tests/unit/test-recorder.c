@@ -265,6 +265,69 @@ test_mask_literals_and_patterns (void)
   symfonic_recorder_unref (recorder);
 }
 
+/* --- a run's reads ------------------------------------------------------------- */
+
+/* The stream hands its reads over in blocks: a recording still has each
+ * read as it came, with its bytes and in its order, across blocks full by
+ * their count of reads, by their bytes, and a read larger than a block. */
+static void
+test_reads (void)
+{
+  g_autofree char *path = g_dir_make_tmp ("recorder-XXXXXX", NULL);
+  g_autoptr(GFile) folder = g_file_new_for_path (path);
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GError) error = NULL;
+  SymfonicRecorder *recorder = symfonic_recorder_new (folder, 1.0, G_MAXUINT32, NULL, "runtime", "wire", NULL,
+                                                      &error);
+  g_autoptr(GBytes) request = g_bytes_new_static ("POST / HTTP/1.1\r\n\r\n{}", 21);
+  g_autoptr(SymfonicRecording) recording = NULL;
+  g_autoptr(GByteArray) sent = g_byte_array_new ();
+  g_autofree guint8 *large = g_malloc (40000);
+  g_autofree char *name = NULL;
+  SymfonicCapture *capture;
+  gint64 previous = 0;
+  gsize at = 0;
+  const guint n_reads = 1001;
+
+  g_assert_no_error (error);
+  memset (large, 'L', 40000);
+  capture = symfonic_recorder_start (recorder, "reads", request);
+  for (guint i = 0; i < n_reads; i++)
+    {
+      guint8 read[97];
+      gsize length = i == 700 ? 40000 : 1 + i % 97;
+      const guint8 *data = i == 700 ? large : read;
+
+      for (gsize j = 0; j < MIN (length, sizeof read); j++)
+        read[j] = 'a' + (i + j) % 26;
+      g_byte_array_append (sent, data, length);
+      symfonic_capture_chunk (capture, data, length);
+    }
+  symfonic_capture_finish (capture, NULL);
+  g_assert_true (symfonic_recorder_flush (10 * G_USEC_PER_SEC));
+
+  name = g_build_filename (path, "reads.jsonl", NULL);
+  file = g_file_new_for_path (name);
+  recording = symfonic_recording_new_from_file (file, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_recording_get_n_chunks (recording), ==, n_reads);
+  for (guint i = 0; i < n_reads; i++)
+    {
+      gint64 offset;
+      g_autoptr(GBytes) chunk = symfonic_recording_get_chunk (recording, i, &offset);
+      gsize length = i == 700 ? 40000 : 1 + i % 97;
+
+      g_assert_cmpmem (g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk), sent->data + at, length);
+      g_assert_cmpint (offset, >=, previous);
+      previous = offset;
+      at += length;
+    }
+  g_assert_cmpuint (at, ==, sent->len);
+  g_unlink (name);
+  g_rmdir (path);
+  symfonic_recorder_unref (recorder);
+}
+
 /* --- a full queue -------------------------------------------------------------- */
 
 /* A run that finds the queue full is dropped, counted, and its stream
@@ -282,15 +345,18 @@ test_full_queue (void)
   guint64 written = symfonic_recorder_count_written ();
   SymfonicCapture *capture;
   g_autofree char *name = NULL;
+  guint8 read[4096];
   gint64 start;
 
   g_assert_no_error (error);
+  memset (read, 'x', sizeof read);
   symfonic_recorder_hold_writer (TRUE);
   capture = symfonic_recorder_start (recorder, "full", request);
   start = g_get_monotonic_time ();
-  for (guint i = 0; i < 100000; i++)
-    symfonic_capture_chunk (capture, (const guint8 *) "data: x\n\n", 9);
-  /* never a wait: a hundred thousand reads in well under a second */
+  /* 80 MiB while the writer takes nothing: more than the queue holds */
+  for (guint i = 0; i < 20000; i++)
+    symfonic_capture_chunk (capture, read, sizeof read);
+  /* never a wait: twenty thousand reads in well under a second */
   g_assert_cmpint (g_get_monotonic_time () - start, <, G_USEC_PER_SEC);
   symfonic_capture_finish (capture, NULL);
   g_assert_cmpuint (symfonic_recorder_count_dropped (), ==, dropped + 1);
@@ -330,6 +396,7 @@ main (int   argc,
     }
   g_test_add_func ("/recorder/mask/shapes", test_mask_shapes);
   g_test_add_func ("/recorder/mask/literals-and-patterns", test_mask_literals_and_patterns);
+  g_test_add_func ("/recorder/reads", test_reads);
   g_test_add_func ("/recorder/full-queue", test_full_queue);
 
   return g_test_run ();
