@@ -339,6 +339,7 @@ key_shape_at (const char *data,
   gsize n;
 
   *secret_start = at;
+  /* mask_key_shapes() passes only these cases' bytes */
   switch (data[at])
     {
     case 's':
@@ -410,11 +411,20 @@ mask_key_shapes (char  *data,
       gsize start;
       gsize n;
 
-      /* a shape starts a word */
-      if (at > 0 && is_key_char ((guchar) data[at - 1]))
-        continue;
+      /* key_shape_at()'s cases: most bytes start no shape, and this
+       * test is a bit's, where its switch is a jump */
+      switch (data[at])
+        {
+        case 's': case 'B': case 'b': case 'e': case 'A': case 'g': case 'x':
+          break;
+        default:
+          continue;
+        }
       n = key_shape_at (data, length, at, &start);
       if (n == 0)
+        continue;
+      /* a shape starts a word */
+      if (at > 0 && is_key_char ((guchar) data[at - 1]))
         continue;
       mask (data, start, start + n);
       found++;
