@@ -36,9 +36,8 @@
  * key-shaped strings: `sk-…` keys, bearer and basic credentials, JWTs,
  * AWS, Google, GitHub and Slack keys. */
 
-/* a run posts its start, its head, a block per BLOCK_READS reads or
- * BLOCK_BYTES bytes, and its end: a burst of 400 streams fills a few
- * thousand cells */
+/* a run posts its start, its head, a block per BLOCK_BYTES of reads, and
+ * its end: a burst of 400 streams fills a few thousand cells */
 #define RING_SIZE 16384
 #define QUEUE_MAX_BYTES (64 * 1024 * 1024)
 /* how often the writer looks at the queue while runs are recorded: the
@@ -48,11 +47,12 @@
  * is still removed from the header that carries it */
 #define MIN_LITERAL_SECRET 6
 #define REDACTED "[redacted]"
-/* A stream gathers its reads into blocks, posted when full: a read costs
+/* A stream gathers its reads into a block, posted when full: a read costs
  * it one copy, and a post, an allocation and their frees on the writer's
- * thread are each a block's, not a read's. */
+ * thread are each a block's, not a read's. Each read is its BlockRead
+ * then its bytes, so that a read writes to one place: a stream's block is
+ * out of the cache by its next read, and each place is a miss. */
 #define BLOCK_BYTES (16 * 1024)
-#define BLOCK_READS 256
 
 typedef enum {
   MESSAGE_START,
@@ -61,13 +61,12 @@ typedef enum {
   MESSAGE_END,
 } MessageKind;
 
+/* copied in and out: a read's bytes leave the next one unaligned */
 typedef struct
 {
   gsize  length;
   gint64 offset_us;
 } BlockRead;
-
-#define BLOCK_READS_SIZE (BLOCK_READS * sizeof (BlockRead))
 
 typedef struct
 {
@@ -88,12 +87,8 @@ typedef struct
       const char                 *error_code;
       gboolean                    truncated;
     } end;
-    /* BLOCK_READS BlockReads at data, then the bytes */
-    struct {
-      guint n_reads;
-      gsize used;
-      gsize capacity;
-    } block;
+    /* the reads at data, each a BlockRead and its bytes */
+    gsize used;
   } u;
   guint8           data[];
 } Message;
@@ -119,8 +114,11 @@ struct _SymfonicCapture
   char             *run_id;
   gint64            start;
 
-  /* the stream's thread's: the block being filled, not yet posted */
+  /* the stream's thread's: the block being filled, not yet posted, and
+   * how much of it is */
   Message          *block;
+  gsize             block_used;
+  gsize             block_capacity;
   guint64           posted;
   gboolean          head_in;
   gboolean          transport_set;
@@ -902,22 +900,21 @@ symfonic_capture_head (SymfonicCapture         *self,
 
 /* Its capture is referenced once it is posted: a block the run never
  * posts is freed with the run. */
-static Message *
+static void
 block_new (SymfonicCapture *capture,
            gsize            length)
 {
-  gsize capacity = MAX (BLOCK_BYTES, length);
-  Message *block = g_malloc (sizeof (Message) + BLOCK_READS_SIZE + capacity);
+  gsize capacity = MAX (BLOCK_BYTES, sizeof (BlockRead) + length);
+  Message *block = g_malloc (sizeof (Message) + capacity);
 
   block->capture = NULL;
   block->kind = MESSAGE_READS;
   block->offset_us = g_get_monotonic_time () - capture->start;
-  block->size = sizeof (Message) + BLOCK_READS_SIZE + capacity;
-  block->u.block.n_reads = 0;
-  block->u.block.used = 0;
-  block->u.block.capacity = capacity;
-
-  return block;
+  block->size = sizeof (Message) + capacity;
+  block->u.used = 0;
+  capture->block = block;
+  capture->block_used = 0;
+  capture->block_capacity = capacity;
 }
 
 static void
@@ -928,6 +925,7 @@ capture_post_block (SymfonicCapture *self)
   if (block == NULL)
     return;
   block->capture = capture_ref (self);
+  block->u.used = self->block_used;
   capture_post (self, block);
 }
 
@@ -937,8 +935,8 @@ symfonic_capture_chunk (SymfonicCapture *self,
                         const guint8    *data,
                         gsize            length)
 {
-  Message *block;
-  BlockRead *read;
+  BlockRead read;
+  guint8 *at;
 
   if (self->stopped || length == 0)
     return;
@@ -953,23 +951,21 @@ symfonic_capture_chunk (SymfonicCapture *self,
     }
   self->posted += length;
 
-  block = self->block;
-  if (block != NULL && (block->u.block.n_reads == BLOCK_READS ||
-                        block->u.block.used + length > block->u.block.capacity))
+  if (self->block != NULL && self->block_used + sizeof read + length > self->block_capacity)
     {
       capture_post_block (self);
       if (self->dropped)
         return;
-      block = NULL;
     }
-  if (block == NULL)
-    block = self->block = block_new (self, length);
+  if (self->block == NULL)
+    block_new (self, length);
 
-  read = (BlockRead *) block->data + block->u.block.n_reads++;
-  read->length = length;
-  read->offset_us = g_get_monotonic_time () - self->start;
-  memcpy (block->data + BLOCK_READS_SIZE + block->u.block.used, data, length);
-  block->u.block.used += length;
+  read.length = length;
+  read.offset_us = g_get_monotonic_time () - self->start;
+  at = self->block->data + self->block_used;
+  memcpy (at, &read, sizeof read);
+  memcpy (at + sizeof read, data, length);
+  self->block_used += sizeof read + length;
 }
 
 void
@@ -1203,18 +1199,20 @@ static void
 take_reads (SymfonicCapture *capture,
             Message         *message)
 {
-  const BlockRead *reads = (const BlockRead *) message->data;
-  /* the body holds the run's reads and nothing else */
-  gsize end = capture->body->len;
+  gsize at = 0;
 
-  g_byte_array_append (capture->body, message->data + BLOCK_READS_SIZE, message->u.block.used);
-  for (guint i = 0; i < message->u.block.n_reads; i++)
+  while (at < message->u.used)
     {
+      BlockRead read;
       SymfonicRecordingChunk chunk;
 
-      end += reads[i].length;
-      chunk.end = end;
-      chunk.offset_us = reads[i].offset_us;
+      memcpy (&read, message->data + at, sizeof read);
+      at += sizeof read;
+      /* the body holds the run's reads and nothing else */
+      g_byte_array_append (capture->body, message->data + at, read.length);
+      at += read.length;
+      chunk.end = capture->body->len;
+      chunk.offset_us = read.offset_us;
       g_array_append_val (capture->recording->chunks, chunk);
     }
 }

@@ -268,8 +268,8 @@ test_mask_literals_and_patterns (void)
 /* --- a run's reads ------------------------------------------------------------- */
 
 /* The stream hands its reads over in blocks: a recording still has each
- * read as it came, with its bytes and in its order, across blocks full by
- * their count of reads, by their bytes, and a read larger than a block. */
+ * read as it came, with its bytes and in its order, across full blocks,
+ * and with a read larger than a block. */
 static void
 test_reads (void)
 {
