@@ -40,9 +40,15 @@
  * its end: a burst of 400 streams fills a few thousand cells */
 #define RING_SIZE 16384
 #define QUEUE_MAX_BYTES (64 * 1024 * 1024)
-/* how often the writer looks at the queue while runs are recorded: the
- * streams never wake it for a read */
-#define POLL_US (5 * 1000)
+/* How often the writer looks at the queue while runs are recorded. The
+ * streams never wake it for a read; the post that fills a quarter of the
+ * queue's cells or bytes does, so that a fast upstream does not fill the
+ * rest before it looks. Each look is a wake-up of its own thread: on a
+ * loaded machine a tenth of a millisecond, too much to pay 200 times a
+ * second. */
+#define POLL_US (50 * 1000)
+#define WAKE_CELLS (RING_SIZE / 4)
+#define WAKE_BYTES (QUEUE_MAX_BYTES / 4)
 /* a secret this short would mask ordinary text wherever it appears; it
  * is still removed from the header that carries it */
 #define MIN_LITERAL_SECRET 6
@@ -158,6 +164,8 @@ static struct
   GThread *thread;
   guint    recorders;
   gint     sleeping;
+  /* the writer waits for its next look at the queue */
+  gint     polling;
   /* runs posted to and not yet ended */
   gint     live;
   /* the writer takes nothing: the tests of a full queue */
@@ -183,13 +191,26 @@ ring_init_once (void)
     }
 }
 
+static void writer_wake (void);
+
+/* A quarter of the queue is taken: the writer should not wait out its
+ * poll. */
+static gboolean
+ring_is_filling (gsize queued_bytes,
+                 gsize enqueue_pos)
+{
+  return queued_bytes >= WAKE_BYTES ||
+         enqueue_pos - __atomic_load_n (&writer.dequeue_pos, __ATOMIC_SEQ_CST) >= WAKE_CELLS;
+}
+
 static gboolean
 ring_push (Message *message)
 {
   gsize pos = __atomic_load_n (&writer.enqueue_pos, __ATOMIC_RELAXED);
+  gsize queued_bytes;
   Cell *cell;
 
-  if (__atomic_add_fetch (&writer.queued_bytes, message->size, __ATOMIC_RELAXED) > QUEUE_MAX_BYTES)
+  if ((queued_bytes = __atomic_add_fetch (&writer.queued_bytes, message->size, __ATOMIC_RELAXED)) > QUEUE_MAX_BYTES)
     {
       __atomic_sub_fetch (&writer.queued_bytes, message->size, __ATOMIC_RELAXED);
       return FALSE;
@@ -218,6 +239,15 @@ ring_push (Message *message)
 
   cell->message = message;
   __atomic_store_n (&cell->sequence, pos + 1, __ATOMIC_RELEASE);
+
+  /* the writer sets polling, then looks at the queue; this post is in
+   * the queue, then looks at polling: one of the two sees the other */
+  if (G_UNLIKELY (ring_is_filling (queued_bytes, pos + 1)))
+    {
+      __atomic_thread_fence (__ATOMIC_SEQ_CST);
+      if (g_atomic_int_get (&writer.polling))
+        writer_wake ();
+    }
 
   return TRUE;
 }
@@ -1392,8 +1422,14 @@ writer_run (gpointer data)
           g_mutex_unlock (&writer.lock);
           continue;
         }
+      g_atomic_int_set (&writer.polling, 1);
+      /* held, it has nothing to look at until it is let go */
+      if (g_atomic_int_get (&writer.held) ||
+          !ring_is_filling (__atomic_load_n (&writer.queued_bytes, __ATOMIC_SEQ_CST),
+                            __atomic_load_n (&writer.enqueue_pos, __ATOMIC_SEQ_CST)))
+        g_cond_wait_until (&writer.wake, &writer.lock, g_get_monotonic_time () + POLL_US);
+      g_atomic_int_set (&writer.polling, 0);
       g_mutex_unlock (&writer.lock);
-      g_usleep (POLL_US);
     }
 
   return NULL;
