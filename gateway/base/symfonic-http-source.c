@@ -64,9 +64,9 @@
  * request as sent, each read of the body with its arrival time, the
  * status and how the run ended, with every secret taken out before
  * anything is written (see [property@Symfonic.HttpSource:record-redact]).
- * Recording is off the stream's path: a read costs the stream a copy onto
- * a bounded queue, and when the queue is full that run goes unrecorded,
- * never slowed. [method@Symfonic.HttpSource.play] serves a stream from
+ * Recording is off the stream's path: a read costs the stream a copy into
+ * a block of its run, handed to a bounded queue when full, and when the
+ * queue is full that run goes unrecorded, never slowed. [method@Symfonic.HttpSource.play] serves a stream from
  * such a recording through the same reading, for replays and tests.
  *
  * ## Timeouts
