@@ -42,6 +42,7 @@ G_DEFINE_BOXED_TYPE (SymfonicHttpRequest, symfonic_http_request, symfonic_http_r
  * copied into the bytes the request keeps: no growing per request */
 SYMFONIC_SCRATCH_DEFINE (path_scratch);
 SYMFONIC_SCRATCH_DEFINE (body_scratch);
+SYMFONIC_SCRATCH_DEFINE (header_scratch);
 
 /* The reading every HTTP source does alike: bytes from the worker's read
  * buffer into the SSE parser, frames to the subclass, events to the
@@ -557,18 +558,32 @@ send_request (SymfonicHttpRequest *req,
               const char          *target)
 {
   SymfonicHttpSource *source = req->source;
+  const char *header_lines = symfonic_http_source_get_header_lines (source);
+  const char *traceparent = symfonic_stream_get_traceparent (req->stream);
 
   if (req->uri != uri)
     {
       g_clear_pointer (&req->uri, g_uri_unref);
       req->uri = g_uri_ref (uri);
     }
+  /* the trace goes on upstream: its call's span, or the client's own
+   * traceparent when the gateway traces nothing */
+  if (traceparent != NULL)
+    {
+      GString *lines = symfonic_scratch_get (header_scratch);
+
+      if (header_lines != NULL)
+        g_string_append (lines, header_lines);
+      g_string_append (lines, "traceparent: ");
+      g_string_append (lines, traceparent);
+      g_string_append (lines, "\r\n");
+      header_lines = lines->str;
+    }
   if (G_UNLIKELY (req->playback != NULL))
     req->upstream = symfonic_upstream_play (req->playback, req->playback_scale, &handlers, req);
   else
     req->upstream = symfonic_upstream_send (symfonic_http_source_get_upstream (source), "POST", target,
-                                            symfonic_http_source_get_header_lines (source),
-                                            "application/json", req->payload, &handlers, req);
+                                            header_lines, "application/json", req->payload, &handlers, req);
   symfonic_upstream_request_set_timeout (req->upstream, symfonic_http_source_get_timeout_seconds (source));
   if (req->deadline != 0)
     symfonic_upstream_request_set_deadline_at (req->upstream, req->deadline);

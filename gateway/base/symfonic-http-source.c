@@ -362,7 +362,7 @@ parse_url (const char  *key,
   if (url == NULL || *url == '\0')
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: an http or https URL is required"), key);
+                   _("%s: expected an http or https URL, found none"), key);
       return NULL;
     }
 
@@ -370,7 +370,8 @@ parse_url (const char  *key,
   uri = g_uri_parse (url, SOUP_HTTP_URI_FLAGS, NULL);
   if (uri == NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: the value is not a URL"), key);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: expected an http or https URL, found text that is not a URL"),
+                   key);
       return NULL;
     }
   scheme = g_uri_get_scheme (uri);
@@ -382,7 +383,7 @@ parse_url (const char  *key,
                                                         G_URI_HIDE_FRAGMENT);
 
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: “%s” is not an http or https URL"), key, shown);
+                   _("%s: expected an http or https URL, found “%s”"), key, shown);
       return NULL;
     }
 
@@ -442,7 +443,7 @@ append_header (SymfonicHttpSourcePrivate  *priv,
   if (colon == NULL || !is_token (line, colon - line))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: %s is not “Name: value”"), key, where);
+                   _("%s: expected “Name: value”, found something else at %s"), key, where);
       return FALSE;
     }
 
@@ -453,14 +454,14 @@ append_header (SymfonicHttpSourcePrivate  *priv,
       if (g_ascii_iscntrl (*p) && *p != '\t')
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("%s: the value of “%s” has a control character"), key, name);
+                       _("%s: expected a header value without control characters, found one in “%s”"), key, name);
           return FALSE;
         }
     }
   if (is_reserved (priv, name))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: “%s” is set by the source itself"), key, name);
+                   _("%s: expected headers the source does not set itself, found “%s”"), key, name);
       return FALSE;
     }
 
@@ -520,7 +521,7 @@ append_file_headers (SymfonicHttpSourcePrivate  *priv,
     {
       memset (contents, 0, length);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("headers-file: “%s” is not UTF-8 text"), name);
+                   _("headers-file: expected UTF-8 text in “%s”, found other bytes"), name);
       return FALSE;
     }
 
@@ -593,13 +594,14 @@ initable_init (GInitable     *initable,
   if (priv->url_keys_set == 3)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("base-url: another name for url, which is set too; set one of them"));
+                           _("base-url: expected url or base-url, found both (one is another name for the other)"));
       return FALSE;
     }
   if (priv->headers_keys_set == 3)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("extra-headers: another name for request-headers, which is set too; set one of them"));
+                           _("extra-headers: expected request-headers or extra-headers, found both (one is another "
+                             "name for the other)"));
       return FALSE;
     }
 
@@ -620,8 +622,8 @@ initable_init (GInitable     *initable,
     {
       memset (lines->str, 0, lines->len);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("max-connections: %u is above the process’s limit of %u open files"),
-                   priv->connection_cap, fd_limit ());
+                   _("max-connections: expected at most the process’s limit of %u open files, found %u"),
+                   fd_limit (), priv->connection_cap);
       return FALSE;
     }
 

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "symfonic-telemetry-private.h"
 #include "symfonic-text-filter.h"
 #include "symfonic-text-filter-private.h"
 #include "symfonic-event-private.h"
@@ -26,11 +27,54 @@ typedef struct
   /* the beginning of a character that the next piece may complete */
   char   pending[N_CHANNELS][4];
   guint8 n_pending[N_CHANNELS];
+  /* what the metrics were last told this filter holds back */
+  gsize  held;
 } SymfonicTextFilterPrivate;
 
+/**
+ * SymfonicTextFilter:
+ *
+ * The filter of one stream's split text, which a [class@Symfonic.FilterStage]
+ * makes for each stream: it is fed the answer and the thinking (two
+ * channels) piece by piece, as the deltas arrive, and appends what can no
+ * longer change, withholding what could (the beginning of a tag split
+ * across deltas) until the next piece or the end of its channel.
+ *
+ * A subclass implements [vfunc@Symfonic.TextFilter.filter] and, if it
+ * withholds, [vfunc@Symfonic.TextFilter.flush]. The base class withholds an
+ * unfinished UTF-8 character, so a subclass only sees whole characters.
+ */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (SymfonicTextFilter, symfonic_text_filter, G_TYPE_OBJECT)
 
 SYMFONIC_SCRATCH_DEFINE (scratch);
+
+/* Tells the metrics how much of its text the filter holds back now: an
+ * unfinished character, and what the subclass withholds. Only when a
+ * piece went through the filter, not for one that passed whole. */
+static void
+update_held (SymfonicTextFilter *self)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (self);
+  SymfonicTextFilterClass *klass = SYMFONIC_TEXT_FILTER_GET_CLASS (self);
+  gsize held = priv->n_pending[0] + priv->n_pending[1];
+
+  if (klass->withheld != NULL)
+    held += klass->withheld (self);
+  if (held != priv->held)
+    symfonic_telemetry_gauge_add (SYMFONIC_GAUGE_FILTER_HELD_BYTES, (gint64) held - (gint64) priv->held);
+  priv->held = held;
+}
+
+static void
+symfonic_text_filter_finalize (GObject *object)
+{
+  SymfonicTextFilterPrivate *priv = symfonic_text_filter_get_instance_private (SYMFONIC_TEXT_FILTER (object));
+
+  if (priv->held != 0)
+    symfonic_telemetry_gauge_add (SYMFONIC_GAUGE_FILTER_HELD_BYTES, -(gint64) priv->held);
+
+  G_OBJECT_CLASS (symfonic_text_filter_parent_class)->finalize (object);
+}
 
 /* Every delta passes symfonic_text_filter_process() once per filtering
  * stage, and a filter is always a subclass, which misses the inline fast
@@ -52,6 +96,7 @@ symfonic_text_filter_real_flush (SymfonicTextFilter  *self,
 static void
 symfonic_text_filter_class_init (SymfonicTextFilterClass *klass)
 {
+  G_OBJECT_CLASS (klass)->finalize = symfonic_text_filter_finalize;
   klass->flush = symfonic_text_filter_real_flush;
 }
 
@@ -207,6 +252,7 @@ symfonic_text_filter_take_delta (SymfonicTextFilter  *self,
 
   clean = symfonic_scratch_get (scratch);
   feed_channel (self, channel, text, length, clean);
+  update_held (self);
   if (clean->len == 0 && (length != 0 || symfonic_event_get_payload (delta) == NULL))
     return TRUE;
 
@@ -293,6 +339,7 @@ symfonic_text_filter_drain (SymfonicTextFilter *self,
       delta = new_delta (order[i], rest->str);
       symfonic_stream_emit (stream, delta);
     }
+  update_held (self);
 }
 
 /**

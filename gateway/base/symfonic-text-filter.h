@@ -59,6 +59,17 @@ typedef enum {
  *   leave the filter as it was
  */
 
+/**
+ * SymfonicTextFilterClass::withheld:
+ * @self: a #SymfonicTextFilter
+ *
+ * How many bytes of text @self holds back now: fed, but not yet appended
+ * to an output by #SymfonicTextFilterClass::filter, such as what could
+ * still be the start of a tag.
+ *
+ * Returns: the bytes withheld, over both channels
+ */
+
 G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TEXT_FILTER, GObject)
 
 /**
@@ -70,6 +81,10 @@ G_DECLARE_DERIVABLE_TYPE (SymfonicTextFilter, symfonic_text_filter, SYMFONIC, TE
  *   still be the beginning of a tag.
  * @flush: @channel's text is over: appends to @out whatever was withheld.
  *   The filter may be fed again afterwards. The default appends nothing.
+ * @withheld: optional: how many bytes of text the filter holds back
+ *   now, not yet appended by @filter (what could still be the start of a
+ *   tag, say), which the gateway's metrics add up over all streams
+ *   (`symfonic_filter_held_bytes`).
  * @passes: optional: whether @filter would pass the next piece of
  *   @channel's text on whole and unchanged, which it checks without
  *   copying it (most pieces hold nothing to filter). Without it, every
@@ -97,9 +112,10 @@ struct _SymfonicTextFilterClass
                       SymfonicTextChannel  channel,
                       const char          *text,
                       gsize                length);
+  gsize    (*withheld) (SymfonicTextFilter *self);
 
   /*< private >*/
-  gpointer padding[7];
+  gpointer padding[6];
 };
 
 void           symfonic_text_filter_feed            (SymfonicTextFilter  *self,

@@ -6,6 +6,15 @@
 
 #include "symfonic-error.h"
 
+/**
+ * symfonic_error_quark:
+ *
+ * The error domain of the gateway's own failures, with the codes of
+ * #SymfonicError: what a stage, a source or the loader fails with, and
+ * what the error map turns into a status and a wire code.
+ *
+ * Returns: the #GQuark of the domain
+ */
 G_DEFINE_QUARK (symfonic-error-quark, symfonic_error)
 
 /* The published wire codes. They are contract (clients branch on them), so

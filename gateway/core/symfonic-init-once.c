@@ -66,6 +66,8 @@ symfonic_init_once (SymfonicInitOnce  *once,
  * symfonic_init_once_is_done: (skip)
  * @once: a #SymfonicInitOnce
  *
+ * Gets whether a #GInitable already initialised, successfully or not.
+ *
  * Returns: whether symfonic_init_once() ran, however it ended: an object
  *   takes no more settings from then on
  */

@@ -22,6 +22,8 @@
 #include "symfonic-status-private.h"
 #include "symfonic-stream-log-private.h"
 #include "symfonic-stream-private.h"
+#include "symfonic-tracer-private.h"
+#include "symfonic-usage-private.h"
 
 /* An exchange lives from the request head until libsoup says the message
  * finished, or until the exchange took the connection (to refuse it, or
@@ -201,9 +203,82 @@ typedef struct
   gboolean           background_answer;
   /* a token count the provider is asked for */
   SymfonicTokenCount *count;
+
+  /* how the stream ended and when, told to the metrics once it is over */
+  SymfonicStreamOutcome outcome;
+  gint64             ended_us;
+  gboolean           recorded;
+
+  /* a traced request's context, NULL for any other; what its spans say
+   * that only the exchange sees: the status answered, the failure's
+   * code and detail, and why the answer ended */
+  SymfonicTraceContext *trace;
+  guint              status;
+  char              *error_code;
+  char              *error_detail;
+  char              *finish_reason;
+  gboolean           refused;
+  /* what a run store's later answer finds the exchange by: cleared when
+   * the exchange goes first */
+  struct _Ticket    *ticket;
 } Exchange;
 
+/* A run store may answer after the exchange went (its client left): the
+ * answer's callback holds a ticket, not the exchange. */
+typedef struct _Ticket
+{
+  Exchange *exchange;
+} Ticket;
+
+static Ticket *
+ticket_for (Exchange *self)
+{
+  if (self->ticket == NULL)
+    {
+      self->ticket = g_rc_box_new0 (Ticket);
+      self->ticket->exchange = self;
+    }
+
+  return g_rc_box_acquire (self->ticket);
+}
+
+/* The exchange a ticket was given for, or %NULL if it went. Releases the
+ * ticket. */
+static Exchange *
+ticket_redeem (Ticket *ticket)
+{
+  Exchange *self = ticket->exchange;
+
+  g_rc_box_release (ticket);
+  return self;
+}
+
 #define EXCHANGE_KEY "symfonic-exchange"
+
+static void trace_finish (Exchange *self);
+
+/* What a traced request's span says of its answer's status. */
+static inline void
+note_status (Exchange *self,
+             guint     status)
+{
+  if (self->trace != NULL)
+    self->status = status;
+}
+
+static void
+note_failure (Exchange           *self,
+              SymfonicErrorFrame *frame)
+{
+  const char *code;
+
+  if (self->trace == NULL || self->error_code != NULL)
+    return;
+  code = symfonic_error_frame_get_code (frame);
+  self->error_code = code != NULL ? g_strdup (code)
+                                  : g_strdup_printf ("%u", symfonic_error_frame_get_status (frame));
+  self->error_detail = g_strdup (symfonic_error_frame_get_detail (frame));
+}
 
 /* Moves the exchange on @event. A move the table does not list is a bug:
  * it is reported and ignored, and the caller does nothing more for it. */
@@ -252,6 +327,13 @@ let_go_of_message (gpointer data)
 static void
 exchange_free (Exchange *self)
 {
+  if (self->trace != NULL)
+    trace_finish (self);
+  if (self->ticket != NULL)
+    {
+      self->ticket->exchange = NULL;
+      g_clear_pointer (&self->ticket, g_rc_box_release);
+    }
   g_hash_table_remove (self->live, self);
   g_clear_pointer (&self->hangup, symfonic_watch_remove);
   if (self->message != NULL)
@@ -273,6 +355,10 @@ exchange_free (Exchange *self)
   symfonic_stream_cancel (self->stream);
   g_clear_object (&self->stream);
   g_clear_object (&self->route);
+  g_free (self->trace);
+  g_free (self->error_code);
+  g_free (self->error_detail);
+  g_free (self->finish_reason);
   g_free (self);
 }
 
@@ -381,6 +467,7 @@ respond (Exchange           *self,
       symfonic_exchange_respond_json (self->message, status, body->str);
     }
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), status);
+  note_status (self, status);
   soup_server_message_unpause (self->message);
 }
 
@@ -409,6 +496,20 @@ log_failure (Exchange     *self,
   request.stage = refused ? "admission" : "stream";
   request.outcome = refused ? "refused" : "failed";
   request.status = status;
+
+  /* A drain that outlasted drain-seconds ended the stream: the gateway
+   * stopped, the stream did not fail. Every stream in flight meets it,
+   * so it is one line per route every interval, as a failure is. */
+  if (!refused && g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN))
+    {
+      request.outcome = "drained";
+      kind = g_strdup_printf ("route %s: drained", request.route);
+      symfonic_log_request (G_LOG_LEVEL_MESSAGE, &request, kind,
+                            "Route %s, run %s drained: the gateway stopped before the stream ended",
+                            request.route, request.run_id);
+      return;
+    }
+
   if (status < 500)
     {
       symfonic_log_request (G_LOG_LEVEL_DEBUG, &request, NULL, "Route %s, run %s %s with %u: %s",
@@ -450,6 +551,7 @@ map_error (Exchange     *self,
   /* what a stage said about this refusal (Retry-After) */
   for (guint i = 0; names[i] != NULL; i++)
     symfonic_error_frame_set_header (frame, names[i], symfonic_stream_get_response_header (self->stream, names[i]));
+  note_failure (self, frame);
 
   return frame;
 }
@@ -575,6 +677,19 @@ sink_event (gpointer       data,
   guint64 seq;
   gsize start;
 
+  /* why the answer ended, for a traced request's span */
+  if (G_UNLIKELY (self->trace != NULL) && symfonic_event_peek_kind (event) == SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE)
+    {
+      JsonObject *payload = symfonic_event_get_payload (event);
+      JsonNode *reason = payload != NULL ? json_object_get_member (payload, "finish_reason") : NULL;
+
+      if (reason != NULL && JSON_NODE_HOLDS_VALUE (reason) && json_node_get_value_type (reason) == G_TYPE_STRING)
+        {
+          g_free (self->finish_reason);
+          self->finish_reason = g_strndup (json_node_get_string (reason), 64);
+        }
+    }
+
   /* the first event releases a held head */
   if (self->writer == NULL && self->message != NULL && symfonic_encoder_is_streaming (self->encoder))
     open_event_stream (self);
@@ -620,6 +735,8 @@ sink_end (gpointer      data,
 
   if (!advance (self, EXCHANGE_END))
     return;
+  self->ended_us = g_get_monotonic_time ();
+  self->outcome = error != NULL ? SYMFONIC_STREAM_OUTCOME_FAILED : SYMFONIC_STREAM_OUTCOME_COMPLETED;
   if (error != NULL)
     {
       frame = map_error (self, error);
@@ -700,8 +817,21 @@ client_gone (Exchange *self)
     {
       symfonic_stream_cancel (self->stream);
       symfonic_metrics_add (self->metrics, SYMFONIC_COUNTER_STREAMS_CANCELLED, 1);
+      self->outcome = SYMFONIC_STREAM_OUTCOME_CANCELLED;
+      self->ended_us = g_get_monotonic_time ();
       log_end (self, "cancelled");
     }
+}
+
+/* A stream that started is over, however it ended: its GenAI figures. */
+static void
+record_stream (Exchange *self)
+{
+  if (self->recorded)
+    return;
+  self->recorded = TRUE;
+  symfonic_metrics_record_stream (self->metrics, self->stream, self->outcome,
+                                  self->ended_us != 0 ? self->ended_us : g_get_monotonic_time ());
 }
 
 static void
@@ -766,6 +896,7 @@ stream_closed (Exchange *self)
     {
       client_gone (self);
       symfonic_metrics_stream_closed (self->metrics);
+      record_stream (self);
     }
 }
 
@@ -911,6 +1042,7 @@ set_event_stream_head (Exchange *self)
   else
     soup_message_headers_set_encoding (headers, SOUP_ENCODING_CHUNKED);
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  note_status (self, SOUP_STATUS_OK);
 }
 
 /* Writes the event stream's head and hands the connection to its writer. */
@@ -1024,6 +1156,8 @@ refuse (Exchange     *self,
     symfonic_error_frame_set_header (frame, id_header, run_id_of (self));
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route),
                                    symfonic_error_frame_get_status (frame));
+  note_status (self, symfonic_error_frame_get_status (frame));
+  self->refused = TRUE;
 
   if (body_unread && body_pending (self->message))
     {
@@ -1044,30 +1178,95 @@ refuse (Exchange     *self,
     soup_server_message_unpause (self->message);
 }
 
-/* A stream of a resumable route keeps its frames in the store from its
- * first; a store at its bounds refuses the run before the handshake. */
+/* Whether the route keeps this stream's run for readers to come back. */
 static gboolean
-open_run (Exchange  *self,
-          GError   **error)
+wants_run (Exchange *self)
 {
-  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
   SymfonicRouteKind kind = symfonic_route_get_kind (self->route);
 
   /* a background response is a resumable run whatever the route's
    * resume, with its bounds */
-  if (!self->background &&
-      (!symfonic_route_get_resume (self->route) ||
-       (kind != SYMFONIC_ROUTE_KIND_TYPED && kind != SYMFONIC_ROUTE_KIND_CHUNKS)))
-    return TRUE;
-  if (!symfonic_run_store_open_run (self->run_store, run_id_of (self),
-                                    symfonic_invocation_get_principal_id (invocation),
-                                    symfonic_invocation_get_tenant_id (invocation),
-                                    symfonic_route_get_resume_frames (self->route),
-                                    symfonic_route_get_resume_bytes (self->route), error))
-    return FALSE;
+  return self->background ||
+         (symfonic_route_get_resume (self->route) &&
+          (kind == SYMFONIC_ROUTE_KIND_TYPED || kind == SYMFONIC_ROUTE_KIND_CHUNKS));
+}
 
+static void run_opened (GObject      *object,
+                        GAsyncResult *result,
+                        gpointer      user_data);
+
+/* An opening asked of the store: a run the store opened after its
+ * exchange went is closed again at once. */
+typedef struct
+{
+  Ticket *ticket;
+  char   *run_id;
+} Opening;
+
+/* A stream of a resumable route keeps its frames in the store from its
+ * first; a store at its bounds refuses the run before the handshake. A
+ * store in the process answers at once (the stream starts in this
+ * main-loop turn); one that must be asked answers in run_opened(). */
+static SymfonicAdmitResult
+open_run (Exchange  *self,
+          GError   **error)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  g_autoptr(GError) local_error = NULL;
+
+  if (!wants_run (self))
+    return SYMFONIC_ADMIT_PASSED;
+  if (symfonic_run_store_try_open_run (self->run_store, run_id_of (self),
+                                       symfonic_invocation_get_principal_id (invocation),
+                                       symfonic_invocation_get_tenant_id (invocation),
+                                       symfonic_route_get_resume_frames (self->route),
+                                       symfonic_route_get_resume_bytes (self->route), &local_error))
+    {
+      self->keeps_run = TRUE;
+      return SYMFONIC_ADMIT_PASSED;
+    }
+  if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return SYMFONIC_ADMIT_REFUSED;
+    }
+
+  symfonic_run_store_open_run_async (self->run_store, run_id_of (self),
+                                     symfonic_invocation_get_principal_id (invocation),
+                                     symfonic_invocation_get_tenant_id (invocation),
+                                     symfonic_route_get_resume_frames (self->route),
+                                     symfonic_route_get_resume_bytes (self->route), NULL, run_opened,
+                                     g_memdup2 (&(Opening) { ticket_for (self), g_strdup (run_id_of (self)) },
+                                                sizeof (Opening)));
+  return SYMFONIC_ADMIT_PENDING;
+}
+
+static void
+run_opened (GObject      *object,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  Opening *opening = user_data;
+  g_autofree char *run_id = opening->run_id;
+  Exchange *self = ticket_redeem (opening->ticket);
+  g_autoptr(GError) error = NULL;
+  gboolean opened = symfonic_run_store_open_run_finish (SYMFONIC_RUN_STORE (object), result, &error);
+
+  g_free (opening);
+  if (self == NULL)
+    {
+      /* the client left first: the run never starts */
+      if (opened)
+        symfonic_run_store_close_run (SYMFONIC_RUN_STORE (object), run_id, 0);
+      return;
+    }
+  if (!opened)
+    {
+      refuse (self, error, TRUE);
+      return;
+    }
   self->keeps_run = TRUE;
-  return TRUE;
+  begin_stream (self);
 }
 
 /* Every stage admitted the request: its run opens, and it streams. */
@@ -1076,12 +1275,17 @@ body_admitted (Exchange *self)
 {
   g_autoptr(GError) error = NULL;
 
-  if (!open_run (self, &error))
+  switch (open_run (self, &error))
     {
+    case SYMFONIC_ADMIT_PASSED:
+      begin_stream (self);
+      break;
+    case SYMFONIC_ADMIT_REFUSED:
       refuse (self, error, TRUE);
-      return;
+      break;
+    case SYMFONIC_ADMIT_PENDING:
+      break;
     }
-  begin_stream (self);
 }
 
 /* The body-phase stages that the stream waited for decided. */
@@ -1095,6 +1299,59 @@ body_decided (gpointer      data,
     refuse (self, error, TRUE);
   else
     body_admitted (self);
+}
+
+/* The first frames of a run read again are in: its event stream starts. */
+static void
+start_reader (Exchange *self)
+{
+  if (!advance (self, EXCHANGE_ADMITTED))
+    return;
+
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                symfonic_run_reader_get_run_id (self->reader));
+  set_event_stream_head (self);
+  symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
+                             symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
+  forget_message (self);
+}
+
+/* A store that answered the first read later: the reader goes with the
+ * exchange, so the exchange is still there. */
+static void
+reader_opened (const GError *error,
+               gpointer      data)
+{
+  Exchange *self = data;
+
+  if (error != NULL)
+    {
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      refuse (self, error, TRUE);
+      return;
+    }
+  start_reader (self);
+}
+
+/* Reads the first frames of a run again (before the head: a refusal is a
+ * status of its own), then streams it. */
+static void
+open_reader (Exchange *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  switch (symfonic_run_reader_open (self->reader, reader_opened, self, &error))
+    {
+    case SYMFONIC_RUN_READER_READY:
+      start_reader (self);
+      break;
+    case SYMFONIC_RUN_READER_REFUSED:
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      refuse (self, error, TRUE);
+      break;
+    case SYMFONIC_RUN_READER_PENDING:
+      break;
+    }
 }
 
 /* A runs route: after authentication, the run asked for is read from
@@ -1111,15 +1368,7 @@ start_reading (Exchange *self)
       refuse (self, error, TRUE);
       return;
     }
-  if (!advance (self, EXCHANGE_ADMITTED))
-    return;
-
-  soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
-                                symfonic_run_reader_get_run_id (self->reader));
-  set_event_stream_head (self);
-  symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
-                             symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
-  forget_message (self);
+  open_reader (self);
 }
 
 static GError *
@@ -1252,7 +1501,32 @@ answer_json (Exchange   *self,
     return;
   symfonic_exchange_respond_json (self->message, SOUP_STATUS_OK, body);
   symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_OK);
+  note_status (self, SOUP_STATUS_OK);
   soup_server_message_unpause (self->message);
+}
+
+static void answer_response (Exchange     *self,
+                             const char   *run_id,
+                             GPtrArray    *frames,
+                             const GError *error);
+
+static void
+response_read (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  Exchange *self = ticket_redeem (user_data);
+  g_autoptr(GError) error = NULL;
+  gboolean ended;
+  GPtrArray *frames;
+  g_autofree char *run_id = NULL;
+
+  if (self == NULL)
+    return;
+  frames = symfonic_run_store_read_finish (self->run_store, result, &ended, &error);
+  run_id = symfonic_responses_run_for_id (strrchr (g_uri_get_path (soup_server_message_get_uri (self->message)),
+                                                   '/') + 1);
+  answer_response (self, run_id, frames, error);
 }
 
 /* `GET {root}/responses/{id}`: a background response read again, as the
@@ -1294,23 +1568,31 @@ read_response (Exchange *self)
 
   if (query != NULL && g_strcmp0 (g_hash_table_lookup (query, "stream"), "true") == 0)
     {
-      self->reader = symfonic_run_reader_new_for_run (self->run_store, run_id, after, invocation, &error);
-      if (self->reader == NULL)
-        {
-          refuse (self, error, TRUE);
-          return;
-        }
-      if (!advance (self, EXCHANGE_ADMITTED))
-        return;
-      set_event_stream_head (self);
-      symfonic_run_reader_start (self->reader, self->message, symfonic_route_get_stall_timeout (self->route),
-                                 symfonic_route_get_heartbeat_seconds (self->route), writer_finished, self);
-      forget_message (self);
+      self->reader = symfonic_run_reader_new_for_run (self->run_store, run_id, after, invocation);
+      open_reader (self);
       return;
     }
 
-  frames = symfonic_run_store_read (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
-                                    symfonic_invocation_get_tenant_id (invocation), 0, &ended, &error);
+  frames = symfonic_run_store_try_read (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
+                                        symfonic_invocation_get_tenant_id (invocation), 0, &ended, &error);
+  if (frames == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      symfonic_run_store_read_async (self->run_store, run_id, symfonic_invocation_get_principal_id (invocation),
+                                     symfonic_invocation_get_tenant_id (invocation), 0, NULL, response_read,
+                                     ticket_for (self));
+      return;
+    }
+  answer_response (self, run_id, g_steal_pointer (&frames), error);
+}
+
+/* A background response's frames (transfer full), read again for its
+ * object; or why they could not be. */
+static void
+answer_response (Exchange     *self,
+                 const char   *run_id,
+                 GPtrArray    *frames,
+                 const GError *error)
+{
   if (frames == NULL)
     {
       refuse (self, error, TRUE);
@@ -1338,8 +1620,10 @@ read_response (Exchange *self)
       body = g_string_new (NULL);
       symfonic_json_append_node (body, response);
       answer_json (self, body->str);
+      g_ptr_array_unref (frames);
       return;
     }
+  g_ptr_array_unref (frames);
 
   /* nothing yet: it waits for its source */
   {
@@ -1490,6 +1774,15 @@ symfonic_exchange_open (SoupServerMessage *message,
   g_hash_table_add (live, self);
   self->stream = symfonic_stream_new (route, invocation);
   self->body = g_byte_array_new ();
+  {
+    char forward[SYMFONIC_TRACEPARENT_SIZE];
+
+    /* decided once, here; a request not traced allocates nothing for it */
+    self->trace = symfonic_tracer_start (symfonic_metrics_get_tracer (metrics),
+                                         symfonic_invocation_get_header (invocation, "traceparent"), forward);
+    if (forward[0] != '\0')
+      symfonic_stream_set_traceparent (self->stream, forward);
+  }
   self->max_body_bytes = max_body_bytes;
   g_object_set_data (G_OBJECT (message), EXCHANGE_KEY, self);
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
@@ -1622,9 +1915,150 @@ symfonic_exchange_abandon_all (GHashTable *live)
         {
           client_gone (self);
           symfonic_metrics_stream_closed (self->metrics);
+          record_stream (self);
         }
       /* a stream that waits for an admission stage drops its answer */
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
     }
+}
+
+/* --- a traced request's spans ---------------------------------------------- */
+
+static const char * const phase_span_names[] = { "head", "body", "events", "finish" };
+
+static void
+stage_span (SymfonicTraceRecord        *record,
+            const SymfonicTraceContext *context,
+            const char                 *stage,
+            guint                       phase,
+            guint64                     start,
+            guint64                     end,
+            const SymfonicStageTiming  *timing)
+{
+  g_autofree char *name = g_strdup_printf ("stage %s %s", stage, phase_span_names[phase]);
+  guint8 id[8];
+
+  if (start == 0 || end < start)
+    return;
+  symfonic_trace_new_span_id (id);
+  symfonic_trace_span_begin (record, context, id, context->span_id, name, SYMFONIC_SPAN_INTERNAL,
+                             symfonic_telemetry_ticks_to_monotonic_us (start),
+                             symfonic_telemetry_ticks_to_monotonic_us (end));
+  symfonic_trace_attr_string (record, "symfonic.stage", stage);
+  symfonic_trace_attr_string (record, "symfonic.stage.phase", phase_span_names[phase]);
+  if (phase == SYMFONIC_STAGE_PHASE_EVENT)
+    {
+      symfonic_trace_attr_int (record, "symfonic.stage.events", timing->events);
+      symfonic_trace_attr_double (record, "symfonic.stage.busy_seconds",
+                                  symfonic_telemetry_ticks_to_ns (timing->events_busy) / 1e9);
+    }
+  symfonic_trace_span_end (record, NULL);
+}
+
+/* The request is over: its span (`chat {model}`, as the GenAI
+ * conventions name a chat), a span for each phase a stage ran, and one
+ * for the upstream call, which the upstream's traceparent names. */
+static void
+trace_finish (Exchange *self)
+{
+  SymfonicTraceContext *context = self->trace;
+  SymfonicTraceRecord *record = g_new0 (SymfonicTraceRecord, 1);
+  SymfonicRoute *route = self->route;
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  SymfonicUpstreamFacts *facts = symfonic_upstream_facts_peek (self->stream);
+  const char *model = symfonic_route_get_model (route);
+  g_autofree char *name = model != NULL ? g_strconcat ("chat ", model, NULL) : g_strdup ("chat");
+  gint64 end_us = self->ended_us != 0 ? self->ended_us : g_get_monotonic_time ();
+  gint64 source_start_us, upstream_end_us, first_token_us;
+  guint64 input, output, n_deltas;
+  gboolean reported;
+  const char *outcome;
+  const char *failure = NULL;
+
+  self->trace = NULL;
+  record->json = g_string_sized_new (4096);
+  symfonic_stream_get_times (self->stream, &source_start_us, &upstream_end_us, &first_token_us, &n_deltas);
+  symfonic_stream_get_usage (self->stream, &input, &output, &reported);
+
+  if (self->refused)
+    outcome = "refused";
+  else if (source_start_us == 0 && self->outcome == SYMFONIC_STREAM_OUTCOME_COMPLETED)
+    outcome = "answered";
+  else
+    outcome = self->outcome == SYMFONIC_STREAM_OUTCOME_FAILED ? "failed"
+              : self->outcome == SYMFONIC_STREAM_OUTCOME_CANCELLED ? "cancelled" : "completed";
+  /* a refusal is the client's error, not the server's (4xx) */
+  if (self->error_code != NULL && (!self->refused || self->status >= 500))
+    failure = self->error_detail != NULL ? self->error_detail : self->error_code;
+
+  symfonic_trace_span_begin (record, context, context->span_id, context->has_parent ? context->parent_id : NULL,
+                             name, SYMFONIC_SPAN_SERVER, context->start_us, end_us);
+  symfonic_trace_attr_string (record, "gen_ai.operation.name", "chat");
+  symfonic_trace_attr_string (record, "gen_ai.provider.name", symfonic_route_get_provider_name (route));
+  symfonic_trace_attr_string (record, "gen_ai.request.model", model);
+  if (facts != NULL)
+    symfonic_trace_attr_string (record, "gen_ai.response.model", facts->model);
+  if (reported)
+    {
+      symfonic_trace_attr_int (record, "gen_ai.usage.input_tokens", input);
+      symfonic_trace_attr_int (record, "gen_ai.usage.output_tokens", output);
+    }
+  if (self->finish_reason != NULL)
+    symfonic_trace_attr_strings (record, "gen_ai.response.finish_reasons",
+                                 (const char * const[]) { self->finish_reason, NULL });
+  if (self->encoder != NULL)
+    symfonic_trace_attr_bool (record, "gen_ai.request.stream", symfonic_encoder_is_streaming (self->encoder));
+  if (first_token_us != 0)
+    symfonic_trace_attr_double (record, "gen_ai.response.time_to_first_chunk",
+                                (first_token_us - symfonic_stream_get_start_time (self->stream)) / 1e6);
+  symfonic_trace_attr_string (record, "symfonic.tenant.id", symfonic_invocation_get_tenant_id (invocation));
+  symfonic_trace_attr_string (record, "symfonic.route", symfonic_route_get_name (route));
+  symfonic_trace_attr_string (record, "http.route", symfonic_route_get_path (route));
+  symfonic_trace_attr_string (record, "symfonic.run.id", symfonic_invocation_get_run_id (invocation));
+  symfonic_trace_attr_string (record, "symfonic.outcome", outcome);
+  if (self->status != 0)
+    symfonic_trace_attr_int (record, "http.response.status_code", self->status);
+  symfonic_trace_attr_string (record, "error.type", self->error_code);
+  symfonic_trace_span_end (record, failure);
+
+  for (guint i = 0; i < symfonic_stream_get_n_stages (self->stream); i++)
+    {
+      const char *stage = symfonic_route_get_stage_name (route, i);
+      SymfonicStageTiming timing;
+
+      symfonic_stream_get_stage_timing (self->stream, i, &timing);
+      if (timing.admits)
+        stage_span (record, context, stage,
+                    timing.phase == SYMFONIC_ADMISSION_PHASE_HEAD ? SYMFONIC_STAGE_PHASE_HEAD : SYMFONIC_STAGE_PHASE_BODY,
+                    timing.admit_start, timing.admit_end, &timing);
+      if (timing.processes)
+        stage_span (record, context, stage, SYMFONIC_STAGE_PHASE_EVENT, timing.events_first, timing.events_last,
+                    &timing);
+      if (timing.finishes)
+        stage_span (record, context, stage, SYMFONIC_STAGE_PHASE_FINISH, timing.finish_start, timing.finish_end,
+                    &timing);
+    }
+
+  if (source_start_us != 0)
+    {
+      g_autofree char *upstream = g_strconcat ("upstream ", symfonic_route_get_source_name (route), NULL);
+
+      symfonic_trace_span_begin (record, context, context->upstream_id, context->span_id, upstream,
+                                 SYMFONIC_SPAN_CLIENT, source_start_us, upstream_end_us != 0 ? upstream_end_us : end_us);
+      symfonic_trace_attr_string (record, "gen_ai.operation.name", "chat");
+      symfonic_trace_attr_string (record, "gen_ai.provider.name", symfonic_route_get_provider_name (route));
+      symfonic_trace_attr_string (record, "gen_ai.request.model", model);
+      symfonic_trace_attr_string (record, "symfonic.source", symfonic_route_get_source_name (route));
+      if (first_token_us != 0)
+        symfonic_trace_attr_double (record, "gen_ai.response.time_to_first_chunk",
+                                    (first_token_us - source_start_us) / 1e6);
+      symfonic_trace_span_end (record, self->outcome == SYMFONIC_STREAM_OUTCOME_FAILED ? failure : NULL);
+    }
+
+  if (symfonic_metrics_get_tracer (self->metrics) != NULL)
+    symfonic_tracer_submit (symfonic_metrics_get_tracer (self->metrics), record);
+  else
+    symfonic_trace_record_free (record);
+  g_free (context);
 }

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <glib.h>
+#include <libsoup/soup.h>
 
 #include "symfonic-pipeline.h"
+#include "symfonic-stream.h"
+#include "symfonic-telemetry-private.h"
 
 G_BEGIN_DECLS
 
@@ -22,6 +25,9 @@ typedef enum {
   SYMFONIC_COUNTER_FRAMES_SHED,
   SYMFONIC_COUNTER_EVENTS_DROPPED,
   SYMFONIC_COUNTER_BYTES_WRITTEN,
+  SYMFONIC_COUNTER_SPANS_EXPORTED,
+  SYMFONIC_COUNTER_SPANS_DROPPED,
+  SYMFONIC_COUNTER_EXPORTS_FAILED,
   SYMFONIC_N_COUNTERS
 } SymfonicCounter;
 
@@ -47,5 +53,50 @@ void             symfonic_metrics_count_response (SymfonicMetrics *self,
 G_GNUC_INTERNAL
 char            *symfonic_metrics_render         (SymfonicMetrics  *self,
                                                   SymfonicPipeline *pipeline);
+/* Per-tenant token counts: off, or for at most @max_tenants tenants, the
+ * rest counted as `other`. Set while no worker runs. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_set_tenants    (SymfonicMetrics  *self,
+                                                  gboolean          enabled,
+                                                  guint             max_tenants);
+/* A stream that started is over (@end_us, g_get_monotonic_time()): its
+ * GenAI figures, for failed and cut streams too. On the stream's thread. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_record_stream  (SymfonicMetrics       *self,
+                                                  SymfonicStream        *stream,
+                                                  SymfonicStreamOutcome  outcome,
+                                                  gint64                 end_us);
+/* How /metrics is served: @token (or NULL) is the bearer token a scrape
+ * must send; @apart, whether a listener of its own serves it (the main
+ * address then does not). Set while no worker runs. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_set_access     (SymfonicMetrics  *self,
+                                                  const char       *token,
+                                                  gboolean          apart);
+/* The pipeline a scrape off the workers reports on, changed at a reload. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_set_pipeline   (SymfonicMetrics  *self,
+                                                  SymfonicPipeline *pipeline);
+/* The exporter of the spans, or NULL; set while no worker runs. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_set_tracer     (SymfonicMetrics  *self,
+                                                  gpointer          tracer);
+G_GNUC_INTERNAL
+gpointer         symfonic_metrics_get_tracer     (SymfonicMetrics  *self);
+/* Answers `GET /metrics` on a worker's main address: refused when served
+ * apart or without the token, else rendered on another thread while the
+ * message waits, paused, so that the worker goes on. */
+G_GNUC_INTERNAL
+void             symfonic_metrics_respond        (SymfonicMetrics   *self,
+                                                  SymfonicPipeline  *pipeline,
+                                                  SoupServerMessage *message);
+/* The listener of its own, on @socket (listening), on a thread of its own. */
+typedef struct _SymfonicMetricsListener SymfonicMetricsListener;
+G_GNUC_INTERNAL
+SymfonicMetricsListener *symfonic_metrics_listener_new  (SymfonicMetrics  *metrics,
+                                                         GSocket          *socket,
+                                                         GError          **error);
+G_GNUC_INTERNAL
+void                     symfonic_metrics_listener_free (SymfonicMetricsListener *self);
 
 G_END_DECLS

@@ -13,6 +13,19 @@ G_BEGIN_DECLS
 
 typedef struct _SymfonicRunReader SymfonicRunReader;
 
+typedef enum {
+  /* the first frames are read: the stream may start */
+  SYMFONIC_RUN_READER_READY,
+  /* refused, with the error to answer */
+  SYMFONIC_RUN_READER_REFUSED,
+  /* the store answers later, through the opened callback */
+  SYMFONIC_RUN_READER_PENDING,
+} SymfonicRunReaderOpen;
+
+/* The first read's answer: %NULL, or the refusal. */
+typedef void (*SymfonicRunReaderOpened) (const GError *error,
+                                         gpointer      data);
+
 G_GNUC_INTERNAL
 SymfonicRunReader *symfonic_run_reader_new    (SymfonicRunStore   *store,
                                                SoupServerMessage  *message,
@@ -23,8 +36,12 @@ G_GNUC_INTERNAL
 SymfonicRunReader *symfonic_run_reader_new_for_run (SymfonicRunStore    *store,
                                                     const char          *run_id,
                                                     guint64              after,
-                                                    SymfonicInvocation  *invocation,
-                                                    GError             **error);
+                                                    SymfonicInvocation  *invocation);
+G_GNUC_INTERNAL
+SymfonicRunReaderOpen symfonic_run_reader_open (SymfonicRunReader        *self,
+                                                SymfonicRunReaderOpened   opened,
+                                                gpointer                  data,
+                                                GError                  **error);
 G_GNUC_INTERNAL
 const char        *symfonic_run_reader_get_run_id (SymfonicRunReader *self);
 G_GNUC_INTERNAL

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
+#include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
+#include "symfonic-error-frame.h"
 #include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
 
@@ -20,9 +22,17 @@
  * The reader writes what the client takes: it stops at the writer's
  * high-water mark and reads on when the writer drained. Caught up, it
  * waits on the store, which may wake it from another worker's thread;
- * the wait's callback runs on this one. The reader cannot withdraw a wait
- * from the store, so the callback holds a token that outlives the reader
- * and is cleared when the reader goes. */
+ * the wait's callback runs on this one. A store in the process answers
+ * reads at once; a store across the network (Redis) may answer later, and
+ * the reader then waits for the answer before it reads on. The reader
+ * cannot count on a store to withdraw a wait or a read when it goes, so
+ * their callbacks hold a token that outlives the reader and is cleared
+ * when the reader goes; its cancellable tells the store the answer is no
+ * longer wanted.
+ *
+ * A run whose producer stopped before its end (its gateway instance died)
+ * gives the frames it kept, then its one error frame, written here: 503,
+ * `upstream_unavailable`, with the id after the last frame's. */
 
 /* the longest Last-Event-ID worth reading: 20 digits hold any guint64 */
 #define MAX_ID_DIGITS 20
@@ -35,6 +45,7 @@ typedef struct
 struct _SymfonicRunReader
 {
   SymfonicRunStore  *store;
+  GCancellable      *cancellable;
   char              *run_id;
   char              *principal_id;
   char              *tenant_id;
@@ -45,7 +56,14 @@ struct _SymfonicRunReader
   guint              next;
   gboolean           ended;
   gboolean           waiting;
+  gboolean           reading;
+  /* @pending is a read's answer that read_on() has not looked at */
+  gboolean           fresh;
+  /* the store said the run will have no more frames: its producer died */
+  gboolean           abandoned;
   Token             *token;
+  SymfonicRunReaderOpened opened;
+  gpointer           opened_data;
   SymfonicSseWriter *writer;
   GDestroyNotify     finished;
   gpointer           data;
@@ -111,22 +129,78 @@ parse_last_event_id (SoupServerMessage  *message,
   return TRUE;
 }
 
+/* What a read answered: the frames, or why there are none. A run whose
+ * producer died has nothing more to give; any other failure ends the
+ * reading. */
+static gboolean
+take_read (SymfonicRunReader  *self,
+           GPtrArray          *frames,
+           gboolean            ended,
+           GError             *error,
+           GError            **out_error)
+{
+  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  self->next = 0;
+  if (frames == NULL && g_error_matches (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE))
+    {
+      g_debug ("Run %s: its producer stopped before its end", self->run_id);
+      g_error_free (error);
+      self->abandoned = TRUE;
+      self->pending = g_ptr_array_new ();
+      self->fresh = TRUE;
+      return TRUE;
+    }
+  if (frames == NULL)
+    {
+      g_propagate_error (out_error, error);
+      return FALSE;
+    }
+  self->pending = frames;
+  self->ended = ended;
+  self->fresh = TRUE;
+
+  return TRUE;
+}
+
+/* Reads at once if the store can: %FALSE with %G_IO_ERROR_WOULD_BLOCK
+ * when it must be asked asynchronously. */
 static gboolean
 read_frames (SymfonicRunReader  *self,
              GError            **error)
 {
-  g_clear_pointer (&self->pending, g_ptr_array_unref);
-  self->next = 0;
-  self->pending = symfonic_run_store_read (self->store, self->run_id, self->principal_id, self->tenant_id,
-                                           self->seq, &self->ended, error);
+  GError *local_error = NULL;
+  gboolean ended = FALSE;
+  GPtrArray *frames = symfonic_run_store_try_read (self->store, self->run_id, self->principal_id, self->tenant_id,
+                                                   self->seq, &ended, &local_error);
 
-  return self->pending != NULL;
+  if (frames == NULL && g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+
+  return take_read (self, frames, ended, local_error, error);
 }
 
-/* Checks the request and reads what the run keeps, before any byte of the
- * response: a malformed request, or a Last-Event-ID past the run's last
- * frame, is 400, a run that is not the asker's (or none) 404, frames no
- * longer kept 410. */
+static void read_cb (GObject      *object,
+                     GAsyncResult *result,
+                     gpointer      user_data);
+
+static void
+read_later (SymfonicRunReader *self)
+{
+  if (self->token == NULL)
+    {
+      self->token = g_rc_box_new0 (Token);
+      self->token->reader = self;
+    }
+  self->reading = TRUE;
+  symfonic_run_store_read_async (self->store, self->run_id, self->principal_id, self->tenant_id, self->seq,
+                                 self->cancellable, read_cb, g_rc_box_acquire (self->token));
+}
+
+/* Checks the request: a malformed one is 400. What the run keeps is read
+ * by symfonic_run_reader_open(). */
 SymfonicRunReader *
 symfonic_run_reader_new (SymfonicRunStore   *store,
                          SoupServerMessage  *message,
@@ -141,7 +215,7 @@ symfonic_run_reader_new (SymfonicRunStore   *store,
   if (run_id == NULL || !parse_last_event_id (message, &after, error))
     return NULL;
 
-  return symfonic_run_reader_new_for_run (store, run_id, after, invocation, error);
+  return symfonic_run_reader_new_for_run (store, run_id, after, invocation);
 }
 
 /* The frames of @run_id after the one of id @after, for the principal and
@@ -151,24 +225,47 @@ SymfonicRunReader *
 symfonic_run_reader_new_for_run (SymfonicRunStore    *store,
                                  const char          *run_id,
                                  guint64              after,
-                                 SymfonicInvocation  *invocation,
-                                 GError             **error)
+                                 SymfonicInvocation  *invocation)
 {
   SymfonicRunReader *self;
 
   self = g_new0 (SymfonicRunReader, 1);
   self->store = g_object_ref (store);
+  self->cancellable = g_cancellable_new ();
   self->run_id = g_strdup (run_id);
   self->principal_id = g_strdup (symfonic_invocation_get_principal_id (invocation));
   self->tenant_id = g_strdup (symfonic_invocation_get_tenant_id (invocation));
   self->seq = after;
-  if (!read_frames (self, error))
-    {
-      symfonic_run_reader_free (self);
-      return NULL;
-    }
 
   return self;
+}
+
+/* Reads what the run keeps, before any byte of the response: a
+ * Last-Event-ID past the run's last frame is 400, a run that is not the
+ * asker's (or none) 404, frames no longer kept 410. A store in the
+ * process answers here; otherwise @opened is called with the answer,
+ * unless the reader was freed first. */
+SymfonicRunReaderOpen
+symfonic_run_reader_open (SymfonicRunReader        *self,
+                          SymfonicRunReaderOpened   opened,
+                          gpointer                  data,
+                          GError                  **error)
+{
+  g_autoptr(GError) local_error = NULL;
+
+  if (read_frames (self, &local_error))
+    return SYMFONIC_RUN_READER_READY;
+  if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return SYMFONIC_RUN_READER_REFUSED;
+    }
+
+  self->opened = opened;
+  self->opened_data = data;
+  read_later (self);
+
+  return SYMFONIC_RUN_READER_PENDING;
 }
 
 const char *
@@ -186,6 +283,7 @@ wait_cb (GObject      *object,
   SymfonicRunReader *self = token->reader;
 
   g_rc_box_release (token);
+  /* an answer nobody waits for goes with its result */
   if (self == NULL)
     return;
 
@@ -198,7 +296,63 @@ static void
 wait_for_more (SymfonicRunReader *self)
 {
   self->waiting = TRUE;
-  symfonic_run_store_wait_async (self->store, self->run_id, self->seq, NULL, wait_cb, g_rc_box_acquire (self->token));
+  symfonic_run_store_wait_async (self->store, self->run_id, self->principal_id, self->tenant_id, self->seq,
+                                 self->cancellable, wait_cb, g_rc_box_acquire (self->token));
+}
+
+static void
+read_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  Token *token = user_data;
+  SymfonicRunReader *self = token->reader;
+  GError *error = NULL;
+  g_autoptr(GError) failure = NULL;
+  gboolean ended = FALSE;
+  GPtrArray *frames;
+  SymfonicRunReaderOpened opened;
+
+  g_rc_box_release (token);
+  if (self == NULL)
+    return;
+  frames = symfonic_run_store_read_finish (self->store, result, &ended, &error);
+
+  self->reading = FALSE;
+  opened = g_steal_pointer (&self->opened);
+  if (opened != NULL)
+    {
+      g_autoptr(GError) refusal = NULL;
+
+      /* the first read: the caller answers */
+      take_read (self, frames, ended, error, &refusal);
+      opened (refusal, self->opened_data);
+      return;
+    }
+
+  if (!take_read (self, frames, ended, error, &failure))
+    {
+      g_debug ("Run %s can no longer be read: %s", self->run_id, failure->message);
+      symfonic_sse_writer_close (self->writer);
+      return;
+    }
+  read_on (self);
+}
+
+/* The run's producer died before its end: the run has no terminal of its
+ * own, so it gets one, as every reader of it does, with the same bytes. */
+static void
+write_abandoned (SymfonicRunReader *self)
+{
+  g_autoptr(SymfonicErrorFrame) frame = symfonic_error_frame_new (503, SYMFONIC_OPAQUE_DETAIL,
+                                                                  symfonic_error_code_name (SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE));
+  GString *out = symfonic_sse_writer_begin_frame (self->writer);
+
+  g_string_append_printf (out, "id: %" G_GUINT64_FORMAT "\nevent: error\ndata: ", self->seq + 1);
+  symfonic_encoder_error_body (SYMFONIC_ROUTE_KIND_TYPED, frame, out);
+  g_string_append (out, "\n\n");
+  self->seq++;
+  symfonic_sse_writer_close (self->writer);
 }
 
 /* Queues what was read, up to the writer's high-water mark. Returns
@@ -234,7 +388,7 @@ read_on (SymfonicRunReader *self)
 {
   g_autoptr(GError) error = NULL;
 
-  if (self->waiting)
+  if (self->waiting || self->reading)
     return;
 
   for (;;)
@@ -244,23 +398,37 @@ read_on (SymfonicRunReader *self)
       /* the writer is full: writer_drained() comes back here */
       if (self->next < self->pending->len)
         return;
+      if (self->abandoned)
+        {
+          write_abandoned (self);
+          return;
+        }
+      /* the last read found nothing new: the run ended, or is to wait on */
+      if (self->fresh && self->pending->len == 0)
+        {
+          self->fresh = FALSE;
+          /* the run appends its terminal, then ends: a read between the
+           * two queued the terminal as a frame like the others */
+          if (self->ended)
+            symfonic_sse_writer_close (self->writer);
+          else
+            wait_for_more (self);
+          return;
+        }
+      self->fresh = FALSE;
       if (!read_frames (self, &error))
         {
+          if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+            {
+              read_later (self);
+              return;
+            }
           /* the run was forgotten or its frames went while the client
            * read: what it got is all it gets */
           g_debug ("Run %s can no longer be read: %s", self->run_id, error->message);
           symfonic_sse_writer_close (self->writer);
           return;
         }
-      if (self->pending->len > 0)
-        continue;
-      /* the run appends its terminal, then ends: a read between the two
-       * queued the terminal as a frame like the others */
-      if (self->ended)
-        symfonic_sse_writer_close (self->writer);
-      else
-        wait_for_more (self);
-      return;
     }
 }
 
@@ -309,8 +477,11 @@ symfonic_run_reader_start (SymfonicRunReader *self,
 {
   self->finished = finished;
   self->data = data;
-  self->token = g_rc_box_new0 (Token);
-  self->token->reader = self;
+  if (self->token == NULL)
+    {
+      self->token = g_rc_box_new0 (Token);
+      self->token->reader = self;
+    }
   self->writer = symfonic_sse_writer_new (message, NULL, stall_seconds, heartbeat_seconds, &writer_callbacks, self);
   read_on (self);
 }
@@ -324,6 +495,8 @@ symfonic_run_reader_get_frames (SymfonicRunReader *self)
 void
 symfonic_run_reader_free (SymfonicRunReader *self)
 {
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
   if (self->token != NULL)
     {
       self->token->reader = NULL;

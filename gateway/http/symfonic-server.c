@@ -11,8 +11,14 @@
 #include "symfonic-error.h"
 #include "symfonic-log-private.h"
 #include "symfonic-memory-run-store.h"
+#include "symfonic-config-file.h"
+#include "symfonic-memory-store.h"
 #include "symfonic-metrics-private.h"
+#include "symfonic-pipeline-private.h"
+#include "symfonic-playground-private.h"
+#include "symfonic-route-private.h"
 #include "symfonic-server.h"
+#include "symfonic-tracer-private.h"
 #include "symfonic-worker-private.h"
 
 /* How long streams ended by a drain get to take their error frame before
@@ -71,10 +77,23 @@ struct _SymfonicServer
   GTask            *drain;
   /* the server's, not the pipeline's: resumable runs outlive a reload */
   SymfonicRunStore *run_store;
+  /* the server's too: where routes without a cap-store count their
+   * streams, so that the counts outlive a reload */
+  SymfonicMemoryStore *cap_store;
   /* while started */
   Announcer        *announcer;
+  /* while started, as the pipeline's [gateway] asks: /metrics on an
+   * address of its own, and the spans' exporter */
+  SymfonicMetricsListener *metrics_listener;
+  SymfonicTracer   *tracer;
 };
 
+/**
+ * SymfonicServerClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicServer, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicServer, symfonic_server, G_TYPE_OBJECT)
 
 enum {
@@ -192,6 +211,7 @@ symfonic_server_finalize (GObject *object)
   g_clear_object (&self->socket);
   g_clear_object (&self->pipeline);
   g_clear_object (&self->run_store);
+  g_clear_object (&self->cap_store);
   g_free (self->listen);
   symfonic_metrics_free (self->metrics);
 
@@ -268,22 +288,47 @@ symfonic_server_class_init (SymfonicServerClass *klass)
   object_class->get_property = symfonic_server_get_property;
   object_class->set_property = symfonic_server_set_property;
 
+  /**
+   * SymfonicServer:pipeline:
+   *
+   * The pipeline the server serves; symfonic_server_reload() replaces it.
+   */
   properties[PROP_PIPELINE] =
     g_param_spec_object ("pipeline", "Pipeline", "The pipeline to serve",
                          SYMFONIC_TYPE_PIPELINE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicServer:listen:
+   *
+   * The `HOST:PORT` to serve on instead of the pipeline's
+   * #SymfonicPipeline:listen; %NULL uses the pipeline's.
+   */
   properties[PROP_LISTEN] =
     g_param_spec_string ("listen", "Listen", "HOST:PORT to serve on; NULL uses the pipeline's",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicServer:workers:
+   *
+   * How many worker threads serve instead of the pipeline's
+   * #SymfonicPipeline:workers; 0 uses the pipeline's.
+   */
   properties[PROP_WORKERS] =
     g_param_spec_uint ("workers", "Workers", "Worker threads; 0 uses the pipeline's",
                        0, 256, 0,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicServer:allow-demo-credentials:
+   *
+   * Whether the server may serve a pipeline that accepts the published
+   * demo tokens (symfonic_pipeline_uses_demo_credentials()) on an
+   * address other than loopback. Off, symfonic_server_start() refuses.
+   */
   properties[PROP_ALLOW_DEMO_CREDENTIALS] =
     g_param_spec_boolean ("allow-demo-credentials", "Allow demo credentials",
-                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address",
+                          "Serve a pipeline that accepts the published demo tokens on a non-loopback address, "
+                          "or from the system's configuration",
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   /**
@@ -336,11 +381,15 @@ symfonic_server_init (SymfonicServer *self)
   self->metrics = symfonic_metrics_new ();
   self->running = g_ptr_array_new ();
   self->run_store = SYMFONIC_RUN_STORE (symfonic_memory_run_store_new ());
+  self->cap_store = symfonic_memory_store_new (0);
 }
 
 /**
  * symfonic_server_get_run_store:
  * @self: a #SymfonicServer
+ *
+ * Gets the store resumable runs keep their frames in when the pipeline
+ * names none.
  *
  * Returns: (transfer none): where resumable runs keep their frames
  */
@@ -375,6 +424,9 @@ symfonic_server_set_run_store (SymfonicServer   *self,
  * symfonic_server_new:
  * @pipeline: the pipeline to serve
  *
+ * Creates a server for @pipeline. Nothing is bound until
+ * symfonic_server_start().
+ *
  * Returns: (transfer full): a new, stopped #SymfonicServer
  */
 SymfonicServer *
@@ -388,6 +440,9 @@ symfonic_server_new (SymfonicPipeline *pipeline)
 /**
  * symfonic_server_get_pipeline:
  * @self: a #SymfonicServer
+ *
+ * Gets the pipeline the server serves now: after a
+ * symfonic_server_reload(), the new one.
  *
  * Returns: (transfer none): the pipeline
  */
@@ -446,8 +501,10 @@ symfonic_server_set_workers (SymfonicServer *self,
  * @allow: whether to allow it
  *
  * The published demo tokens let anyone in, so by default the server only
- * serves a pipeline that accepts them on a loopback address. Takes effect
- * at the next start.
+ * serves a pipeline that accepts them on a loopback address, and never one
+ * whose file is in the system's configuration (the build's configuration
+ * folder, or `/etc`), which is what a service serves. Takes effect at the
+ * next start.
  */
 void
 symfonic_server_set_allow_demo_credentials (SymfonicServer *self,
@@ -588,13 +645,65 @@ open_socket (GInetAddress  *address,
   return g_steal_pointer (&socket);
 }
 
+/* Before @pipeline serves: its capped routes without a cap-store count
+ * their streams in the server's store, where those of the pipeline it
+ * replaces still count, under the same route names. */
+static void
+share_cap_store (SymfonicServer   *self,
+                 SymfonicPipeline *pipeline)
+{
+  for (guint i = 0; i < symfonic_pipeline_get_n_routes (pipeline); i++)
+    symfonic_route_share_cap_store (symfonic_pipeline_get_route (pipeline, i),
+                                    SYMFONIC_STREAM_CAP_STORE (self->cap_store));
+}
+
+/* Whether @file is part of the system's configuration: a pipeline there is
+ * what a service serves (the shipped units read one from there), not a
+ * demonstration. */
+static gboolean
+is_system_configuration (GFile *file)
+{
+  static const char * const folders[] = { SYMFONIC_SYSCONF_DIR, "/etc" };
+
+  for (guint i = 0; file != NULL && i < G_N_ELEMENTS (folders); i++)
+    {
+      g_autoptr(GFile) folder = g_file_new_for_path (folders[i]);
+
+      if (g_file_has_prefix (file, folder))
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static gboolean
 check_demo_credentials (SymfonicServer    *self,
                         SymfonicPipeline  *pipeline,
                         GError           **error)
 {
-  if (!self->allow_demo_credentials && !g_inet_address_get_is_loopback (self->address) &&
-      symfonic_pipeline_uses_demo_credentials (pipeline))
+  GFile *file = symfonic_pipeline_get_file (pipeline);
+  const char *stage;
+
+  if (self->allow_demo_credentials)
+    return TRUE;
+
+  /* The demo tokens are in the README: an installed service that still
+   * authenticates with them lets anyone in, on whatever address. */
+  stage = is_system_configuration (file) ? symfonic_pipeline_find_demo_credentials (pipeline) : NULL;
+  if (stage != NULL)
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("Refusing to serve the demo tokens, which anyone can use: [stage:%s] authenticates with "
+                     "them, and %s is in the system’s configuration, which serves real credentials only; point "
+                     "the stage’s tokens-file at a tokens file of your own "
+                     "(such as ${CREDENTIALS_DIRECTORY}/symfonic.tokens), or allow it explicitly (--allow-demo-tokens)"),
+                   stage, display);
+      return FALSE;
+    }
+
+  if (!g_inet_address_get_is_loopback (self->address) && symfonic_pipeline_uses_demo_credentials (pipeline))
     {
       g_autofree char *where = g_inet_address_to_string (self->address);
 
@@ -608,13 +717,157 @@ check_demo_credentials (SymfonicServer    *self,
   return TRUE;
 }
 
+/* The bearer token of /metrics: the first line of the file the pipeline
+ * names, which must hold one. */
+static gboolean
+read_metrics_token (SymfonicPipeline  *pipeline,
+                    char             **token,
+                    GError           **error)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree char *contents = NULL;
+  gsize length;
+  char *line;
+
+  *token = NULL;
+  g_object_get (pipeline, "metrics-token-file", &file, NULL);
+  if (file == NULL)
+    return TRUE;
+  if (!symfonic_config_file_load (file, 4096, &contents, &length, error))
+    return FALSE;
+  line = g_strstrip (g_strndup (contents, strcspn (contents, "\r\n")));
+  if (*line == '\0' || strlen (line) != strspn (line, "!#$%&'*+-.^_`|~0123456789"
+                                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/="))
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      g_free (line);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: the metrics token file's first line must be one token"), display);
+      return FALSE;
+    }
+  *token = line;
+
+  return TRUE;
+}
+
+/* What [gateway] says of the metrics and traces, checked before anything
+ * is bound: the metrics address, the token, the OTLP endpoint. */
+static gboolean
+check_telemetry (SymfonicPipeline  *pipeline,
+                 GError           **error)
+{
+  g_autofree char *metrics_listen = NULL;
+  g_autofree char *endpoint = NULL;
+  g_autofree char *token = NULL;
+  g_autoptr(GInetAddress) address = NULL;
+  guint16 port;
+
+  g_object_get (pipeline, "metrics-listen", &metrics_listen, "otlp-endpoint", &endpoint, NULL);
+  if (metrics_listen != NULL && !parse_listen (metrics_listen, &address, &port, error))
+    return FALSE;
+  if (!read_metrics_token (pipeline, &token, error))
+    return FALSE;
+  if (endpoint != NULL)
+    {
+      g_autoptr(GUri) uri = g_uri_parse (endpoint, SOUP_HTTP_URI_FLAGS, NULL);
+
+      if (uri == NULL || g_uri_get_host (uri) == NULL || *g_uri_get_host (uri) == '\0' ||
+          (g_strcmp0 (g_uri_get_scheme (uri), "http") != 0 && g_strcmp0 (g_uri_get_scheme (uri), "https") != 0))
+        {
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                       _("otlp-endpoint “%s” is not an http or https URL"), endpoint);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+/* A pipeline that serves the playground needs its page's files: a broken
+ * install refuses to start, or to reload, rather than answer 404. */
+static gboolean
+check_playground (SymfonicPipeline  *pipeline,
+                  GError           **error)
+{
+  gboolean playground = FALSE;
+
+  g_object_get (pipeline, "playground", &playground, NULL);
+  return !playground || symfonic_playground_load (error);
+}
+
+/* Starts what [gateway] asks for besides the workers. */
+static gboolean
+start_telemetry (SymfonicServer  *self,
+                 GError         **error)
+{
+  g_autofree char *metrics_listen = NULL;
+  g_autofree char *endpoint = NULL;
+  g_autofree char *service_name = NULL;
+  g_autofree char *token = NULL;
+  gboolean tenant_label;
+  guint tenants;
+  double ratio;
+
+  g_object_get (self->pipeline,
+                "metrics-listen", &metrics_listen,
+                "metrics-tenant-label", &tenant_label,
+                "metrics-tenants", &tenants,
+                "otlp-endpoint", &endpoint,
+                "trace-sample-ratio", &ratio,
+                "service-name", &service_name,
+                NULL);
+  if (!read_metrics_token (self->pipeline, &token, error))
+    return FALSE;
+  symfonic_metrics_set_tenants (self->metrics, tenant_label, tenants);
+  symfonic_metrics_set_access (self->metrics, token, metrics_listen != NULL);
+  symfonic_metrics_set_pipeline (self->metrics, self->pipeline);
+
+  if (metrics_listen != NULL)
+    {
+      g_autoptr(GInetAddress) address = NULL;
+      g_autoptr(GSocket) socket = NULL;
+      guint16 port;
+
+      if (!parse_listen (metrics_listen, &address, &port, error))
+        return FALSE;
+      socket = open_socket (address, port, error);
+      if (socket == NULL)
+        return FALSE;
+      self->metrics_listener = symfonic_metrics_listener_new (self->metrics, socket, error);
+      if (self->metrics_listener == NULL)
+        return FALSE;
+    }
+
+  if (endpoint != NULL)
+    {
+      self->tracer = symfonic_tracer_new (endpoint, service_name, ratio, self->metrics, error);
+      if (self->tracer == NULL)
+        return FALSE;
+    }
+  symfonic_metrics_set_tracer (self->metrics, self->tracer);
+
+  return TRUE;
+}
+
+static void
+stop_telemetry (SymfonicServer *self)
+{
+  g_clear_pointer (&self->metrics_listener, symfonic_metrics_listener_free);
+  symfonic_metrics_set_tracer (self->metrics, NULL);
+  g_clear_pointer (&self->tracer, symfonic_tracer_free);
+}
+
 /**
  * symfonic_server_check:
  * @self: a #SymfonicServer
  * @error: return location for a #GError
  *
  * Checks what symfonic_server_start() would refuse before binding anything:
- * the listen address, and demo credentials on a non-loopback address.
+ * the listen address, the metrics and traces settings, the playground's
+ * files when the pipeline serves it, and demo credentials on a
+ * non-loopback address or in a pipeline file of the system's
+ * configuration (unless #SymfonicServer:allow-demo-credentials).
  *
  * Returns: %TRUE if the server may start
  */
@@ -650,7 +903,8 @@ symfonic_server_check (SymfonicServer  *self,
         return FALSE;
     }
 
-  return check_demo_credentials (self, self->pipeline, error);
+  return check_telemetry (self->pipeline, error) && check_playground (self->pipeline, error) &&
+         check_demo_credentials (self, self->pipeline, error);
 }
 
 /**
@@ -697,6 +951,12 @@ symfonic_server_start (SymfonicServer  *self,
   run_store = symfonic_pipeline_get_run_store (self->pipeline);
   if (run_store == NULL)
     run_store = self->run_store;
+  if (!start_telemetry (self, error))
+    {
+      stop_telemetry (self);
+      return FALSE;
+    }
+  share_cap_store (self, self->pipeline);
   self->announcer = announcer_new (self);
   for (guint i = 0; i < workers; i++)
     {
@@ -718,6 +978,8 @@ symfonic_server_start (SymfonicServer  *self,
  * reload cannot apply them. */
 static const char * const restart_settings[] = {
   "listen", "workers", "header-timeout", "body-timeout", "keepalive-timeout", "max-connections", "run-store",
+  "metrics-listen", "metrics-token-file", "metrics-tenant-label", "metrics-tenants", "otlp-endpoint",
+  "trace-sample-ratio", "service-name",
 };
 
 static void
@@ -736,6 +998,11 @@ warn_restart_settings (SymfonicServer   *self,
       g_value_init (&new_value, pspec->value_type);
       g_object_get_property (G_OBJECT (self->pipeline), pspec->name, &old_value);
       g_object_get_property (G_OBJECT (pipeline), pspec->name, &new_value);
+      /* a file is the same file when both name it */
+      if (pspec->value_type == G_TYPE_FILE && g_value_get_object (&old_value) != NULL &&
+          g_value_get_object (&new_value) != NULL &&
+          g_file_equal (g_value_get_object (&old_value), g_value_get_object (&new_value)))
+        continue;
       if (g_param_values_cmp (pspec, &old_value, &new_value) != 0)
         g_warning ("%s: [gateway] %s changed; it takes effect only when the gateway is restarted",
                    display, pspec->name);
@@ -751,7 +1018,9 @@ warn_restart_settings (SymfonicServer   *self,
  * Loads the server's pipeline file again (see symfonic_pipeline_reload())
  * and serves it from each worker's next request on. Streams in flight end
  * on the pipeline they started with. A file that fails to load changes
- * nothing: the error names its file, line and key. Settings of `[gateway]`
+ * nothing: the error names its file, line and key. The streams its
+ * routes' caps count stay counted: a route without a cap-store counts in
+ * the server's store, by its name, across reloads. Settings of `[gateway]`
  * that the workers and the listening socket were made with (listen,
  * workers, timeouts, max-connections) take effect only at the next start;
  * a warning says so when they changed.
@@ -771,7 +1040,7 @@ symfonic_server_reload (SymfonicServer    *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   pipeline = symfonic_pipeline_reload (self->pipeline, registry, error);
-  if (pipeline == NULL)
+  if (pipeline == NULL || !check_playground (pipeline, error))
     return FALSE;
 
   if (self->running->len > 0)
@@ -781,9 +1050,12 @@ symfonic_server_reload (SymfonicServer    *self,
       warn_restart_settings (self, pipeline);
     }
 
+  share_cap_store (self, pipeline);
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_set_pipeline (g_ptr_array_index (self->running, i), pipeline);
   g_set_object (&self->pipeline, pipeline);
+  if (self->running->len > 0)
+    symfonic_metrics_set_pipeline (self->metrics, pipeline);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PIPELINE]);
 
   return TRUE;
@@ -979,6 +1251,8 @@ symfonic_server_drain_async (SymfonicServer      *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_server_drain_async().
+ *
  * Returns: %TRUE once the drain is over
  */
 gboolean
@@ -1010,6 +1284,7 @@ symfonic_server_stop (SymfonicServer *self)
   for (guint i = 0; i < self->running->len; i++)
     symfonic_worker_stop (g_ptr_array_index (self->running, i));
   g_ptr_array_set_size (self->running, 0);
+  stop_telemetry (self);
   /* the workers that told it are joined */
   if (self->announcer != NULL)
     {
@@ -1024,6 +1299,9 @@ symfonic_server_stop (SymfonicServer *self)
  * symfonic_server_get_port:
  * @self: a #SymfonicServer
  *
+ * Gets the port the server listens on, the one the kernel chose when asked
+ * for port 0.
+ *
  * Returns: the port served on, once started
  */
 guint16
@@ -1037,6 +1315,9 @@ symfonic_server_get_port (SymfonicServer *self)
 /**
  * symfonic_server_dup_uri:
  * @self: a #SymfonicServer
+ *
+ * Gets the URI a started server answers on, with the port the kernel chose
+ * for port 0.
  *
  * Returns: (transfer full) (nullable): `http://HOST:PORT/` of a started server
  */

@@ -14,6 +14,7 @@
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
 #include "symfonic-model-listing-private.h"
+#include "symfonic-playground-private.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-version.h"
@@ -231,11 +232,8 @@ handle_request (SoupServer        *server,
         }
       else
         {
-          char *text = symfonic_metrics_render (self->metrics, self->pipeline);
-
-          soup_server_message_set_status (message, SOUP_STATUS_OK, NULL);
-          soup_server_message_set_response (message, "text/plain; version=0.0.4; charset=utf-8",
-                                            SOUP_MEMORY_TAKE, text, strlen (text));
+          /* rendered off this thread: a scrape never holds the worker */
+          symfonic_metrics_respond (self->metrics, self->pipeline, message);
         }
       return;
     }
@@ -244,6 +242,13 @@ handle_request (SoupServer        *server,
   if (symfonic_exchange_is_open (message))
     {
       symfonic_exchange_run (message);
+      return;
+    }
+
+  /* a static page, on a pipeline that serves it (no route may be there) */
+  if (symfonic_playground_serves (self->pipeline, path))
+    {
+      symfonic_playground_respond (message, self->pipeline, path);
       return;
     }
 

@@ -635,6 +635,8 @@ symfonic_timer_set_deadline (SymfonicTimer *timer,
  * symfonic_timer_get_deadline: (skip)
  * @timer: a #SymfonicTimer
  *
+ * Gets when @timer is due.
+ *
  * Returns: when the timer's function will be called, in
  *   g_get_monotonic_time() microseconds, or -1 while it is disarmed (as
  *   it is from when its function is called)

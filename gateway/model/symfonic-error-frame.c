@@ -38,6 +38,10 @@ G_DEFINE_BOXED_TYPE (SymfonicErrorFrame, symfonic_error_frame,
  * @detail: what the client may read
  * @code: (nullable): the machine-readable code
  *
+ * Creates the frame a failure becomes, before or after the stream's
+ * handshake: a JSON body or the SSE `error` frame, the same payload either
+ * way.
+ *
  * Returns: (transfer full): a new frame
  */
 SymfonicErrorFrame *
@@ -123,6 +127,8 @@ symfonic_error_frame_new_for_error (const GError *error)
  * symfonic_error_frame_ref:
  * @self: a #SymfonicErrorFrame
  *
+ * Takes a reference on @self.
+ *
  * Returns: (transfer full): @self
  */
 SymfonicErrorFrame *
@@ -158,6 +164,8 @@ symfonic_error_frame_unref (SymfonicErrorFrame *self)
  * symfonic_error_frame_get_status:
  * @self: a #SymfonicErrorFrame
  *
+ * Gets the HTTP status of the frame, also the `status` of its payload.
+ *
  * Returns: the HTTP status
  */
 guint
@@ -172,6 +180,8 @@ symfonic_error_frame_get_status (SymfonicErrorFrame *self)
  * symfonic_error_frame_get_detail:
  * @self: a #SymfonicErrorFrame
  *
+ * Gets the human-readable detail of the frame, what the client may read.
+ *
  * Returns: the detail the client reads
  */
 const char *
@@ -185,6 +195,10 @@ symfonic_error_frame_get_detail (SymfonicErrorFrame *self)
 /**
  * symfonic_error_frame_get_code:
  * @self: a #SymfonicErrorFrame
+ *
+ * Gets the machine-readable code the frame carries (`"rate_limited"`),
+ * which clients branch on; a frame without one, such as a server fault's,
+ * has none.
  *
  * Returns: (nullable): the machine-readable code
  */
@@ -223,6 +237,9 @@ symfonic_error_frame_set_header (SymfonicErrorFrame *self,
  * @self: a #SymfonicErrorFrame
  * @name: a header name, in any case
  *
+ * Gets the value of a response header the frame asks for, such as `Retry-
+ * After`.
+ *
  * Returns: (nullable): the header's value
  */
 const char *
@@ -238,6 +255,9 @@ symfonic_error_frame_get_header (SymfonicErrorFrame *self,
 /**
  * symfonic_error_frame_list_headers:
  * @self: a #SymfonicErrorFrame
+ *
+ * Lists the names of the response headers the frame asks for, in the order
+ * they were set.
  *
  * Returns: (transfer full) (array zero-terminated=1): the header names
  */

@@ -722,6 +722,8 @@ symfonic_event_unref (SymfonicEvent *self)
  * symfonic_event_get_kind:
  * @self: a #SymfonicEvent
  *
+ * Gets what kind of event @self is, which says which of its getters apply.
+ *
  * Returns: the kind of @self
  */
 SymfonicEventKind
@@ -784,6 +786,9 @@ symfonic_event_get_text (SymfonicEvent *self,
 /**
  * symfonic_event_get_duration_ms:
  * @self: a #SymfonicEvent
+ *
+ * Gets the `duration_ms` a response terminal
+ * (%SYMFONIC_EVENT_KIND_RESPONSE_COMPLETE) reports.
  *
  * Returns: the `duration_ms` of a response terminal, 0 for other kinds
  */

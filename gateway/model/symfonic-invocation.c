@@ -51,6 +51,12 @@ struct _SymfonicInvocation
   JsonObject *provider_body;
 };
 
+/**
+ * SymfonicInvocationClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicInvocation, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicInvocation, symfonic_invocation, G_TYPE_OBJECT)
 
 enum {
@@ -163,26 +169,60 @@ symfonic_invocation_class_init (SymfonicInvocationClass *klass)
   object_class->get_property = symfonic_invocation_get_property;
   object_class->set_property = symfonic_invocation_set_property;
 
+  /**
+   * SymfonicInvocation:query:
+   *
+   * The `query` of the request body: what the client asked.
+   */
   properties[PROP_QUERY] =
     g_param_spec_string ("query", "Query", "What the client asked",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicInvocation:session-id:
+   *
+   * The `session_id` of the request body, returned to the client exactly
+   * as it sent it, colons and all.
+   */
   properties[PROP_SESSION_ID] =
     g_param_spec_string ("session-id", "Session ID", "The client's session, verbatim",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicInvocation:run-id:
+   *
+   * The identifier the gateway gave this run, unique per invocation and
+   * hard to guess: it is what a client resumes the run by.
+   */
   properties[PROP_RUN_ID] =
     g_param_spec_string ("run-id", "Run ID", "The identifier the gateway gave this run",
                          NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicInvocation:tenant-id:
+   *
+   * The tenant an authenticating stage admitted, from the `X-Tenant-ID`
+   * header; a `tenant_id` in the body is ignored.
+   */
   properties[PROP_TENANT_ID] =
     g_param_spec_string ("tenant-id", "Tenant ID", "The authenticated tenant",
                          NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicInvocation:principal-id:
+   *
+   * The principal an authenticating stage admitted.
+   */
   properties[PROP_PRINCIPAL_ID] =
     g_param_spec_string ("principal-id", "Principal ID", "The authenticated principal",
                          NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicInvocation:is-admin:
+   *
+   * Whether the principal an authenticating stage admitted is an
+   * administrator.
+   */
   properties[PROP_IS_ADMIN] =
     g_param_spec_boolean ("is-admin", "Is admin", "Whether the authenticated principal is an administrator",
                           FALSE,
@@ -386,6 +426,8 @@ symfonic_invocation_set_body (SymfonicInvocation  *self,
  * symfonic_invocation_get_query:
  * @self: a #SymfonicInvocation
  *
+ * Gets the `query` of the request body.
+ *
  * Returns: (nullable): the query; %NULL only while the server has the
  *   request head and not yet the body (head-phase admission)
  */
@@ -400,6 +442,8 @@ symfonic_invocation_get_query (SymfonicInvocation *self)
 /**
  * symfonic_invocation_get_session_id:
  * @self: a #SymfonicInvocation
+ *
+ * Gets the `session_id` of the request body, which round-trips verbatim.
  *
  * Returns: (nullable): the client's session, exactly as it sent it
  */
@@ -432,6 +476,8 @@ symfonic_invocation_set_session_id (SymfonicInvocation *self,
  * symfonic_invocation_get_attachments:
  * @self: a #SymfonicInvocation
  *
+ * Gets the `attachments` of the request body, as the client sent them.
+ *
  * Returns: (transfer none) (nullable): the attachments
  */
 JsonArray *
@@ -445,6 +491,9 @@ symfonic_invocation_get_attachments (SymfonicInvocation *self)
 /**
  * symfonic_invocation_get_run_id:
  * @self: a #SymfonicInvocation
+ *
+ * Gets the identifier of the run this invocation starts, which the response
+ * carries in `X-Symfonic-Run-ID`.
  *
  * Returns: the run identifier, unique per invocation
  */
@@ -460,6 +509,9 @@ symfonic_invocation_get_run_id (SymfonicInvocation *self)
  * symfonic_invocation_get_tenant_id:
  * @self: a #SymfonicInvocation
  *
+ * Gets the tenant that authentication admitted, from the `X-Tenant-ID`
+ * header, never from the body.
+ *
  * Returns: (nullable): the authenticated tenant, %NULL before authentication
  */
 const char *
@@ -474,6 +526,9 @@ symfonic_invocation_get_tenant_id (SymfonicInvocation *self)
  * symfonic_invocation_get_principal_id:
  * @self: a #SymfonicInvocation
  *
+ * Gets the principal that authentication admitted; %NULL before an
+ * authenticating stage ran.
+ *
  * Returns: (nullable): the authenticated principal
  */
 const char *
@@ -487,6 +542,9 @@ symfonic_invocation_get_principal_id (SymfonicInvocation *self)
 /**
  * symfonic_invocation_get_is_admin:
  * @self: a #SymfonicInvocation
+ *
+ * Gets whether the principal that authentication admitted is an
+ * administrator.
  *
  * Returns: whether the authenticated principal is an administrator
  */
@@ -631,6 +689,9 @@ symfonic_invocation_get_messages (SymfonicInvocation *self)
  * symfonic_invocation_get_system:
  * @self: a #SymfonicInvocation
  *
+ * Gets the system prompt of a provider route's request (OpenAI `system`
+ * messages, Anthropic `system`).
+ *
  * Returns: (nullable): the request's system prompt, if it had one
  */
 const char *
@@ -644,6 +705,8 @@ symfonic_invocation_get_system (SymfonicInvocation *self)
 /**
  * symfonic_invocation_get_tools:
  * @self: a #SymfonicInvocation
+ *
+ * Gets the tools of a provider route's request, which an upstream may call.
  *
  * Returns: (transfer none) (nullable): the tools the model may call, in the
  *   OpenAI `tools` shape (`{"type":"function","function":{...}}`)

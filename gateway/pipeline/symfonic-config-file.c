@@ -12,16 +12,49 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "symfonic-config-file.h"
+#include "symfonic-config-file-private.h"
 #include "symfonic-error.h"
 
+/* Why @display could not be opened or read, in the words an operator
+ * acts on: a missing file says it is missing. */
 static gboolean
 set_errno_error (GError     **error,
                  const char  *display,
+                 gboolean     folder,
                  int          errsv)
 {
-  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", display, g_strerror (errsv));
+  if (errsv == ENOENT)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                 folder ? _("%s: expected a folder, found nothing: it is missing")
+                        : _("%s: expected a file, found nothing: it is missing"), display);
+  else if (errsv == EACCES)
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                 folder ? _("%s: expected a folder the gateway may read, found one it may not (permission denied)")
+                        : _("%s: expected a file the gateway may read, found one it may not (permission denied)"),
+                 display);
+  else
+    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                 folder ? _("%s: expected a folder the gateway can open, found: %s")
+                        : _("%s: expected a file the gateway can read, found: %s"),
+                 display, g_strerror (errsv));
   return FALSE;
+}
+
+/* What stands where a file or folder was expected. */
+static const char *
+describe_mode (mode_t mode)
+{
+  if (S_ISDIR (mode))
+    return _("a folder");
+  if (S_ISREG (mode))
+    return _("a regular file");
+  if (S_ISFIFO (mode))
+    return _("a FIFO");
+  if (S_ISCHR (mode) || S_ISBLK (mode))
+    return _("a device");
+  if (S_ISSOCK (mode))
+    return _("a socket");
+  return _("something else");
 }
 
 /* Reads to the end, refusing as soon as more than @max_size arrived: the
@@ -44,13 +77,13 @@ read_capped (int          fd,
       if (n < 0 && errno == EINTR)
         continue;
       if (n < 0)
-        return set_errno_error (error, display, errno);
+        return set_errno_error (error, display, FALSE, errno);
       if (n == 0)
         break;
       if ((gsize) n > max_size - buffer->len)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("%s: larger than %" G_GSIZE_FORMAT " bytes"), display, max_size);
+                       _("%s: expected at most %" G_GSIZE_FORMAT " bytes, found more"), display, max_size);
           return FALSE;
         }
       g_string_append_len (buffer, chunk, n);
@@ -79,14 +112,15 @@ open_checked (GFile       *file,
   path = g_file_get_path (file);
   if (path == NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: not a local file"), display);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("%s: expected a local file, found a location elsewhere"), display);
       return -1;
     }
 
   fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
     {
-      set_errno_error (error, display, errno);
+      set_errno_error (error, display, folder, errno);
       return -1;
     }
 
@@ -95,7 +129,7 @@ open_checked (GFile       *file,
       int errsv = errno;
 
       close (fd);
-      set_errno_error (error, display, errsv);
+      set_errno_error (error, display, folder, errsv);
       return -1;
     }
 
@@ -103,7 +137,8 @@ open_checked (GFile       *file,
     {
       close (fd);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   folder ? _("%s: not a folder") : _("%s: not a regular file"), display);
+                   folder ? _("%s: expected a folder, found %s") : _("%s: expected a regular file, found %s"),
+                   display, describe_mode (st->st_mode));
       return -1;
     }
 
@@ -111,7 +146,8 @@ open_checked (GFile       *file,
     {
       close (fd);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: larger than %" G_GSIZE_FORMAT " bytes"), display, max_size);
+                   _("%s: expected at most %" G_GSIZE_FORMAT " bytes, found %" G_GUINT64_FORMAT),
+                   display, max_size, (guint64) st->st_size);
       return -1;
     }
 
@@ -257,6 +293,12 @@ symfonic_config_file_check_folder (GFile   *folder,
  * Every error is %SYMFONIC_ERROR_CONFIG and reads
  * `FILE:LINE: [group] key: what is wrong` (without a key, the line is the
  * group's; without a group, the file alone is named).
+ *
+ * A reader that checks a whole file before it gives up, so that one run
+ * lists every mistake, opens it with %SYMFONIC_CONFIG_FILE_COLLECT_ERRORS,
+ * records each problem with symfonic_config_file_add_error() and goes on,
+ * and ends with symfonic_config_file_check_errors(), whose error lists
+ * them all, one per line, by line.
  */
 struct _SymfonicConfigFile
 {
@@ -266,9 +308,38 @@ struct _SymfonicConfigFile
   char       *name;
   /* "group" and "group\nkey" -> line number */
   GHashTable *lines;
+  /* Problem, in the order recorded */
+  GPtrArray  *problems;
 };
 
+/* One line of the list symfonic_config_file_check_errors() gives, and the
+ * lines of the file it names that go below it. */
+typedef struct
+{
+  guint  line;
+  /* the order recorded, which one line's problems keep */
+  guint  seq;
+  char  *text;
+  GStrv  below;
+} Problem;
+
+/**
+ * SymfonicConfigFileClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicConfigFile, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicConfigFile, symfonic_config_file, G_TYPE_OBJECT)
+
+static void
+problem_free (gpointer data)
+{
+  Problem *problem = data;
+
+  g_free (problem->text);
+  g_strfreev (problem->below);
+  g_free (problem);
+}
 
 static void
 symfonic_config_file_finalize (GObject *object)
@@ -277,6 +348,7 @@ symfonic_config_file_finalize (GObject *object)
 
   g_key_file_unref (self->key_file);
   g_hash_table_unref (self->lines);
+  g_ptr_array_unref (self->problems);
   g_free (self->name);
 
   G_OBJECT_CLASS (symfonic_config_file_parent_class)->finalize (object);
@@ -293,6 +365,7 @@ symfonic_config_file_init (SymfonicConfigFile *self)
 {
   self->key_file = g_key_file_new ();
   self->lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->problems = g_ptr_array_new_with_free_func (problem_free);
 }
 
 static char *
@@ -302,19 +375,57 @@ line_id (const char *group,
   return key != NULL ? g_strconcat (group, "\n", key, NULL) : g_strdup (group);
 }
 
+static void
+add_problem (SymfonicConfigFile *self,
+             guint               line,
+             char               *text,
+             GStrv               below)
+{
+  Problem *problem = g_new0 (Problem, 1);
+
+  problem->line = line;
+  problem->seq = self->problems->len;
+  problem->text = text;
+  problem->below = below;
+  g_ptr_array_add (self->problems, problem);
+}
+
+/* A problem of a line the scan skips, before any group or key is known. */
+static void
+add_line_problem (SymfonicConfigFile *self,
+                  guint               lineno,
+                  const char         *format,
+                  ...) G_GNUC_PRINTF (3, 4);
+
+static void
+add_line_problem (SymfonicConfigFile *self,
+                  guint               lineno,
+                  const char         *format,
+                  ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  add_problem (self, lineno, g_strdup_printf ("%s:%u: %s", self->name, lineno, message), NULL);
+}
+
 static gboolean
 scan_group (SymfonicConfigFile  *self,
             char                *text,
             guint                lineno,
-            char               **group,
-            GError             **error)
+            char               **group)
 {
   char *close = strchr (text, ']');
 
   if (close == NULL || close[1] != '\0' || close == text + 1)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s:%u: malformed group header “%s”"), self->name, lineno, text);
+      add_line_problem (self, lineno, _("expected a group header “[NAME]”, found “%s”"), text);
+      /* its keys would be reported as another group's */
+      g_clear_pointer (group, g_free);
       return FALSE;
     }
   *close = '\0';
@@ -322,10 +433,9 @@ scan_group (SymfonicConfigFile  *self,
   *group = g_strdup (text + 1);
   if (g_hash_table_contains (self->lines, *group))
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s:%u: [%s]: group already appears on line %u"), self->name, lineno, *group,
-                   GPOINTER_TO_UINT (g_hash_table_lookup (self->lines, *group)));
-      return FALSE;
+      add_line_problem (self, lineno, _("[%s]: expected each group once, found it already on line %u"), *group,
+                        GPOINTER_TO_UINT (g_hash_table_lookup (self->lines, *group)));
+      return TRUE;
     }
   g_hash_table_insert (self->lines, g_strdup (*group), GUINT_TO_POINTER (lineno));
 
@@ -337,7 +447,7 @@ scan_key (SymfonicConfigFile  *self,
           char                *text,
           guint                lineno,
           const char          *group,
-          GError             **error)
+          gboolean             group_valid)
 {
   char *equals = strchr (text, '=');
   g_autofree char *id = NULL;
@@ -345,25 +455,24 @@ scan_key (SymfonicConfigFile  *self,
 
   if (equals == NULL || equals == text)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s:%u: expected “key=value”, a [group] or a # comment, found “%s”"),
-                   self->name, lineno, text);
+      add_line_problem (self, lineno, _("expected “key=value”, a [group] or a # comment, found “%s”"), text);
       return FALSE;
     }
   *equals = '\0';
   key = g_strstrip (text);
   if (group == NULL)
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s:%u: %s: key outside of any [group]"), self->name, lineno, key);
+      /* under a malformed header, that header is the problem */
+      if (group_valid)
+        add_line_problem (self, lineno, _("%s: expected a key inside a [group], found it before any"), key);
       return FALSE;
     }
   id = line_id (group, key);
   if (g_hash_table_contains (self->lines, id))
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s:%u: [%s] %s: key already set on line %u"), self->name, lineno,
-                   group, key, GPOINTER_TO_UINT (g_hash_table_lookup (self->lines, id)));
+      add_line_problem (self, lineno, _("[%s] %s: expected each key once in a group, found it already on line %u"),
+                        group, key, GPOINTER_TO_UINT (g_hash_table_lookup (self->lines, id)));
+      /* GKeyFile would list the key twice */
       return FALSE;
     }
   g_hash_table_insert (self->lines, g_steal_pointer (&id), GUINT_TO_POINTER (lineno));
@@ -371,59 +480,89 @@ scan_key (SymfonicConfigFile  *self,
   return TRUE;
 }
 
-static gboolean
+/* Records a problem for every line that is not part of a key file, not
+ * UTF-8, or repeats a group or a key, and returns the text GKeyFile may
+ * read: each line skipped blanked, so that the line numbers stay. */
+static GString *
 scan (SymfonicConfigFile  *self,
       const char          *data,
-      gsize                length,
-      GError             **error)
+      gsize                length)
 {
   g_autofree char *group = NULL;
   const char *end = data + length;
   const char *line = data;
+  GString *readable = g_string_sized_new (length + 1);
+  gboolean group_valid = TRUE;
   guint lineno = 0;
 
   while (line < end)
     {
+      const char *start = line;
       const char *eol = memchr (line, '\n', end - line);
-      g_autofree char *text = g_strndup (line, (eol != NULL ? eol : end) - line);
+      gsize size = (eol != NULL ? eol : end) - line;
+      g_autofree char *text = g_strndup (line, size);
+      const char *bad_byte = NULL;
+      gboolean keep = TRUE;
       char *stripped;
 
       lineno++;
       line = eol != NULL ? eol + 1 : end;
+
+      if (!g_utf8_validate_len (text, size, &bad_byte))
+        {
+          /* the NUL of a line is what g_strndup() stopped at */
+          add_line_problem (self, lineno, _("expected UTF-8 text, found the byte 0x%02x"),
+                            bad_byte < text + size ? (guchar) *bad_byte : 0);
+          g_string_append_c (readable, '\n');
+          continue;
+        }
+
       stripped = g_strstrip (text);
+      if (*stripped == '[')
+        {
+          keep = scan_group (self, stripped, lineno, &group);
+          group_valid = keep;
+        }
+      else if (*stripped != '\0' && *stripped != '#')
+        keep = scan_key (self, stripped, lineno, group, group_valid);
 
-      if (*stripped == '\0' || *stripped == '#')
-        continue;
-
-      if (*stripped == '[' ? !scan_group (self, stripped, lineno, &group, error)
-                           : !scan_key (self, stripped, lineno, group, error))
-        return FALSE;
+      if (keep)
+        g_string_append_len (readable, start, size);
+      g_string_append_c (readable, '\n');
     }
 
-  return TRUE;
+  return readable;
 }
 
 /**
- * symfonic_config_file_new_from_data:
+ * symfonic_config_file_new_from_data_full:
  * @data: the file's text
  * @length: the length of @data, or -1 if it is nul-terminated
  * @name: how errors name the file, usually its path
+ * @flags: how to treat the lines that are not part of a key file
  * @error: return location for a #GError
  *
  * Parses @data, refusing text that is not UTF-8, lines that are not part
  * of a key file, and repeated groups and keys, each naming the line.
  *
+ * With %SYMFONIC_CONFIG_FILE_COLLECT_ERRORS these are recorded as
+ * problems of the file (see symfonic_config_file_add_error()) instead,
+ * and the lines skipped: the caller goes on checking the groups and keys,
+ * and symfonic_config_file_check_errors() lists every problem.
+ *
  * Returns: (transfer full): the parsed file, or %NULL with @error set to a
- *   %SYMFONIC_ERROR_CONFIG
+ *   %SYMFONIC_ERROR_CONFIG that lists every problem, one per line
  */
 SymfonicConfigFile *
-symfonic_config_file_new_from_data (const char  *data,
-                                    gssize       length,
-                                    const char  *name,
-                                    GError     **error)
+symfonic_config_file_new_from_data_full (const char               *data,
+                                         gssize                    length,
+                                         const char               *name,
+                                         SymfonicConfigFileFlags   flags,
+                                         GError                  **error)
 {
   g_autoptr(SymfonicConfigFile) self = NULL;
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(GString) readable = NULL;
   gsize size;
 
   g_return_val_if_fail (data != NULL || length == 0, NULL);
@@ -434,22 +573,75 @@ symfonic_config_file_new_from_data (const char  *data,
   self = g_object_new (SYMFONIC_TYPE_CONFIG_FILE, NULL);
   self->name = g_strdup (name);
 
-  if (!g_utf8_validate_len (data, size, NULL))
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("%s: not valid UTF-8 text"), name);
-      return NULL;
-    }
-
-  if (!scan (self, data, size, error))
+  readable = scan (self, data, size);
+  if (!(flags & SYMFONIC_CONFIG_FILE_COLLECT_ERRORS) && !symfonic_config_file_check_errors (self, error))
     return NULL;
 
-  if (!g_key_file_load_from_data (self->key_file, data, size, G_KEY_FILE_NONE, &local_error))
+  /* what the scan let through, GKeyFile takes */
+  if (!g_key_file_load_from_data (self->key_file, readable->str, readable->len, G_KEY_FILE_NONE, &local_error))
     {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", name, local_error->message);
+      symfonic_config_file_add_error (self, NULL, NULL, "%s", local_error->message);
+      symfonic_config_file_check_errors (self, error);
       return NULL;
     }
 
   return g_steal_pointer (&self);
+}
+
+/**
+ * symfonic_config_file_new_from_data:
+ * @data: the file's text
+ * @length: the length of @data, or -1 if it is nul-terminated
+ * @name: how errors name the file, usually its path
+ * @error: return location for a #GError
+ *
+ * Parses @data, refusing text that is not UTF-8, lines that are not part
+ * of a key file, and repeated groups and keys, each naming the line: as
+ * symfonic_config_file_new_from_data_full() without flags.
+ *
+ * Returns: (transfer full): the parsed file, or %NULL with @error set to a
+ *   %SYMFONIC_ERROR_CONFIG
+ */
+SymfonicConfigFile *
+symfonic_config_file_new_from_data (const char  *data,
+                                    gssize       length,
+                                    const char  *name,
+                                    GError     **error)
+{
+  return symfonic_config_file_new_from_data_full (data, length, name, SYMFONIC_CONFIG_FILE_NONE, error);
+}
+
+/**
+ * symfonic_config_file_new_for_file_full:
+ * @file: a local configuration file
+ * @flags: how to treat the lines that are not part of a key file
+ * @error: return location for a #GError
+ *
+ * Reads @file as symfonic_config_file_load() does, capped at
+ * %SYMFONIC_CONFIG_FILE_MAX_SIZE, and parses it as
+ * symfonic_config_file_new_from_data_full() does; errors name the file by
+ * its parse name. A file that cannot be read fails whatever @flags say.
+ *
+ * Returns: (transfer full): the parsed file, or %NULL with @error set to a
+ *   %SYMFONIC_ERROR_CONFIG
+ */
+SymfonicConfigFile *
+symfonic_config_file_new_for_file_full (GFile                    *file,
+                                        SymfonicConfigFileFlags   flags,
+                                        GError                  **error)
+{
+  g_autofree char *contents = NULL;
+  g_autofree char *name = NULL;
+  gsize length;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
+    return NULL;
+
+  name = g_file_get_parse_name (file);
+  return symfonic_config_file_new_from_data_full (contents, length, name, flags, error);
 }
 
 /**
@@ -469,18 +661,7 @@ SymfonicConfigFile *
 symfonic_config_file_new_for_file (GFile   *file,
                                    GError **error)
 {
-  g_autofree char *contents = NULL;
-  g_autofree char *name = NULL;
-  gsize length;
-
-  g_return_val_if_fail (G_IS_FILE (file), NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
-    return NULL;
-
-  name = g_file_get_parse_name (file);
-  return symfonic_config_file_new_from_data (contents, length, name, error);
+  return symfonic_config_file_new_for_file_full (file, SYMFONIC_CONFIG_FILE_NONE, error);
 }
 
 /**
@@ -572,11 +753,37 @@ symfonic_config_file_check_keys (SymfonicConfigFile  *self,
         {
           g_autofree char *list = g_strjoinv (", ", (char **) known);
 
-          return symfonic_config_file_set_error (self, error, group, keys[i], _("unknown key (known: %s)"), list);
+          return symfonic_config_file_set_error (self, error, group, keys[i], _("expected one of %s, found an unknown key"),
+                                                 list);
         }
     }
 
   return TRUE;
+}
+
+/* `FILE:LINE: [group] key: message`, and the line it names (0: none). */
+static char *
+format_problem (SymfonicConfigFile *self,
+                const char         *group,
+                const char         *key,
+                const char         *message,
+                guint              *line)
+{
+  g_autofree char *where = NULL;
+
+  *line = 0;
+  if (group == NULL)
+    return g_strdup_printf ("%s: %s", self->name, message);
+
+  if (key != NULL)
+    *line = symfonic_config_file_get_line (self, group, key);
+  if (*line == 0)
+    *line = symfonic_config_file_get_line (self, group, NULL);
+  where = *line > 0 ? g_strdup_printf ("%s:%u", self->name, *line) : g_strdup (self->name);
+
+  if (key != NULL)
+    return g_strdup_printf ("%s: [%s] %s: %s", where, group, key, message);
+  return g_strdup_printf ("%s: [%s]: %s", where, group, message);
 }
 
 /**
@@ -604,29 +811,15 @@ symfonic_config_file_set_error_literal (SymfonicConfigFile  *self,
                                         const char          *message,
                                         GError             **error)
 {
-  g_autofree char *where = NULL;
-  guint line = 0;
+  g_autofree char *text = NULL;
+  guint line;
 
   g_return_val_if_fail (SYMFONIC_IS_CONFIG_FILE (self), FALSE);
   g_return_val_if_fail (group != NULL || key == NULL, FALSE);
   g_return_val_if_fail (message != NULL, FALSE);
 
-  if (group == NULL)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: %s", self->name, message);
-      return FALSE;
-    }
-
-  if (key != NULL)
-    line = symfonic_config_file_get_line (self, group, key);
-  if (line == 0)
-    line = symfonic_config_file_get_line (self, group, NULL);
-  where = line > 0 ? g_strdup_printf ("%s:%u", self->name, line) : g_strdup (self->name);
-
-  if (key != NULL)
-    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s] %s: %s", where, group, key, message);
-  else
-    g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "%s: [%s]: %s", where, group, message);
+  text = format_problem (self, group, key, message, &line);
+  g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, text);
 
   return FALSE;
 }
@@ -661,3 +854,165 @@ symfonic_config_file_set_error (SymfonicConfigFile  *self,
 
   return symfonic_config_file_set_error_literal (self, group, key, message, error);
 }
+
+/**
+ * symfonic_config_file_add_error_literal:
+ * @self: a #SymfonicConfigFile
+ * @group: (nullable): the group the problem is in, or %NULL for the whole file
+ * @key: (nullable): the key of @group the problem is with, or %NULL
+ * @message: what is wrong: what was expected, and what was found
+ *
+ * Records a problem of the file, worded as
+ * symfonic_config_file_set_error_literal() words it, and lets the reader
+ * go on to the next key or group: symfonic_config_file_check_errors()
+ * then lists every problem recorded.
+ *
+ * Returns: %FALSE, so a check can `return` it
+ */
+gboolean
+symfonic_config_file_add_error_literal (SymfonicConfigFile *self,
+                                        const char         *group,
+                                        const char         *key,
+                                        const char         *message)
+{
+  guint line;
+  char *text;
+
+  g_return_val_if_fail (SYMFONIC_IS_CONFIG_FILE (self), FALSE);
+  g_return_val_if_fail (group != NULL || key == NULL, FALSE);
+  g_return_val_if_fail (message != NULL, FALSE);
+
+  text = format_problem (self, group, key, message, &line);
+  add_problem (self, line, text, NULL);
+
+  return FALSE;
+}
+
+/**
+ * symfonic_config_file_add_error: (skip)
+ * @self: a #SymfonicConfigFile
+ * @group: (nullable): the group the problem is in, or %NULL for the whole file
+ * @key: (nullable): the key of @group the problem is with, or %NULL
+ * @format: printf()-style format of what is wrong
+ * @...: arguments for @format
+ *
+ * As symfonic_config_file_add_error_literal(), with a formatted message.
+ *
+ * Returns: %FALSE, so a check can `return` it
+ */
+gboolean
+symfonic_config_file_add_error (SymfonicConfigFile *self,
+                                const char         *group,
+                                const char         *key,
+                                const char         *format,
+                                ...)
+{
+  g_autofree char *message = NULL;
+  va_list args;
+
+  va_start (args, format);
+  message = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  return symfonic_config_file_add_error_literal (self, group, key, message);
+}
+
+/* A problem whose details are the lines of another file's own list,
+ * which go right below it, in their order: the file a key names. */
+void
+symfonic_config_file_add_error_with_lines (SymfonicConfigFile  *self,
+                                           const char          *group,
+                                           const char          *key,
+                                           const char          *message,
+                                           const char * const  *below)
+{
+  guint line;
+  char *text;
+
+  g_return_if_fail (SYMFONIC_IS_CONFIG_FILE (self));
+  g_return_if_fail (group != NULL || key == NULL);
+  g_return_if_fail (message != NULL);
+
+  text = format_problem (self, group, key, message, &line);
+  add_problem (self, line, text, g_strdupv ((GStrv) below));
+}
+
+/**
+ * symfonic_config_file_get_n_errors:
+ * @self: a #SymfonicConfigFile
+ *
+ * How many problems were recorded: by the parse, with
+ * %SYMFONIC_CONFIG_FILE_COLLECT_ERRORS, and with
+ * symfonic_config_file_add_error().
+ *
+ * Returns: the number of problems recorded so far
+ */
+guint
+symfonic_config_file_get_n_errors (SymfonicConfigFile *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_CONFIG_FILE (self), 0);
+
+  return self->problems->len;
+}
+
+/* By line, a problem of the whole file after those of its lines; in the
+ * order recorded within a line. */
+static int
+compare_problems (gconstpointer a,
+                  gconstpointer b)
+{
+  const Problem *pa = *(const Problem * const *) a;
+  const Problem *pb = *(const Problem * const *) b;
+  guint la = pa->line > 0 ? pa->line : G_MAXUINT;
+  guint lb = pb->line > 0 ? pb->line : G_MAXUINT;
+
+  if (la != lb)
+    return la < lb ? -1 : 1;
+  return pa->seq < pb->seq ? -1 : pa->seq > pb->seq;
+}
+
+/**
+ * symfonic_config_file_check_errors:
+ * @self: a #SymfonicConfigFile
+ * @error: return location for a #GError
+ *
+ * Ends a check that went on past its problems: when any was recorded,
+ * sets @error to one %SYMFONIC_ERROR_CONFIG whose message lists them all,
+ * one per line (`FILE:LINE: [group] key: message`), sorted by line, a
+ * problem with the whole file last.
+ *
+ * Returns: %TRUE if no problem was recorded
+ */
+gboolean
+symfonic_config_file_check_errors (SymfonicConfigFile  *self,
+                                   GError             **error)
+{
+  g_autoptr(GPtrArray) sorted = NULL;
+  g_autoptr(GString) list = NULL;
+
+  g_return_val_if_fail (SYMFONIC_IS_CONFIG_FILE (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->problems->len == 0)
+    return TRUE;
+
+  /* a copy would free the problems with it */
+  sorted = g_ptr_array_sized_new (self->problems->len);
+  for (guint i = 0; i < self->problems->len; i++)
+    g_ptr_array_add (sorted, g_ptr_array_index (self->problems, i));
+  g_ptr_array_sort (sorted, compare_problems);
+
+  list = g_string_new (NULL);
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      const Problem *problem = g_ptr_array_index (sorted, i);
+
+      g_string_append_printf (list, "%s%s", list->len > 0 ? "\n" : "", problem->text);
+      for (guint j = 0; problem->below != NULL && problem->below[j] != NULL; j++)
+        g_string_append_printf (list, "\n%s", problem->below[j]);
+    }
+  g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, list->str);
+
+  return FALSE;
+}
+

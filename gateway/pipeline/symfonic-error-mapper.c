@@ -25,6 +25,9 @@ symfonic_error_mapper_default_init (SymfonicErrorMapperInterface *iface)
  * @error: the failure
  * @route: the route it happened on
  *
+ * Maps a failure of the route to the frame the client gets: its status, its
+ * detail and code, and the headers it carries.
+ *
  * Returns: (transfer full): the frame the client gets
  */
 SymfonicErrorFrame *

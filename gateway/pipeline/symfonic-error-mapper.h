@@ -21,6 +21,7 @@ G_DECLARE_INTERFACE (SymfonicErrorMapper, symfonic_error_mapper, SYMFONIC, ERROR
 
 /**
  * SymfonicErrorMapperInterface:
+ * @parent_iface: the parent interface
  * @map: maps @error, raised on @route, to a frame. Pure: no I/O, no
  *   logging (the server logs server-side faults once).
  *

@@ -71,6 +71,12 @@ struct _SymfonicMemoryRunStore
 
 static void symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface);
 
+/**
+ * SymfonicMemoryRunStoreClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicMemoryRunStore, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryRunStore, symfonic_memory_run_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_RUN_STORE,
                                                       symfonic_memory_run_store_iface_init))
@@ -439,6 +445,8 @@ memory_read (SymfonicRunStore  *store,
 static void
 memory_wait_async (SymfonicRunStore    *store,
                    const char          *run_id,
+                   const char          *principal_id,
+                   const char          *tenant_id,
                    guint64              after,
                    GCancellable        *cancellable,
                    GAsyncReadyCallback  callback,
@@ -479,10 +487,10 @@ memory_wait_finish (SymfonicRunStore  *store,
 static void
 symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = memory_open_run;
+  iface->try_open_run = memory_open_run;
   iface->append = memory_append;
   iface->close_run = memory_close_run;
-  iface->read = memory_read;
+  iface->try_read = memory_read;
   iface->wait_async = memory_wait_async;
   iface->wait_finish = memory_wait_finish;
 }
@@ -662,6 +670,9 @@ symfonic_memory_run_store_new (void)
  * symfonic_memory_run_store_get_n_runs:
  * @self: a #SymfonicMemoryRunStore
  *
+ * Gets how many runs the store holds, which its
+ * #SymfonicMemoryRunStore:max-runs bounds.
+ *
  * Returns: how many runs the store holds, running or ended
  */
 guint
@@ -678,6 +689,9 @@ symfonic_memory_run_store_get_n_runs (SymfonicMemoryRunStore *self)
 /**
  * symfonic_memory_run_store_get_n_bytes:
  * @self: a #SymfonicMemoryRunStore
+ *
+ * Gets how much the store holds, which its #SymfonicMemoryRunStore:max-
+ * bytes bounds.
  *
  * Returns: how many bytes of frames the store holds, for all its runs
  */

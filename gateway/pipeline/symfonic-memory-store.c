@@ -120,6 +120,12 @@ static void symfonic_memory_store_meter_init (SymfonicMeterStoreInterface *iface
 static void symfonic_memory_store_cap_init (SymfonicStreamCapStoreInterface *iface);
 static void symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface);
 
+/**
+ * SymfonicMemoryStoreClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicMemoryStore, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE_WITH_CODE (SymfonicMemoryStore, symfonic_memory_store, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_STORE, symfonic_memory_store_store_init)
                                G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_METER_STORE, symfonic_memory_store_meter_init)
@@ -379,6 +385,8 @@ symfonic_memory_store_try_take (SymfonicMeterStore  *store,
       g_hash_table_insert (self->cells, g_strdup (key), tat);
     }
   *tat = start + emission_interval_us;
+  /* the room left, which the rate limit tells the metrics about */
+  *retry_after_us = -1 - (burst_tolerance_us - (start - now_us));
 
   return TRUE;
 }
@@ -834,7 +842,7 @@ run_open (SymfonicRunStore  *store,
           guint64            max_bytes,
           GError           **error)
 {
-  return symfonic_run_store_open_run (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+  return symfonic_run_store_try_open_run (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
                                       max_frames, max_bytes, error);
 }
 
@@ -865,20 +873,22 @@ run_read (SymfonicRunStore  *store,
           gboolean          *ended,
           GError           **error)
 {
-  return symfonic_run_store_read (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
+  return symfonic_run_store_try_read (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
                                   ended, error);
 }
 
 static void
 run_wait_async (SymfonicRunStore    *store,
                 const char          *run_id,
+                const char          *principal_id,
+                const char          *tenant_id,
                 guint64              after,
                 GCancellable        *cancellable,
                 GAsyncReadyCallback  callback,
                 gpointer             user_data)
 {
-  symfonic_run_store_wait_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, after, cancellable, callback,
-                                 user_data);
+  symfonic_run_store_wait_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id, after,
+                                 cancellable, callback, user_data);
 }
 
 static gboolean
@@ -892,10 +902,10 @@ run_wait_finish (SymfonicRunStore  *store,
 static void
 symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = run_open;
+  iface->try_open_run = run_open;
   iface->append = run_append;
   iface->close_run = run_close;
-  iface->read = run_read;
+  iface->try_read = run_read;
   iface->wait_async = run_wait_async;
   iface->wait_finish = run_wait_finish;
 }
@@ -1056,6 +1066,9 @@ symfonic_memory_store_set_clock (SymfonicMemoryStore    *self,
 /**
  * symfonic_memory_store_get_n_keys:
  * @self: a #SymfonicMemoryStore
+ *
+ * Gets how many rate-limit cells and budgets the store holds; an idle one
+ * is swept once it has nothing left to remember.
  *
  * Returns: how many cells and budgets the store holds, swept or not yet
  */

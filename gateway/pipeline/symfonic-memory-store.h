@@ -37,6 +37,9 @@ G_BEGIN_DECLS
  * SymfonicMeterClockFunc:
  * @user_data: the data given with the clock
  *
+ * The clock a #SymfonicMemoryStore decides by, in place of
+ * g_get_monotonic_time(): a test moves it by hand.
+ *
  * Returns: now, in microseconds
  */
 typedef gint64 (*SymfonicMeterClockFunc) (gpointer user_data);

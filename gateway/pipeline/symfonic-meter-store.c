@@ -48,7 +48,8 @@ symfonic_meter_store_default_init (SymfonicMeterStoreInterface *iface)
   iface->get_time = symfonic_meter_store_real_get_time;
 }
 
-/* What the caller of a take learns: how long to wait only when refused. */
+/* What the caller of a take learns: how long to wait when refused, and
+ * when allowed the room left, as a wait of zero or less. */
 static gboolean
 give_take (const SymfonicStoreAnswer *answer,
            gboolean                  *allowed,
@@ -56,7 +57,7 @@ give_take (const SymfonicStoreAnswer *answer,
 {
   *allowed = answer->yes;
   if (retry_after_us != NULL)
-    *retry_after_us = answer->yes ? 0 : answer->retry_after_us;
+    *retry_after_us = answer->yes ? MIN (answer->retry_after_us, 0) : answer->retry_after_us;
 
   return TRUE;
 }
@@ -96,6 +97,9 @@ give_charge (const SymfonicStoreAnswer *answer,
 /**
  * symfonic_meter_store_get_time:
  * @self: a #SymfonicMeterStore
+ *
+ * Gets the time on the store's clock, which every metering decision uses: a
+ * shared store's, so that instances agree.
  *
  * Returns: now on the store's clock, in microseconds
  */
@@ -164,8 +168,13 @@ symfonic_meter_store_take_async (SymfonicMeterStore  *self,
  * @result: the #GAsyncResult
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_take_async().
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
@@ -201,7 +210,10 @@ symfonic_meter_store_take_finish (SymfonicMeterStore  *self,
  * @now_us: now, from symfonic_meter_store_get_time()
  * @allowed: (out): whether the arrival conforms
  * @retry_after_us: (out) (optional): when refused, how long until an
- *   arrival would conform (> 0); 0 when allowed
+ *   arrival would conform (> 0); when allowed, 0, or below zero for a
+ *   store that tells the room left under the limit: minus one more than
+ *   the microseconds by which the next arrival could come earlier than
+ *   one emission interval from now (-1: the next one now would be refused)
  * @error: return location for a #GError
  *
  * The admission of symfonic_meter_store_take_async(), decided at once if
@@ -351,6 +363,8 @@ symfonic_meter_store_reserve_async (SymfonicMeterStore        *self,
  *   reserved); 0 when refused
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_reserve_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -497,6 +511,8 @@ symfonic_meter_store_charge_async (SymfonicMeterStore        *self,
  *   plus the room left in its tightest scope
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_charge_async().
+ *
  * Returns: %TRUE if the store answered; %FALSE with @error set if it could
  *   not, %G_IO_ERROR_NOT_FOUND when it has no such lease (it expired)
  */
@@ -613,6 +629,8 @@ symfonic_meter_store_renew_async (SymfonicMeterStore        *self,
  *   has it no more (it expired, and its reservation was released)
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_meter_store_renew_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -677,6 +695,8 @@ symfonic_meter_store_settle_async (SymfonicMeterStore        *self,
  * @self: a #SymfonicMeterStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_meter_store_settle_async().
  *
  * Returns: %TRUE if the lease was settled; %FALSE with @error set if not,
  *   %G_IO_ERROR_NOT_FOUND when the store has no such lease

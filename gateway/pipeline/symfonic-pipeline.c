@@ -4,15 +4,16 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-enums.h"
-#include "symfonic-config-file.h"
+#include "symfonic-config-file-private.h"
 #include "symfonic-error.h"
 #include "symfonic-paths-private.h"
-#include "symfonic-pipeline.h"
+#include "symfonic-pipeline-private.h"
 #include "symfonic-property-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stage-order-private.h"
@@ -55,8 +56,18 @@ struct _SymfonicPipeline
   guint       keepalive_timeout;
   guint       max_connections;
   guint       drain_seconds;
+  GStrv       python_path;
 
   SymfonicRunStore *run_store;
+
+  char       *metrics_listen;
+  GFile      *metrics_token_file;
+  gboolean    metrics_tenant_label;
+  guint       metrics_tenants;
+  char       *otlp_endpoint;
+  double      trace_sample_ratio;
+  char       *service_name;
+  gboolean    playground;
 
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
@@ -73,6 +84,12 @@ struct _SymfonicPipeline
   GHashTable *routes_by_path;
 };
 
+/**
+ * SymfonicPipelineClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicPipeline, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicPipeline, symfonic_pipeline, G_TYPE_OBJECT)
 
 enum {
@@ -87,6 +104,15 @@ enum {
   PROP_MAX_CONNECTIONS,
   PROP_DRAIN_SECONDS,
   PROP_RUN_STORE,
+  PROP_METRICS_LISTEN,
+  PROP_METRICS_TOKEN_FILE,
+  PROP_METRICS_TENANT_LABEL,
+  PROP_METRICS_TENANTS,
+  PROP_OTLP_ENDPOINT,
+  PROP_TRACE_SAMPLE_RATIO,
+  PROP_SERVICE_NAME,
+  PROP_PYTHON_PATH,
+  PROP_PLAYGROUND,
   N_PROPS
 };
 
@@ -100,6 +126,11 @@ symfonic_pipeline_finalize (GObject *object)
   g_clear_object (&self->file);
   g_free (self->listen);
   g_free (self->release_line);
+  g_free (self->metrics_listen);
+  g_clear_object (&self->metrics_token_file);
+  g_free (self->otlp_endpoint);
+  g_free (self->service_name);
+  g_strfreev (self->python_path);
   g_hash_table_unref (self->stages);
   g_hash_table_unref (self->stage_settings);
   g_hash_table_unref (self->stores);
@@ -154,6 +185,33 @@ symfonic_pipeline_get_property (GObject    *object,
     case PROP_RUN_STORE:
       g_value_set_object (value, self->run_store);
       break;
+    case PROP_METRICS_LISTEN:
+      g_value_set_string (value, self->metrics_listen);
+      break;
+    case PROP_METRICS_TOKEN_FILE:
+      g_value_set_object (value, self->metrics_token_file);
+      break;
+    case PROP_METRICS_TENANT_LABEL:
+      g_value_set_boolean (value, self->metrics_tenant_label);
+      break;
+    case PROP_METRICS_TENANTS:
+      g_value_set_uint (value, self->metrics_tenants);
+      break;
+    case PROP_OTLP_ENDPOINT:
+      g_value_set_string (value, self->otlp_endpoint);
+      break;
+    case PROP_TRACE_SAMPLE_RATIO:
+      g_value_set_double (value, self->trace_sample_ratio);
+      break;
+    case PROP_SERVICE_NAME:
+      g_value_set_string (value, self->service_name);
+      break;
+    case PROP_PYTHON_PATH:
+      g_value_set_boxed (value, self->python_path);
+      break;
+    case PROP_PLAYGROUND:
+      g_value_set_boolean (value, self->playground);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -200,6 +258,37 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_RUN_STORE:
       g_set_object (&self->run_store, g_value_get_object (value));
+      break;
+    case PROP_METRICS_LISTEN:
+      g_free (self->metrics_listen);
+      self->metrics_listen = g_value_dup_string (value);
+      break;
+    case PROP_METRICS_TOKEN_FILE:
+      g_set_object (&self->metrics_token_file, g_value_get_object (value));
+      break;
+    case PROP_METRICS_TENANT_LABEL:
+      self->metrics_tenant_label = g_value_get_boolean (value);
+      break;
+    case PROP_METRICS_TENANTS:
+      self->metrics_tenants = g_value_get_uint (value);
+      break;
+    case PROP_OTLP_ENDPOINT:
+      g_free (self->otlp_endpoint);
+      self->otlp_endpoint = g_value_dup_string (value);
+      break;
+    case PROP_TRACE_SAMPLE_RATIO:
+      self->trace_sample_ratio = g_value_get_double (value);
+      break;
+    case PROP_SERVICE_NAME:
+      g_free (self->service_name);
+      self->service_name = g_value_dup_string (value);
+      break;
+    case PROP_PYTHON_PATH:
+      g_strfreev (self->python_path);
+      self->python_path = g_value_dup_boxed (value);
+      break;
+    case PROP_PLAYGROUND:
+      self->playground = g_value_get_boolean (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -321,6 +410,126 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                          SYMFONIC_TYPE_RUN_STORE,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicPipeline:metrics-listen:
+   *
+   * `HOST:PORT` of a listener of its own for `GET /metrics` (and
+   * `/healthz`), served on a thread of its own; the main listen address
+   * then no longer serves `/metrics`. Unset, `/metrics` is served on the
+   * main address.
+   */
+  properties[PROP_METRICS_LISTEN] =
+    g_param_spec_string ("metrics-listen", "Metrics listen",
+                         "HOST:PORT that serves /metrics apart from the main address; unset: the main address",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-token-file:
+   *
+   * A file holding the bearer token a scrape of `/metrics` must send
+   * (`Authorization: Bearer TOKEN`), its first line; unset, `/metrics`
+   * asks for none.
+   */
+  properties[PROP_METRICS_TOKEN_FILE] =
+    g_param_spec_object ("metrics-token-file", "Metrics token file",
+                         "File whose first line is the bearer token a scrape of /metrics must send; unset: none",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-tenant-label:
+   *
+   * Whether `/metrics` counts tokens per tenant
+   * (`symfonic_tenant_tokens_total`), for at most
+   * #SymfonicPipeline:metrics-tenants tenants.
+   */
+  properties[PROP_METRICS_TENANT_LABEL] =
+    g_param_spec_boolean ("metrics-tenant-label", "Metrics tenant label",
+                          "Count tokens per tenant in /metrics, for at most metrics-tenants tenants",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:metrics-tenants:
+   *
+   * The most tenants that get a label of their own in the per-tenant
+   * token counts: the first seen since the start; the others count as
+   * `other`.
+   */
+  properties[PROP_METRICS_TENANTS] =
+    g_param_spec_uint ("metrics-tenants", "Metrics tenants",
+                       "Tenants labelled by name in the per-tenant token counts; the rest count as other",
+                       1, 10000, 100,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:otlp-endpoint:
+   *
+   * The OTLP/HTTP traces URL (such as `http://127.0.0.1:4318/v1/traces`)
+   * the gateway posts its spans to, as JSON, from a thread of its own;
+   * unset, nothing is traced.
+   */
+  properties[PROP_OTLP_ENDPOINT] =
+    g_param_spec_string ("otlp-endpoint", "OTLP endpoint",
+                         "OTLP/HTTP URL the spans are posted to as JSON (…/v1/traces); unset: no tracing",
+                         NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:trace-sample-ratio:
+   *
+   * The share of requests traced, decided once per request; a request
+   * whose client sent a `traceparent` follows its sampled flag instead.
+   */
+  properties[PROP_TRACE_SAMPLE_RATIO] =
+    g_param_spec_double ("trace-sample-ratio", "Trace sample ratio",
+                         "Share of requests traced, 0-1; a client's traceparent decides for its request",
+                         0.0, 1.0, 1.0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:service-name:
+   *
+   * The `service.name` of the spans' resource.
+   */
+  properties[PROP_SERVICE_NAME] =
+    g_param_spec_string ("service-name", "Service name",
+                         "The service.name the spans are reported under",
+                         "symfonic-gateway",
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicPipeline:python-path:
+   *
+   * Folders the Python script plugins import from besides the
+   * interpreter's own, such as a virtualenv's `site-packages`: the
+   * embedded interpreter is the one the Python loader was built against,
+   * with its own prefix, whatever `python3` is first on `PATH`, whatever
+   * `PYTHONHOME`, `PYTHONPATH` or an active virtualenv say, so a
+   * virtualenv's packages are used only when named here.
+   *
+   * In a pipeline file, relative to the file; each must be a folder. The
+   * loader hands them to the Python loader before the scripts of
+   * `plugin-path` load; they go before the interpreter's own
+   * `site-packages` and stay on its path for the life of the process.
+   * Set on a pipeline that is already loaded, it changes nothing.
+   */
+  properties[PROP_PYTHON_PATH] =
+    g_param_spec_boxed ("python-path", "Python path",
+                        "Folders Python script plugins import from besides the interpreter's own "
+                        "(a virtualenv's site-packages), relative to the file",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:playground:
+   *
+   * Whether the gateway serves `/playground`: one static page, from the
+   * data folder, that streams the pipeline's typed routes in a browser,
+   * with the token and tenant its user types in, and reads a dropped run
+   * again from a runs route. The page has no privilege of its own; paths
+   * under `/playground` are then no route's.
+   */
+  properties[PROP_PLAYGROUND] =
+    g_param_spec_boolean ("playground", "Playground",
+                          "Serve /playground, a page that streams the typed routes in a browser",
+                          FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -347,7 +556,25 @@ typedef struct
   GFile              *base_dir;
   /* the pipeline a reload replaces, whose unchanged stages it keeps */
   SymfonicPipeline   *previous;
+  /* the groups that did not load: what names them is not reported again,
+   * their own problems say what is wrong */
+  GHashTable         *failed;
+  /* a [gateway] plugin-path folder did not load */
+  gboolean            plugins_failed;
 } Loader;
+
+/* Every problem is recorded in the file's list and loading goes on, so
+ * that one run lists them all; a group with a problem makes no object,
+ * and whatever names it is left at that. */
+static gboolean
+group_failed (Loader     *loader,
+              const char *prefix,
+              const char *name)
+{
+  g_autofree char *group = g_strconcat (prefix, name, NULL);
+
+  return g_hash_table_contains (loader->failed, group);
+}
 
 /* A property holding an object other than a file (a metering stage's
  * `store`) is set by naming a registered type: the plugin that provides
@@ -366,8 +593,7 @@ new_registered_object (Loader      *loader,
                        const char  *group,
                        const char  *key,
                        GType        required,
-                       GValue      *value,
-                       GError     **error)
+                       GValue      *value)
 {
   g_autofree char *name = g_key_file_get_string (loader->key_file, group, key, NULL);
   g_autoptr(GError) local_error = NULL;
@@ -377,6 +603,8 @@ new_registered_object (Loader      *loader,
 
   if (name != NULL)
     g_strstrip (name);
+  if (name != NULL && group_failed (loader, "store:", name))
+    return FALSE;
   store = name != NULL ? g_hash_table_lookup (loader->self->stores, name) : NULL;
   if (store != NULL)
     {
@@ -385,9 +613,10 @@ new_registered_object (Loader      *loader,
           g_autofree char *store_group = g_strconcat ("store:", name, NULL);
           g_autofree char *type_name = g_key_file_get_string (loader->key_file, store_group, "type", NULL);
 
-          return symfonic_config_file_set_error (loader->kf, error, group, key,
-                                                 _("[store:%s] is of type “%s”, which is not a %s"),
-                                                 name, type_name != NULL ? type_name : "", g_type_name (required));
+          return symfonic_config_file_add_error (loader->kf, group, key,
+                                                 _("expected a store that is a %s, found [store:%s] of type “%s”, "
+                                                   "which is not"),
+                                                 g_type_name (required), name, type_name != NULL ? type_name : "");
         }
       g_value_init (value, required);
       g_value_set_object (value, store);
@@ -396,13 +625,14 @@ new_registered_object (Loader      *loader,
 
   type = name != NULL ? symfonic_registry_lookup (loader->registry, name) : G_TYPE_INVALID;
   if (type == G_TYPE_INVALID || !g_type_is_a (type, required))
-    return symfonic_config_file_set_error (loader->kf, error, group, key,
-                                           _("“%s” is not a registered %s type (symfonic-inspect lists them)"),
-                                           name != NULL ? name : "", g_type_name (required));
+    return symfonic_config_file_add_error (loader->kf, group, key,
+                                           _("expected a [store:NAME] of this file or a registered %s type "
+                                             "(symfonic-inspect lists them), found “%s”"),
+                                           g_type_name (required), name != NULL ? name : "");
 
   object = g_object_new (type, NULL);
   if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
-    return symfonic_config_file_set_error (loader->kf, error, group, key, "%s", local_error->message);
+    return symfonic_config_file_add_error (loader->kf, group, key, "%s", local_error->message);
 
   if (symfonic_store_type_plays_a_role (type))
     {
@@ -414,16 +644,39 @@ new_registered_object (Loader      *loader,
   return TRUE;
 }
 
+/* The keys an object of @type takes, for a message about one it does not. */
+static char *
+list_settable_keys (GType              type,
+                    const char *const *skip)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  g_autofree GParamSpec **pspecs = NULL;
+  GString *list = g_string_new (NULL);
+  guint n;
+
+  pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n);
+  for (guint i = 0; i < n; i++)
+    {
+      if (!(pspecs[i]->flags & G_PARAM_WRITABLE) || pspecs[i]->owner_type == G_TYPE_OBJECT ||
+          (skip != NULL && g_strv_contains (skip, pspecs[i]->name)))
+        continue;
+      g_string_append_printf (list, "%s%s", list->len > 0 ? ", " : "", pspecs[i]->name);
+    }
+
+  return g_string_free (list, FALSE);
+}
+
 /* Sets every key of @group except those in @skip as a property of @type;
- * fills @names and @values for g_object_new_with_properties(). */
+ * fills @names and @values for g_object_new_with_properties(). Every key
+ * that does not convert is recorded. */
 static gboolean
 collect_properties (Loader            *loader,
                     const char        *group,
                     GType              type,
+                    const char        *type_name,
                     const char *const *skip,
                     GPtrArray         *names,
-                    GArray            *values,
-                    GError           **error)
+                    GArray            *values)
 {
   g_autoptr(GTypeClass) klass = g_type_class_ref (type);
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
@@ -432,6 +685,7 @@ collect_properties (Loader            *loader,
   g_autoptr(GPtrArray) pspecs = g_ptr_array_new ();
   g_autoptr(GPtrArray) set = g_ptr_array_new ();
   guint first = values->len;
+  gboolean ok = TRUE;
 
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
@@ -446,21 +700,27 @@ collect_properties (Loader            *loader,
       if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) ||
           pspec->owner_type == G_TYPE_OBJECT)
         {
-          symfonic_config_file_set_error (loader->kf, error, group, keys[i],
-                                          _("unknown key for type “%s”"), g_type_name (type));
-          return FALSE;
+          g_autofree char *known = list_settable_keys (type, skip);
+
+          ok = symfonic_config_file_add_error (loader->kf, group, keys[i],
+                                               _("expected a key of type “%s” (%s), found an unknown one"),
+                                               type_name, known);
+          continue;
         }
 
       if (names_registered_type (pspec))
         {
-          if (!new_registered_object (loader, group, keys[i], G_PARAM_SPEC_VALUE_TYPE (pspec), &value, error))
-            return FALSE;
+          if (!new_registered_object (loader, group, keys[i], G_PARAM_SPEC_VALUE_TYPE (pspec), &value))
+            {
+              ok = FALSE;
+              continue;
+            }
         }
       else if (!symfonic_property_parse (pspec, loader->key_file, group, keys[i],
                                          loader->base_dir, &value, &local_error))
         {
-          symfonic_config_file_set_error (loader->kf, error, group, keys[i], "%s", local_error->message);
-          return FALSE;
+          ok = symfonic_config_file_add_error (loader->kf, group, keys[i], "%s", local_error->message);
+          continue;
         }
 
       g_ptr_array_add (names, (gpointer) g_param_spec_get_name (pspec));
@@ -469,21 +729,19 @@ collect_properties (Loader            *loader,
       g_ptr_array_add (set, keys[i]);
     }
 
-  /* The files the values name are checked once every value converted: a
-   * value the text itself gets wrong is reported before the state of a
-   * file, whichever comes first in the group, as when the objects found
-   * out about their files. */
+  /* The files the values name are checked once every value converted, at
+   * their keys, before any object reads them. */
   for (guint i = 0; i < set->len; i++)
     {
       g_autoptr(GError) local_error = NULL;
 
       if (!symfonic_property_check_file (g_ptr_array_index (pspecs, i), &g_array_index (values, GValue, first + i),
                                          &local_error))
-        return symfonic_config_file_set_error (loader->kf, error, group, g_ptr_array_index (set, i),
-                                               "%s", local_error->message);
+        ok = symfonic_config_file_add_error (loader->kf, group, g_ptr_array_index (set, i),
+                                             "%s", local_error->message);
     }
 
-  return TRUE;
+  return ok;
 }
 
 static void
@@ -492,12 +750,107 @@ clear_value (gpointer data)
   g_value_unset (data);
 }
 
+/* The file the key @key of @group names, if @type reads it as one, by the
+ * name its own errors give it. */
+static char *
+named_file (Loader     *loader,
+            const char *group,
+            const char *key,
+            GType       type)
+{
+  g_autoptr(GTypeClass) klass = g_type_class_ref (type);
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), key);
+  g_autofree char *text = NULL;
+  g_autoptr(GFile) file = NULL;
+
+  if (pspec == NULL || G_PARAM_SPEC_VALUE_TYPE (pspec) != G_TYPE_FILE)
+    return NULL;
+  text = g_key_file_get_string (loader->key_file, group, key, NULL);
+  if (text == NULL || *text == '\0')
+    return NULL;
+  file = g_file_resolve_relative_path (loader->base_dir, text);
+  return g_file_get_parse_name (file);
+}
+
+/* What an object of @type refused to initialize with: its message is
+ * one line or several. A line about a file a key of @group names (the
+ * list a tokens file's reader gives) goes below that key's line, as the
+ * file's own; any other line is the group's, at the key it starts with
+ * when it names one (`api-key-file: ...`). */
+static void
+add_object_error (Loader       *loader,
+                  const char   *group,
+                  GType         type,
+                  const GError *error)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  g_auto(GStrv) lines = g_strsplit (error->message, "\n", -1);
+  guint n_keys = keys != NULL ? g_strv_length (keys) : 0;
+  g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) below = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+
+  for (guint k = 0; k < n_keys; k++)
+    {
+      g_ptr_array_add (files, named_file (loader, group, keys[k], type));
+      g_ptr_array_add (below, g_ptr_array_new ());
+    }
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *line = lines[i];
+      const char *key = NULL;
+      guint k;
+
+      if (*line == '\0')
+        continue;
+      for (k = 0; k < n_keys; k++)
+        {
+          gsize length = strlen (keys[k]);
+
+          if (strncmp (line, keys[k], length) == 0 && line[length] == ':' && line[length + 1] == ' ')
+            {
+              key = keys[k];
+              line += length + 2;
+              break;
+            }
+        }
+
+      for (k = 0; k < n_keys; k++)
+        {
+          const char *file = g_ptr_array_index (files, k);
+
+          if (file != NULL && g_str_has_prefix (line, file) && line[strlen (file)] == ':')
+            break;
+        }
+      if (k < n_keys)
+        g_ptr_array_add (g_ptr_array_index (below, k), (gpointer) line);
+      else
+        symfonic_config_file_add_error_literal (loader->kf, group, key, line);
+    }
+
+  for (guint k = 0; k < n_keys; k++)
+    {
+      GPtrArray *file_lines = g_ptr_array_index (below, k);
+      g_autofree char *message = NULL;
+
+      if (file_lines->len == 0)
+        continue;
+      message = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE,
+                                              "expected a file without errors, found %u in “%s”, listed below",
+                                              "expected a file without errors, found %u in “%s”, listed below",
+                                              file_lines->len),
+                                 file_lines->len, (const char *) g_ptr_array_index (files, k));
+      g_ptr_array_add (file_lines, NULL);
+      symfonic_config_file_add_error_with_lines (loader->kf, group, keys[k], message,
+                                                 (const char * const *) file_lines->pdata);
+    }
+}
+
 static GObject *
 instantiate (Loader      *loader,
              const char  *group,
              GType        required,
-             const char  *what,
-             GError     **error)
+             const char  *what)
 {
   static const char * const skip[] = { "type", NULL };
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
@@ -512,26 +865,31 @@ instantiate (Loader      *loader,
   type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
   if (type_name == NULL)
     {
-      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “type”"));
+      symfonic_config_file_add_error (loader->kf, group, NULL,
+                                      _("expected a key “type”, the registered type of the %s, found none"), what);
       return NULL;
     }
 
   type = symfonic_registry_lookup (loader->registry, type_name);
   if (type == G_TYPE_INVALID)
     {
-      symfonic_config_file_set_error (loader->kf, error, group, "type",
-                                      _("unknown type “%s” (symfonic-inspect lists the registered types)"),
-                                      type_name);
+      /* a folder that did not load may hold the type */
+      symfonic_config_file_add_error (loader->kf, group, "type",
+                                      loader->plugins_failed
+                                      ? _("expected a registered %s type (symfonic-inspect lists them), found “%s” "
+                                          "(a [gateway] plugin-path folder did not load)")
+                                      : _("expected a registered %s type (symfonic-inspect lists them), found “%s”"),
+                                      what, type_name);
       return NULL;
     }
   if (!g_type_is_a (type, required))
     {
-      symfonic_config_file_set_error (loader->kf, error, group, "type",
-                                      _("type “%s” is not a %s"), type_name, what);
+      symfonic_config_file_add_error (loader->kf, group, "type",
+                                      _("expected a %s type, found “%s”, which is not one"), what, type_name);
       return NULL;
     }
 
-  if (!collect_properties (loader, group, type, skip, names, values, error))
+  if (!collect_properties (loader, group, type, type_name, skip, names, values))
     return NULL;
 
   object = g_object_new_with_properties (type, names->len, (const char **) names->pdata,
@@ -539,14 +897,13 @@ instantiate (Loader      *loader,
 
   if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, &local_error))
     {
-      symfonic_config_file_set_error (loader->kf, error, group, NULL, "%s", local_error->message);
+      add_object_error (loader, group, type, local_error);
       return NULL;
     }
 
   return g_steal_pointer (&object);
 }
 
-/* Whether @name is among the first @n entries of @names (already stripped). */
 /* What a stage group says: its keys and values in file order, and for a
  * value naming a file, that file's size and modification time, so that a
  * stage whose tokens or table file was edited counts as changed. */
@@ -573,7 +930,12 @@ stage_settings (Loader     *loader,
         g_string_append_printf (settings, "  [store:%s]\n%s", value,
                                 (const char *) g_hash_table_lookup (loader->self->store_settings, value));
 
-      named = g_file_resolve_relative_path (loader->base_dir, value);
+      /* a value naming ${CREDENTIALS_DIRECTORY}'s file is that file */
+      {
+        g_autofree char *path = symfonic_property_expand_path (value, NULL);
+
+        named = g_file_resolve_relative_path (loader->base_dir, path != NULL ? path : value);
+      }
       info = g_file_query_info (named, G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED ","
                                 G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC,
                                 G_FILE_QUERY_INFO_NONE, NULL, NULL);
@@ -595,8 +957,7 @@ stage_settings (Loader     *loader,
 static gboolean
 load_store (Loader      *loader,
             const char  *group,
-            const char  *name,
-            GError     **error)
+            const char  *name)
 {
   g_autofree char *settings = stage_settings (loader, group);
   g_autofree char *type_name = g_key_file_get_string (loader->key_file, group, "type", NULL);
@@ -607,9 +968,10 @@ load_store (Loader      *loader,
     {
       type = symfonic_registry_lookup (loader->registry, g_strstrip (type_name));
       if (type != G_TYPE_INVALID && !symfonic_store_type_plays_a_role (type))
-        return symfonic_config_file_set_error (loader->kf, error, group, "type",
-                                               _("type “%s” is not a store (it implements none of "
-                                                 "SymfonicMeterStore, SymfonicStreamCapStore, SymfonicRunStore)"),
+        return symfonic_config_file_add_error (loader->kf, group, "type",
+                                               _("expected a store type (one implementing SymfonicMeterStore, "
+                                                 "SymfonicStreamCapStore or SymfonicRunStore), found “%s”, "
+                                                 "which implements none"),
                                                type_name);
     }
 
@@ -617,7 +979,7 @@ load_store (Loader      *loader,
       g_strcmp0 (g_hash_table_lookup (loader->previous->store_settings, name), settings) == 0)
     object = g_object_ref (g_hash_table_lookup (loader->previous->stores, name));
   else
-    object = instantiate (loader, group, G_TYPE_OBJECT, _("store"), error);
+    object = instantiate (loader, group, G_TYPE_OBJECT, _("store"));
   if (object == NULL)
     return FALSE;
 
@@ -634,8 +996,7 @@ load_store (Loader      *loader,
 static GObject *
 load_stage (Loader      *loader,
             const char  *group,
-            const char  *name,
-            GError     **error)
+            const char  *name)
 {
   char *settings = stage_settings (loader, group);
   GObject *object = NULL;
@@ -644,7 +1005,7 @@ load_stage (Loader      *loader,
       g_strcmp0 (g_hash_table_lookup (loader->previous->stage_settings, name), settings) == 0)
     object = g_object_ref (g_hash_table_lookup (loader->previous->stages, name));
   else
-    object = instantiate (loader, group, SYMFONIC_TYPE_STAGE, _("stage"), error);
+    object = instantiate (loader, group, SYMFONIC_TYPE_STAGE, _("stage"));
 
   if (object == NULL)
     {
@@ -656,6 +1017,7 @@ load_stage (Loader      *loader,
   return object;
 }
 
+/* Whether @name is among the first @n entries of @names (already stripped). */
 static gboolean
 listed_before (char * const *names,
                guint         n,
@@ -680,43 +1042,48 @@ stage_type_name (Loader     *loader,
   return g_key_file_get_string (loader->key_file, group, "type", NULL);
 }
 
-/* Refuses a key of the route group @group that is not one of
- * symfonic_pipeline_list_keys(), listing those. */
-static gboolean
-check_route_keys (Loader      *loader,
-                  const char  *group,
-                  GError     **error)
+/* Records each key of @group that is not one of
+ * symfonic_pipeline_list_keys() for @kind, listing those; returns the
+ * keys not to set as properties: those of @loaded and the unknown ones. */
+static GStrv
+check_group_keys (Loader             *loader,
+                  const char         *group,
+                  const char         *kind,
+                  const char * const *loaded,
+                  gboolean           *ok)
 {
   g_auto(GStrv) keys = g_key_file_get_keys (loader->key_file, group, NULL, NULL);
+  g_autoptr(GStrvBuilder) skip = g_strv_builder_new ();
   g_autofree GParamSpec **known = NULL;
+  g_autoptr(GString) listing = g_string_new (NULL);
   guint n_known;
 
-  known = symfonic_pipeline_list_keys ("route", &n_known);
+  g_strv_builder_addv (skip, (const char **) loaded);
+  known = symfonic_pipeline_list_keys (kind, &n_known);
+  for (guint j = 0; j < n_known; j++)
+    g_string_append_printf (listing, "%s%s", j > 0 ? ", " : "", known[j]->name);
+
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
-      g_autoptr(GString) listing = NULL;
       guint j;
 
       for (j = 0; j < n_known && !g_str_equal (known[j]->name, keys[i]); j++)
         ;
       if (j < n_known)
         continue;
-
-      listing = g_string_new (NULL);
-      for (j = 0; j < n_known; j++)
-        g_string_append_printf (listing, "%s%s", j > 0 ? ", " : "", known[j]->name);
-      return symfonic_config_file_set_error (loader->kf, error, group, keys[i],
-                                             _("unknown key for a route (known: %s)"), listing->str);
+      *ok = symfonic_config_file_add_error (loader->kf, group, keys[i],
+                                            _("expected a key of [%s] (%s), found an unknown one"),
+                                            g_str_equal (kind, "route") ? "route:NAME" : kind, listing->str);
+      g_strv_builder_add (skip, keys[i]);
     }
 
-  return TRUE;
+  return g_strv_builder_end (skip);
 }
 
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
-            const char  *name,
-            GError     **error)
+            const char  *name)
 {
   /* the keys read before the route exists, to create it */
   static const char * const structural[] = { "path", "kind", "source", "stages", NULL };
@@ -733,76 +1100,76 @@ load_route (Loader      *loader,
   /* the names in route order, for the order check's messages */
   g_autoptr(GPtrArray) stage_names = g_ptr_array_new ();
   g_autoptr(GPtrArray) type_names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) route_stages = g_ptr_array_new ();
   g_autoptr(GError) local_error = NULL;
+  g_auto(GStrv) skip = NULL;
   SymfonicRouteKind kind = SYMFONIC_ROUTE_KIND_TYPED;
-  SymfonicRoute *other;
-  SymfonicSource *source;
+  SymfonicSource *source = NULL;
+  /* a stage or the source did not load: the order is not checked */
+  gboolean complete = TRUE;
+  gboolean ok = TRUE;
 
-  if (!check_route_keys (loader, group, error))
-    return FALSE;
+  skip = check_group_keys (loader, group, "route", structural, &ok);
 
   path = g_key_file_get_string (loader->key_file, group, "path", NULL);
   if (path == NULL)
-    {
-      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “path”"));
-      return FALSE;
-    }
-  if (path[0] != '/')
-    {
-      symfonic_config_file_set_error (loader->kf, error, group, "path", _("“%s” does not start with /"), path);
-      return FALSE;
-    }
+    ok = symfonic_config_file_add_error (loader->kf, group, NULL,
+                                         _("expected a key “path”, the HTTP path the route serves, found none"));
+  else if (path[0] != '/')
+    ok = symfonic_config_file_add_error (loader->kf, group, "path", _("expected a path starting with /, found “%s”"),
+                                         path);
+
   kind_text = g_key_file_get_string (loader->key_file, group, "kind", NULL);
   if (kind_text != NULL)
     {
       GEnumValue *ev = g_enum_get_value_by_nick (kinds, kind_text);
 
       if (ev == NULL)
-        {
-          symfonic_config_file_set_error (loader->kf, error, group, "kind",
-                                          _("“%s” is not one of: typed, chunks, chat, resume, openai, anthropic, runs"), kind_text);
-          return FALSE;
-        }
-      kind = ev->value;
+        ok = symfonic_config_file_add_error (loader->kf, group, "kind",
+                                             _("expected one of typed, chunks, chat, resume, openai, anthropic, "
+                                               "runs, found “%s”"), kind_text);
+      else
+        kind = ev->value;
     }
 
   /* a provider kind serves its API's paths under its own */
-  served = symfonic_route_kind_dup_paths (kind, path);
-  for (guint i = 0; served[i] != NULL; i++)
+  if (path != NULL && path[0] == '/')
+    served = symfonic_route_kind_dup_paths (kind, path);
+  for (guint i = 0; served != NULL && served[i] != NULL; i++)
     {
-      other = g_hash_table_lookup (self->routes_by_path, served[i]);
+      SymfonicRoute *other = g_hash_table_lookup (self->routes_by_path, served[i]);
+
       if (other != NULL)
         {
           g_autofree char *other_group = g_strconcat ("route:", symfonic_route_get_name (other), NULL);
 
-          symfonic_config_file_set_error (loader->kf, error, group, "path",
-                                          _("“%s” is already served by [%s] on line %u"), served[i], other_group,
-                                          symfonic_config_file_get_line (loader->kf, other_group, "path"));
-          return FALSE;
+          ok = symfonic_config_file_add_error (loader->kf, group, "path",
+                                               _("expected a path no other route serves, found “%s”, served by "
+                                                 "[%s] on line %u"), served[i], other_group,
+                                               symfonic_config_file_get_line (loader->kf, other_group, "path"));
         }
     }
 
+  /* a runs route reads its runs from the run store: it needs no source,
+   * and one it names is checked like any other and then not used */
   source_name = g_key_file_get_string (loader->key_file, group, "source", NULL);
   if (source_name == NULL)
     {
-      symfonic_config_file_set_error (loader->kf, error, group, NULL, _("missing key “source”"));
-      return FALSE;
+      if (kind != SYMFONIC_ROUTE_KIND_RUNS)
+        ok = symfonic_config_file_add_error (loader->kf, group, NULL,
+                                             _("expected a key “source”, the [source:NAME] the route streams "
+                                               "from, found none"));
     }
-  source = g_hash_table_lookup (self->sources, source_name);
-  if (source == NULL)
-    {
-      symfonic_config_file_set_error (loader->kf, error, group, "source",
-                                      _("no [source:%s] in this file"), source_name);
-      return FALSE;
-    }
+  else if (group_failed (loader, "source:", source_name))
+    ok = complete = FALSE;
+  else if ((source = g_hash_table_lookup (self->sources, source_name)) == NULL)
+    ok = symfonic_config_file_add_error (loader->kf, group, "source",
+                                         _("expected the NAME of a [source:NAME] of this file, found “%s”"),
+                                         source_name);
 
   g_array_set_clear_func (values, clear_value);
-  if (!collect_properties (loader, group, SYMFONIC_TYPE_ROUTE, structural, names, values, error))
-    return FALSE;
-
-  route = symfonic_route_new (name, path, kind, source);
-  symfonic_route_set_release_line (route, self->release_line);
-  g_object_setv (G_OBJECT (route), names->len, (const char **) names->pdata, (const GValue *) values->data);
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_ROUTE, "route", (const char * const *) skip, names, values))
+    ok = FALSE;
 
   if (g_key_file_has_key (loader->key_file, group, "stages", NULL))
     stages = g_key_file_get_string_list (loader->key_file, group, "stages", NULL, NULL);
@@ -813,33 +1180,61 @@ load_route (Loader      *loader,
 
       if (*stage_name == '\0')
         continue;
-      stage = g_hash_table_lookup (self->stages, stage_name);
-      if (stage == NULL)
-        {
-          symfonic_config_file_set_error (loader->kf, error, group, "stages",
-                                          _("no [stage:%s] in this file"), stage_name);
-          return FALSE;
-        }
       /* A stream keeps one state per stage object: a stage listed twice
        * would share it (a budget reserving twice and settling once, a
        * filter fed its own output). Two [stage:…] groups of one type are
        * two objects and fine. */
       if (listed_before (stages, i, stage_name))
         {
-          symfonic_config_file_set_error (loader->kf, error, group, "stages",
-                                          _("stage “%s” is listed twice"), stage_name);
-          return FALSE;
+          ok = symfonic_config_file_add_error (loader->kf, group, "stages",
+                                               _("expected each stage at most once, found “%s” listed twice"),
+                                               stage_name);
+          continue;
         }
-      symfonic_route_add_stage (route, stage);
+      if (group_failed (loader, "stage:", stage_name))
+        {
+          ok = complete = FALSE;
+          continue;
+        }
+      stage = g_hash_table_lookup (self->stages, stage_name);
+      if (stage == NULL)
+        {
+          ok = symfonic_config_file_add_error (loader->kf, group, "stages",
+                                               _("expected the NAMEs of [stage:NAME]s of this file, found “%s”"),
+                                               stage_name);
+          continue;
+        }
+      g_ptr_array_add (route_stages, stage);
       g_ptr_array_add (stage_names, (gpointer) stage_name);
       g_ptr_array_add (type_names, stage_type_name (loader, stage_name));
     }
   g_ptr_array_add (stage_names, NULL);
   g_ptr_array_add (type_names, NULL);
 
+  if (!complete || (source == NULL && kind != SYMFONIC_ROUTE_KIND_RUNS) || path == NULL || path[0] != '/')
+    return FALSE;
+
+  route = symfonic_route_new (name, path, kind, source);
+  symfonic_route_set_release_line (route, self->release_line);
+  g_object_setv (G_OBJECT (route), names->len, (const char **) names->pdata, (const GValue *) values->data);
+  for (guint i = 0; i < route_stages->len; i++)
+    symfonic_route_add_stage (route, g_ptr_array_index (route_stages, i));
+  {
+    g_autofree char *source_type = source_name != NULL ? g_strconcat ("source:", source_name, NULL) : NULL;
+    g_autofree char *type_name = source_type != NULL ? g_key_file_get_string (loader->key_file, source_type,
+                                                                              "type", NULL)
+                                                     : NULL;
+
+    symfonic_route_set_telemetry_names (route, (const char * const *) stage_names->pdata, source_name,
+                                        type_name != NULL ? g_strstrip (type_name) : NULL);
+  }
+
   if (!symfonic_stage_order_check (route, (const char * const *) stage_names->pdata,
                                    (const char * const *) type_names->pdata, &local_error))
-    return symfonic_config_file_set_error (loader->kf, error, group, "stages", "%s", local_error->message);
+    ok = symfonic_config_file_add_error (loader->kf, group, "stages", "%s", local_error->message);
+
+  if (!ok)
+    return FALSE;
 
   for (guint i = 0; served[i] != NULL; i++)
     g_hash_table_insert (self->routes_by_path, g_strdup (served[i]), route);
@@ -848,47 +1243,116 @@ load_route (Loader      *loader,
   return TRUE;
 }
 
+/* The folders of `[gateway] python-path`, relative to the file, reach the
+ * Python loader before the scripts of plugin-path load. */
+static gboolean
+load_python_path (Loader *loader)
+{
+  g_auto(GStrv) folders = NULL;
+  g_autoptr(GStrvBuilder) resolved = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GParamSpec) pspec = NULL;
+  GValue value = G_VALUE_INIT;
+  gboolean ok = TRUE;
+
+  if (!g_key_file_has_key (loader->key_file, "gateway", "python-path", NULL))
+    return TRUE;
+
+  pspec = g_param_spec_ref (g_object_class_find_property (G_OBJECT_GET_CLASS (loader->self), "python-path"));
+  if (!symfonic_property_parse (pspec, loader->key_file, "gateway", "python-path", loader->base_dir, &value,
+                                &local_error))
+    return symfonic_config_file_add_error (loader->kf, "gateway", "python-path", "%s", local_error->message);
+  folders = g_value_dup_boxed (&value);
+  g_value_unset (&value);
+
+  resolved = g_strv_builder_new ();
+  for (guint i = 0; folders != NULL && folders[i] != NULL; i++)
+    {
+      g_autoptr(GFile) folder = NULL;
+      g_autofree char *path = NULL;
+
+      g_strstrip (folders[i]);
+      if (*folders[i] == '\0')
+        continue;
+      folder = g_file_resolve_relative_path (loader->base_dir, folders[i]);
+      path = g_file_get_path (folder);
+      g_clear_error (&local_error);
+      if (!symfonic_config_file_check_folder (folder, &local_error) ||
+          !symfonic_registry_add_script_path (loader->registry, ".py", path, &local_error))
+        {
+          ok = symfonic_config_file_add_error (loader->kf, "gateway", "python-path", "%s", local_error->message);
+          continue;
+        }
+      g_strv_builder_add (resolved, path);
+    }
+
+  if (ok)
+    {
+      g_auto(GStrv) paths = g_strv_builder_end (resolved);
+
+      g_object_set (loader->self, "python-path", paths, NULL);
+    }
+
+  return ok;
+}
+
 /* The folders of `[gateway] plugin-path`, relative to the file, load
  * before any group is read, so their types serve every group. */
 static gboolean
-load_plugin_path (Loader  *loader,
-                  GError **error)
+load_plugin_path (Loader *loader)
 {
   g_auto(GStrv) folders = g_key_file_get_string_list (loader->key_file, "gateway", "plugin-path", NULL, NULL);
+  gboolean ok = TRUE;
 
   for (guint i = 0; folders != NULL && folders[i] != NULL; i++)
     {
-      g_autoptr(GFile) folder = g_file_resolve_relative_path (loader->base_dir, folders[i]);
+      g_autoptr(GFile) folder = g_file_resolve_relative_path (loader->base_dir, g_strstrip (folders[i]));
       g_autofree char *path = g_file_get_path (folder);
       g_autoptr(GError) local_error = NULL;
 
-      if (!g_file_test (path, G_FILE_TEST_IS_DIR))
-        {
-          symfonic_config_file_set_error (loader->kf, error, "gateway", "plugin-path",
-                                       _("%s is not a folder"), path);
-          return FALSE;
-        }
-      if (!symfonic_registry_load_directory (loader->registry, path, &local_error))
-        {
-          symfonic_config_file_set_error (loader->kf, error, "gateway", "plugin-path", "%s", local_error->message);
-          return FALSE;
-        }
+      if (!symfonic_config_file_check_folder (folder, &local_error) ||
+          !symfonic_registry_load_directory (loader->registry, path, &local_error))
+        ok = symfonic_config_file_add_error (loader->kf, "gateway", "plugin-path", "%s", local_error->message);
     }
 
-  return TRUE;
+  return ok;
+}
+
+/* The shape of `listen`, checked where the key is known: the server
+ * resolves the host when it starts. */
+static gboolean
+is_host_port (const char *listen)
+{
+  const char *colon = strrchr (listen, ':');
+
+  return colon != NULL && colon != listen && g_ascii_string_to_unsigned (colon + 1, 10, 0, 65535, NULL, NULL) &&
+         strpbrk (listen, " \t/") == NULL;
 }
 
 static gboolean
 load_gateway (Loader      *loader,
-              const char  *group,
-              GError     **error)
+              const char  *group)
 {
-  static const char *const loaded_first[] = { "plugin-path", NULL };
+  static const char *const loaded_first[] = { "python-path", "plugin-path", NULL };
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
   g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  g_auto(GStrv) skip = NULL;
+  gboolean ok = TRUE;
 
   g_array_set_clear_func (values, clear_value);
-  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, loaded_first, names, values, error))
+  skip = check_group_keys (loader, group, "gateway", loaded_first, &ok);
+  if (!collect_properties (loader, group, SYMFONIC_TYPE_PIPELINE, "gateway", (const char * const *) skip, names, values))
+    ok = FALSE;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const GValue *value = &g_array_index (values, GValue, i);
+
+      if (g_str_equal (g_ptr_array_index (names, i), "listen") && !is_host_port (g_value_get_string (value)))
+        ok = symfonic_config_file_add_error (loader->kf, group, "listen",
+                                             _("expected HOST:PORT (such as 127.0.0.1:8080, [::1]:8080 or "
+                                               "*:8080), found “%s”"), g_value_get_string (value));
+    }
+  if (!ok)
     return FALSE;
 
   g_object_setv (G_OBJECT (loader->self), names->len, (const char **) names->pdata,
@@ -897,22 +1361,49 @@ load_gateway (Loader      *loader,
   return TRUE;
 }
 
+/* The playground's paths are its own while it is served: a route there
+ * would never be reached. */
+static void
+check_playground_paths (Loader *loader)
+{
+  SymfonicPipeline *self = loader->self;
+
+  if (!self->playground)
+    return;
+
+  for (guint i = 0; i < self->routes->len; i++)
+    {
+      SymfonicRoute *route = g_ptr_array_index (self->routes, i);
+      const char *path = symfonic_route_get_path (route);
+      g_autofree char *group = NULL;
+
+      if (!g_str_equal (path, "/playground") && !g_str_has_prefix (path, "/playground/"))
+        continue;
+      group = g_strconcat ("route:", symfonic_route_get_name (route), NULL);
+      symfonic_config_file_add_error (loader->kf, group, "path",
+                                      _("expected a path outside /playground, which is the playground’s while "
+                                        "[gateway] playground=true, found “%s”"), path);
+    }
+}
+
 static gboolean
 load (Loader  *loader,
       GError **error)
 {
   SymfonicPipeline *self = loader->self;
   g_auto(GStrv) groups = g_key_file_get_groups (loader->key_file, NULL);
+  gboolean any_route = FALSE;
 
-  if (!load_plugin_path (loader, error))
-    return FALSE;
+  /* a script of plugin-path may import from python-path */
+  loader->plugins_failed = !load_python_path (loader);
+  loader->plugins_failed |= !load_plugin_path (loader);
 
   /* Pass 0: the stores, which the gateway, stages and routes name. */
   for (guint i = 0; groups[i] != NULL; i++)
     {
       if (g_str_has_prefix (groups[i], "store:") && groups[i][strlen ("store:")] != '\0' &&
-          !load_store (loader, groups[i], groups[i] + strlen ("store:"), error))
-        return FALSE;
+          !load_store (loader, groups[i], groups[i] + strlen ("store:")))
+        g_hash_table_add (loader->failed, g_strdup (groups[i]));
     }
 
   /* Pass 1: everything a route may refer to. */
@@ -924,8 +1415,7 @@ load (Loader  *loader,
 
       if (g_strcmp0 (group, "gateway") == 0)
         {
-          if (!load_gateway (loader, group, error))
-            return FALSE;
+          load_gateway (loader, group);
           continue;
         }
 
@@ -933,45 +1423,47 @@ load (Loader  *loader,
           !(g_str_has_prefix (group, "stage:") || g_str_has_prefix (group, "source:") ||
             g_str_has_prefix (group, "route:") || g_str_has_prefix (group, "store:")))
         {
-          symfonic_config_file_set_error (loader->kf, error, group, NULL,
-                                          _("unknown group (expected [gateway], [route:NAME], [stage:NAME], "
-                                            "[source:NAME] or [store:NAME])"));
-          return FALSE;
+          symfonic_config_file_add_error (loader->kf, group, NULL,
+                                          _("expected a group [gateway], [route:NAME], [stage:NAME], "
+                                            "[source:NAME] or [store:NAME], found an unknown one"));
+          continue;
         }
       name++;
 
       if (g_str_has_prefix (group, "stage:"))
         {
-          object = load_stage (loader, group, name, error);
+          object = load_stage (loader, group, name);
           if (object == NULL)
-            return FALSE;
-          g_hash_table_insert (self->stages, g_strdup (name), object);
+            g_hash_table_add (loader->failed, g_strdup (group));
+          else
+            g_hash_table_insert (self->stages, g_strdup (name), object);
         }
       else if (g_str_has_prefix (group, "source:"))
         {
-          object = instantiate (loader, group, SYMFONIC_TYPE_SOURCE, _("source"), error);
+          object = instantiate (loader, group, SYMFONIC_TYPE_SOURCE, _("source"));
           if (object == NULL)
-            return FALSE;
-          g_hash_table_insert (self->sources, g_strdup (name), object);
+            g_hash_table_add (loader->failed, g_strdup (group));
+          else
+            g_hash_table_insert (self->sources, g_strdup (name), object);
         }
     }
 
   /* Pass 2: routes, in file order. */
   for (guint i = 0; groups[i] != NULL; i++)
     {
-      if (g_str_has_prefix (groups[i], "route:") &&
-          !load_route (loader, groups[i], groups[i] + strlen ("route:"), error))
-        return FALSE;
+      if (g_str_has_prefix (groups[i], "route:") && groups[i][strlen ("route:")] != '\0')
+        {
+          any_route = TRUE;
+          load_route (loader, groups[i], groups[i] + strlen ("route:"));
+        }
     }
 
-  if (self->routes->len == 0)
-    {
-      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: declares no [route:NAME]"), symfonic_config_file_get_name (loader->kf));
-      return FALSE;
-    }
+  if (!any_route)
+    symfonic_config_file_add_error (loader->kf, NULL, NULL, _("expected at least one [route:NAME], found none"));
 
-  return TRUE;
+  check_playground_paths (loader);
+
+  return symfonic_config_file_check_errors (loader->kf, error);
 }
 
 static SymfonicPipeline *
@@ -985,12 +1477,15 @@ load_data (SymfonicRegistry  *registry,
 {
   g_autoptr(SymfonicPipeline) self = NULL;
   g_autoptr(SymfonicConfigFile) kf = NULL;
+  g_autoptr(GHashTable) failed = NULL;
   Loader loader;
 
-  kf = symfonic_config_file_new_from_data (data, length, display_name, error);
+  kf = symfonic_config_file_new_from_data_full (data, length, display_name, SYMFONIC_CONFIG_FILE_COLLECT_ERRORS,
+                                                error);
   if (kf == NULL)
     return NULL;
 
+  failed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self = g_object_new (SYMFONIC_TYPE_PIPELINE, NULL);
   loader = (Loader) {
     .self = self,
@@ -999,6 +1494,7 @@ load_data (SymfonicRegistry  *registry,
     .key_file = symfonic_config_file_get_key_file (kf),
     .base_dir = base_dir,
     .previous = previous,
+    .failed = failed,
   };
 
   if (!load (&loader, error))
@@ -1211,6 +1707,9 @@ symfonic_pipeline_get_default_file (void)
   return g_file_new_for_path (path);
 }
 
+static int compare_names (gconstpointer a,
+                          gconstpointer b);
+
 /**
  * symfonic_pipeline_uses_demo_credentials:
  * @self: a #SymfonicPipeline
@@ -1223,14 +1722,24 @@ symfonic_pipeline_get_default_file (void)
 gboolean
 symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
 {
-  GHashTableIter iter;
-  gpointer stage;
-
   g_return_val_if_fail (SYMFONIC_IS_PIPELINE (self), FALSE);
 
-  g_hash_table_iter_init (&iter, self->stages);
-  while (g_hash_table_iter_next (&iter, NULL, &stage))
+  return symfonic_pipeline_find_demo_credentials (self) != NULL;
+}
+
+/* The name of the first `[stage:NAME]`, by name, that authenticates with
+ * the published demo credentials, or NULL: what a refusal names. */
+const char *
+symfonic_pipeline_find_demo_credentials (SymfonicPipeline *self)
+{
+  g_autofree gpointer *names = NULL;
+  guint n;
+
+  names = g_hash_table_get_keys_as_array (self->stages, &n);
+  qsort (names, n, sizeof (gpointer), compare_names);
+  for (guint i = 0; i < n; i++)
     {
+      GObject *stage = g_hash_table_lookup (self->stages, names[i]);
       GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (stage), "uses-demo-tokens");
       gboolean uses = FALSE;
 
@@ -1238,15 +1747,18 @@ symfonic_pipeline_uses_demo_credentials (SymfonicPipeline *self)
         continue;
       g_object_get (stage, "uses-demo-tokens", &uses, NULL);
       if (uses)
-        return TRUE;
+        return names[i];
     }
 
-  return FALSE;
+  return NULL;
 }
 
 /**
  * symfonic_pipeline_get_file:
  * @self: a #SymfonicPipeline
+ *
+ * Gets the file the pipeline was loaded from, which
+ * symfonic_pipeline_reload() loads again.
  *
  * Returns: (transfer none) (nullable): the file the pipeline came from
  */
@@ -1262,6 +1774,8 @@ symfonic_pipeline_get_file (SymfonicPipeline *self)
  * symfonic_pipeline_get_listen:
  * @self: a #SymfonicPipeline
  *
+ * Gets the address the pipeline is served on, its #SymfonicPipeline:listen.
+ *
  * Returns: the address to serve on, `HOST:PORT`
  */
 const char *
@@ -1275,6 +1789,9 @@ symfonic_pipeline_get_listen (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_workers:
  * @self: a #SymfonicPipeline
+ *
+ * Gets how many worker threads serve the pipeline: its
+ * #SymfonicPipeline:workers, or one per processor when that is 0.
  *
  * Returns: how many worker threads serve, at least 1
  */
@@ -1290,6 +1807,9 @@ symfonic_pipeline_get_workers (SymfonicPipeline *self)
  * symfonic_pipeline_get_max_body_bytes:
  * @self: a #SymfonicPipeline
  *
+ * Gets the largest request body accepted, its #SymfonicPipeline:max-body-
+ * bytes.
+ *
  * Returns: the largest request body accepted, in bytes
  */
 guint64
@@ -1303,6 +1823,9 @@ symfonic_pipeline_get_max_body_bytes (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_release_line:
  * @self: a #SymfonicPipeline
+ *
+ * Gets the release line whose stream contract the pipeline publishes, its
+ * #SymfonicPipeline:release-line.
  *
  * Returns: the release line to publish
  */
@@ -1318,6 +1841,9 @@ symfonic_pipeline_get_release_line (SymfonicPipeline *self)
  * symfonic_pipeline_get_n_routes:
  * @self: a #SymfonicPipeline
  *
+ * Gets how many routes the pipeline serves, for
+ * symfonic_pipeline_get_route().
+ *
  * Returns: how many routes the pipeline serves
  */
 guint
@@ -1332,6 +1858,8 @@ symfonic_pipeline_get_n_routes (SymfonicPipeline *self)
  * symfonic_pipeline_get_route:
  * @self: a #SymfonicPipeline
  * @position: a position in file order
+ *
+ * Gets one of the routes, in the order of their groups in the file.
  *
  * Returns: (transfer none): the route
  */
@@ -1350,6 +1878,9 @@ symfonic_pipeline_get_route (SymfonicPipeline *self,
  * @self: a #SymfonicPipeline
  * @path: an HTTP path
  *
+ * Finds the route that serves an HTTP path; a provider route serves the
+ * paths of its API under its own.
+ *
  * Returns: (transfer none) (nullable): the route serving @path
  */
 SymfonicRoute *
@@ -1366,6 +1897,8 @@ symfonic_pipeline_lookup_route (SymfonicPipeline *self,
  * symfonic_pipeline_get_stage:
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[stage:NAME]` group
+ *
+ * Gets the stage a `[stage:NAME]` group made.
  *
  * Returns: (transfer none) (nullable): the stage
  */
@@ -1384,6 +1917,8 @@ symfonic_pipeline_get_stage (SymfonicPipeline *self,
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[source:NAME]` group
  *
+ * Gets the source a `[source:NAME]` group made.
+ *
  * Returns: (transfer none) (nullable): the source
  */
 SymfonicSource *
@@ -1400,6 +1935,9 @@ symfonic_pipeline_get_source (SymfonicPipeline *self,
  * symfonic_pipeline_get_store:
  * @self: a #SymfonicPipeline
  * @name: the NAME of a `[store:NAME]` group
+ *
+ * Gets the store a `[store:NAME]` group made, shared by every key that
+ * names it.
  *
  * Returns: (transfer none) (nullable): the store, which plays one or more
  *   of the roles #SymfonicMeterStore, #SymfonicStreamCapStore and
@@ -1452,6 +1990,8 @@ symfonic_pipeline_dup_store_names (SymfonicPipeline *self)
 /**
  * symfonic_pipeline_get_run_store:
  * @self: a #SymfonicPipeline
+ *
+ * Gets where the pipeline's resumable routes keep their runs.
  *
  * Returns: (transfer none) (nullable): the #SymfonicPipeline:run-store, or
  *   %NULL when the file names none

@@ -26,6 +26,12 @@ struct _SymfonicPlugin
   char             *description;
 };
 
+/**
+ * SymfonicPluginClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicPlugin, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicPlugin, symfonic_plugin, G_TYPE_OBJECT)
 
 static void
@@ -74,6 +80,8 @@ symfonic_plugin_new (SymfonicRegistry         *registry,
  * symfonic_plugin_get_name:
  * @self: a #SymfonicPlugin
  *
+ * Gets the plugin's name, unique in its registry.
+ *
  * Returns: the plugin's name
  */
 const char *
@@ -87,6 +95,8 @@ symfonic_plugin_get_name (SymfonicPlugin *self)
 /**
  * symfonic_plugin_get_filename:
  * @self: a #SymfonicPlugin
+ *
+ * Gets the file the plugin was loaded from: a module or a script.
  *
  * Returns: (nullable): the module's file, %NULL for types registered in process
  */
@@ -102,6 +112,8 @@ symfonic_plugin_get_filename (SymfonicPlugin *self)
  * symfonic_plugin_get_version:
  * @self: a #SymfonicPlugin
  *
+ * Gets the plugin's own version, as its info declares it.
+ *
  * Returns: (nullable): the plugin's version
  */
 const char *
@@ -116,6 +128,8 @@ symfonic_plugin_get_version (SymfonicPlugin *self)
  * symfonic_plugin_get_license:
  * @self: a #SymfonicPlugin
  *
+ * Gets the license the plugin declares.
+ *
  * Returns: (nullable): the plugin's license, an SPDX identifier
  */
 const char *
@@ -129,6 +143,8 @@ symfonic_plugin_get_license (SymfonicPlugin *self)
 /**
  * symfonic_plugin_get_description:
  * @self: a #SymfonicPlugin
+ *
+ * Gets the one line on what the plugin provides, as its info declares it.
  *
  * Returns: (nullable): what the plugin provides
  */
@@ -189,4 +205,25 @@ symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
   g_return_if_fail (SYMFONIC_IS_REGISTRY (self->registry));
 
   symfonic_registry_add_script_loader (self->registry, suffix, language, load, adopt, user_data);
+}
+
+/**
+ * symfonic_plugin_set_script_path_func: (skip)
+ * @self: a #SymfonicPlugin
+ * @suffix: the suffix this plugin loads scripts of, as given to
+ *   symfonic_plugin_add_script_loader()
+ * @add_path: adds a folder its scripts import from
+ *
+ * Lets the scripts this plugin loads import from folders a pipeline file
+ * names. See symfonic_registry_set_script_path_func().
+ */
+void
+symfonic_plugin_set_script_path_func (SymfonicPlugin         *self,
+                                      const char             *suffix,
+                                      SymfonicScriptPathFunc  add_path)
+{
+  g_return_if_fail (SYMFONIC_IS_PLUGIN (self));
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self->registry));
+
+  symfonic_registry_set_script_path_func (self->registry, suffix, add_path);
 }

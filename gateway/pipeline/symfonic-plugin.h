@@ -94,6 +94,24 @@ typedef gboolean (*SymfonicScriptTypeFunc) (GType        type,
                                             GError     **error);
 
 /**
+ * SymfonicScriptPathFunc:
+ * @folder: an absolute folder
+ * @user_data: the data given to symfonic_registry_add_script_loader()
+ * @error: return location for a #GError
+ *
+ * Adds @folder to where the scripts of a language loader import their
+ * modules from, such as a Python virtualenv's `site-packages`. Called by
+ * symfonic_registry_add_script_path(), for the folders a pipeline file
+ * names (`[gateway] python-path`), before the scripts of its plugin
+ * folders load.
+ *
+ * Returns: %TRUE on success
+ */
+typedef gboolean (*SymfonicScriptPathFunc) (const char  *folder,
+                                            gpointer     user_data,
+                                            GError     **error);
+
+/**
  * SYMFONIC_PLUGIN_DEFINE:
  * @name: the plugin's name, a string
  * @version: the plugin's own version, a string
@@ -124,5 +142,8 @@ void        symfonic_plugin_add_script_loader (SymfonicPlugin         *self,
                                                SymfonicScriptLoadFunc  load,
                                                SymfonicScriptTypeFunc  adopt,
                                                gpointer                user_data);
+void        symfonic_plugin_set_script_path_func (SymfonicPlugin         *self,
+                                                  const char             *suffix,
+                                                  SymfonicScriptPathFunc  add_path);
 
 G_END_DECLS

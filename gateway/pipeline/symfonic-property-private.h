@@ -17,6 +17,9 @@ gboolean symfonic_property_parse (GParamSpec   *pspec,
                                   GValue       *value,
                                   GError      **error);
 G_GNUC_INTERNAL
+char    *symfonic_property_expand_path (const char   *text,
+                                        GError      **error);
+G_GNUC_INTERNAL
 gboolean symfonic_property_check_file (GParamSpec    *pspec,
                                        const GValue  *value,
                                        GError       **error);

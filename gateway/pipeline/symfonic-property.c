@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include <glib/gi18n-lib.h>
 
 #include "symfonic-config-file.h"
@@ -60,6 +61,17 @@ list_nicks (GEnumClass *klass)
   return g_string_free (g_steal_pointer (&nicks), FALSE);
 }
 
+static char *
+list_flag_nicks (GFlagsClass *klass)
+{
+  g_autoptr(GString) nicks = g_string_new (NULL);
+
+  for (guint i = 0; i < klass->n_values; i++)
+    g_string_append_printf (nicks, "%s%s", i > 0 ? ", " : "", klass->values[i].value_nick);
+
+  return g_string_free (g_steal_pointer (&nicks), FALSE);
+}
+
 static gboolean
 parse_signed (const char  *text,
               gint64       min,
@@ -70,8 +82,8 @@ parse_signed (const char  *text,
   g_autoptr(GError) local_error = NULL;
 
   if (!g_ascii_string_to_signed (text, 10, min, max, (gint64 *) out, &local_error))
-    return fail (error, _("“%s” is not a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT),
-                 text, min, max);
+    return fail (error, _("expected a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ", found “%s”"),
+                 min, max, text);
   return TRUE;
 }
 
@@ -85,8 +97,8 @@ parse_unsigned (const char  *text,
   g_autoptr(GError) local_error = NULL;
 
   if (!g_ascii_string_to_unsigned (text, 10, min, max, out, &local_error))
-    return fail (error, _("“%s” is not a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT),
-                 text, min, max);
+    return fail (error, _("expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT ", found “%s”"),
+                 min, max, text);
   return TRUE;
 }
 
@@ -103,10 +115,66 @@ parse_double (const char  *text,
   errno = 0;
   d = g_ascii_strtod (text, &end);
   if (*text == '\0' || end == NULL || *end != '\0' || errno != 0 || !isfinite (d) || d < min || d > max)
-    return fail (error, _("“%s” is not a number from %g to %g"), text, min, max);
+    return fail (error, _("expected a number from %g to %g, found “%s”"), min, max, text);
 
   *out = d;
   return TRUE;
+}
+
+/* A file-valued key may name a folder the environment says, as a service
+ * manager sets one: `${CREDENTIALS_DIRECTORY}/openai-api-key`, the file
+ * systemd hands a service with LoadCredential=. Each `${NAME}` (a letter
+ * or underscore, then letters, digits and underscores) is replaced by the
+ * variable's value; one that is unset or empty is an error, never an empty
+ * folder, which would make the path the pipeline file's or the root's.
+ * A `$` not followed by `{` is itself. Returns the expanded path, or NULL
+ * with @error set. */
+char *
+symfonic_property_expand_path (const char  *text,
+                               GError     **error)
+{
+  g_autoptr(GString) path = g_string_new (NULL);
+  const char *p = text;
+
+  while (*p != '\0')
+    {
+      const char *dollar = strstr (p, "${");
+      g_autofree char *name = NULL;
+      const char *end;
+      const char *value;
+
+      if (dollar == NULL)
+        {
+          g_string_append (path, p);
+          break;
+        }
+      g_string_append_len (path, p, dollar - p);
+      end = strchr (dollar + 2, '}');
+      if (end != NULL)
+        name = g_strndup (dollar + 2, end - dollar - 2);
+      if (name == NULL || name[0] == '\0' || g_ascii_isdigit (name[0]) ||
+          strspn (name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != strlen (name))
+        {
+          g_autofree char *written = end != NULL ? g_strndup (dollar, end - dollar + 1) : g_strdup (dollar);
+
+          fail (error, _("“%s” is not a variable: write ${NAME}, NAME of letters, digits and _"), written);
+          return NULL;
+        }
+      value = g_getenv (name);
+      if (value == NULL || value[0] == '\0')
+        {
+          if (g_str_equal (name, "CREDENTIALS_DIRECTORY"))
+            fail (error, _("${CREDENTIALS_DIRECTORY} is not set: systemd sets it for a service with "
+                           "LoadCredential=; elsewhere set it to the folder of the files"));
+          else
+            fail (error, _("${%s} is not set"), name);
+          return NULL;
+        }
+      g_string_append (path, value);
+      p = end + 1;
+    }
+
+  return g_string_free (g_steal_pointer (&path), FALSE);
 }
 
 /* Converts the text of @key into @value by @pspec's type: strings, numbers
@@ -131,7 +199,7 @@ symfonic_property_parse (GParamSpec  *pspec,
       g_auto(GStrv) list = g_key_file_get_string_list (key_file, group, key, NULL, &local_error);
 
       if (local_error != NULL)
-        return fail (error, "%s", local_error->message);
+        return fail (error, _("expected a list a;b;c, found text it cannot read: %s"), local_error->message);
       g_value_init (value, G_TYPE_STRV);
       g_value_take_boxed (value, g_steal_pointer (&list));
       return TRUE;
@@ -140,7 +208,7 @@ symfonic_property_parse (GParamSpec  *pspec,
   /* GKeyFile returns the raw text *and* an error for a bad escape */
   text = g_key_file_get_string (key_file, group, key, &local_error);
   if (local_error != NULL)
-    return fail (error, "%s", local_error->message);
+    return fail (error, _("expected a value, found text it cannot read: %s"), local_error->message);
 
   g_value_init (value, type);
 
@@ -153,7 +221,7 @@ symfonic_property_parse (GParamSpec  *pspec,
       gboolean b;
 
       if (!parse_boolean (text, &b))
-        return fail (error, _("“%s” is not a boolean (true or false)"), text);
+        return fail (error, _("expected true or false, found “%s”"), text);
       g_value_set_boolean (value, b);
     }
   else if (G_IS_PARAM_SPEC_INT (pspec))
@@ -239,7 +307,7 @@ symfonic_property_parse (GParamSpec  *pspec,
         {
           g_autofree char *nicks = list_nicks (klass);
 
-          return fail (error, _("“%s” is not one of: %s"), text, nicks);
+          return fail (error, _("expected one of %s, found “%s”"), nicks, text);
         }
       g_value_set_enum (value, ev->value);
     }
@@ -260,24 +328,35 @@ symfonic_property_parse (GParamSpec  *pspec,
           if (fv == NULL)
             fv = g_flags_get_value_by_name (klass, part);
           if (fv == NULL)
-            return fail (error, _("“%s” is not a flag of %s"), part, g_type_name (type));
+            {
+              g_autofree char *nicks = list_flag_nicks (klass);
+
+              return fail (error, _("expected flags among %s, found “%s”"), nicks, part);
+            }
           flags |= fv->value;
         }
       g_value_set_flags (value, flags);
     }
   else if (type == G_TYPE_FILE)
     {
+      g_autofree char *path = NULL;
+
       if (*text == '\0')
-        return fail (error, _("a path is required"));
-      g_value_take_object (value, g_file_resolve_relative_path (base_dir, text));
+        return fail (error, _("expected a path, found an empty value"));
+      path = symfonic_property_expand_path (text, error);
+      if (path == NULL)
+        return FALSE;
+      g_value_take_object (value, g_file_resolve_relative_path (base_dir, path));
     }
   else
     {
-      return fail (error, _("a property of type %s cannot be set from a pipeline file"), g_type_name (type));
+      return fail (error, _("expected a key a pipeline file can set, found a property of type %s, which it cannot"),
+                   g_type_name (type));
     }
 
   if (g_param_value_validate (pspec, value))
-    return fail (error, _("“%s” is out of range"), text != NULL ? text : key);
+    return fail (error, _("expected a value in the range of the property, found “%s”, out of it"),
+                 text != NULL ? text : key);
 
   return TRUE;
 }

@@ -54,6 +54,7 @@ typedef struct
   char                   *language;
   SymfonicScriptLoadFunc  load;
   SymfonicScriptTypeFunc  adopt;
+  SymfonicScriptPathFunc  add_path;
   gpointer                user_data;
 } ScriptLoader;
 
@@ -74,6 +75,12 @@ typedef struct
   SymfonicPlugin *plugin;
 } Entry;
 
+/**
+ * SymfonicRegistryClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicRegistry, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicRegistry, symfonic_registry, G_TYPE_OBJECT)
 
 static void
@@ -565,6 +572,90 @@ symfonic_registry_add_script_loader (SymfonicRegistry       *self,
   g_mutex_unlock (&self->lock);
 }
 
+static ScriptLoader *
+find_script_loader (SymfonicRegistry *self,
+                    const char       *suffix)
+{
+  ScriptLoader *found = NULL;
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->script_loaders->len && found == NULL; i++)
+    {
+      ScriptLoader *loader = g_ptr_array_index (self->script_loaders, i);
+
+      if (g_str_equal (loader->suffix, suffix))
+        found = loader;
+    }
+  g_mutex_unlock (&self->lock);
+
+  return found;
+}
+
+/**
+ * symfonic_registry_set_script_path_func: (skip)
+ * @self: a #SymfonicRegistry
+ * @suffix: the suffix of a script loader added with
+ *   symfonic_registry_add_script_loader()
+ * @add_path: adds a folder the loader's scripts import from
+ *
+ * Lets the loader of the scripts ending in @suffix take the folders a
+ * pipeline file names for them (`[gateway] python-path` for `.py`): the
+ * pipeline loader calls symfonic_registry_add_script_path() with each one
+ * before the scripts of the file's plugin folders load.
+ */
+void
+symfonic_registry_set_script_path_func (SymfonicRegistry       *self,
+                                        const char             *suffix,
+                                        SymfonicScriptPathFunc  add_path)
+{
+  ScriptLoader *loader;
+
+  g_return_if_fail (SYMFONIC_IS_REGISTRY (self));
+  g_return_if_fail (suffix != NULL);
+
+  loader = find_script_loader (self, suffix);
+  g_return_if_fail (loader != NULL);
+  loader->add_path = add_path;
+}
+
+/**
+ * symfonic_registry_add_script_path:
+ * @self: a #SymfonicRegistry
+ * @suffix: the suffix of the scripts, such as ".py"
+ * @folder: an absolute folder they may import from, such as a Python
+ *   virtualenv's `site-packages`
+ * @error: return location for a #GError
+ *
+ * Hands @folder to the loader of the scripts ending in @suffix, for the
+ * scripts that load from then on; it stays for the life of the process.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set when no loader of
+ *   @suffix takes folders or it refused this one
+ */
+gboolean
+symfonic_registry_add_script_path (SymfonicRegistry  *self,
+                                   const char        *suffix,
+                                   const char        *folder,
+                                   GError           **error)
+{
+  ScriptLoader *loader;
+
+  g_return_val_if_fail (SYMFONIC_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (suffix != NULL, FALSE);
+  g_return_val_if_fail (folder != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  loader = find_script_loader (self, suffix);
+  if (loader == NULL || loader->add_path == NULL)
+    {
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PLUGIN,
+                   _("expected a loader of %s scripts that takes folders to import from, found none"), suffix);
+      return FALSE;
+    }
+
+  return loader->add_path (folder, loader->user_data, error);
+}
+
 /* As load_plugin(), for a script: its name, which is its file's, is
  * checked before it runs, since what it registers cannot be taken back. */
 static gboolean
@@ -803,6 +894,8 @@ symfonic_registry_scan (SymfonicRegistry  *self,
  * @self: a #SymfonicRegistry
  * @name: a type name as pipeline files use it
  *
+ * Finds the type a pipeline file's `type=` names.
+ *
  * Returns: the registered or built-in type, or %G_TYPE_INVALID
  */
 GType
@@ -825,6 +918,8 @@ symfonic_registry_lookup (SymfonicRegistry *self,
  * symfonic_registry_get_type_plugin:
  * @self: a #SymfonicRegistry
  * @name: a registered type name
+ *
+ * Finds the plugin that registered a type name.
  *
  * Returns: (transfer none) (nullable): the plugin that registered @name,
  *   %NULL if the application did or nothing did
@@ -849,6 +944,10 @@ symfonic_registry_get_type_plugin (SymfonicRegistry *self,
  * symfonic_registry_list_types:
  * @self: a #SymfonicRegistry
  *
+ * Lists the names of the types plugins and the application registered; the
+ * library's own (symfonic_registry_list_builtin_types()) are not among
+ * them.
+ *
  * Returns: (transfer full) (array zero-terminated=1): the registered names, sorted
  */
 char **
@@ -871,6 +970,9 @@ symfonic_registry_list_types (SymfonicRegistry *self)
 /**
  * symfonic_registry_list_plugins:
  * @self: a #SymfonicRegistry
+ *
+ * Lists the plugins loaded into the registry, modules and scripts, in the
+ * order they loaded.
  *
  * Returns: (transfer container) (element-type SymfonicPlugin): the loaded plugins
  */

@@ -47,6 +47,13 @@ void               symfonic_registry_add_script_loader (SymfonicRegistry       *
                                                         SymfonicScriptLoadFunc  load,
                                                         SymfonicScriptTypeFunc  adopt,
                                                         gpointer                user_data);
+void               symfonic_registry_set_script_path_func (SymfonicRegistry       *self,
+                                                           const char             *suffix,
+                                                           SymfonicScriptPathFunc  add_path);
+gboolean           symfonic_registry_add_script_path   (SymfonicRegistry  *self,
+                                                        const char        *suffix,
+                                                        const char        *folder,
+                                                        GError           **error);
 
 gboolean           symfonic_register_stage_type        (GType              type,
                                                         const char        *name,

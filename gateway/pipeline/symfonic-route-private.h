@@ -9,6 +9,7 @@
 #include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
 #include "symfonic-stream-cap-private.h"
+#include "symfonic-telemetry-private.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +43,10 @@ typedef struct
   /* the admission hook tried first, or NULL when it admits asynchronously
    * only */
   SymfonicStageStreamFunc   admit;
+  /* it has an admission hook of its own, or a finish hook: the phases
+   * its metrics have */
+  gboolean                  admits;
+  gboolean                  finishes;
 } SymfonicRouteStage;
 
 G_GNUC_INTERNAL
@@ -66,10 +71,30 @@ G_GNUC_INTERNAL
 void     symfonic_route_release_stream      (SymfonicRoute   *self,
                                              SymfonicStream  *stream);
 G_GNUC_INTERNAL
+void     symfonic_route_share_cap_store     (SymfonicRoute          *self,
+                                             SymfonicStreamCapStore *store);
+G_GNUC_INTERNAL
 guint64  symfonic_route_get_refused_streams (SymfonicRoute   *self,
                                              gboolean         per_tenant);
 G_GNUC_INTERNAL
 const SymfonicRouteStage *symfonic_route_get_stage_info (SymfonicRoute *self,
                                                          guint          position);
+
+G_GNUC_INTERNAL
+SymfonicRouteStats *symfonic_route_get_stats (SymfonicRoute *self);
+G_GNUC_INTERNAL
+void        symfonic_route_set_telemetry_names (SymfonicRoute     *self,
+                                                const char *const *stage_names,
+                                                const char        *source_name,
+                                                const char        *source_type);
+G_GNUC_INTERNAL
+const char *symfonic_route_get_stage_name     (SymfonicRoute   *self,
+                                               guint            position);
+G_GNUC_INTERNAL
+const char *symfonic_route_get_source_name    (SymfonicRoute   *self);
+G_GNUC_INTERNAL
+const char *symfonic_route_get_provider_name  (SymfonicRoute   *self);
+G_GNUC_INTERNAL
+const char *symfonic_route_get_model          (SymfonicRoute   *self);
 
 G_END_DECLS

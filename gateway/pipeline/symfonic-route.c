@@ -15,7 +15,9 @@
 /**
  * SymfonicRoute:
  *
- * An HTTP path bound to a source and an ordered chain of stages.
+ * An HTTP path bound to a source and an ordered chain of stages. A route
+ * of kind %SYMFONIC_ROUTE_KIND_RUNS reads runs from the run store and
+ * needs no source.
  *
  * A route is assembled once, when its pipeline is loaded, and is only read
  * afterwards, by every worker thread at once; only the count of its
@@ -48,8 +50,22 @@ struct _SymfonicRoute
   guint              resume_bytes;
   guint              resume_seconds;
   guint64            max_usage_tokens;
+
+  /* what the metrics count for the route, made for its first stream once
+   * its stages are known, and the names its labels take from the file */
+  SymfonicRouteStats *stats;
+  GPtrArray         *stage_names;
+  char              *source_name;
+  char              *provider_name;
+  char              *model;
 };
 
+/**
+ * SymfonicRouteClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicRoute, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicRoute, symfonic_route, G_TYPE_OBJECT)
 
 static void
@@ -96,6 +112,11 @@ symfonic_route_finalize (GObject *object)
   g_ptr_array_unref (self->stages);
   g_array_unref (self->stage_infos);
   symfonic_stream_cap_free (self->cap);
+  g_clear_pointer (&self->stats, symfonic_route_stats_free);
+  g_clear_pointer (&self->stage_names, g_ptr_array_unref);
+  g_free (self->source_name);
+  g_free (self->provider_name);
+  g_free (self->model);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
 }
@@ -254,24 +275,52 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
   object_class->get_property = symfonic_route_get_property;
   object_class->set_property = symfonic_route_set_property;
 
+  /**
+   * SymfonicRoute:name:
+   *
+   * The route's name: the NAME of its `[route:NAME]` group.
+   */
   properties[PROP_NAME] =
     g_param_spec_string ("name", "Name", "The route's name in its pipeline file",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:path:
+   *
+   * The HTTP path the route serves; a provider route serves its API's
+   * paths under it (see symfonic_route_kind_dup_paths()).
+   */
   properties[PROP_PATH] =
     g_param_spec_string ("path", "Path", "The HTTP path the route serves",
                          NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:release-line:
+   *
+   * The release line the route's streams publish unless a stage (the
+   * `release-line` stage) chooses another: the `[gateway]` release line.
+   */
   properties[PROP_RELEASE_LINE] =
     g_param_spec_string ("release-line", "Release line", "The release line the route's streams publish by default",
                          SYMFONIC_VERSION,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:kind:
+   *
+   * What the route answers with: which wire format it publishes, and
+   * which requests it takes.
+   */
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", "Kind", "What the route answers with",
                        SYMFONIC_TYPE_ROUTE_KIND, SYMFONIC_ROUTE_KIND_TYPED,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:source:
+   *
+   * The source the route's streams read their events from.
+   */
   properties[PROP_SOURCE] =
-    g_param_spec_object ("source", "Source", "The upstream the route reads",
+    g_param_spec_object ("source", "Source", "The upstream the route reads; a runs route needs none",
                          SYMFONIC_TYPE_SOURCE,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
@@ -470,7 +519,8 @@ update_uint (SymfonicRoute *self,
  * @name: the route's name
  * @path: the HTTP path, starting with `/`
  * @kind: what the route answers with
- * @source: the upstream
+ * @source: (nullable): the upstream; %NULL only for a route of kind
+ *   %SYMFONIC_ROUTE_KIND_RUNS, which reads runs from the run store
  *
  * Creates a route with no stages.
  *
@@ -484,7 +534,7 @@ symfonic_route_new (const char        *name,
 {
   g_return_val_if_fail (name != NULL, NULL);
   g_return_val_if_fail (path != NULL && path[0] == '/', NULL);
-  g_return_val_if_fail (SYMFONIC_IS_SOURCE (source), NULL);
+  g_return_val_if_fail (source != NULL ? SYMFONIC_IS_SOURCE (source) : kind == SYMFONIC_ROUTE_KIND_RUNS, NULL);
 
   return g_object_new (SYMFONIC_TYPE_ROUTE,
                        "name", name,
@@ -521,6 +571,8 @@ symfonic_route_add_stage (SymfonicRoute *self,
     }
   info.process = symfonic_stage_get_process_func (stage);
   info.admit = symfonic_stage_get_admit_func (stage);
+  info.admits = symfonic_stage_admits (stage);
+  info.finishes = symfonic_stage_finishes (stage);
   g_ptr_array_add (self->stages, g_object_ref (stage));
   g_array_append_val (self->stage_infos, info);
 
@@ -532,6 +584,8 @@ symfonic_route_add_stage (SymfonicRoute *self,
 /**
  * symfonic_route_get_name:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's name, the NAME of its `[route:NAME]` group.
  *
  * Returns: the route's name
  */
@@ -547,6 +601,8 @@ symfonic_route_get_name (SymfonicRoute *self)
  * symfonic_route_get_path:
  * @self: a #SymfonicRoute
  *
+ * Gets the HTTP path the route serves.
+ *
  * Returns: the HTTP path
  */
 const char *
@@ -560,6 +616,8 @@ symfonic_route_get_path (SymfonicRoute *self)
 /**
  * symfonic_route_get_release_line:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:release-line.
  *
  * Returns: the release line the route's streams publish unless a stage
  *   chooses another
@@ -600,6 +658,8 @@ symfonic_route_set_release_line (SymfonicRoute *self,
  * symfonic_route_get_max_duration:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:max-duration.
+ *
  * Returns: the longest a stream of this route may run, in seconds; 0 when
  *   there is no limit
  */
@@ -636,6 +696,8 @@ symfonic_route_set_max_duration (SymfonicRoute *self,
 /**
  * symfonic_route_get_hook_timeout:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:hook-timeout.
  *
  * Returns: how long a stage on a thread of its own may take to answer one
  *   call, in seconds; 0 when there is no limit
@@ -689,6 +751,8 @@ set_stream_limit (SymfonicRoute         *self,
  * symfonic_route_get_max_streams:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:max-streams.
+ *
  * Returns: how many streams of this route may run at once; 0 when there
  *   is no limit
  */
@@ -721,6 +785,8 @@ symfonic_route_set_max_streams (SymfonicRoute *self,
 /**
  * symfonic_route_get_max_streams_per_tenant:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:max-streams-per-tenant.
  *
  * Returns: how many streams of this route one tenant may run at once; 0
  *   when there is no limit
@@ -872,6 +938,8 @@ symfonic_route_endpoint_method (SymfonicRoute    *self,
  * symfonic_route_get_cap_store:
  * @self: a #SymfonicRoute
  *
+ * Gets the store the route's stream caps count in.
+ *
  * Returns: (transfer none) (nullable): where the route counts its running
  *   streams: its #SymfonicRoute:cap-store, or the store it keeps in this
  *   process; %NULL while it has no cap
@@ -910,6 +978,16 @@ symfonic_route_set_cap_store (SymfonicRoute          *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CAP_STORE]);
 }
 
+/* Only while the route is assembled: a capped route without a
+ * cap-store counts its streams in @store, its server's (see
+ * symfonic_stream_cap_share_store()). */
+void
+symfonic_route_share_cap_store (SymfonicRoute          *self,
+                                SymfonicStreamCapStore *store)
+{
+  symfonic_stream_cap_share_store (self->cap, store);
+}
+
 /* Counts @stream against the route's caps, or refuses it; a store that
  * answers later tells @func. */
 SymfonicAdmitResult
@@ -942,6 +1020,8 @@ symfonic_route_get_refused_streams (SymfonicRoute *self,
 /**
  * symfonic_route_get_stall_timeout:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:stall-timeout.
  *
  * Returns: how long a streaming client may read nothing while frames wait,
  *   in seconds; 0 when there is no limit
@@ -980,6 +1060,8 @@ symfonic_route_set_stall_timeout (SymfonicRoute *self,
  * symfonic_route_get_heartbeat_seconds:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:heartbeat-seconds.
+ *
  * Returns: seconds without a frame before a stream gets a keepalive
  *   comment; 0 when it gets none
  */
@@ -1012,6 +1094,8 @@ symfonic_route_set_heartbeat_seconds (SymfonicRoute *self,
 /**
  * symfonic_route_get_max_usage_tokens:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:max-usage-tokens.
  *
  * Returns: the most input plus output tokens an upstream may report for
  *   one of the route's streams
@@ -1051,6 +1135,8 @@ symfonic_route_set_max_usage_tokens (SymfonicRoute *self,
  * symfonic_route_get_resume:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume.
+ *
  * Returns: whether the route's runs can be read again after their client
  *   left
  */
@@ -1088,6 +1174,8 @@ symfonic_route_set_resume (SymfonicRoute *self,
  * symfonic_route_get_resume_frames:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume-frames.
+ *
  * Returns: how many recent frames a resumable run keeps
  */
 guint
@@ -1119,6 +1207,8 @@ symfonic_route_set_resume_frames (SymfonicRoute *self,
 /**
  * symfonic_route_get_resume_bytes:
  * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:resume-bytes.
  *
  * Returns: how many bytes of recent frames a resumable run keeps
  */
@@ -1153,6 +1243,8 @@ symfonic_route_set_resume_bytes (SymfonicRoute *self,
  * symfonic_route_get_resume_seconds:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's #SymfonicRoute:resume-seconds.
+ *
  * Returns: how long a resumable run goes on, and stays readable, without
  *   a client, in seconds
  */
@@ -1186,6 +1278,9 @@ symfonic_route_set_resume_seconds (SymfonicRoute *self,
  * symfonic_route_get_kind:
  * @self: a #SymfonicRoute
  *
+ * Gets the route's kind: which wire format it publishes and which requests
+ * it takes.
+ *
  * Returns: what the route answers with
  */
 SymfonicRouteKind
@@ -1200,7 +1295,10 @@ symfonic_route_get_kind (SymfonicRoute *self)
  * symfonic_route_get_source:
  * @self: a #SymfonicRoute
  *
- * Returns: (transfer none): the upstream
+ * Gets the source the route's streams read from.
+ *
+ * Returns: (transfer none) (nullable): the upstream, %NULL for a route of
+ *   kind %SYMFONIC_ROUTE_KIND_RUNS made without one
  */
 SymfonicSource *
 symfonic_route_get_source (SymfonicRoute *self)
@@ -1213,6 +1311,9 @@ symfonic_route_get_source (SymfonicRoute *self)
 /**
  * symfonic_route_get_n_stages:
  * @self: a #SymfonicRoute
+ *
+ * Gets how many stages the route's chain has, for
+ * symfonic_route_get_stage().
  *
  * Returns: how many stages the chain has
  */
@@ -1228,6 +1329,8 @@ symfonic_route_get_n_stages (SymfonicRoute *self)
  * symfonic_route_get_stage:
  * @self: a #SymfonicRoute
  * @position: a position in the chain
+ *
+ * Gets one stage of the route's chain, in the order it runs.
  *
  * Returns: (transfer none): the stage at @position
  */
@@ -1250,6 +1353,90 @@ symfonic_route_get_stage_info (SymfonicRoute *self,
   g_return_val_if_fail (position < self->stage_infos->len, NULL);
 
   return &g_array_index (self->stage_infos, SymfonicRouteStage, position);
+}
+
+/* The counts of the route's streams, on every thread. */
+SymfonicRouteStats *
+symfonic_route_get_stats (SymfonicRoute *self)
+{
+  SymfonicRouteStats *stats = __atomic_load_n (&self->stats, __ATOMIC_ACQUIRE);
+  SymfonicRouteStats *expected = NULL;
+
+  if (G_LIKELY (stats != NULL))
+    return stats;
+
+  stats = symfonic_route_stats_new (self->stages->len);
+  if (!__atomic_compare_exchange_n (&self->stats, &expected, stats, FALSE, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    {
+      symfonic_route_stats_free (stats);
+      stats = expected;
+    }
+
+  return stats;
+}
+
+/* The names the metrics and traces label the route's stages and source
+ * with: the groups of its pipeline file, and the source's type (the
+ * provider) and the model it asks for, if it has a `model`. Set once, as
+ * the route is assembled. */
+void
+symfonic_route_set_telemetry_names (SymfonicRoute     *self,
+                                    const char *const *stage_names,
+                                    const char        *source_name,
+                                    const char        *source_type)
+{
+  GParamSpec *pspec;
+
+  g_clear_pointer (&self->stage_names, g_ptr_array_unref);
+  self->stage_names = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; stage_names != NULL && stage_names[i] != NULL; i++)
+    g_ptr_array_add (self->stage_names, g_strdup (stage_names[i]));
+  g_free (self->source_name);
+  self->source_name = g_strdup (source_name);
+  g_free (self->provider_name);
+  self->provider_name = g_strdup (source_type);
+  g_clear_pointer (&self->model, g_free);
+  if (self->source == NULL)
+    return;
+  pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self->source), "model");
+  if (pspec != NULL && G_PARAM_SPEC_VALUE_TYPE (pspec) == G_TYPE_STRING)
+    g_object_get (self->source, "model", &self->model, NULL);
+}
+
+/* A stage's name in the file, or its type's for a route made in code. */
+const char *
+symfonic_route_get_stage_name (SymfonicRoute *self,
+                               guint          position)
+{
+  if (self->stage_names != NULL && position < self->stage_names->len)
+    return g_ptr_array_index (self->stage_names, position);
+
+  return G_OBJECT_TYPE_NAME (g_ptr_array_index (self->stages, position));
+}
+
+const char *
+symfonic_route_get_source_name (SymfonicRoute *self)
+{
+  if (self->source_name != NULL)
+    return self->source_name;
+
+  return self->source != NULL ? G_OBJECT_TYPE_NAME (self->source) : "";
+}
+
+const char *
+symfonic_route_get_provider_name (SymfonicRoute *self)
+{
+  if (self->provider_name != NULL)
+    return self->provider_name;
+
+  return self->source != NULL ? G_OBJECT_TYPE_NAME (self->source) : "";
+}
+
+/* The model the source asks its upstream for, or NULL. */
+const char *
+symfonic_route_get_model (SymfonicRoute *self)
+{
+  return self->model;
 }
 
 /**

@@ -4,6 +4,9 @@
  */
 #include "config.h"
 
+#include <glib/gi18n-lib.h>
+
+#include "symfonic-error.h"
 #include "symfonic-run-store.h"
 
 /**
@@ -26,13 +29,176 @@
 
 G_DEFINE_INTERFACE (SymfonicRunStore, symfonic_run_store, G_TYPE_OBJECT)
 
+static gboolean
+would_block (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The run store answers asynchronously"));
+  return FALSE;
+}
+
+static gboolean
+symfonic_run_store_real_try_open_run (SymfonicRunStore  *self,
+                                      const char        *run_id,
+                                      const char        *principal_id,
+                                      const char        *tenant_id,
+                                      guint              max_frames,
+                                      guint64            max_bytes,
+                                      GError           **error)
+{
+  return would_block (error);
+}
+
+static GPtrArray *
+symfonic_run_store_real_try_read (SymfonicRunStore  *self,
+                                  const char        *run_id,
+                                  const char        *principal_id,
+                                  const char        *tenant_id,
+                                  guint64            after,
+                                  gboolean          *ended,
+                                  GError           **error)
+{
+  would_block (error);
+  return NULL;
+}
+
+/* A store that answers at once gets its asynchronous methods from its
+ * try methods: the answer comes in a later main-loop turn, as any
+ * asynchronous answer does. A store that implements neither says so. */
+static void
+symfonic_run_store_real_open_run_async (SymfonicRunStore    *self,
+                                        const char          *run_id,
+                                        const char          *principal_id,
+                                        const char          *tenant_id,
+                                        guint                max_frames,
+                                        guint64              max_bytes,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  GError *error = NULL;
+
+  g_task_set_source_tag (task, symfonic_run_store_real_open_run_async);
+  if (SYMFONIC_RUN_STORE_GET_IFACE (self)->try_open_run (self, run_id, principal_id, tenant_id, max_frames, max_bytes,
+                                                         &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static gboolean
+symfonic_run_store_real_open_run_finish (SymfonicRunStore  *self,
+                                         GAsyncResult      *result,
+                                         GError           **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+typedef struct
+{
+  GPtrArray *frames;
+  gboolean   ended;
+} ReadResult;
+
+static void
+read_result_free (gpointer data)
+{
+  ReadResult *result = data;
+
+  g_ptr_array_unref (result->frames);
+  g_free (result);
+}
+
+static void
+symfonic_run_store_real_read_async (SymfonicRunStore    *self,
+                                    const char          *run_id,
+                                    const char          *principal_id,
+                                    const char          *tenant_id,
+                                    guint64              after,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  ReadResult *result = g_new0 (ReadResult, 1);
+  GError *error = NULL;
+
+  g_task_set_source_tag (task, symfonic_run_store_real_read_async);
+  result->frames = SYMFONIC_RUN_STORE_GET_IFACE (self)->try_read (self, run_id, principal_id, tenant_id, after,
+                                                                  &result->ended, &error);
+  if (result->frames == NULL)
+    {
+      g_free (result);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, result, read_result_free);
+}
+
+static GPtrArray *
+symfonic_run_store_real_read_finish (SymfonicRunStore  *self,
+                                     GAsyncResult      *result,
+                                     gboolean          *ended,
+                                     GError           **error)
+{
+  ReadResult *value;
+  GPtrArray *frames;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  value = g_task_propagate_pointer (G_TASK (result), error);
+  if (value == NULL)
+    return NULL;
+  frames = g_steal_pointer (&value->frames);
+  *ended = value->ended;
+  g_free (value);
+
+  return frames;
+}
+
 static void
 symfonic_run_store_default_init (SymfonicRunStoreInterface *iface)
 {
+  iface->try_open_run = symfonic_run_store_real_try_open_run;
+  iface->open_run_async = symfonic_run_store_real_open_run_async;
+  iface->open_run_finish = symfonic_run_store_real_open_run_finish;
+  iface->try_read = symfonic_run_store_real_try_read;
+  iface->read_async = symfonic_run_store_real_read_async;
+  iface->read_finish = symfonic_run_store_real_read_finish;
+}
+
+/* What a store's method answered, held to the interface's rule: a value
+ * or an error, never both, never neither. */
+static gboolean
+checked (gboolean     answered,
+         GError      *local_error,
+         const char  *method,
+         gpointer     store,
+         GError     **error)
+{
+  if (answered && local_error != NULL)
+    {
+      g_critical ("%s::%s answered and set an error: %s", G_OBJECT_TYPE_NAME (store), method, local_error->message);
+      g_error_free (local_error);
+      return TRUE;
+    }
+  if (!answered && local_error == NULL)
+    {
+      g_critical ("%s::%s failed without an error", G_OBJECT_TYPE_NAME (store), method);
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, "%s::%s failed without an error",
+                   G_OBJECT_TYPE_NAME (store), method);
+      return FALSE;
+    }
+  if (local_error != NULL)
+    g_propagate_error (error, local_error);
+
+  return answered;
 }
 
 /**
- * symfonic_run_store_open_run:
+ * symfonic_run_store_try_open_run:
  * @self: a #SymfonicRunStore
  * @run_id: the run's id
  * @principal_id: (nullable): the principal that started the run
@@ -41,28 +207,99 @@ symfonic_run_store_default_init (SymfonicRunStoreInterface *iface)
  * @max_bytes: how many bytes of its most recent frames to keep, at least 1
  * @error: return location for a #GError
  *
- * Starts keeping the frames of a run. A store at its capacity (in runs,
- * or without room for @max_bytes more) refuses with
- * %SYMFONIC_ERROR_OVERLOADED.
+ * Starts keeping the frames of a run, if the store can answer without
+ * waiting: a store in this process always can, and the run's stream then
+ * starts without waiting a main-loop turn. A store that must ask
+ * elsewhere fails with %G_IO_ERROR_WOULD_BLOCK, having changed nothing,
+ * and the caller calls symfonic_run_store_open_run_async() instead. A
+ * store at its capacity (in runs, or without room for @max_bytes more)
+ * refuses with %SYMFONIC_ERROR_OVERLOADED.
  *
  * Returns: %TRUE if the run is kept
  */
 gboolean
-symfonic_run_store_open_run (SymfonicRunStore  *self,
-                             const char        *run_id,
-                             const char        *principal_id,
-                             const char        *tenant_id,
-                             guint              max_frames,
-                             guint64            max_bytes,
-                             GError           **error)
+symfonic_run_store_try_open_run (SymfonicRunStore  *self,
+                                 const char        *run_id,
+                                 const char        *principal_id,
+                                 const char        *tenant_id,
+                                 guint              max_frames,
+                                 guint64            max_bytes,
+                                 GError           **error)
 {
+  GError *local_error = NULL;
+  gboolean opened;
+
   g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), FALSE);
   g_return_val_if_fail (run_id != NULL, FALSE);
   g_return_val_if_fail (max_frames >= 1 && max_bytes >= 1, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return SYMFONIC_RUN_STORE_GET_IFACE (self)->open_run (self, run_id, principal_id, tenant_id, max_frames, max_bytes,
-                                                        error);
+  opened = SYMFONIC_RUN_STORE_GET_IFACE (self)->try_open_run (self, run_id, principal_id, tenant_id, max_frames,
+                                                              max_bytes, &local_error);
+  return checked (opened, local_error, "try_open_run", self, error);
+}
+
+/**
+ * symfonic_run_store_open_run_async:
+ * @self: a #SymfonicRunStore
+ * @run_id: the run's id
+ * @principal_id: (nullable): the principal that started the run
+ * @tenant_id: (nullable): the tenant it runs for
+ * @max_frames: how many of its most recent frames to keep, at least 1
+ * @max_bytes: how many bytes of its most recent frames to keep, at least 1
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the answer
+ * @user_data: data for @callback
+ *
+ * Starts keeping the frames of a run, as symfonic_run_store_try_open_run()
+ * does, for a store that must ask elsewhere. The callback runs in the
+ * thread-default main context of the caller.
+ */
+void
+symfonic_run_store_open_run_async (SymfonicRunStore    *self,
+                                   const char          *run_id,
+                                   const char          *principal_id,
+                                   const char          *tenant_id,
+                                   guint                max_frames,
+                                   guint64              max_bytes,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
+  g_return_if_fail (run_id != NULL);
+  g_return_if_fail (max_frames >= 1 && max_bytes >= 1);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->open_run_async (self, run_id, principal_id, tenant_id, max_frames, max_bytes,
+                                                       cancellable, callback, user_data);
+}
+
+/**
+ * symfonic_run_store_open_run_finish:
+ * @self: a #SymfonicRunStore
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes symfonic_run_store_open_run_async(): the answer of a store
+ * that had to be asked asynchronously whether it keeps the run.
+ *
+ * Returns: %TRUE if the run is kept
+ */
+gboolean
+symfonic_run_store_open_run_finish (SymfonicRunStore  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  GError *local_error = NULL;
+  gboolean opened;
+
+  g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), FALSE);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  opened = SYMFONIC_RUN_STORE_GET_IFACE (self)->open_run_finish (self, result, &local_error);
+  return checked (opened, local_error, "open_run_finish", self, error);
 }
 
 /**
@@ -77,6 +314,9 @@ symfonic_run_store_open_run (SymfonicRunStore  *self,
  * Keeps the next frame of a run; the oldest go when the run would hold
  * more than its `max_frames` or `max_bytes`. A frame larger than
  * `max_bytes` is not kept: the run is then readable from the next one.
+ * A store that cannot keep the frame (a network store that is down) lets
+ * the run go on for its client all the same: the run is then read again
+ * up to the frame before at most.
  */
 void
 symfonic_run_store_append (SymfonicRunStore *self,
@@ -112,7 +352,7 @@ symfonic_run_store_close_run (SymfonicRunStore *self,
 }
 
 /**
- * symfonic_run_store_read:
+ * symfonic_run_store_try_read:
  * @self: a #SymfonicRunStore
  * @run_id: the run's id
  * @principal_id: (nullable): the principal asking
@@ -121,38 +361,124 @@ symfonic_run_store_close_run (SymfonicRunStore *self,
  * @ended: (out): whether the last frame returned is the run's last
  * @error: return location for a #GError
  *
- * Returns the frames kept after @after, in order: the first has the id
+ * Returns the frames kept after @after, in order, if the store can answer
+ * without waiting (a store in this process always can); a store that must
+ * ask elsewhere fails with %G_IO_ERROR_WOULD_BLOCK and the caller calls
+ * symfonic_run_store_read_async() instead. The first frame has the id
  * @after + 1. A run that does not exist, or that another principal or
  * tenant started, is %SYMFONIC_ERROR_NOT_FOUND (the store does not say
  * which); @after past the id of the run's last frame so far is
  * %SYMFONIC_ERROR_BAD_REQUEST (no client got such a frame); a run that no
- * longer keeps the frame after @after is %SYMFONIC_ERROR_GONE.
+ * longer keeps the frame after @after is %SYMFONIC_ERROR_GONE. A run
+ * whose producer stopped before its end (a gateway instance that died)
+ * gives the frames it kept, then, with none left after @after,
+ * %SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE: the run will have no more.
  *
  * Returns: (transfer full) (element-type GBytes): the frames, possibly
  *   none
  */
 GPtrArray *
-symfonic_run_store_read (SymfonicRunStore  *self,
-                         const char        *run_id,
-                         const char        *principal_id,
-                         const char        *tenant_id,
-                         guint64            after,
-                         gboolean          *ended,
-                         GError           **error)
+symfonic_run_store_try_read (SymfonicRunStore  *self,
+                             const char        *run_id,
+                             const char        *principal_id,
+                             const char        *tenant_id,
+                             guint64            after,
+                             gboolean          *ended,
+                             GError           **error)
 {
+  GError *local_error = NULL;
+  GPtrArray *frames;
+
   g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), NULL);
   g_return_val_if_fail (run_id != NULL && ended != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  return SYMFONIC_RUN_STORE_GET_IFACE (self)->read (self, run_id, principal_id, tenant_id, after, ended, error);
+  *ended = FALSE;
+  frames = SYMFONIC_RUN_STORE_GET_IFACE (self)->try_read (self, run_id, principal_id, tenant_id, after, ended,
+                                                          &local_error);
+  if (!checked (frames != NULL, local_error, "try_read", self, error))
+    g_clear_pointer (&frames, g_ptr_array_unref);
+
+  return frames;
+}
+
+/**
+ * symfonic_run_store_read_async:
+ * @self: a #SymfonicRunStore
+ * @run_id: the run's id
+ * @principal_id: (nullable): the principal asking
+ * @tenant_id: (nullable): the tenant asking
+ * @after: the id of the last frame the reader has; 0 for none
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the frames
+ * @user_data: data for @callback
+ *
+ * Reads the frames kept after @after, as symfonic_run_store_try_read()
+ * does, for a store that must ask elsewhere. The callback runs in the
+ * thread-default main context of the caller.
+ */
+void
+symfonic_run_store_read_async (SymfonicRunStore    *self,
+                               const char          *run_id,
+                               const char          *principal_id,
+                               const char          *tenant_id,
+                               guint64              after,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
+  g_return_if_fail (run_id != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->read_async (self, run_id, principal_id, tenant_id, after, cancellable,
+                                                   callback, user_data);
+}
+
+/**
+ * symfonic_run_store_read_finish:
+ * @self: a #SymfonicRunStore
+ * @result: the #GAsyncResult
+ * @ended: (out): whether the last frame returned is the run's last
+ * @error: return location for a #GError
+ *
+ * Finishes symfonic_run_store_read_async(): the frames a store that had
+ * to be asked asynchronously keeps after the id that was given.
+ *
+ * Returns: (transfer full) (element-type GBytes): the frames, possibly
+ *   none; %NULL with @error set as for symfonic_run_store_try_read()
+ */
+GPtrArray *
+symfonic_run_store_read_finish (SymfonicRunStore  *self,
+                                GAsyncResult      *result,
+                                gboolean          *ended,
+                                GError           **error)
+{
+  GError *local_error = NULL;
+  GPtrArray *frames;
+
+  g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), NULL);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), NULL);
+  g_return_val_if_fail (ended != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  *ended = FALSE;
+  frames = SYMFONIC_RUN_STORE_GET_IFACE (self)->read_finish (self, result, ended, &local_error);
+  if (!checked (frames != NULL, local_error, "read_finish", self, error))
+    g_clear_pointer (&frames, g_ptr_array_unref);
+
+  return frames;
 }
 
 /**
  * symfonic_run_store_wait_async:
  * @self: a #SymfonicRunStore
  * @run_id: the run's id
+ * @principal_id: (nullable): the principal asking, who read the run
+ * @tenant_id: (nullable): the tenant asking
  * @after: the id of the last frame the reader has
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a #GCancellable: a store may then forget the
+ *   wait before it would have answered
  * @callback: (scope async): called when a frame after @after is in, the
  *   run ended, or it was forgotten
  * @user_data: data for @callback
@@ -163,6 +489,8 @@ symfonic_run_store_read (SymfonicRunStore  *self,
 void
 symfonic_run_store_wait_async (SymfonicRunStore    *self,
                                const char          *run_id,
+                               const char          *principal_id,
+                               const char          *tenant_id,
                                guint64              after,
                                GCancellable        *cancellable,
                                GAsyncReadyCallback  callback,
@@ -170,8 +498,10 @@ symfonic_run_store_wait_async (SymfonicRunStore    *self,
 {
   g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
   g_return_if_fail (run_id != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  SYMFONIC_RUN_STORE_GET_IFACE (self)->wait_async (self, run_id, after, cancellable, callback, user_data);
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->wait_async (self, run_id, principal_id, tenant_id, after, cancellable,
+                                                   callback, user_data);
 }
 
 /**
@@ -179,6 +509,8 @@ symfonic_run_store_wait_async (SymfonicRunStore    *self,
  * @self: a #SymfonicRunStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_run_store_wait_async().
  *
  * Returns: %TRUE if there may be more to read; %FALSE with @error set if
  *   the wait was cancelled

@@ -20,6 +20,7 @@ G_DECLARE_INTERFACE (SymfonicSource, symfonic_source, SYMFONIC, SOURCE, GObject)
 
 /**
  * SymfonicSourceInterface:
+ * @parent_iface: the parent interface
  * @start: opens the upstream for the stream's invocation. Runs on the
  *   stream's thread with its main context as thread default; the source
  *   pushes each event with symfonic_stream_push() from that context (and

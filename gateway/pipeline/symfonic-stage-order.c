@@ -238,8 +238,8 @@ symfonic_stage_order_check (SymfonicRoute       *route,
           g_autoptr(GEnumClass) kinds = g_type_class_ref (SYMFONIC_TYPE_ROUTE_KIND);
 
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("a “%s” route needs a stage that provides “%s”, and none of its stages does"),
-                       g_enum_get_value (kinds, symfonic_route_get_kind (route))->value_nick, kind_needs[k]);
+                       _("expected a stage that provides “%s” on a “%s” route, found none among its stages"),
+                       kind_needs[k], g_enum_get_value (kinds, symfonic_route_get_kind (route))->value_nick);
           return FALSE;
         }
     }
@@ -263,17 +263,17 @@ symfonic_stage_order_check (SymfonicRoute       *route,
           later = find_provider (route, i, order->needs[k], FALSE);
           if (later >= 0)
             g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("stage “%s” (%s) must come before stage “%s” (%s)%s"),
+                         _("expected stage “%s” (%s) before stage “%s” (%s)%s, found it after"),
                          names[later], type_names[later], names[i], type_names[i], why);
           else if (order->why != NULL)
             g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("stage “%s” (%s), which %s, needs a stage before it that provides “%s”, "
-                           "and the route has none"),
-                         names[i], type_names[i], order->why, order->needs[k]);
+                         _("expected a stage that provides “%s” before stage “%s” (%s), which %s, "
+                           "found none on the route"),
+                         order->needs[k], names[i], type_names[i], order->why);
           else
             g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                         _("stage “%s” (%s) needs a stage before it that provides “%s”, and the route has none"),
-                         names[i], type_names[i], order->needs[k]);
+                         _("expected a stage that provides “%s” before stage “%s” (%s), found none on the route"),
+                         order->needs[k], names[i], type_names[i]);
           return FALSE;
         }
 
@@ -284,7 +284,7 @@ symfonic_stage_order_check (SymfonicRoute       *route,
           if (later >= 0)
             {
               g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("stage “%s” (%s) must come before stage “%s” (%s)%s"),
+                           _("expected stage “%s” (%s) before stage “%s” (%s)%s, found it after"),
                            names[later], type_names[later], names[i], type_names[i], why);
               return FALSE;
             }

@@ -29,6 +29,10 @@ typedef gboolean (*SymfonicStageProcessFunc) (SymfonicStage   *self,
 G_GNUC_INTERNAL
 SymfonicStageProcessFunc symfonic_stage_get_process_func (SymfonicStage *self);
 G_GNUC_INTERNAL
+gboolean                 symfonic_stage_admits           (SymfonicStage *self);
+G_GNUC_INTERNAL
+gboolean                 symfonic_stage_finishes         (SymfonicStage *self);
+G_GNUC_INTERNAL
 gboolean                 symfonic_stage_run_process      (SymfonicStage             *self,
                                                           SymfonicStageProcessFunc   process,
                                                           SymfonicStream            *stream,

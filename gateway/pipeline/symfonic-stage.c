@@ -360,6 +360,22 @@ symfonic_stage_get_process_func (SymfonicStage *self)
   return process != symfonic_stage_real_process ? process : NULL;
 }
 
+/* Whether the stage decides anything at admission, or finishes: the
+ * phases its metrics have. */
+gboolean
+symfonic_stage_admits (SymfonicStage *self)
+{
+  SymfonicStageInterface *iface = SYMFONIC_STAGE_GET_IFACE (self);
+
+  return iface->admit != symfonic_stage_real_admit || iface->admit_async != symfonic_stage_real_admit_async;
+}
+
+gboolean
+symfonic_stage_finishes (SymfonicStage *self)
+{
+  return SYMFONIC_STAGE_GET_IFACE (self)->finish != symfonic_stage_real_finish;
+}
+
 /* symfonic_stage_process() through the hook symfonic_stage_get_process_func()
  * returned, without the argument checks the executor made once. */
 gboolean

@@ -38,6 +38,7 @@ G_DECLARE_INTERFACE (SymfonicStage, symfonic_stage, SYMFONIC, STAGE, GObject)
 
 /**
  * SymfonicStageInterface:
+ * @parent_iface: the parent interface
  * @admit: admission before the handshake: may refuse the request with a
  *   #GError (mapped to a 4xx). The default accepts. The gateway calls it
  *   on the worker, so it must not block. A stage that also implements

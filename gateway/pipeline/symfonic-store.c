@@ -69,6 +69,9 @@ symfonic_store_default_init (SymfonicStoreInterface *iface)
  * symfonic_store_get_lease_ttl:
  * @self: a #SymfonicStore
  *
+ * Gets how long a lease of the store lives unless its holder renews it,
+ * which holders renew every third of.
+ *
  * Returns: how long a lease lives unless renewed, in microseconds; 0 when
  *   the store's leases never expire (and need no renewal)
  */
@@ -111,6 +114,8 @@ symfonic_store_check_async (SymfonicStore       *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_store_check_async().
+ *
  * Returns: %TRUE if the store can serve, %FALSE with @error set saying why
  *   not
  */
@@ -149,6 +154,9 @@ symfonic_store_lease_ttl_of (GObject *store)
 /**
  * symfonic_store_type_plays_a_role:
  * @type: a type
+ *
+ * Checks whether objects of @type can serve as a store: a `[store:NAME]`
+ * group's type must play a role.
  *
  * Returns: whether @type implements a store role: #SymfonicMeterStore,
  *   #SymfonicStreamCapStore or #SymfonicRunStore

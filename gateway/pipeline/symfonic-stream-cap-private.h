@@ -40,6 +40,9 @@ void               symfonic_stream_cap_set_store   (SymfonicStreamCap      *self
 G_GNUC_INTERNAL
 SymfonicStreamCapStore *symfonic_stream_cap_get_store (SymfonicStreamCap   *self);
 G_GNUC_INTERNAL
+void               symfonic_stream_cap_share_store (SymfonicStreamCap      *self,
+                                                    SymfonicStreamCapStore *store);
+G_GNUC_INTERNAL
 SymfonicAdmitResult symfonic_stream_cap_claim      (SymfonicStreamCap      *self,
                                                     SymfonicStream         *stream,
                                                     SymfonicStreamCapFunc   func,

@@ -72,6 +72,8 @@ give_slot (const SymfonicStoreAnswer *answer,
  * symfonic_stream_cap_store_get_time:
  * @self: a #SymfonicStreamCapStore
  *
+ * Gets the time on the store's clock, which leases expire by.
+ *
  * Returns: now on the store's clock, in microseconds
  */
 gint64
@@ -136,6 +138,8 @@ symfonic_stream_cap_store_acquire_async (SymfonicStreamCapStore        *self,
  * @lease_id: (out) (optional): when taken, the slot's lease id, never 0;
  *   0 when refused
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_stream_cap_store_acquire_async().
  *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
@@ -253,6 +257,8 @@ symfonic_stream_cap_store_renew_async (SymfonicStreamCapStore        *self,
  *   more (it expired and its slot went to another stream)
  * @error: return location for a #GError
  *
+ * Finishes a symfonic_stream_cap_store_renew_async().
+ *
  * Returns: %TRUE if the store answered, %FALSE with @error set if it could not
  */
 gboolean
@@ -313,6 +319,8 @@ symfonic_stream_cap_store_release_async (SymfonicStreamCapStore        *self,
  * @self: a #SymfonicStreamCapStore
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes a symfonic_stream_cap_store_release_async().
  *
  * Returns: %TRUE if the slot was given back; %FALSE with @error set if
  *   not, %G_IO_ERROR_NOT_FOUND when the store has no such lease

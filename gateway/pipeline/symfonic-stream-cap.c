@@ -33,6 +33,9 @@ struct _SymfonicStreamCap
   /* the route's set of slots in the store; a tenant's set adds its name */
   char                   *route_key;
   gint64                  lease_ttl_us;
+  /* @store is the default, not one the route was given: a store of its
+   * own in this process, or the server's (see _share_store()) */
+  gboolean                default_store;
 };
 
 /* A stream's slot, kept on the stream from its claim to its release. */
@@ -81,7 +84,10 @@ symfonic_stream_cap_set_limit (SymfonicStreamCap     *self,
 {
   self->limits[kind] = limit;
   if (limit > 0 && self->store == NULL)
-    symfonic_stream_cap_set_store (self, SYMFONIC_STREAM_CAP_STORE (symfonic_memory_store_new (0)));
+    {
+      symfonic_stream_cap_set_store (self, SYMFONIC_STREAM_CAP_STORE (symfonic_memory_store_new (0)));
+      self->default_store = TRUE;
+    }
 }
 
 guint
@@ -99,6 +105,23 @@ symfonic_stream_cap_set_store (SymfonicStreamCap      *self,
   g_clear_object (&self->store);
   self->store = store;
   self->lease_ttl_us = store != NULL ? symfonic_store_lease_ttl_of (G_OBJECT (store)) : 0;
+  self->default_store = FALSE;
+}
+
+/* Only while the route is assembled. A capped route that names no store
+ * counts in @store instead of one of its own: the server's, which
+ * outlives a reload, so that the streams of a route's earlier pipeline
+ * still count against the route of the same name (its key in the store)
+ * in the next. A route given a store keeps it. */
+void
+symfonic_stream_cap_share_store (SymfonicStreamCap      *self,
+                                 SymfonicStreamCapStore *store)
+{
+  if (!self->default_store || self->store == store)
+    return;
+
+  symfonic_stream_cap_set_store (self, g_object_ref (store));
+  self->default_store = TRUE;
 }
 
 SymfonicStreamCapStore *

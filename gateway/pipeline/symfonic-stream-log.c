@@ -4,20 +4,28 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "symfonic-invocation.h"
 #include "symfonic-route.h"
 #include "symfonic-stream-log-private.h"
+#include "symfonic-stream-private.h"
 
 /* The request's W3C trace id (32 lower-case hex digits) for
- * SYMFONIC_TRACE_ID, or NULL. Streams carry no trace yet: once one does
- * (its traceparent, `00-TRACEID-SPANID-FLAGS`), this copies the trace id
- * into @buffer and returns it, and every line about the request names its
- * trace. */
+ * SYMFONIC_TRACE_ID, or NULL when the request is not traced: the second
+ * field of its traceparent, `00-TRACEID-SPANID-FLAGS`. */
 static const char *
 stream_trace_id (SymfonicStream *stream,
                  char            buffer[33])
 {
-  return NULL;
+  const char *traceparent = symfonic_stream_get_traceparent (stream);
+
+  if (traceparent == NULL || strlen (traceparent) < 3 + 32)
+    return NULL;
+  memcpy (buffer, traceparent + 3, 32);
+  buffer[32] = '\0';
+
+  return buffer;
 }
 
 void

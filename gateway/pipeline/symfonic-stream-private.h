@@ -52,6 +52,44 @@ typedef enum {
 typedef void (*SymfonicStreamAdmitFunc) (gpointer      data,
                                          const GError *error);
 
+/* `00-` 32 hex `-` 16 hex `-` 2 hex, and a NUL */
+#define SYMFONIC_TRACEPARENT_SIZE 56
+
+/* What a stage did for a stream, for its trace (see StageSlot). */
+typedef struct
+{
+  gboolean               admits;
+  gboolean               processes;
+  gboolean               finishes;
+  SymfonicAdmissionPhase phase;
+  guint64                admit_start;
+  guint64                admit_end;
+  guint64                events_first;
+  guint64                events_last;
+  guint64                events_busy;
+  guint64                events;
+  guint64                finish_start;
+  guint64                finish_end;
+} SymfonicStageTiming;
+
+G_GNUC_INTERNAL
+guint    symfonic_stream_get_n_stages (SymfonicStream            *self);
+G_GNUC_INTERNAL
+void     symfonic_stream_get_stage_timing (SymfonicStream        *self,
+                                           guint                  i,
+                                           SymfonicStageTiming   *timing);
+G_GNUC_INTERNAL
+void     symfonic_stream_get_times    (SymfonicStream            *self,
+                                       gint64                    *source_start_us,
+                                       gint64                    *upstream_end_us,
+                                       gint64                    *first_token_us,
+                                       guint64                   *n_deltas);
+G_GNUC_INTERNAL
+void     symfonic_stream_set_traceparent (SymfonicStream         *self,
+                                          const char             *traceparent);
+G_GNUC_INTERNAL
+const char *symfonic_stream_get_traceparent (SymfonicStream      *self);
+
 G_GNUC_INTERNAL
 void     symfonic_stream_set_sink     (SymfonicStream            *self,
                                        const SymfonicStreamSink  *sink,

@@ -12,6 +12,7 @@
 #include "symfonic-route-private.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream-private.h"
+#include "symfonic-event-private.h"
 
 /**
  * SymfonicStream:
@@ -180,6 +181,18 @@ typedef struct
   /* the next slot that has a process hook, or n_stages: events skip the
    * ones between */
   guint                     next_process;
+  /* When each of its phases ran, in telemetry ticks (0: it did not), for
+   * the metrics and the trace: one clock read at each boundary. Its
+   * events are summed: from the start of the first to the end of the
+   * last, and how long the hook itself took over all of them. */
+  guint64                   admit_start;
+  guint64                   admit_end;
+  guint64                   events_first;
+  guint64                   events_last;
+  guint64                   events_busy;
+  guint64                   events;
+  guint64                   finish_start;
+  guint64                   finish_end;
 } StageSlot;
 
 /* The events a source may push while a batch is out: they make the next
@@ -273,6 +286,22 @@ struct _SymfonicStream
    * once the stream starts */
   gboolean                  holds_head;
 
+  /* what the metrics count for the route, and what the stream tells them
+   * and its trace: when the source started and its upstream ended, when
+   * the first token came (g_get_monotonic_time(), 0 until then), how many
+   * deltas did; and the trace context sent upstream */
+  SymfonicRouteStats       *stats;
+  /* the stats' shard of the thread that runs the stream, found once */
+  SymfonicRouteShard       *shard;
+  guint                     shard_index;
+  gint64                    source_start_us;
+  gint64                    upstream_end_us;
+  gint64                    first_token_us;
+  guint64                   n_deltas;
+  /* the admission stage that runs said it admitted with little room */
+  gboolean                  near_limit;
+  char                      traceparent[SYMFONIC_TRACEPARENT_SIZE];
+
   StageSlot                *slots;
   guint                     n_stages;
   /* the admission in progress: the next slot to look at, and who hears
@@ -336,6 +365,12 @@ struct _SymfonicStream
   SymfonicDeferred          ready;
 };
 
+/**
+ * SymfonicStreamClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicStream, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicStream, symfonic_stream, G_TYPE_OBJECT)
 
 /* Moves the stream on @event. A move the table does not list is a bug:
@@ -558,6 +593,8 @@ symfonic_stream_new (SymfonicRoute      *route,
   self->n_stages = symfonic_route_get_n_stages (route);
   self->release_line = g_strdup (symfonic_route_get_release_line (route));
   self->slots = g_new0 (StageSlot, self->n_stages);
+  self->stats = symfonic_route_get_stats (route);
+  self->shard_index = G_MAXUINT;
   for (guint i = 0; i < self->n_stages; i++)
     {
       self->slots[i].stage = symfonic_route_get_stage (route, i);
@@ -577,6 +614,8 @@ symfonic_stream_new (SymfonicRoute      *route,
  * symfonic_stream_get_route:
  * @self: a #SymfonicStream
  *
+ * Gets the route the stream runs on.
+ *
  * Returns: (transfer none): the route
  */
 SymfonicRoute *
@@ -590,6 +629,9 @@ symfonic_stream_get_route (SymfonicStream *self)
 /**
  * symfonic_stream_get_invocation:
  * @self: a #SymfonicStream
+ *
+ * Gets the invocation the stream serves: the request, and who made it once
+ * authenticated.
  *
  * Returns: (transfer none): the invocation
  */
@@ -621,6 +663,9 @@ symfonic_stream_get_cancellable (SymfonicStream *self)
 /**
  * symfonic_stream_get_start_time:
  * @self: a #SymfonicStream
+ *
+ * Gets when the stream's request arrived, which timeouts and durations
+ * count from.
  *
  * Returns: when the request arrived, in g_get_monotonic_time() microseconds
  */
@@ -709,6 +754,8 @@ symfonic_stream_hold_head (SymfonicStream *self)
  * symfonic_stream_get_holds_head:
  * @self: a #SymfonicStream
  *
+ * Gets whether a stage held the response's head back until the first event.
+ *
  * Returns: whether the response's head waits for the first event, see
  *   symfonic_stream_hold_head()
  */
@@ -747,6 +794,9 @@ symfonic_stream_set_response_header (SymfonicStream *self,
  * @self: a #SymfonicStream
  * @name: a header name, in any case
  *
+ * Gets a response header a stage set with
+ * symfonic_stream_set_response_header().
+ *
  * Returns: (nullable): the value a stage set for @name
  */
 const char *
@@ -762,6 +812,9 @@ symfonic_stream_get_response_header (SymfonicStream *self,
 /**
  * symfonic_stream_list_response_headers:
  * @self: a #SymfonicStream
+ *
+ * Lists the response headers stages set with
+ * symfonic_stream_set_response_header().
  *
  * Returns: (transfer full) (array zero-terminated=1): the names of the
  *   headers stages set
@@ -909,6 +962,10 @@ find_slot (SymfonicStream *self,
  * symfonic_stream_get_stage_data: (skip)
  * @self: a #SymfonicStream
  * @stage: a stage of the stream's route
+ *
+ * Gets what a stage keeps for this stream, set with
+ * symfonic_stream_set_stage_data(): the per-stream state of a stage object
+ * that all streams of its route share.
  *
  * Returns: (nullable): the data @stage keeps for this stream
  */
@@ -1082,10 +1139,53 @@ stream_end (SymfonicStream *self,
   if (!advance (self, STREAM_END))
     return;
 
+  if (self->upstream_end_us == 0)
+    self->upstream_end_us = g_get_monotonic_time ();
   stop_flow (self);
   if (self->sink != NULL)
     self->sink->end (self->sink_data, error);
   close_admitted_stages (self);
+}
+
+/* The calling thread's shard of the route's counts: the stream's own
+ * thread keeps it at hand; a stage's thread looks its own up. */
+static inline SymfonicRouteShard *
+get_shard (SymfonicStream *self)
+{
+  guint index = symfonic_telemetry_thread_shard ();
+
+  if (G_LIKELY (index == self->shard_index))
+    return self->shard;
+  if (self->shard_index == G_MAXUINT)
+    {
+      self->shard = symfonic_route_stats_get_shard (self->stats);
+      self->shard_index = index;
+      return self->shard;
+    }
+
+  return symfonic_route_stats_get_shard (self->stats);
+}
+
+/* Stage @i took @n events since @start: the one clock read at the end of
+ * its batch (which the next stage takes as its start), and the sums a
+ * trace reads; each event is observed as the batch's mean. */
+static inline guint64
+count_events (SymfonicStream *self,
+              guint           i,
+              guint64         start,
+              guint           n)
+{
+  StageSlot *slot = &self->slots[i];
+  guint64 end = symfonic_telemetry_ticks ();
+
+  if (slot->events_first == 0)
+    slot->events_first = start;
+  slot->events_last = end;
+  slot->events_busy += end - start;
+  slot->events += n;
+  symfonic_route_stats_observe_phase (self->stats, get_shard (self), i, SYMFONIC_STAGE_PHASE_EVENT, end - start, n);
+
+  return end;
 }
 
 /* Runs stage @i over self->batch into self->spare, then makes the output
@@ -1098,10 +1198,13 @@ static gboolean
 process_batch (SymfonicStream  *self,
                guint            i,
                gboolean         hopped,
+               guint64         *clock,
                GError         **error)
 {
   EventList *in = self->batch;
   StageSlot *slot = &self->slots[i];
+  guint64 start = *clock != 0 ? *clock : symfonic_telemetry_ticks ();
+  guint n_events = in->len;
 
   self->emit_target = self->spare;
   self->running = slot;
@@ -1123,6 +1226,7 @@ process_batch (SymfonicStream  *self,
           self->emit_target = NULL;
           self->running = NULL;
           event_list_clear (self->spare);
+          *clock = count_events (self, i, start, j + 1);
           return FALSE;
         }
     }
@@ -1132,6 +1236,7 @@ process_batch (SymfonicStream  *self,
   event_list_clear (in);
   self->batch = self->spare;
   self->spare = in;
+  *clock = count_events (self, i, start, n_events);
 
   return TRUE;
 }
@@ -1149,7 +1254,16 @@ run_edge_hook (SymfonicStream  *self,
   if (kind == HOP_BEGIN)
     ok = symfonic_stage_begin (self->slots[i].stage, self, error);
   else
-    ok = symfonic_stage_finish (self->slots[i].stage, self, error);
+    {
+      StageSlot *slot = &self->slots[i];
+
+      slot->finish_start = symfonic_telemetry_ticks ();
+      ok = symfonic_stage_finish (slot->stage, self, error);
+      slot->finish_end = symfonic_telemetry_ticks ();
+      if (slot->info.finishes)
+        symfonic_route_stats_observe_phase (self->stats, get_shard (self), i, SYMFONIC_STAGE_PHASE_FINISH,
+                                            slot->finish_end - slot->finish_start, 1);
+    }
   self->emit_target = NULL;
 
   return ok;
@@ -1162,6 +1276,8 @@ run_stages (SymfonicStream  *self,
             guint            first,
             GError         **error)
 {
+  guint64 clock = 0;
+
   if (first < self->n_stages && self->slots[first].info.process == NULL)
     first = self->slots[first].next_process;
   for (guint i = first; i < self->n_stages && self->batch->len > 0; i = self->slots[i].next_process)
@@ -1171,7 +1287,7 @@ run_stages (SymfonicStream  *self,
           hop_send (self, HOP_PROCESS, i);
           return TRUE;
         }
-      if (!process_batch (self, i, FALSE, error))
+      if (!process_batch (self, i, FALSE, &clock, error))
         return FALSE;
     }
 
@@ -1304,6 +1420,17 @@ start_source (SymfonicStream *self)
 {
   if (!advance (self, STREAM_OPEN))
     return;
+  /* a runs route made without a source serves its runs from the store:
+   * a stream that asks it for an upstream fails rather than crashes */
+  if (symfonic_route_get_source (self->route) == NULL)
+    {
+      g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
+                                                     "The route has no source");
+
+      stream_end (self, error);
+      return;
+    }
+  self->source_start_us = g_get_monotonic_time ();
   arm_deadline (self);
   symfonic_source_start (symfonic_route_get_source (self->route), self, self->cancellable);
 }
@@ -1504,7 +1631,11 @@ hop_run (gpointer data)
       /* numbered, so that an overrun stops this hook and no later one */
       g_atomic_int_set (&hop->serial, symfonic_stage_lane_enter (lane));
       if (hop->kind == HOP_PROCESS)
-        process_batch (self, hop->index, TRUE, &hop->error);
+        {
+          guint64 clock = 0;
+
+          process_batch (self, hop->index, TRUE, &clock, &hop->error);
+        }
       else
         run_edge_hook (self, hop->kind, hop->index, &hop->error);
       symfonic_stage_lane_leave (lane);
@@ -1600,6 +1731,21 @@ symfonic_stream_push (SymfonicStream *self,
     {
       g_return_val_if_fail (!upstream_ended (self), SYMFONIC_FLOW_OVER);
       return SYMFONIC_FLOW_OVER;
+    }
+
+  /* what the upstream produced, as the source gave it: the time to its
+   * first token, and how many it sent when it reports no usage */
+  switch (symfonic_event_peek_kind (event))
+    {
+    case SYMFONIC_EVENT_KIND_TEXT_DELTA:
+    case SYMFONIC_EVENT_KIND_THINKING_DELTA:
+    case SYMFONIC_EVENT_KIND_TOOL_CALL_START:
+      if (G_UNLIKELY (self->first_token_us == 0))
+        self->first_token_us = g_get_monotonic_time ();
+      self->n_deltas++;
+      break;
+    default:
+      break;
     }
 
   if (G_UNLIKELY (self->out))
@@ -1698,6 +1844,7 @@ symfonic_stream_push_end (SymfonicStream *self,
   if (!flows (self))
     return;
 
+  self->upstream_end_us = g_get_monotonic_time ();
   if (error != NULL)
     {
       stream_end (self, error);
@@ -1742,6 +1889,40 @@ admitting_phase (SymfonicStream *self)
   return self->state <= STREAM_HEAD_WAITING ? SYMFONIC_ADMISSION_PHASE_HEAD : SYMFONIC_ADMISSION_PHASE_BODY;
 }
 
+/* Stage @i decided its admission (@error, its refusal, or NULL), which
+ * it began at @start: timed for its phase, and, for a stage that meters
+ * (its hook runs once the body is in), counted by outcome. */
+static void
+count_admission (SymfonicStream *self,
+                 guint           i,
+                 guint64         start,
+                 const GError   *error)
+{
+  StageSlot *slot = &self->slots[i];
+  gboolean body = slot->info.phase == SYMFONIC_ADMISSION_PHASE_BODY;
+  SymfonicLimitOutcome outcome;
+
+  slot->admit_start = start;
+  slot->admit_end = symfonic_telemetry_ticks ();
+  if (!slot->info.admits)
+    return;
+
+  symfonic_route_stats_observe_phase (self->stats, get_shard (self), i,
+                                      body ? SYMFONIC_STAGE_PHASE_BODY : SYMFONIC_STAGE_PHASE_HEAD,
+                                      slot->admit_end - start, 1);
+  if (!body)
+    return;
+  if (error == NULL)
+    outcome = self->near_limit ? SYMFONIC_LIMIT_NEAR_LIMIT : SYMFONIC_LIMIT_ADMITTED;
+  else if (error->domain == SYMFONIC_ERROR &&
+           (error->code == SYMFONIC_ERROR_STORE_UNAVAILABLE || error->code == SYMFONIC_ERROR_STORE_TIMEOUT))
+    outcome = SYMFONIC_LIMIT_STORE_ERROR;
+  else
+    outcome = SYMFONIC_LIMIT_REFUSED;
+  self->near_limit = FALSE;
+  symfonic_route_stats_count_limit (self->stats, i, outcome);
+}
+
 static void
 refuse_admission (SymfonicStream *self)
 {
@@ -1775,7 +1956,9 @@ pass_phase (SymfonicStream  *self,
         default:
           break;
         }
-      if (!symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
+      /* a runs route has no source, and reads its run at this point */
+      if (symfonic_route_get_source (self->route) != NULL &&
+          !symfonic_source_admit (symfonic_route_get_source (self->route), self, error))
         {
           refuse_admission (self);
           return SYMFONIC_ADMIT_REFUSED;
@@ -1796,7 +1979,7 @@ caps_decided (SymfonicStream *self,
   SymfonicStreamAdmitFunc func = self->admit_func;
   gpointer data = self->admit_data;
 
-  if (error == NULL)
+  if (error == NULL && symfonic_route_get_source (self->route) != NULL)
     symfonic_source_admit (symfonic_route_get_source (self->route), self, &error);
   if (error != NULL)
     refuse_admission (self);
@@ -1836,10 +2019,12 @@ admit_from_next (SymfonicStream  *self,
     {
       StageSlot *slot = &self->slots[self->admit_next];
       GError *local_error = NULL;
+      guint64 start;
 
       if (slot->info.phase != phase)
         continue;
 
+      start = slot->admit_start = symfonic_telemetry_ticks ();
       if (runs_elsewhere (self, self->admit_next))
         {
           advance (self, STREAM_WAIT);
@@ -1850,11 +2035,13 @@ admit_from_next (SymfonicStream  *self,
         {
           if (symfonic_stage_run_admit (slot->stage, slot->info.admit, self, &local_error))
             {
+              count_admission (self, self->admit_next, start, NULL);
               slot->admitted = TRUE;
               continue;
             }
           if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
             {
+              count_admission (self, self->admit_next, start, local_error);
               g_propagate_error (error, local_error);
               refuse_admission (self);
               return SYMFONIC_ADMIT_REFUSED;
@@ -1890,6 +2077,7 @@ admission_decided (SymfonicStream *self,
       return;
     }
 
+  count_admission (self, self->admit_next, self->slots[self->admit_next].admit_start, error);
   if (error != NULL)
     refuse_admission (self);
   else
@@ -1992,4 +2180,83 @@ symfonic_stream_cancel (SymfonicStream *self)
   self->sink = NULL;
   stop_flow (self);
   close_admitted_stages (self);
+}
+
+/**
+ * symfonic_stream_mark_near_limit:
+ * @self: a #SymfonicStream being admitted
+ *
+ * A metering stage that admits the stream with little room left under its
+ * limit (its last tenth, say) calls this from its admission hook, before
+ * it returns: the gateway's metrics count the admission as near the
+ * limit instead of plainly admitted.
+ */
+void
+symfonic_stream_mark_near_limit (SymfonicStream *self)
+{
+  g_return_if_fail (SYMFONIC_IS_STREAM (self));
+
+  self->near_limit = TRUE;
+}
+
+/* What the stage at @i did, for a trace: its phases' boundaries in
+ * telemetry ticks (0 where it did not run the phase). */
+void
+symfonic_stream_get_stage_timing (SymfonicStream      *self,
+                                  guint                i,
+                                  SymfonicStageTiming *timing)
+{
+  StageSlot *slot = &self->slots[i];
+
+  timing->admits = slot->info.admits;
+  timing->finishes = slot->info.finishes;
+  timing->processes = slot->info.process != NULL;
+  timing->phase = slot->info.phase;
+  timing->admit_start = slot->admit_start;
+  timing->admit_end = slot->admit_end;
+  timing->events_first = slot->events_first;
+  timing->events_last = slot->events_last;
+  timing->events_busy = slot->events_busy;
+  timing->events = slot->events;
+  timing->finish_start = slot->finish_start;
+  timing->finish_end = slot->finish_end;
+}
+
+guint
+symfonic_stream_get_n_stages (SymfonicStream *self)
+{
+  return self->n_stages;
+}
+
+/* When the source started and its upstream ended (0: not yet), when the
+ * first token came (0: none), and how many deltas the source pushed. */
+void
+symfonic_stream_get_times (SymfonicStream *self,
+                           gint64         *source_start_us,
+                           gint64         *upstream_end_us,
+                           gint64         *first_token_us,
+                           guint64        *n_deltas)
+{
+  *source_start_us = self->source_start_us;
+  *upstream_end_us = self->upstream_end_us;
+  *first_token_us = self->first_token_us;
+  *n_deltas = self->n_deltas;
+}
+
+/* The W3C traceparent to send upstream (`00-TRACE-SPAN-FLAGS`), or NULL
+ * for none: the stream's own, as the server set it before it started. */
+void
+symfonic_stream_set_traceparent (SymfonicStream *self,
+                                 const char     *traceparent)
+{
+  if (traceparent == NULL || strlen (traceparent) >= sizeof self->traceparent)
+    self->traceparent[0] = '\0';
+  else
+    g_strlcpy (self->traceparent, traceparent, sizeof self->traceparent);
+}
+
+const char *
+symfonic_stream_get_traceparent (SymfonicStream *self)
+{
+  return self->traceparent[0] != '\0' ? self->traceparent : NULL;
 }

@@ -62,6 +62,7 @@ void                symfonic_stream_set_release_line (SymfonicStream      *self,
                                                      const char           *release_line);
 void                symfonic_stream_hold_head       (SymfonicStream       *self);
 gboolean            symfonic_stream_get_holds_head  (SymfonicStream       *self);
+void                symfonic_stream_mark_near_limit (SymfonicStream       *self);
 void                symfonic_stream_set_response_header (SymfonicStream   *self,
                                                      const char           *name,
                                                      const char           *value);

@@ -1059,7 +1059,7 @@ read_setting_file (const char  *key,
 
       memset (contents, 0, length);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: “%s” is not UTF-8 text"), key, name);
+                   _("%s: expected UTF-8 text in “%s”, found other bytes"), key, name);
       return NULL;
     }
 
@@ -1094,7 +1094,7 @@ read_api_key (SymfonicProviderSource  *self,
       g_autofree char *name = g_file_get_parse_name (priv->api_key_file);
 
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("api-key-file: “%s” must hold one key of printable ASCII"), name);
+                   _("api-key-file: expected one key of printable ASCII in “%s”, found something else"), name);
       return FALSE;
     }
 
@@ -1120,14 +1120,14 @@ symfonic_provider_source_prepare (SymfonicHttpSource  *source,
   if (g_uri_get_query (uri) != NULL)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: the URL must not have a query"), symfonic_http_source_get_url_key (source));
+                   _("%s: expected a URL without a query, found one with"), symfonic_http_source_get_url_key (source));
       return FALSE;
     }
 
   if (priv->model == NULL || *priv->model == '\0')
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("model: the provider's model name is required"));
+                           _("model: expected the provider's model name, found none"));
       return FALSE;
     }
 

@@ -190,6 +190,9 @@ G_GNUC_INTERNAL
 void                 symfonic_redis_client_set_stats        (SymfonicRedisClient        *self,
                                                              SymfonicRedisStats         *stats);
 G_GNUC_INTERNAL
+void                 symfonic_redis_client_add_script       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisScript        *script);
+G_GNUC_INTERNAL
 void                 symfonic_redis_client_set_state_func   (SymfonicRedisClient        *self,
                                                              SymfonicRedisStateFunc      func,
                                                              gpointer                    user_data);
@@ -229,6 +232,31 @@ gboolean             symfonic_redis_client_eval             (SymfonicRedisClient
                                                              const char * const         *keys,
                                                              guint                       n_args,
                                                              const char * const         *args,
+                                                             SymfonicRedisReplyFunc      func,
+                                                             gpointer                    user_data,
+                                                             GError                    **error);
+
+/* Commands formatted in place, see symfonic_redis_client_build_command() */
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_command    (SymfonicRedisClient        *self,
+                                                             guint                       argc);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_eval       (SymfonicRedisClient        *self,
+                                                             SymfonicRedisScript        *script,
+                                                             guint                       n_keys,
+                                                             guint                       n_args);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_arg        (SymfonicRedisClient        *self,
+                                                             const char                 *arg,
+                                                             gsize                       length);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_int        (SymfonicRedisClient        *self,
+                                                             gint64                      value);
+G_GNUC_INTERNAL
+void                 symfonic_redis_client_build_uint       (SymfonicRedisClient        *self,
+                                                             guint64                     value);
+G_GNUC_INTERNAL
+gboolean             symfonic_redis_client_send_built       (SymfonicRedisClient        *self,
                                                              SymfonicRedisReplyFunc      func,
                                                              gpointer                    user_data,
                                                              GError                    **error);

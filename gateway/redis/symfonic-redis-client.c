@@ -56,7 +56,9 @@
 #define DEFAULT_BACKOFF_MIN_MS     25
 #define DEFAULT_BACKOFF_MAX_MS     2000
 #define INITIAL_RING    16
-#define MAX_STACK_ARGS  32
+#define INITIAL_JOURNAL 4096
+/* a journal grown past this by a burst is let go once it is empty */
+#define KEPT_JOURNAL    (256 * 1024)
 
 typedef enum {
   STATE_IDLE,
@@ -72,6 +74,7 @@ typedef enum {
   STEP_NONE,
   STEP_AUTH,
   STEP_SELECT,
+  STEP_LOAD,
   STEP_PING,
 } Step;
 
@@ -90,9 +93,11 @@ typedef struct
   gpointer                user_data;
   gint64                  sent;
   gint64                  deadline;
-  /* an EVALSHA: its formatted command (an sds) and script, to send it
-   * once more as EVAL when the server does not know the script */
-  char                   *evalsha;
+  /* an EVALSHA: where its formatted command lies in the journal, and
+   * its script, to send it once more as EVAL when the server does not
+   * know the script */
+  guint64                 journal_at;
+  gsize                   journal_length;
   SymfonicRedisScript    *script;
   Step                    step;
   gboolean                retried;
@@ -113,6 +118,8 @@ struct _SymfonicRedisClient
   SymfonicRedisStats      own_stats;
   SymfonicRedisStateFunc  state_func;
   gpointer                state_data;
+  /* loaded on every connection, before any command */
+  GPtrArray              *scripts;
 
   SymfonicPoller         *poller;
   State                   state;
@@ -137,6 +144,25 @@ struct _SymfonicRedisClient
   guint                   ring_size;
   guint                   ring_head;
   guint                   ring_length;
+
+  /* The commands in flight, formatted, in the order they went, followed
+   * by the one being built: kept for an EVALSHA to go again as EVAL, and
+   * where commands are formatted in place. Positions are counted from
+   * the journal's first byte ever (journal_base is the position of
+   * journal[0]), so that compacting it moves no pending's record. */
+  char                   *journal;
+  gsize                   journal_size;
+  guint64                 journal_base;
+  /* indexes: the oldest byte a command in flight still needs, the end of
+   * the commands sent, the end of the one being built */
+  gsize                   journal_head;
+  gsize                   journal_tail;
+  gsize                   build_end;
+  guint                   build_left;
+  SymfonicRedisScript    *build_script;
+
+  /* where the reply being read lies */
+  struct _Chunk          *arena;
 };
 
 static void connect_now (SymfonicRedisClient *self);
@@ -458,6 +484,166 @@ symfonic_redis_reply_read_integers (const SymfonicRedisReply *reply,
   return TRUE;
 }
 
+/* --- replies, read into an arena ------------------------------------------ */
+
+/* hiredis' reader allocates every element of a reply, and frees each
+ * once the reply was handed over: five allocations and frees for a
+ * store's three-integer answer. This client's replies are lent to the
+ * callback only, and the reader builds one at a time, so they are laid
+ * out in an arena of the client's instead, emptied when the reply is
+ * freed. Each object carries its client, since hiredis frees a reply
+ * knowing nothing else of it. */
+
+typedef struct _Chunk Chunk;
+
+struct _Chunk
+{
+  Chunk   *next;
+  gsize    size;
+  gsize    used;
+  guint64  data[];
+};
+
+typedef struct
+{
+  SymfonicRedisClient *client;
+  redisReply           reply;
+} ArenaReply;
+
+/* what an arena keeps between replies */
+#define ARENA_CHUNK (4 * 1024)
+#define ARENA_KEPT  (64 * 1024)
+
+static gpointer
+arena_alloc (SymfonicRedisClient *self,
+             gsize                size)
+{
+  Chunk *chunk = self->arena;
+  gpointer p;
+
+  size = (size + 7) & ~(gsize) 7;
+  if (G_UNLIKELY (chunk == NULL || chunk->used + size > chunk->size))
+    {
+      gsize n = MAX (size, chunk != NULL ? chunk->size * 2 : ARENA_CHUNK);
+      Chunk *fresh = g_malloc (sizeof (Chunk) + n);
+
+      fresh->size = n;
+      fresh->used = 0;
+      fresh->next = chunk;
+      self->arena = chunk = fresh;
+    }
+  p = (char *) chunk->data + chunk->used;
+  chunk->used += size;
+
+  return p;
+}
+
+static void
+arena_clear (SymfonicRedisClient *self)
+{
+  Chunk *chunk = self->arena;
+
+  if (chunk == NULL)
+    return;
+  /* the newest chunk is the largest: it stays, unless a burst grew it */
+  while (chunk->next != NULL)
+    {
+      Chunk *older = chunk->next;
+
+      chunk->next = older->next;
+      g_free (older);
+    }
+  chunk->used = 0;
+  if (chunk->size > ARENA_KEPT)
+    {
+      g_free (chunk);
+      self->arena = NULL;
+    }
+}
+
+static redisReply *
+arena_reply (const redisReadTask *task,
+             int                  type)
+{
+  SymfonicRedisClient *self = task->privdata;
+  ArenaReply *made = arena_alloc (self, sizeof *made);
+
+  made->client = self;
+  memset (&made->reply, 0, sizeof made->reply);
+  made->reply.type = type;
+  if (task->parent != NULL)
+    ((redisReply *) task->parent->obj)->element[task->idx] = &made->reply;
+
+  return &made->reply;
+}
+
+static void *
+arena_string (const redisReadTask *task,
+              char                *str,
+              size_t               len)
+{
+  redisReply *reply = arena_reply (task, task->type);
+  char *copy = arena_alloc (task->privdata, len + 1);
+
+  memcpy (copy, str, len);
+  copy[len] = '\0';
+  reply->str = copy;
+  reply->len = len;
+
+  return reply;
+}
+
+static void *
+arena_array (const redisReadTask *task,
+             int                  elements)
+{
+  redisReply *reply = arena_reply (task, REDIS_REPLY_ARRAY);
+
+  if (elements > 0)
+    {
+      reply->element = arena_alloc (task->privdata, elements * sizeof (redisReply *));
+      memset (reply->element, 0, elements * sizeof (redisReply *));
+    }
+  reply->elements = elements;
+
+  return reply;
+}
+
+static void *
+arena_integer (const redisReadTask *task,
+               long long            value)
+{
+  redisReply *reply = arena_reply (task, REDIS_REPLY_INTEGER);
+
+  reply->integer = value;
+
+  return reply;
+}
+
+static void *
+arena_nil (const redisReadTask *task)
+{
+  return arena_reply (task, REDIS_REPLY_NIL);
+}
+
+/* hiredis frees only whole replies, the reader's or the one it handed
+ * over: nothing else is in the arena then */
+static void
+arena_free (void *object)
+{
+  ArenaReply *made = (ArenaReply *) ((char *) object - G_STRUCT_OFFSET (ArenaReply, reply));
+
+  arena_clear (made->client);
+}
+
+static redisReplyObjectFunctions arena_functions = {
+  .createString = arena_string,
+  .createArray = arena_array,
+  .createInteger = arena_integer,
+  .createNil = arena_nil,
+  .freeObject = arena_free,
+};
+
 /* --- the ring of commands in flight -------------------------------------- */
 
 static Pending *
@@ -500,8 +686,122 @@ ring_pop (SymfonicRedisClient *self)
 static void
 pending_clear (Pending *pending)
 {
-  g_clear_pointer (&pending->evalsha, redisFreeSdsCommand);
   g_clear_pointer (&pending->script, symfonic_redis_script_unref);
+}
+
+/* --- the journal: commands formatted in place ----------------------------- */
+
+/* Room for @n more bytes after the command being built: the bytes no
+ * command in flight needs any more go first, then the buffer grows. */
+static char *
+journal_room (SymfonicRedisClient *self,
+              gsize                n)
+{
+  if (G_UNLIKELY (self->build_end + n > self->journal_size))
+    {
+      gsize head = self->journal_head;
+
+      if (head > 0)
+        {
+          memmove (self->journal, self->journal + head, self->build_end - head);
+          self->journal_base += head;
+          self->journal_tail -= head;
+          self->build_end -= head;
+          self->journal_head = 0;
+        }
+      if (self->build_end + n > self->journal_size)
+        {
+          while (self->build_end + n > self->journal_size)
+            self->journal_size *= 2;
+          self->journal = g_realloc (self->journal, self->journal_size);
+        }
+    }
+
+  return self->journal + self->build_end;
+}
+
+/* Decimal digits of @value, written backwards from @end: returns where
+ * they start. */
+static char *
+format_uint (char    *end,
+             guint64  value)
+{
+  do
+    {
+      *--end = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value != 0);
+
+  return end;
+}
+
+static void
+journal_append_count (SymfonicRedisClient *self,
+                      char                 kind,
+                      guint64              count)
+{
+  char digits[24];
+  char *start = format_uint (digits + sizeof digits, count);
+  gsize n = digits + sizeof digits - start;
+  char *p = journal_room (self, n + 3);
+
+  *p++ = kind;
+  memcpy (p, start, n);
+  p += n;
+  *p++ = '\r';
+  *p++ = '\n';
+  self->build_end = p - self->journal;
+}
+
+static void
+journal_append_arg (SymfonicRedisClient *self,
+                    const char          *arg,
+                    gsize                length)
+{
+  char *p;
+
+  journal_append_count (self, '$', length);
+  p = journal_room (self, length + 2);
+  memcpy (p, arg, length);
+  p[length] = '\r';
+  p[length + 1] = '\n';
+  self->build_end += length + 2;
+}
+
+static void
+build_begin (SymfonicRedisClient *self,
+             guint                argc)
+{
+  /* a command built and not sent is dropped */
+  self->build_end = self->journal_tail;
+  self->build_script = NULL;
+  journal_append_count (self, '*', argc);
+  self->build_left = argc;
+}
+
+/* The bytes of @pending, answered, are not needed any more: those of
+ * every command sent before it went with their answers. */
+static void
+journal_release (SymfonicRedisClient *self,
+                 const Pending       *pending)
+{
+  if (self->ring_length == 0)
+    {
+      self->journal_head = self->journal_tail;
+      if (self->journal_size > KEPT_JOURNAL && self->build_end == self->journal_tail)
+        {
+          self->journal_base += self->journal_tail;
+          self->journal_head = self->journal_tail = self->build_end = 0;
+          self->journal_size = INITIAL_JOURNAL;
+          g_free (self->journal);
+          self->journal = g_malloc (self->journal_size);
+        }
+      return;
+    }
+  if (pending->journal_length > 0)
+    self->journal_head = MAX (self->journal_head,
+                              pending->journal_at + pending->journal_length - self->journal_base);
 }
 
 /* --- timers -------------------------------------------------------------- */
@@ -768,6 +1068,11 @@ handshake_reply (SymfonicRedisClient *self,
       gboolean auth = pending->step == STEP_AUTH || error_is (reply, "NOAUTH") || error_is (reply, "WRONGPASS");
       SymfonicRedisFailure failure = auth ? SYMFONIC_REDIS_FAILURE_AUTH : SYMFONIC_REDIS_FAILURE_CONNECT;
 
+      /* a script the server would not load goes whole with its EVALSHA
+       * later, as after a SCRIPT FLUSH */
+      if (pending->step == STEP_LOAD && !auth)
+        return;
+
       count_failure (self, failure);
       if (auth)
         log_failure (self, failure, "the server refused the credentials (%s); retrying",
@@ -809,6 +1114,7 @@ on_reply (redisAsyncContext *ac,
     {
       handshake_reply (self, &pending, reply);
       pending_clear (&pending);
+      journal_release (self, &pending);
       return;
     }
 
@@ -823,8 +1129,12 @@ on_reply (redisAsyncContext *ac,
       /* The script cache is empty after a restart, a SCRIPT FLUSH or a
        * fail-over: the script goes once more, whole, and the server keeps
        * it for the EVALSHAs after it. */
-      if (pending.evalsha != NULL && !pending.retried && error_is (reply, "NOSCRIPT") && send_eval (self, &pending))
-        return;
+      if (pending.script != NULL && !pending.retried && error_is (reply, "NOSCRIPT") &&
+          send_eval (self, &pending))
+        {
+          journal_release (self, &pending);
+          return;
+        }
       count_failure (self, SYMFONIC_REDIS_FAILURE_REPLY);
       log_failure (self, SYMFONIC_REDIS_FAILURE_REPLY, "a command failed (%s)", error_kind (reply, kind, sizeof kind));
       error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, "The shared store answered with an error (%s)",
@@ -836,6 +1146,7 @@ on_reply (redisAsyncContext *ac,
     }
 
   pending_clear (&pending);
+  journal_release (self, &pending);
   pending.func (self, error == NULL ? (const SymfonicRedisReply *) reply : NULL, error, pending.user_data);
 }
 
@@ -863,27 +1174,33 @@ send_eval (SymfonicRedisClient *self,
            Pending             *pending)
 {
   static const char evalsha_head[] = "$7\r\nEVALSHA\r\n$40\r\n";
-  gsize formatted_length = sdslen (pending->evalsha);
-  const char *count_end = strstr (pending->evalsha, "\r\n") + 2;
+  const char *evalsha = self->journal + (pending->journal_at - self->journal_base);
+  gsize formatted_length = pending->journal_length;
+  const char *count_end = memchr (evalsha, '\n', formatted_length) + 1;
   const char *rest = count_end + (sizeof evalsha_head - 1) + 40 + 2;
   g_autoptr(GString) command = NULL;
   const char *source;
   gsize source_length;
+  Pending retry;
 
   source = symfonic_redis_script_get_source (pending->script, &source_length);
   command = g_string_sized_new (formatted_length + source_length + 32);
-  g_string_append_len (command, pending->evalsha, count_end - pending->evalsha);
+  g_string_append_len (command, evalsha, count_end - evalsha);
   g_string_append_printf (command, "$4\r\nEVAL\r\n$%" G_GSIZE_FORMAT "\r\n", source_length);
   g_string_append_len (command, source, source_length);
   g_string_append (command, "\r\n");
-  g_string_append_len (command, rest, formatted_length - (rest - pending->evalsha));
+  g_string_append_len (command, rest, formatted_length - (rest - evalsha));
 
-  pending->retried = TRUE;
-  if (send_formatted (self, command->str, command->len, pending))
-    return TRUE;
-  pending->retried = FALSE;
+  /* the EVAL is not in the journal: it is not retried */
+  retry = *pending;
+  retry.retried = TRUE;
+  retry.journal_length = 0;
+  if (!send_formatted (self, command->str, command->len, &retry))
+    return FALSE;
+  /* the retry holds the script now */
+  pending->script = NULL;
 
-  return FALSE;
+  return TRUE;
 }
 
 static void
@@ -942,6 +1259,8 @@ connect_to (SymfonicRedisClient *self,
   ac->ev.addWrite = ev_add_write;
   ac->ev.delWrite = ev_del_write;
   ac->ev.cleanup = ev_cleanup;
+  ac->c.reader->fn = &arena_functions;
+  redisReaderSetPrivdata (ac->c.reader, self);
   self->watch = symfonic_poller_watch (self->poller, ac->c.fd, 0, on_ready, self);
   redisAsyncSetConnectCallback (ac, on_connected);
 
@@ -962,6 +1281,13 @@ connect_to (SymfonicRedisClient *self,
       g_snprintf (db, sizeof db, "%u", self->address.db);
       send_handshake (self, STEP_SELECT, 2, (const char *[]) { "SELECT", db });
     }
+  /* A restarted or new server knows no script: without this, every
+   * command in flight of each script would come back NOSCRIPT and go
+   * again, whole, one more round trip each. */
+  for (guint i = 0; self->scripts != NULL && i < self->scripts->len; i++)
+    send_handshake (self, STEP_LOAD, 3,
+                    (const char *[]) { "SCRIPT", "LOAD",
+                                       symfonic_redis_script_get_source (self->scripts->pdata[i], NULL) });
   send_handshake (self, STEP_PING, 1, (const char *[]) { "PING" });
 }
 
@@ -1113,6 +1439,8 @@ symfonic_redis_client_new (const SymfonicRedisAddress *address)
   self->flush.data = self;
   self->ring_size = INITIAL_RING;
   self->ring = g_new (Pending, self->ring_size);
+  self->journal_size = INITIAL_JOURNAL;
+  self->journal = g_malloc (self->journal_size);
 
   return self;
 }
@@ -1152,6 +1480,10 @@ symfonic_redis_client_unref (SymfonicRedisClient *self)
   g_clear_pointer (&self->timer, symfonic_timer_remove);
   g_clear_pointer (&self->poller, symfonic_poller_unref);
   g_free (self->ring);
+  g_clear_pointer (&self->scripts, g_ptr_array_unref);
+  g_free (self->journal);
+  arena_clear (self);
+  g_clear_pointer (&self->arena, g_free);
   wipe (&self->password);
   g_free (self->username);
   g_free (self->display);
@@ -1222,6 +1554,20 @@ symfonic_redis_client_set_stats (SymfonicRedisClient *self,
   g_return_if_fail (stats != NULL);
 
   self->stats = stats;
+}
+
+/* Loads @script (SCRIPT LOAD) with every connection's handshake, before
+ * any command goes: its EVALSHAs then find it however new the server. */
+void
+symfonic_redis_client_add_script (SymfonicRedisClient *self,
+                                  SymfonicRedisScript *script)
+{
+  g_return_if_fail (self->state == STATE_IDLE);
+  g_return_if_fail (script != NULL);
+
+  if (self->scripts == NULL)
+    self->scripts = g_ptr_array_new_with_free_func ((GDestroyNotify) symfonic_redis_script_unref);
+  g_ptr_array_add (self->scripts, symfonic_redis_script_ref (script));
 }
 
 void
@@ -1324,49 +1670,147 @@ is_push_command (const char *name,
   return FALSE;
 }
 
+/* Sends the command built, with the client's deadline and @extra_us
+ * more; %FALSE with @error set when no connection is up. */
 static gboolean
-send_command (SymfonicRedisClient     *self,
-              guint                    argc,
-              const char * const      *argv,
-              const gsize             *argv_len,
-              gint64                   extra_us,
-              SymfonicRedisScript     *script,
-              SymfonicRedisReplyFunc   func,
-              gpointer                 user_data,
-              GError                 **error)
+send_built (SymfonicRedisClient     *self,
+            gint64                   extra_us,
+            SymfonicRedisReplyFunc   func,
+            gpointer                 user_data,
+            GError                 **error)
 {
   Pending pending = { 0 };
-  char *command;
-  int length;
+  gsize length = self->build_end - self->journal_tail;
 
   if (self->state != STATE_UP || self->drop != DROP_NONE)
     return unavailable (self, error);
-
-  length = redisFormatSdsCommandArgv (&command, (int) argc, (const char **) argv, (const size_t *) argv_len);
-  if (length < 0)
-    g_error ("Out of memory formatting a Redis command");
 
   pending.func = func;
   pending.user_data = user_data;
   pending.sent = g_get_monotonic_time ();
   pending.deadline = pending.sent + self->timeout_us + extra_us;
-  if (script != NULL)
-    {
-      pending.evalsha = command;
-      pending.script = symfonic_redis_script_ref (script);
-    }
-  if (!send_formatted (self, command, length, &pending))
+  pending.journal_at = self->journal_base + self->journal_tail;
+  pending.journal_length = length;
+  if (self->build_script != NULL)
+    pending.script = symfonic_redis_script_ref (self->build_script);
+  if (!send_formatted (self, self->journal + self->journal_tail, length, &pending))
     {
       pending_clear (&pending);
-      if (script == NULL)
-        redisFreeSdsCommand (command);
       return unavailable (self, error);
     }
-  if (script == NULL)
-    redisFreeSdsCommand (command);
+  self->journal_tail = self->build_end;
+  self->build_script = NULL;
   add (&self->stats->commands, 1);
 
   return TRUE;
+}
+
+/* Commands built in place: symfonic_redis_client_build_eval() (or
+ * _build_command()), then every argument, then
+ * symfonic_redis_client_send_built(). The command is formatted straight
+ * into the client's journal, which it needs anyway for an EVALSHA that
+ * may have to go again as EVAL: no argument vector, no string per
+ * argument, no allocation once the journal has grown to the traffic. */
+void
+symfonic_redis_client_build_command (SymfonicRedisClient *self,
+                                     guint                argc)
+{
+  g_return_if_fail (argc > 0);
+
+  build_begin (self, argc);
+}
+
+void
+symfonic_redis_client_build_eval (SymfonicRedisClient *self,
+                                  SymfonicRedisScript *script,
+                                  guint                n_keys,
+                                  guint                n_args)
+{
+  char digits[24];
+  char *start = format_uint (digits + sizeof digits, n_keys);
+
+  g_return_if_fail (script != NULL);
+
+  build_begin (self, 3 + n_keys + n_args);
+  journal_append_arg (self, "EVALSHA", 7);
+  journal_append_arg (self, symfonic_redis_script_get_sha1 (script), 40);
+  journal_append_arg (self, start, digits + sizeof digits - start);
+  self->build_left = n_keys + n_args;
+  self->build_script = script;
+}
+
+void
+symfonic_redis_client_build_arg (SymfonicRedisClient *self,
+                                 const char          *arg,
+                                 gsize                length)
+{
+  g_return_if_fail (self->build_left > 0);
+
+  journal_append_arg (self, arg, length);
+  self->build_left--;
+}
+
+/* A number as an argument, "$N\r\nDIGITS\r\n", in one go: the stores'
+ * commands are mostly numbers. */
+static void
+build_number (SymfonicRedisClient *self,
+              guint64              magnitude,
+              gboolean             negative)
+{
+  char digits[24];
+  char *start = format_uint (digits + sizeof digits, magnitude);
+  gsize n;
+  char *p;
+
+  g_return_if_fail (self->build_left > 0);
+
+  if (negative)
+    *--start = '-';
+  n = digits + sizeof digits - start;
+  /* at most 20 digits and a sign: the length has two digits at most */
+  p = journal_room (self, n + 9);
+  *p++ = '$';
+  if (n >= 10)
+    *p++ = (char) ('0' + n / 10);
+  *p++ = (char) ('0' + n % 10);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy (p, start, n);
+  p += n;
+  *p++ = '\r';
+  *p++ = '\n';
+  self->build_end = p - self->journal;
+  self->build_left--;
+}
+
+void
+symfonic_redis_client_build_uint (SymfonicRedisClient *self,
+                                  guint64              value)
+{
+  build_number (self, value, FALSE);
+}
+
+void
+symfonic_redis_client_build_int (SymfonicRedisClient *self,
+                                 gint64               value)
+{
+  build_number (self, value < 0 ? -(guint64) value : (guint64) value, value < 0);
+}
+
+/* Sends the command built; %FALSE, with @error set and @func never
+ * called, when no connection is up. */
+gboolean
+symfonic_redis_client_send_built (SymfonicRedisClient     *self,
+                                  SymfonicRedisReplyFunc   func,
+                                  gpointer                 user_data,
+                                  GError                 **error)
+{
+  g_return_val_if_fail (self->build_end > self->journal_tail, FALSE);
+  g_return_val_if_fail (self->build_left == 0, FALSE);
+  g_return_val_if_fail (func != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return send_built (self, 0, func, user_data, error);
 }
 
 /* Sends a command (binary-safe when @argv_len is given) with the client's
@@ -1405,7 +1849,12 @@ symfonic_redis_client_command_full (SymfonicRedisClient     *self,
   g_return_val_if_fail (!is_push_command (argv[0], argv_len != NULL ? argv_len[0] : strlen (argv[0])), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return send_command (self, argc, argv, argv_len, extra_us, NULL, func, user_data, error);
+  build_begin (self, argc);
+  for (guint i = 0; i < argc; i++)
+    journal_append_arg (self, argv[i], argv_len != NULL ? argv_len[i] : strlen (argv[i]));
+  self->build_left = 0;
+
+  return send_built (self, extra_us, func, user_data, error);
 }
 
 /* Runs @script with EVALSHA. A server that does not know it (restarted,
@@ -1422,12 +1871,6 @@ symfonic_redis_client_eval (SymfonicRedisClient     *self,
                             gpointer                 user_data,
                             GError                 **error)
 {
-  const char *stack_argv[MAX_STACK_ARGS];
-  g_autofree const char **heap_argv = NULL;
-  const char **argv = stack_argv;
-  guint argc = 3 + n_keys + n_args;
-  char n_keys_text[16];
-
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (script != NULL, FALSE);
   g_return_val_if_fail (n_keys == 0 || keys != NULL, FALSE);
@@ -1435,16 +1878,11 @@ symfonic_redis_client_eval (SymfonicRedisClient     *self,
   g_return_val_if_fail (func != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (argc > MAX_STACK_ARGS)
-    argv = heap_argv = g_new (const char *, argc);
-  g_snprintf (n_keys_text, sizeof n_keys_text, "%u", n_keys);
-  argv[0] = "EVALSHA";
-  argv[1] = symfonic_redis_script_get_sha1 (script);
-  argv[2] = n_keys_text;
+  symfonic_redis_client_build_eval (self, script, n_keys, n_args);
   for (guint i = 0; i < n_keys; i++)
-    argv[3 + i] = keys[i];
+    symfonic_redis_client_build_arg (self, keys[i], strlen (keys[i]));
   for (guint i = 0; i < n_args; i++)
-    argv[3 + n_keys + i] = args[i];
+    symfonic_redis_client_build_arg (self, args[i], strlen (args[i]));
 
-  return send_command (self, argc, argv, NULL, 0, script, func, user_data, error);
+  return send_built (self, 0, func, user_data, error);
 }

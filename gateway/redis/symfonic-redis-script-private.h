@@ -19,6 +19,8 @@ G_BEGIN_DECLS
  * @SYMFONIC_REDIS_SCRIPT_LEASE_RENEW: symfonic-lease-renew.lua
  * @SYMFONIC_REDIS_SCRIPT_CAP_ACQUIRE: symfonic-cap-acquire.lua
  * @SYMFONIC_REDIS_SCRIPT_CAP_RELEASE: symfonic-cap-release.lua
+ * @SYMFONIC_REDIS_SCRIPT_RUN_NOTE: symfonic-run-note.lua
+ * @SYMFONIC_REDIS_SCRIPT_RUN_READ: symfonic-run-read.lua
  *
  * The shared stores' scripts, built into the library. Each file says at
  * its top which keys and arguments it takes and what it returns.
@@ -31,6 +33,8 @@ typedef enum {
   SYMFONIC_REDIS_SCRIPT_LEASE_RENEW,
   SYMFONIC_REDIS_SCRIPT_CAP_ACQUIRE,
   SYMFONIC_REDIS_SCRIPT_CAP_RELEASE,
+  SYMFONIC_REDIS_SCRIPT_RUN_NOTE,
+  SYMFONIC_REDIS_SCRIPT_RUN_READ,
   SYMFONIC_REDIS_N_SCRIPTS
 } SymfonicRedisScriptId;
 
@@ -52,6 +56,10 @@ const char          *symfonic_redis_script_get_source  (SymfonicRedisScript *sel
 G_GNUC_INTERNAL
 SymfonicRedisScript *symfonic_redis_script_get_builtin (SymfonicRedisScriptId id);
 
+G_GNUC_INTERNAL
+void                 symfonic_redis_append_tag         (GString             *key,
+                                                        const char          *id,
+                                                        gsize                length);
 G_GNUC_INTERNAL
 char                *symfonic_redis_tenant_key         (const char          *prefix,
                                                         const char          *tenant,

@@ -37,6 +37,8 @@ static const struct
   [SYMFONIC_REDIS_SCRIPT_LEASE_RENEW] = { "symfonic-lease-renew.lua", TRUE },
   [SYMFONIC_REDIS_SCRIPT_CAP_ACQUIRE] = { "symfonic-cap-acquire.lua", TRUE },
   [SYMFONIC_REDIS_SCRIPT_CAP_RELEASE] = { "symfonic-cap-release.lua", TRUE },
+  [SYMFONIC_REDIS_SCRIPT_RUN_NOTE] = { "symfonic-run-note.lua", FALSE },
+  [SYMFONIC_REDIS_SCRIPT_RUN_READ] = { "symfonic-run-read.lua", FALSE },
 };
 
 SymfonicRedisScript *
@@ -147,22 +149,36 @@ symfonic_redis_script_get_builtin (SymfonicRedisScriptId id)
  * could make it look like another kind of tag (see
  * symfonic_redis_route_key()), so those, '{', '%' and control bytes are
  * %-escaped; an empty id is "%", which no escaped id is. */
-static void
-append_tag (GString    *key,
-            const char *id)
+void
+symfonic_redis_append_tag (GString    *key,
+                           const char *id,
+                           gsize       length)
 {
-  if (*id == '\0')
+  static const char hex[] = "0123456789ABCDEF";
+
+  if (length == 0)
     {
       g_string_append_c (key, '%');
       return;
     }
-  for (const guchar *p = (const guchar *) id; *p != '\0'; p++)
+  for (const guchar *p = (const guchar *) id; p < (const guchar *) id + length; p++)
     {
       if (*p == '{' || *p == '}' || *p == '%' || *p == ':' || *p < 0x20 || *p == 0x7f)
-        g_string_append_printf (key, "%%%02X", *p);
+        {
+          g_string_append_c (key, '%');
+          g_string_append_c (key, hex[*p >> 4]);
+          g_string_append_c (key, hex[*p & 0xf]);
+        }
       else
         g_string_append_c (key, *p);
     }
+}
+
+static void
+append_tag (GString    *key,
+            const char *id)
+{
+  symfonic_redis_append_tag (key, id, strlen (id));
 }
 
 /* "PREFIX{TENANT}:SUFFIX": every key of a tenant under one hash tag, so

@@ -311,7 +311,10 @@ main (int   argc,
   pipeline = symfonic_pipeline_new_from_file (symfonic_registry_get_default (), file, &error);
   if (pipeline == NULL)
     {
-      g_printerr ("symfonic-gateway: %s\n", error->message);
+      /* every problem of the file and of the files it names, one per
+       * line, each naming its file, line, group and key: the lines an
+       * editor or a script reads as they are */
+      g_printerr ("%s\n", error->message);
       return 1;
     }
 

@@ -209,9 +209,19 @@ print_properties (GObject     *instance,
           g_object_get_property (instance, g_param_spec_get_name (pspec), &instance_value);
           default_value = &instance_value;
         }
-      default_text = G_VALUE_HOLDS_OBJECT (default_value) || G_VALUE_HOLDS_BOXED (default_value)
-        ? g_strdup (_("(none)"))
-        : g_strdup_value_contents (default_value);
+      if (G_VALUE_HOLDS_OBJECT (default_value) || G_VALUE_HOLDS_BOXED (default_value) ||
+          (G_VALUE_HOLDS_STRING (default_value) && g_value_get_string (default_value) == NULL))
+        default_text = g_strdup (_("(none)"));
+      else if (G_VALUE_HOLDS_ENUM (default_value))
+        {
+          /* as a pipeline file spells it */
+          g_autoptr(GEnumClass) klass = g_type_class_ref (G_VALUE_TYPE (default_value));
+          GEnumValue *nick = g_enum_get_value (klass, g_value_get_enum (default_value));
+
+          default_text = g_strdup (nick != NULL ? nick->value_nick : "");
+        }
+      else
+        default_text = g_strdup_value_contents (default_value);
 
       g_print ("  %-20s %s\n", g_param_spec_get_name (pspec), g_param_spec_get_blurb (pspec));
       g_print ("  %-20s %s: %s%s\n", "", _("type"), type_text,

@@ -67,6 +67,12 @@ struct _SymfonicSseParser
   GString  *frame_bytes;
 };
 
+/**
+ * SymfonicSseParserClass:
+ * @parent_class: the parent class
+ *
+ * The class of #SymfonicSseParser, a final type: there is nothing to override.
+ */
 G_DEFINE_FINAL_TYPE (SymfonicSseParser, symfonic_sse_parser, G_TYPE_OBJECT)
 
 static void
@@ -101,6 +107,9 @@ symfonic_sse_parser_init (SymfonicSseParser *self)
 /**
  * symfonic_sse_parser_new:
  * @max_event_bytes: the largest event accepted, 0 for no limit
+ *
+ * Creates a parser of a `text/event-stream` body, fed with
+ * symfonic_sse_parser_feed().
  *
  * Returns: (transfer full): a new parser
  */
@@ -527,6 +536,9 @@ symfonic_sse_parser_next_borrowed (SymfonicSseParser  *self,
  * symfonic_sse_parser_get_last_event_id:
  * @self: a #SymfonicSseParser
  *
+ * Gets the last event id the stream set, what a client sends back in `Last-
+ * Event-ID`.
+ *
  * Returns: (nullable): the last `id:` the stream set
  */
 const char *
@@ -540,6 +552,8 @@ symfonic_sse_parser_get_last_event_id (SymfonicSseParser *self)
 /**
  * symfonic_sse_parser_get_retry:
  * @self: a #SymfonicSseParser
+ *
+ * Gets the reconnection time the stream last asked for.
  *
  * Returns: the last `retry:` in milliseconds, or -1 if none
  */

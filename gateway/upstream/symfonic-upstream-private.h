@@ -106,5 +106,9 @@ G_GNUC_INTERNAL
 guint64 symfonic_upstream_count_connections_opened (void);
 G_GNUC_INTERNAL
 guint64 symfonic_upstream_count_requests           (void);
+G_GNUC_INTERNAL
+guint64 symfonic_upstream_count_connections_open   (void);
+G_GNUC_INTERNAL
+guint64 symfonic_upstream_count_requests_reused    (void);
 
 G_END_DECLS

@@ -51,7 +51,9 @@
 #define DEFAULT_MAX_IDLE 256
 
 static guint64 connections_opened;
+static guint64 connections_closed;
 static guint64 requests_sent;
+static guint64 requests_reused;
 
 struct _SymfonicUpstream
 {
@@ -554,6 +556,7 @@ conn_close (Conn *conn)
     }
   else
     close (conn->fd);
+  __atomic_fetch_add (&connections_closed, 1, __ATOMIC_RELAXED);
   g_free (conn);
 }
 
@@ -1021,6 +1024,8 @@ open_connection (SymfonicUpstreamRequest *req)
 static void
 start_write (SymfonicUpstreamRequest *req)
 {
+  if (req->conn->reused)
+    __atomic_fetch_add (&requests_reused, 1, __ATOMIC_RELAXED);
   req->state = STATE_WRITE;
   req->written = 0;
   continue_write (req);
@@ -1635,6 +1640,23 @@ guint64
 symfonic_upstream_count_connections_opened (void)
 {
   return __atomic_load_n (&connections_opened, __ATOMIC_RELAXED);
+}
+
+/* connections open now, on every thread */
+guint64
+symfonic_upstream_count_connections_open (void)
+{
+  guint64 closed = __atomic_load_n (&connections_closed, __ATOMIC_RELAXED);
+  guint64 opened = __atomic_load_n (&connections_opened, __ATOMIC_RELAXED);
+
+  return opened > closed ? opened - closed : 0;
+}
+
+/* requests sent over a connection that served one before */
+guint64
+symfonic_upstream_count_requests_reused (void)
+{
+  return __atomic_load_n (&requests_reused, __ATOMIC_RELAXED);
 }
 
 guint64

@@ -174,6 +174,33 @@ typed_event (SymfonicEncoder *encoder,
     }
 }
 
+/* The tokens the upstream reported, as the stream metered them, when it
+ * reported any: what a budget settled, and the reasoning part of the
+ * output when the provider said. A stream without a report has none. */
+static void
+append_usage (SymfonicEncoder *encoder,
+              GString         *out)
+{
+  SymfonicEncoderUsage usage;
+  guint64 input, output;
+  gboolean reported = FALSE;
+
+  symfonic_stream_get_usage (encoder->stream, &input, &output, &reported);
+  if (!reported)
+    return;
+  symfonic_encoder_get_usage (encoder, &usage);
+  symfonic_string_append_literal (out, ",\"usage\":{\"input_tokens\":");
+  symfonic_json_append_int (out, input);
+  symfonic_string_append_literal (out, ",\"output_tokens\":");
+  symfonic_json_append_int (out, output);
+  if (usage.reasoning >= 0)
+    {
+      symfonic_string_append_literal (out, ",\"reasoning_tokens\":");
+      symfonic_json_append_int (out, usage.reasoning);
+    }
+  g_string_append_c (out, '}');
+}
+
 static void
 typed_success (SymfonicEncoder *encoder,
                gint64           duration_ms,
@@ -199,7 +226,9 @@ typed_success (SymfonicEncoder *encoder,
   symfonic_json_append_int (out, MAX (duration_ms, 0));
   symfonic_string_append_literal (out, ",\"finish_reason\":\"");
   g_string_append (out, symfonic_encoder_finish_reason (encoder));
-  symfonic_string_append_literal (out, "\"}\n\n");
+  symfonic_string_append_literal (out, "\"");
+  append_usage (encoder, out);
+  symfonic_string_append_literal (out, "}\n\n");
 }
 
 const SymfonicEncoderVTable symfonic_typed_encoder = {

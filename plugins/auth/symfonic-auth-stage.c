@@ -293,7 +293,7 @@ load (GInitable     *initable,
   if (self->tokens_file == NULL && self->jwt_hs256_secret_file == NULL && self->jwt_public_key_file == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("set tokens-file, jwt-hs256-secret-file or jwt-public-key-file: "
+                           _("expected tokens-file, jwt-hs256-secret-file or jwt-public-key-file, found none: "
                              "without them no token can be accepted"));
       return FALSE;
     }
@@ -303,7 +303,8 @@ load (GInitable     *initable,
       self->jwt_admin_claim == NULL || *self->jwt_admin_claim == '\0')
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("jwt-principal-claim, jwt-tenants-claim and jwt-admin-claim must not be empty"));
+                           _("expected claim names in jwt-principal-claim, jwt-tenants-claim and jwt-admin-claim, "
+                             "found an empty one"));
       return FALSE;
     }
 

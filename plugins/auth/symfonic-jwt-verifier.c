@@ -107,15 +107,16 @@ load_secret (GFile   *file,
   if (length >= 5 && memcmp (contents, "-----", 5) == 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("jwt-hs256-secret-file: %s holds a PEM key, not a shared secret (public keys go in jwt-public-key-file)"),
+                   _("jwt-hs256-secret-file: expected a shared secret in %s, found a PEM key (public keys go in "
+                     "jwt-public-key-file)"),
                    display);
       return NULL;
     }
   if (length < MIN_SECRET_LENGTH)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("jwt-hs256-secret-file: the secret in %s must be at least %u bytes"),
-                   display, MIN_SECRET_LENGTH);
+                   _("jwt-hs256-secret-file: expected a secret of at least %u bytes in %s, found a shorter one"),
+                   MIN_SECRET_LENGTH, display);
       return NULL;
     }
 
@@ -150,7 +151,8 @@ load_public_key (GFile      *file,
   if (key == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("jwt-public-key-file: %s is not a PEM public key (-----BEGIN PUBLIC KEY-----)"),
+                   _("jwt-public-key-file: expected a PEM public key (-----BEGIN PUBLIC KEY-----) in %s, found "
+                     "none"),
                    display);
       return NULL;
     }
@@ -161,8 +163,8 @@ load_public_key (GFile      *file,
       if (EVP_PKEY_get_bits (key) < MIN_RSA_BITS)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                       _("jwt-public-key-file: the RSA key in %s must have at least %u bits"),
-                       display, MIN_RSA_BITS);
+                       _("jwt-public-key-file: expected an RSA key of at least %u bits in %s, found %d bits"),
+                       MIN_RSA_BITS, display, EVP_PKEY_get_bits (key));
           EVP_PKEY_free (key);
           return NULL;
         }
@@ -177,7 +179,8 @@ load_public_key (GFile      *file,
           (strcmp (group, "prime256v1") != 0 && strcmp (group, "P-256") != 0))
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                       _("jwt-public-key-file: the EC key in %s must be on curve P-256 (ES256)"), display);
+                       _("jwt-public-key-file: expected an EC key on curve P-256 (ES256) in %s, found one on %s"),
+                       display, *group != '\0' ? group : _("another curve"));
           EVP_PKEY_free (key);
           return NULL;
         }
@@ -186,7 +189,8 @@ load_public_key (GFile      *file,
   else
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("jwt-public-key-file: %s must hold an RSA (RS256) or P-256 (ES256) key"), display);
+                   _("jwt-public-key-file: expected an RSA (RS256) or P-256 (ES256) key in %s, found another kind"),
+                   display);
       EVP_PKEY_free (key);
       return NULL;
     }
@@ -259,7 +263,8 @@ symfonic_jwt_verifier_new (const SymfonicJwtSettings  *settings,
     {
       if (listed)
         g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                             _("jwt-algorithms: set jwt-hs256-secret-file or jwt-public-key-file to verify tokens with"));
+                             _("jwt-algorithms: expected jwt-hs256-secret-file or jwt-public-key-file to verify tokens "
+                               "with, found neither"));
       return NULL;
     }
 
@@ -290,15 +295,15 @@ symfonic_jwt_verifier_new (const SymfonicJwtSettings  *settings,
           if (!algorithm_from_name (name, &algorithm))
             {
               g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                           _("jwt-algorithms: “%s” is not one of HS256, RS256, ES256"), name);
+                           _("jwt-algorithms: expected HS256, RS256 or ES256, found “%s”"), name);
               return NULL;
             }
           if ((usable_algorithms (self) & algorithm) == 0)
             {
               g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                            algorithm == ALGORITHM_HS256
-                           ? _("jwt-algorithms: %s needs jwt-hs256-secret-file")
-                           : _("jwt-algorithms: %s needs a matching key in jwt-public-key-file"),
+                           ? _("jwt-algorithms: expected jwt-hs256-secret-file for %s, found none")
+                           : _("jwt-algorithms: expected a matching key in jwt-public-key-file for %s, found none"),
                            name);
               return NULL;
             }

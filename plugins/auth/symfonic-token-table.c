@@ -21,8 +21,8 @@
  *   demo=true
  *
  * Only digests are stored, so a leaked file does not leak credentials. The
- * file is checked strictly at load, naming the file, line and group of the
- * first problem: a typo that silently dropped a key (`admin`, say) would
+ * file is checked strictly at load, naming the file, line and group of
+ * every problem: a typo that silently dropped a key (`admin`, say) would
  * otherwise change who may do what. */
 struct _SymfonicTokenTable
 {
@@ -90,15 +90,18 @@ parse_digest (const char *text,
   return TRUE;
 }
 
+/* Every problem of the file is recorded in @config, which lists them at
+ * the end, so that one load names them all; a principal with a problem
+ * is left out. */
 static gboolean
-get_flag (SymfonicConfigFile  *config,
-          const char          *group,
-          const char          *key,
-          gboolean            *value,
-          GError             **error)
+get_flag (SymfonicConfigFile *config,
+          const char         *group,
+          const char         *key,
+          gboolean           *value)
 {
   GKeyFile *key_file = symfonic_config_file_get_key_file (config);
   g_autoptr(GError) local_error = NULL;
+  g_autofree char *text = NULL;
 
   *value = FALSE;
   if (!g_key_file_has_key (key_file, group, key, NULL))
@@ -106,81 +109,96 @@ get_flag (SymfonicConfigFile  *config,
 
   *value = g_key_file_get_boolean (key_file, group, key, &local_error);
   if (local_error != NULL)
-    return symfonic_config_file_set_error (config, error, group, key, _("must be true or false"));
+    {
+      text = g_key_file_get_value (key_file, group, key, NULL);
+      return symfonic_config_file_add_error (config, group, key, _("expected true or false, found “%s”"),
+                                             text != NULL ? text : "");
+    }
 
   return TRUE;
 }
 
 static SymfonicTokenPrincipal *
-load_principal (SymfonicConfigFile  *config,
-                const char          *group,
-                GError             **error)
+load_principal (SymfonicConfigFile *config,
+                const char         *group)
 {
   GKeyFile *key_file = symfonic_config_file_get_key_file (config);
   g_autoptr(GPtrArray) tenants = g_ptr_array_new_with_free_func (g_free);
+  g_auto(GStrv) keys = NULL;
   g_auto(GStrv) tenant_list = NULL;
   g_autofree char *hex = NULL;
   SymfonicTokenPrincipal *principal;
   guint8 digest[SYMFONIC_TOKEN_DIGEST_LENGTH];
   gboolean admin;
   gboolean demo;
+  gboolean ok = TRUE;
 
   if (!g_str_has_prefix (group, GROUP_PREFIX) || group[strlen (GROUP_PREFIX)] == '\0')
     {
-      symfonic_config_file_set_error (config, error, group, NULL,
-                                      _("unknown group: a tokens file holds [principal:NAME] groups"));
+      symfonic_config_file_add_error (config, group, NULL,
+                                      _("expected a group [principal:NAME], found an unknown one"));
       return NULL;
     }
 
-  if (g_key_file_has_key (key_file, group, "token", NULL))
+  keys = g_key_file_get_keys (key_file, group, NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
-      symfonic_config_file_set_error (config, error, group, "token",
-                                      _("tokens are never stored in clear: give their SHA-256 as “token-sha256”"));
-      return NULL;
+      /* the token itself is not repeated */
+      if (g_str_equal (keys[i], "token"))
+        ok = symfonic_config_file_add_error (config, group, "token",
+                                             _("expected “token-sha256”, the token's SHA-256, found the token "
+                                               "in clear: tokens are never stored in clear"));
+      else if (!g_strv_contains (known_keys, keys[i]))
+        ok = symfonic_config_file_add_error (config, group, keys[i],
+                                             _("expected one of token-sha256, tenants, admin, demo, "
+                                               "found an unknown key"));
     }
-  if (!symfonic_config_file_check_keys (config, group, known_keys, error))
-    return NULL;
 
   hex = g_key_file_get_string (key_file, group, "token-sha256", NULL);
   if (hex == NULL)
+    ok = symfonic_config_file_add_error (config, group, NULL,
+                                         _("expected a key “token-sha256”, the SHA-256 of the token, found none"));
+  else if (!parse_digest (g_strstrip (hex), digest))
     {
-      symfonic_config_file_set_error (config, error, group, "token-sha256", _("missing key"));
-      return NULL;
-    }
-  if (!parse_digest (g_strstrip (hex), digest))
-    {
-      symfonic_config_file_set_error (config, error, group, "token-sha256",
-                                      _("must be 64 hexadecimal digits, the SHA-256 of the token"));
-      return NULL;
+      /* not echoed: a token pasted here by mistake would go to the log */
+      gsize length = strlen (hex);
+
+      ok = symfonic_config_file_add_error (config, group, "token-sha256",
+                                           length == 2 * SYMFONIC_TOKEN_DIGEST_LENGTH
+                                           ? _("expected 64 hexadecimal digits, the SHA-256 of the token, "
+                                               "found %" G_GSIZE_FORMAT " characters, not all hexadecimal")
+                                           : _("expected 64 hexadecimal digits, the SHA-256 of the token, "
+                                               "found %" G_GSIZE_FORMAT " characters"),
+                                           length);
     }
 
   tenant_list = g_key_file_get_string_list (key_file, group, "tenants", NULL, NULL);
   if (tenant_list == NULL)
-    {
-      symfonic_config_file_set_error (config, error, group, "tenants", _("missing key"));
-      return NULL;
-    }
-  for (guint i = 0; tenant_list[i] != NULL; i++)
+    ok = symfonic_config_file_add_error (config, group, NULL,
+                                         _("expected a key “tenants”, the tenants the principal may act for, "
+                                           "found none"));
+  for (guint i = 0; tenant_list != NULL && tenant_list[i] != NULL; i++)
     {
       const char *tenant = g_strstrip (tenant_list[i]);
 
       if (!symfonic_auth_is_tenant_name (tenant))
-        {
-          symfonic_config_file_set_error (config, error, group, "tenants",
-                                          _("must list tenant names without spaces or commas"));
-          return NULL;
-        }
-      g_ptr_array_add (tenants, g_strdup (tenant));
+        ok = symfonic_config_file_add_error (config, group, "tenants",
+                                             _("expected tenant names without spaces or commas, found “%s”"),
+                                             tenant);
+      else
+        g_ptr_array_add (tenants, g_strdup (tenant));
     }
-  if (tenants->len == 0)
-    {
-      symfonic_config_file_set_error (config, error, group, "tenants", _("must name at least one tenant"));
-      return NULL;
-    }
+  if (tenant_list != NULL && tenant_list[0] == NULL)
+    ok = symfonic_config_file_add_error (config, group, "tenants",
+                                         _("expected at least one tenant, found none"));
   g_ptr_array_add (tenants, NULL);
 
-  if (!get_flag (config, group, "admin", &admin, error) ||
-      !get_flag (config, group, "demo", &demo, error))
+  if (!get_flag (config, group, "admin", &admin))
+    ok = FALSE;
+  if (!get_flag (config, group, "demo", &demo))
+    ok = FALSE;
+
+  if (!ok)
     return NULL;
 
   principal = g_new0 (SymfonicTokenPrincipal, 1);
@@ -198,7 +216,8 @@ load_principal (SymfonicConfigFile  *config,
  * @file: a tokens file
  * @error: return location for a #GError
  *
- * Loads and checks @file. Errors name the file, the line and the group.
+ * Loads and checks @file. The error lists every problem of the file, one
+ * per line, each naming the file, the line and the group.
  *
  * Returns: (transfer full) (nullable): the table, or %NULL on error
  */
@@ -212,43 +231,48 @@ symfonic_token_table_new_from_file (GFile   *file,
 
   self->principals = g_ptr_array_new_with_free_func (principal_free);
 
-  config = symfonic_config_file_new_for_file (file, error);
+  config = symfonic_config_file_new_for_file_full (file, SYMFONIC_CONFIG_FILE_COLLECT_ERRORS, error);
   if (config == NULL)
     return NULL;
 
   groups = g_key_file_get_groups (symfonic_config_file_get_key_file (config), NULL);
   for (guint i = 0; groups[i] != NULL; i++)
     {
-      SymfonicTokenPrincipal *principal =
-        load_principal (config, groups[i], error);
+      SymfonicTokenPrincipal *principal = load_principal (config, groups[i]);
+      gboolean twin = FALSE;
 
       if (principal == NULL)
-        return NULL;
+        continue;
 
       /* Two principals with one token would make who is authenticated
        * depend on file order. */
-      for (guint j = 0; j < self->principals->len; j++)
+      for (guint j = 0; j < self->principals->len && !twin; j++)
         {
           const SymfonicTokenPrincipal *other = g_ptr_array_index (self->principals, j);
 
           if (memcmp (other->digest, principal->digest, sizeof principal->digest) == 0)
             {
-              symfonic_config_file_set_error (config, error, groups[i], "token-sha256",
-                                              _("the same as in [%s%s]"), GROUP_PREFIX, other->name);
-              principal_free (principal);
-              return NULL;
+              symfonic_config_file_add_error (config, groups[i], "token-sha256",
+                                              _("expected a token of this principal's own, found the one of "
+                                                "[%s%s]"), GROUP_PREFIX, other->name);
+              twin = TRUE;
             }
+        }
+      if (twin)
+        {
+          principal_free (principal);
+          continue;
         }
 
       self->has_demo |= principal->demo;
       g_ptr_array_add (self->principals, principal);
     }
 
-  if (self->principals->len == 0)
-    {
-      symfonic_config_file_set_error (config, error, NULL, NULL, _("no [principal:NAME] groups"));
-      return NULL;
-    }
+  if (symfonic_config_file_get_n_errors (config) == 0 && self->principals->len == 0)
+    symfonic_config_file_add_error (config, NULL, NULL, _("expected [principal:NAME] groups, found none"));
+
+  if (!symfonic_config_file_check_errors (config, error))
+    return NULL;
 
   return g_steal_pointer (&self);
 }

@@ -694,6 +694,22 @@ symfonic_citation_filter_flush_text (SymfonicTextFilter  *filter,
   release_withheld (text, out);
 }
 
+/* What may still be part of an open tag, held back until it is known. */
+static gsize
+symfonic_citation_filter_withheld (SymfonicTextFilter *filter)
+{
+  SymfonicCitationFilter *self = (SymfonicCitationFilter *) filter;
+  gsize held = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
+    {
+      if (self->texts[i] != NULL && self->texts[i]->withheld != NULL)
+        held += self->texts[i]->withheld->len;
+    }
+
+  return held;
+}
+
 static void
 symfonic_citation_filter_class_init (SymfonicCitationFilterClass *klass)
 {
@@ -704,6 +720,7 @@ symfonic_citation_filter_class_init (SymfonicCitationFilterClass *klass)
   filter_class->filter = symfonic_citation_filter_filter;
   filter_class->flush = symfonic_citation_filter_flush_text;
   filter_class->passes = symfonic_citation_filter_passes;
+  filter_class->withheld = symfonic_citation_filter_withheld;
 }
 
 static void

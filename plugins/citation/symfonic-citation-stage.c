@@ -117,7 +117,8 @@ symfonic_citation_stage_initable_init_impl (GInitable     *initable,
       if (*kind == '\0' || strpbrk (kind, "[]: \t\r\n") != NULL)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("“%s”: “%s” is not a citation kind"), "kinds", kind);
+                       _("%s: expected citation kinds, words without “[”, “]”, “:” or a space, found “%s”"),
+                       "kinds", kind);
           return FALSE;
         }
     }
@@ -127,8 +128,9 @@ symfonic_citation_stage_initable_init_impl (GInitable     *initable,
           !symfonic_citation_filter_block_tag_is_valid (block_tags[i].value, (const char * const *) self->kinds))
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("“%s” must not be empty, hold “[” or a space, or start with a letter, a digit, "
-                         "one of “_.-:]” or a character of a kind"), block_tags[i].key);
+                       _("%s: expected a tag that holds no “[” or space and starts with none of a letter, a digit, "
+                         "“_.-:]” or a character of a kind, found “%s”"),
+                       block_tags[i].key, block_tags[i].value != NULL ? block_tags[i].value : "");
           return FALSE;
         }
     }

@@ -224,13 +224,15 @@ symfonic_error_map_stage_stage_init (SymfonicStageInterface *iface)
 
 /* ---- loading the table ------------------------------------------------ */
 
-/* The value of @key, or %NULL with no error when the key is absent. */
+/* Every problem of the table is recorded in it and loading goes on, so
+ * that one load lists them all (symfonic_config_file_check_errors()). */
+
+/* The value of @key, or %NULL with no problem when the key is absent. */
 static gboolean
-get_string (SymfonicConfigFile *table,
-            const char   *group,
-            const char   *key,
-            char        **out,
-            GError      **error)
+get_string (SymfonicConfigFile  *table,
+            const char          *group,
+            const char          *key,
+            char               **out)
 {
   g_autoptr(GError) local_error = NULL;
   g_autofree char *text = NULL;
@@ -241,7 +243,8 @@ get_string (SymfonicConfigFile *table,
 
   text = g_key_file_get_string (symfonic_config_file_get_key_file (table), group, key, &local_error);
   if (local_error != NULL)
-    return symfonic_config_file_set_error (table, error, group, key, "%s", local_error->message);
+    return symfonic_config_file_add_error (table, group, key, _("expected a value, found text it cannot read: %s"),
+                                           local_error->message);
 
   *out = g_steal_pointer (&text);
   return TRUE;
@@ -249,31 +252,52 @@ get_string (SymfonicConfigFile *table,
 
 static gboolean
 get_status (SymfonicConfigFile *table,
-            const char   *group,
-            const char   *key,
-            gboolean      required,
-            guint        *out,
-            GError      **error)
+            const char         *group,
+            const char         *key,
+            gboolean            required,
+            guint              *out)
 {
   g_autofree char *text = NULL;
   guint64 status;
 
-  if (!get_string (table, group, key, &text, error))
+  if (!get_string (table, group, key, &text))
     return FALSE;
   if (text == NULL)
     {
       if (required)
-        return symfonic_config_file_set_error (table, error, group, key, _("missing key"));
+        return symfonic_config_file_add_error (table, group, NULL,
+                                               _("expected a key “%s”, an HTTP error status, found none"), key);
       return TRUE;
     }
 
   g_strstrip (text);
   if (!g_ascii_string_to_unsigned (text, 10, 400, 599, &status, NULL))
-    return symfonic_config_file_set_error (table, error, group, key,
-                                           _("“%s” is not an HTTP error status (a whole number from 400 to 599)"), text);
+    return symfonic_config_file_add_error (table, group, key,
+                                           _("expected an HTTP error status, a whole number from 400 to 599, "
+                                             "found “%s”"), text);
 
   *out = (guint) status;
   return TRUE;
+}
+
+/* Records every key of @group not in @known. */
+static gboolean
+check_keys (SymfonicConfigFile *table,
+            const char         *group,
+            const char * const *known)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys (symfonic_config_file_get_key_file (table), group, NULL, NULL);
+  g_autofree char *list = g_strjoinv (", ", (char **) known);
+  gboolean ok = TRUE;
+
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      if (!g_strv_contains (known, keys[i]))
+        ok = symfonic_config_file_add_error (table, group, keys[i], _("expected one of %s, found an unknown key"),
+                                             list);
+    }
+
+  return ok;
 }
 
 static gboolean
@@ -319,39 +343,46 @@ parse_header (const char  *line,
 }
 
 static gboolean
-get_headers (SymfonicConfigFile *table,
-             const char   *group,
-             GStrv        *out,
-             GError      **error)
+get_headers (SymfonicConfigFile  *table,
+             const char          *group,
+             GStrv               *out)
 {
   g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) lines = NULL;
+  gboolean ok = TRUE;
 
   if (g_key_file_has_key (symfonic_config_file_get_key_file (table), group, "headers", NULL))
     {
       lines = g_key_file_get_string_list (symfonic_config_file_get_key_file (table), group, "headers", NULL, &local_error);
       if (local_error != NULL)
-        return symfonic_config_file_set_error (table, error, group, "headers", "%s", local_error->message);
+        return symfonic_config_file_add_error (table, group, "headers",
+                                               _("expected a list a;b;c, found text it cannot read: %s"),
+                                               local_error->message);
     }
 
   for (guint i = 0; lines != NULL && lines[i] != NULL; i++)
     {
       g_autofree char *name = NULL;
       g_autofree char *value = NULL;
+      gboolean twice = FALSE;
 
       if (!parse_header (lines[i], &name, &value))
         {
           g_autofree char *shown = g_strescape (lines[i], NULL);
 
-          return symfonic_config_file_set_error (table, error, group, "headers",
-                                                 _("“%s” is not a header line “Name: value”"), shown);
+          ok = symfonic_config_file_add_error (table, group, "headers",
+                                               _("expected header lines “Name: value”, found “%s”"), shown);
+          continue;
         }
-      for (guint j = 0; j < names->len; j++)
+      for (guint j = 0; j < names->len && !twice; j++)
+        twice = g_ascii_strcasecmp (g_ptr_array_index (names, j), name) == 0;
+      if (twice)
         {
-          if (g_ascii_strcasecmp (g_ptr_array_index (names, j), name) == 0)
-            return symfonic_config_file_set_error (table, error, group, "headers", _("header “%s” appears twice"), name);
+          ok = symfonic_config_file_add_error (table, group, "headers",
+                                               _("expected each header once, found “%s” twice"), name);
+          continue;
         }
 
       g_strv_builder_add (builder, name);
@@ -360,13 +391,12 @@ get_headers (SymfonicConfigFile *table,
     }
 
   *out = g_strv_builder_end (builder);
-  return TRUE;
+  return ok;
 }
 
 static StatusRule *
 load_rule (SymfonicConfigFile *table,
-           const char   *group,
-           GError      **error)
+           const char         *group)
 {
   static const char * const known[] = {
     "status", "target-status", "detail", "detail-override", "headers", NULL
@@ -374,21 +404,19 @@ load_rule (SymfonicConfigFile *table,
   g_autoptr(StatusRule) rule = g_new0 (StatusRule, 1);
   g_autofree char *mode = NULL;
   gboolean found = FALSE;
+  gboolean ok;
 
-  if (!symfonic_config_file_check_keys (table, group, known, error))
-    return NULL;
+  ok = check_keys (table, group, known);
 
-  if (!get_status (table, group, "status", TRUE, &rule->active, error) ||
-      !get_status (table, group, "target-status", FALSE, &rule->target, error))
-    return NULL;
+  if (!get_status (table, group, "status", TRUE, &rule->active))
+    ok = FALSE;
+  if (!get_status (table, group, "target-status", FALSE, &rule->target))
+    ok = FALSE;
 
-  if (!get_string (table, group, "detail", &mode, error))
-    return NULL;
-  if (mode == NULL)
-    {
-      rule->detail_mode = DETAIL_MESSAGE;
-    }
-  else
+  if (!get_string (table, group, "detail", &mode))
+    ok = FALSE;
+  rule->detail_mode = DETAIL_MESSAGE;
+  if (mode != NULL)
     {
       g_strstrip (mode);
       for (guint i = 0; i < G_N_ELEMENTS (detail_mode_names); i++)
@@ -400,39 +428,34 @@ load_rule (SymfonicConfigFile *table,
             }
         }
       if (!found)
-        {
-          symfonic_config_file_set_error (table, error, group, "detail",
-                                          _("unknown detail mode “%s” (known: message, opaque, override)"), mode);
-          return NULL;
-        }
+        ok = symfonic_config_file_add_error (table, group, "detail",
+                                             _("expected a detail mode, one of message, opaque, override, "
+                                               "found “%s”"), mode);
     }
 
-  if (!get_string (table, group, "detail-override", &rule->detail_override, error))
-    return NULL;
-  if (rule->detail_mode == DETAIL_OVERRIDE && (rule->detail_override == NULL || *rule->detail_override == '\0'))
-    {
-      symfonic_config_file_set_error (table, error, group, "detail-override", _("detail=override needs a non-empty text"));
-      return NULL;
-    }
+  if (!get_string (table, group, "detail-override", &rule->detail_override))
+    ok = FALSE;
+  if (found && rule->detail_mode == DETAIL_OVERRIDE &&
+      (rule->detail_override == NULL || *rule->detail_override == '\0'))
+    ok = symfonic_config_file_add_error (table, group, "detail-override",
+                                         _("expected the text detail=override shows, found none"));
   /* a text that is never shown is a mistake waiting to be believed */
   if (rule->detail_mode != DETAIL_OVERRIDE && rule->detail_override != NULL)
-    {
-      symfonic_config_file_set_error (table, error, group, "detail-override", _("only allowed with detail=override"));
-      return NULL;
-    }
+    ok = symfonic_config_file_add_error (table, group, "detail-override",
+                                         _("expected detail=override with a detail-override, found detail=%s"),
+                                         detail_mode_names[rule->detail_mode]);
 
-  if (!get_headers (table, group, &rule->headers, error))
-    return NULL;
+  if (!get_headers (table, group, &rule->headers))
+    ok = FALSE;
 
-  return g_steal_pointer (&rule);
+  return ok ? g_steal_pointer (&rule) : NULL;
 }
 
 static gboolean
 load_policy (SymfonicErrorMapStage  *self,
              SymfonicConfigFile     *table,
              const char             *group,
-             const char             *name,
-             GError                **error)
+             const char             *name)
 {
   static const char * const known[] = {
     "kinds", "fallback-status", "opaque-detail", "collapse-server-errors", NULL
@@ -443,42 +466,50 @@ load_policy (SymfonicErrorMapStage  *self,
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) kinds = NULL;
   g_autofree char *collapse = NULL;
+  gboolean fallback_ok;
+  gboolean ok;
 
-  if (!symfonic_config_file_check_keys (table, group, known, error))
-    return FALSE;
+  ok = check_keys (table, group, known);
 
   policy->name = g_strdup (name);
   policy->fallback_status = 500;
-  if (!get_status (table, group, "fallback-status", FALSE, &policy->fallback_status, error))
-    return FALSE;
+  fallback_ok = get_status (table, group, "fallback-status", FALSE, &policy->fallback_status);
+  ok &= fallback_ok;
 
-  if (!get_string (table, group, "opaque-detail", &policy->opaque_detail, error))
-    return FALSE;
-  if (policy->opaque_detail == NULL)
+  if (!get_string (table, group, "opaque-detail", &policy->opaque_detail))
+    ok = FALSE;
+  else if (policy->opaque_detail == NULL)
     policy->opaque_detail = g_strdup (SYMFONIC_OPAQUE_DETAIL);
   else if (*policy->opaque_detail == '\0')
-    return symfonic_config_file_set_error (table, error, group, "opaque-detail", _("must not be empty"));
+    ok = symfonic_config_file_add_error (table, group, "opaque-detail",
+                                         _("expected the text a 5xx shows, found an empty value"));
 
-  if (!get_string (table, group, "collapse-server-errors", &collapse, error))
-    return FALSE;
-  if (collapse != NULL)
+  if (!get_string (table, group, "collapse-server-errors", &collapse))
+    ok = FALSE;
+  else if (collapse != NULL)
     {
       policy->collapse_server_errors = g_key_file_get_boolean (symfonic_config_file_get_key_file (table), group,
                                                                "collapse-server-errors", &local_error);
       if (local_error != NULL)
-        return symfonic_config_file_set_error (table, error, group, "collapse-server-errors",
-                                               _("“%s” is not true or false"), collapse);
+        ok = symfonic_config_file_add_error (table, group, "collapse-server-errors",
+                                             _("expected true or false, found “%s”"), collapse);
     }
   /* collapsing a 5xx into another 5xx would only hide which fault it was */
-  if (policy->collapse_server_errors && policy->fallback_status >= 500)
-    return symfonic_config_file_set_error (table, error, group, "fallback-status",
-                                           _("collapse-server-errors needs a fallback-status below 500"));
+  if (fallback_ok && policy->collapse_server_errors && policy->fallback_status >= 500)
+    ok = symfonic_config_file_add_error (table, group, "fallback-status",
+                                         _("expected a fallback-status below 500 with collapse-server-errors, "
+                                           "found %u"), policy->fallback_status);
 
   if (!g_key_file_has_key (symfonic_config_file_get_key_file (table), group, "kinds", NULL))
-    return symfonic_config_file_set_error (table, error, group, "kinds", _("missing key"));
+    return symfonic_config_file_add_error (table, group, NULL,
+                                           _("expected a key “kinds”, the route kinds the policy is for, "
+                                             "found none"));
+  g_clear_error (&local_error);
   kinds = g_key_file_get_string_list (symfonic_config_file_get_key_file (table), group, "kinds", NULL, &local_error);
   if (local_error != NULL)
-    return symfonic_config_file_set_error (table, error, group, "kinds", "%s", local_error->message);
+    return symfonic_config_file_add_error (table, group, "kinds",
+                                           _("expected a list a;b;c, found text it cannot read: %s"),
+                                           local_error->message);
 
   /* owned by the stage from here on, so the kinds below never point at a
    * freed policy, even when a later kind fails */
@@ -493,46 +524,46 @@ load_policy (SymfonicErrorMapStage  *self,
         continue;
       kind = g_enum_get_value_by_nick (kinds_class, nick);
       if (kind == NULL || (guint) kind->value >= self->n_kinds)
-        return symfonic_config_file_set_error (table, error, group, "kinds",
-                                               _("unknown route kind “%s” (known: typed, chunks, chat, resume, openai, anthropic)"), nick);
-      if (self->by_kind[kind->value] != NULL)
-        return symfonic_config_file_set_error (table, error, group, "kinds",
-                                               _("route kind “%s” already uses [policy:%s]"),
-                                               nick, self->by_kind[kind->value]->name);
-      self->by_kind[kind->value] = policy;
+        ok = symfonic_config_file_add_error (table, group, "kinds",
+                                             _("expected route kinds, among typed, chunks, chat, resume, openai, "
+                                               "anthropic, runs, found “%s”"), nick);
+      else if (self->by_kind[kind->value] != NULL)
+        ok = symfonic_config_file_add_error (table, group, "kinds",
+                                             _("expected each route kind in one policy, found “%s” already in "
+                                               "[policy:%s]"), nick, self->by_kind[kind->value]->name);
+      else
+        self->by_kind[kind->value] = policy;
     }
 
-  return TRUE;
+  return ok;
 }
 
 static gboolean
 load_code (SymfonicErrorMapStage  *self,
            SymfonicConfigFile     *table,
            const char             *group,
-           const char             *name,
-           GError                **error)
+           const char             *name)
 {
+  g_autoptr(GString) known = NULL;
+
   for (guint code = 0; code < self->n_codes; code++)
     {
       if (self->code_names[code] != NULL && g_str_equal (self->code_names[code], name))
         {
-          self->rules[code] = load_rule (table, group, error);
+          self->rules[code] = load_rule (table, group);
           return self->rules[code] != NULL;
         }
     }
 
-  {
-    g_autoptr(GString) known = g_string_new (NULL);
+  known = g_string_new (NULL);
+  for (guint code = 0; code < self->n_codes; code++)
+    {
+      if (self->code_names[code] != NULL)
+        g_string_append_printf (known, "%s%s", known->len > 0 ? ", " : "", self->code_names[code]);
+    }
 
-    for (guint code = 0; code < self->n_codes; code++)
-      {
-        if (self->code_names[code] != NULL)
-          g_string_append_printf (known, "%s%s", known->len > 0 ? ", " : "", self->code_names[code]);
-      }
-
-    return symfonic_config_file_set_error (table, error, group, NULL,
-                                           _("“%s” is not a published error code (known: %s)"), name, known->str);
-  }
+  return symfonic_config_file_add_error (table, group, NULL,
+                                         _("expected a published error code (%s), found “%s”"), known->str, name);
 }
 
 static gboolean
@@ -546,15 +577,17 @@ load (GInitable     *initable,
   g_autoptr(SymfonicConfigFile) table = NULL;
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) groups = NULL;
+  gboolean policies_ok = TRUE;
 
   if (self->table == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("“table” must name an error table file (the gateway ships error-map.ini)"));
+                           _("expected “table”, an error table file (the gateway ships error-map.ini), "
+                             "found none"));
       return FALSE;
     }
 
-  table = symfonic_config_file_new_for_file (self->table, &local_error);
+  table = symfonic_config_file_new_for_file_full (self->table, SYMFONIC_CONFIG_FILE_COLLECT_ERRORS, &local_error);
   if (table == NULL)
     {
       g_propagate_prefixed_error (error, g_steal_pointer (&local_error), "table: ");
@@ -587,27 +620,32 @@ load (GInitable     *initable,
       const char *name = colon != NULL ? colon + 1 : "";
 
       if (!g_str_equal (prefix, "code") && !g_str_equal (prefix, "policy"))
-        return symfonic_config_file_set_error (table, error, group, NULL,
-                                               _("unknown group (known: [code:NAME], [policy:NAME])"));
-      if (*name == '\0')
-        return symfonic_config_file_set_error (table, error, group, NULL, _("the group needs a name after the colon"));
-
-      if (g_str_equal (prefix, "code") ? !load_code (self, table, group, name, error)
-                                       : !load_policy (self, table, group, name, error))
-        return FALSE;
+        symfonic_config_file_add_error (table, group, NULL,
+                                        _("expected a group [code:NAME] or [policy:NAME], found an unknown one"));
+      else if (*name == '\0')
+        symfonic_config_file_add_error (table, group, NULL,
+                                        _("expected a NAME after the colon, found none"));
+      else if (g_str_equal (prefix, "code"))
+        load_code (self, table, group, name);
+      else if (!load_policy (self, table, group, name))
+        policies_ok = FALSE;
     }
 
   /* without this, an entry point would silently map by rules nobody wrote
-   * down, such as /resume losing its collapse */
-  for (guint kind = 0; kind < self->n_kinds; kind++)
+   * down, such as /resume losing its collapse; a policy with a problem
+   * may be the one that lists it */
+  for (guint kind = 0; kind < self->n_kinds && policies_ok; kind++)
     {
       GEnumValue *value = g_enum_get_value (kinds_class, (int) kind);
 
       if (value != NULL && self->by_kind[kind] == NULL)
-        return symfonic_config_file_set_error (table, error, NULL, NULL,
-                                               _("no [policy:NAME] group lists route kind “%s” in its kinds"),
-                                               value->value_nick);
+        symfonic_config_file_add_error (table, NULL, NULL,
+                                        _("expected a [policy:NAME] for every route kind, found none that lists "
+                                          "“%s” in its kinds"), value->value_nick);
     }
+
+  if (!symfonic_config_file_check_errors (table, error))
+    return FALSE;
 
   self->loaded = TRUE;
   return TRUE;

@@ -393,6 +393,22 @@ symfonic_extraction_filter_flush_text (SymfonicTextFilter  *filter,
   release_withheld (text, out, text->withheld->len);
 }
 
+/* What may still be part of an open tag, held back until it is known. */
+static gsize
+symfonic_extraction_filter_withheld (SymfonicTextFilter *filter)
+{
+  SymfonicExtractionFilter *self = (SymfonicExtractionFilter *) filter;
+  gsize held = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (self->texts); i++)
+    {
+      if (self->texts[i].withheld != NULL)
+        held += self->texts[i].withheld->len;
+    }
+
+  return held;
+}
+
 static void
 symfonic_extraction_filter_class_init (SymfonicExtractionFilterClass *klass)
 {
@@ -403,6 +419,7 @@ symfonic_extraction_filter_class_init (SymfonicExtractionFilterClass *klass)
   filter_class->filter = symfonic_extraction_filter_filter;
   filter_class->flush = symfonic_extraction_filter_flush_text;
   filter_class->passes = symfonic_extraction_filter_passes;
+  filter_class->withheld = symfonic_extraction_filter_withheld;
 }
 
 static void

@@ -192,13 +192,13 @@ symfonic_extraction_stage_initable_init_impl (GInitable     *initable,
   if (self->open_tag == NULL || *self->open_tag == '\0')
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("“%s” must not be empty"), "open-tag");
+                   _("%s: expected a tag, found an empty value"), "open-tag");
       return FALSE;
     }
   if (self->close_tag == NULL || *self->close_tag == '\0')
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("“%s” must not be empty"), "close-tag");
+                   _("%s: expected a tag, found an empty value"), "close-tag");
       return FALSE;
     }
   if (self->spec == NULL)

@@ -92,7 +92,15 @@ apply_verdict (SymfonicRateLimitStage  *self,
   char rate[G_ASCII_DTOSTR_BUF_SIZE];
 
   if (allowed)
-    return TRUE;
+    {
+      /* a store that says how much room is left: within the last tenth
+       * of the burst (at least the last admission), the metrics count it
+       * as near the limit */
+      if (retry_after_us < 0 &&
+          -1 - retry_after_us < MAX (self->emission_interval_us, (self->burst_tolerance_us + self->emission_interval_us) / 10))
+        symfonic_stream_mark_near_limit (stream);
+      return TRUE;
+    }
 
   /* the header first: the refusal's response is built from the stream */
   symfonic_meter_set_retry_after (stream, retry_after_us);

@@ -40,6 +40,13 @@ typedef struct
   gboolean      started;
   char         *start_error;
   PyObject     *load;
+  /* the prelude's _add_path() and _describe() */
+  PyObject     *add_path;
+  PyObject     *describe;
+  /* folders to import from that came before the interpreter could take
+   * them; once it has, they go to it directly */
+  GPtrArray    *pending_paths;
+  gboolean      paths_taken;
   /* the thread, for the signal that interrupts a hook that overran */
   pthread_t     thread;
 } Interpreter;
@@ -98,8 +105,32 @@ interrupt_hook (gpointer data)
   pthread_kill (interpreter.thread, INTERRUPT_SIGNAL);
 }
 
+/* What runs first, before anything is imported from the folders of
+ * `[gateway] python-path`: how a failure names the interpreter and the
+ * path it searched, and how a folder is added. A folder goes where an
+ * activated virtualenv's own site-packages would, after the standard
+ * library and before the interpreter's site-packages, and its .pth files
+ * are read (site.addsitedir()). */
+static const char prelude_source[] =
+  "import site, sys\n"
+  "def _describe():\n"
+  "    return 'Python %s at %s with prefix %s, which searched %s' % (\n"
+  "        sys.version.split()[0], sys.executable, sys.prefix, ', '.join(sys.path))\n"
+  "def _add_path(folder):\n"
+  "    if folder in sys.path:\n"
+  "        return\n"
+  "    before = list(sys.path)\n"
+  "    site.addsitedir(folder)\n"
+  "    added = [p for p in sys.path if p not in before]\n"
+  "    for p in added:\n"
+  "        sys.path.remove(p)\n"
+  "    sites = set(site.getsitepackages())\n"
+  "    at = next((i for i, p in enumerate(sys.path) if p in sites), len(sys.path))\n"
+  "    sys.path[at:at] = added\n";
+
 /* Runs one script as a module of its own; on failure, says where in the
- * script it broke and logs the traceback.
+ * script it broke and logs the traceback; a module it could not import
+ * is named with the interpreter and the path searched.
  *
  * While a script runs, the hooks of every stage or source class it
  * defines are wrapped as the class is made, before PyGObject hooks them
@@ -218,9 +249,128 @@ static const char helper_source[] =
   "        for frame in traceback.extract_tb(e.__traceback__):\n"
   "            if frame.filename == path:\n"
   "                line = frame.lineno\n"
-  "        return '%s:%d: %s: %s' % (path, line, type(e).__name__, e)\n"
+  "        tried = ' (tried %s)' % _describe() if isinstance(e, ImportError) else ''\n"
+  "        return '%s:%d: %s: %s%s' % (path, line, type(e).__name__, e, tried)\n"
   "    finally:\n"
   "        _loading = False\n";
+
+/* Configures the interpreter this plugin was built against, whatever the
+ * shell says: Python would otherwise take its prefix from the first
+ * python3 on PATH (a pyenv build, an activated virtualenv, whose
+ * pyvenv.cfg it reads) or from PYTHONHOME, and find another standard
+ * library, or none, and no PyGObject. Isolated, it reads no PYTHON*
+ * variable and no user site-packages either; a virtualenv's packages are
+ * used when a pipeline names them (`[gateway] python-path`). */
+static PyStatus
+configure (PyConfig *config)
+{
+  PyStatus status;
+
+  PyConfig_InitIsolatedConfig (config);
+  /* the gateway owns SIGINT and SIGTERM */
+  config->install_signal_handlers = 0;
+  config->parse_argv = 0;
+  status = PyConfig_SetBytesString (config, &config->home,
+                                    g_str_equal (SYMFONIC_PYTHON_PREFIX, SYMFONIC_PYTHON_EXEC_PREFIX)
+                                    ? SYMFONIC_PYTHON_PREFIX
+                                    : SYMFONIC_PYTHON_PREFIX ":" SYMFONIC_PYTHON_EXEC_PREFIX);
+  if (PyStatus_Exception (status))
+    return status;
+  status = PyConfig_SetBytesString (config, &config->program_name, SYMFONIC_PYTHON_EXECUTABLE);
+  if (PyStatus_Exception (status))
+    return status;
+  return PyConfig_SetBytesString (config, &config->executable, SYMFONIC_PYTHON_EXECUTABLE);
+}
+
+/* `TypeName: message` of the exception being raised, which stays raised. */
+static char *
+describe_exception (void)
+{
+  PyObject *type;
+  PyObject *value;
+  PyObject *traceback;
+  PyObject *text = NULL;
+  char *description;
+
+  PyErr_Fetch (&type, &value, &traceback);
+  PyErr_NormalizeException (&type, &value, &traceback);
+  if (value != NULL)
+    text = PyObject_Str (value);
+  description = g_strdup_printf ("%s: %s", type != NULL ? ((PyTypeObject *) type)->tp_name : "?",
+                                 text != NULL ? PyUnicode_AsUTF8 (text) : "");
+  if (text == NULL)
+    PyErr_Clear ();
+  Py_XDECREF (text);
+  PyErr_Restore (type, value, traceback);
+
+  return description;
+}
+
+/* What _describe() says: the interpreter and the path it searched. */
+static char *
+describe_interpreter (void)
+{
+  PyObject *result = interpreter.describe != NULL ? PyObject_CallNoArgs (interpreter.describe) : NULL;
+  char *description;
+
+  if (result == NULL)
+    {
+      PyErr_Clear ();
+      return g_strdup_printf ("Python %s at %s with prefix %s", PY_VERSION, SYMFONIC_PYTHON_EXECUTABLE,
+                              SYMFONIC_PYTHON_PREFIX);
+    }
+  description = g_strdup (PyUnicode_AsUTF8 (result));
+  Py_DECREF (result);
+
+  return description;
+}
+
+/* On the interpreter's thread, with the GIL. */
+static void
+add_path_now (const char *folder)
+{
+  PyObject *result = PyObject_CallFunction (interpreter.add_path, "s", folder);
+
+  if (result == NULL)
+    {
+      g_warning ("Cannot add %s to the Python path:", folder);
+      PyErr_Print ();
+    }
+  Py_XDECREF (result);
+}
+
+/* Runs @source in @globals; on failure says why, naming the
+ * interpreter, with the traceback printed. */
+static char *
+run_helper (const char *source,
+            PyObject   *globals,
+            const char *what)
+{
+  PyObject *result = PyRun_String (source, Py_file_input, globals, globals);
+  g_autofree char *exception = NULL;
+  g_autofree char *description = NULL;
+
+  if (result != NULL)
+    {
+      Py_DECREF (result);
+      return NULL;
+    }
+
+  exception = describe_exception ();
+  PyErr_Print ();
+  description = describe_interpreter ();
+  return g_strdup_printf (_("Cannot %s: %s (tried %s; the traceback is above)"), what, exception, description);
+}
+
+static PyObject *
+take_function (PyObject   *globals,
+               const char *name)
+{
+  PyObject *function = PyDict_GetItemString (globals, name);
+
+  Py_XINCREF (function);
+  return function;
+}
 
 /* Starts an interpreter, or joins the one of the Python program that
  * loads the pipelines, and runs the helper. The thread then holds the
@@ -230,9 +380,11 @@ start_python (void)
 {
   gboolean joined = Py_IsInitialized ();
   PyGILState_STATE gil = PyGILState_UNLOCKED;
+  g_autoptr(GPtrArray) paths = NULL;
   PyObject *globals;
   PyObject *function;
   PyObject *result;
+  char *failure;
 
   /* in a Python program the plugin's calls reach the program's
    * interpreter, even one linked into the executable (Debian's python3):
@@ -254,38 +406,51 @@ start_python (void)
       if (dlopen (SYMFONIC_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == NULL)
         return g_strdup_printf (_("Cannot make %s global: %s"), SYMFONIC_LIBPYTHON, dlerror ());
 
-      PyConfig_InitPythonConfig (&config);
-      /* the gateway owns SIGINT and SIGTERM */
-      config.install_signal_handlers = 0;
-      config.parse_argv = 0;
-      status = Py_InitializeFromConfig (&config);
+      status = configure (&config);
+      if (!PyStatus_Exception (status))
+        status = Py_InitializeFromConfig (&config);
       PyConfig_Clear (&config);
       if (PyStatus_Exception (status))
-        return g_strdup_printf (_("Cannot start Python: %s"), status.err_msg != NULL ? status.err_msg : "");
+        return g_strdup_printf (_("Cannot start Python %s at %s (prefix %s): %s"), PY_VERSION,
+                                SYMFONIC_PYTHON_EXECUTABLE, SYMFONIC_PYTHON_PREFIX,
+                                status.err_msg != NULL ? status.err_msg : "");
     }
 
   globals = PyDict_New ();
   PyDict_SetItemString (globals, "__builtins__", PyEval_GetBuiltins ());
-  function = PyCFunction_New (&hook_failed_def, NULL);
-  PyDict_SetItemString (globals, "_hook_failed", function);
-  Py_DECREF (function);
-  function = PyCFunction_New (&hook_overdue_def, NULL);
-  PyDict_SetItemString (globals, "_hook_overdue", function);
-  Py_DECREF (function);
-  result = PyRun_String (helper_source, Py_file_input, globals, globals);
-  if (result == NULL)
+  failure = run_helper (prelude_source, globals, _("prepare the Python loader"));
+  if (failure == NULL)
     {
-      PyErr_Print ();
+      interpreter.add_path = take_function (globals, "_add_path");
+      interpreter.describe = take_function (globals, "_describe");
+
+      /* the folders named so far, before anything imports from them */
+      g_mutex_lock (&interpreter.lock);
+      paths = g_steal_pointer (&interpreter.pending_paths);
+      interpreter.paths_taken = TRUE;
+      g_mutex_unlock (&interpreter.lock);
+      for (guint i = 0; paths != NULL && i < paths->len; i++)
+        add_path_now (g_ptr_array_index (paths, i));
+
+      function = PyCFunction_New (&hook_failed_def, NULL);
+      PyDict_SetItemString (globals, "_hook_failed", function);
+      Py_DECREF (function);
+      function = PyCFunction_New (&hook_overdue_def, NULL);
+      PyDict_SetItemString (globals, "_hook_overdue", function);
+      Py_DECREF (function);
+      failure = run_helper (helper_source, globals, _("import PyGObject and the Symfonic typelib"));
+    }
+  if (failure != NULL)
+    {
       Py_DECREF (globals);
       if (joined)
         PyGILState_Release (gil);
       else
         PyEval_SaveThread ();
-      return g_strdup (_("Cannot import PyGObject and the Symfonic typelib (the traceback is above)"));
+      return failure;
     }
-  Py_DECREF (result);
-  interpreter.load = PyDict_GetItemString (globals, "load");
-  Py_INCREF (interpreter.load);
+  interpreter.load = take_function (globals, "load");
+
 
   /* a program's interpreter runs signal handlers on the program's main
    * thread, not here: its hooks that overrun end their streams, but are
@@ -449,6 +614,64 @@ load_script (const char  *filename,
   return TRUE;
 }
 
+typedef struct
+{
+  const char *folder;
+  gboolean    done;
+} PathAdd;
+
+static gboolean
+add_path_on_interpreter (gpointer data)
+{
+  PathAdd *add = data;
+  PyGILState_STATE gil = PyGILState_Ensure ();
+
+  add_path_now (add->folder);
+  PyGILState_Release (gil);
+
+  g_mutex_lock (&interpreter.lock);
+  add->done = TRUE;
+  g_cond_broadcast (&interpreter.cond);
+  g_mutex_unlock (&interpreter.lock);
+
+  return G_SOURCE_REMOVE;
+}
+
+/* `[gateway] python-path`: kept until the interpreter starts, which takes
+ * them before it imports anything (PyGObject may come from one); once it
+ * runs, added on its thread, before the caller loads any script. */
+static gboolean
+add_path (const char  *folder,
+          gpointer     user_data,
+          GError     **error)
+{
+  PathAdd add = { folder, FALSE };
+  g_autoptr(GSource) source = NULL;
+
+  g_mutex_lock (&interpreter.lock);
+  if (!interpreter.paths_taken)
+    {
+      if (interpreter.pending_paths == NULL)
+        interpreter.pending_paths = g_ptr_array_new_with_free_func (g_free);
+      if (!g_ptr_array_find_with_equal_func (interpreter.pending_paths, folder, g_str_equal, NULL))
+        g_ptr_array_add (interpreter.pending_paths, g_strdup (folder));
+      g_mutex_unlock (&interpreter.lock);
+      return TRUE;
+    }
+  g_mutex_unlock (&interpreter.lock);
+
+  /* taken, but the interpreter may have failed since: its scripts say so */
+  if (!ensure_interpreter (NULL))
+    return TRUE;
+
+  source = g_idle_source_new ();
+  g_source_set_callback (source, add_path_on_interpreter, &add, NULL);
+  g_source_attach (source, interpreter.context);
+  wait_for_interpreter (&add.done);
+
+  return TRUE;
+}
+
 /* A script's stages run on the interpreter's thread, its sources on the
  * workers (see the top of this file). */
 static gboolean
@@ -469,6 +692,7 @@ symfonic_python_plugin_init (SymfonicPlugin  *plugin,
 {
   interpreter.context = g_main_context_new ();
   symfonic_plugin_add_script_loader (plugin, ".py", "Python", load_script, adopt_type, NULL);
+  symfonic_plugin_set_script_path_func (plugin, ".py", add_path);
 
   return TRUE;
 }

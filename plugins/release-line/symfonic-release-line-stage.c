@@ -111,7 +111,7 @@ symfonic_release_line_stage_initable_init_impl (GInitable     *initable,
   if (line == NULL)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("“%s”: “%s” is not a release line"), "release-line", self->release_line);
+                   _("%s: expected a release line, such as 11.0.0, found “%s”"), "release-line", self->release_line);
       return FALSE;
     }
 

@@ -508,7 +508,7 @@ load (GInitable     *initable,
   if (self->transcripts == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("“transcripts” must name a folder of .jsonl transcripts"));
+                           _("transcripts: expected a folder of .jsonl transcripts, found none"));
       return FALSE;
     }
 
@@ -579,7 +579,7 @@ load (GInitable     *initable,
   if (!g_hash_table_contains (self->by_name, self->default_transcript))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("default-transcript: no %s.jsonl in %s"), self->default_transcript, display);
+                   _("default-transcript: expected %s.jsonl in %s, found none"), self->default_transcript, display);
       return FALSE;
     }
 

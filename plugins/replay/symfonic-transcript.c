@@ -67,7 +67,8 @@ parse_line (const char               *line,
 
   if (!JSON_NODE_HOLDS_OBJECT (root))
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("a line must be a JSON object"));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                           _("expected a JSON object, found another JSON value"));
       return FALSE;
     }
 
@@ -78,13 +79,13 @@ parse_line (const char               *line,
   if (name == NULL || data == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("a line needs “event” (a string) and “data”"));
+                           _("expected “event” (a string) and “data”, found an object without them"));
       return FALSE;
     }
   if (delay < 0 || delay > 600000)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                           _("“delay_ms” must be from 0 to 600000"));
+      g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
+                   _("expected “delay_ms” from 0 to 600000, found %" G_GINT64_FORMAT), delay);
       return FALSE;
     }
   entry->delay_ms = delay;

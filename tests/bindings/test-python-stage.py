@@ -355,9 +355,9 @@ class ServerTestCase(unittest.TestCase):
             Symfonic.Pipeline.new_from_data(self.registry, route.format('needy') + groups, -1,
                                             base, 'order.pipeline')
         self.assertEqual(caught.exception.message,
-                         'order.pipeline:4: [route:r] stages: stage “needy” (py-needs-principal), '
-                         'which counts by principal, needs a stage before it that provides '
-                         '“principal”, and the route has none')
+                         'order.pipeline:4: [route:r] stages: expected a stage that provides '
+                         '“principal” before stage “needy” (py-needs-principal), which counts by '
+                         'principal, found none on the route')
         pipeline = Symfonic.Pipeline.new_from_data(self.registry, route.format('auth;needy') + groups,
                                                    -1, base, 'order.pipeline')
         self.assertEqual(pipeline.get_n_routes(), 1)
@@ -581,7 +581,8 @@ class LibraryTestCase(unittest.TestCase):
     def test_config_file_reader(self):
         with self.assertRaises(GLib.Error) as caught:
             Symfonic.ConfigFile.new_from_data('[a]\nk=1\nk=2\n', -1, 't.ini')
-        self.assertEqual(caught.exception.message, 't.ini:3: [a] k: key already set on line 2')
+        self.assertEqual(caught.exception.message,
+                         't.ini:3: [a] k: expected each key once in a group, found it already on line 2')
 
         config = Symfonic.ConfigFile.new_from_data('[a]\n\nk=1\n', -1, 't.ini')
         self.assertEqual(config.get_line('a', 'k'), 3)

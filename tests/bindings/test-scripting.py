@@ -351,8 +351,8 @@ class ScriptTestCase(ServingTestCase):
         # the library's one line about the stream it ended
         self.assertEqual(len(self.script.stderr), 1, self.script.stderr)
         self.assertRegex(self.script.stderr[0],
-                         r'^Symfonic-Message: [0-9:.]+: Route slow, run [0-9a-f-]+ failed: '
-                         r'The gateway is shutting down$')
+                         r'^Symfonic-Message: [0-9:.]+: Route slow, run [0-9a-f-]+ drained: '
+                         r'the gateway stopped before the stream ended$')
 
     def test_sigint_stops(self):
         self.assertEqual(self.stop(signal.SIGINT), 0)
@@ -382,8 +382,8 @@ class ScriptTestCase(ServingTestCase):
         self.script.wait_line(r'.*reload refused.*', self.script.error_lines)
         self.assertEqual(self.script.stderr,
                          ['%s: reload refused, still serving the previous pipeline: %s:48: '
-                          '[stage:late] type: unknown type “no-such-type” (symfonic-inspect lists '
-                          'the registered types)' % (os.path.basename(SCRIPT), self.pipeline)])
+                          '[stage:late] type: expected a registered stage type (symfonic-inspect lists '
+                          'them), found “no-such-type”' % (os.path.basename(SCRIPT), self.pipeline)])
         response = self.post('/api/v1/stream/typed', ALICE)
         response.read()
         self.assertEqual(response.status, 200)
@@ -443,11 +443,12 @@ class BadPipelineTestCase(unittest.TestCase):
             script = Script(path)
             status = script.wait()
         self.assertEqual(status, 1)
-        # the type's name is the script's class's
-        type_name = {'.py': 'ServeTenantTally', '.js': 'ServeTenantTallyJs'}[os.path.splitext(SCRIPT)[1]]
-        self.assertEqual(script.stderr,
-                         ['%s: %s:37: [stage:tally] no-such-key: unknown key for type “%s”'
-                          % (os.path.basename(SCRIPT), path, type_name)])
+        # the type is named as the file names it, with the keys it takes
+        self.assertEqual(len(script.stderr), 1, script.stderr)
+        self.assertTrue(script.stderr[0].startswith(
+            '%s: %s:37: [stage:tally] no-such-key: expected a key of type “tenant-tally” ('
+            % (os.path.basename(SCRIPT), path)), script.stderr)
+        self.assertTrue(script.stderr[0].endswith('), found an unknown one'), script.stderr)
         self.assertTrue(script.lines.empty())
 
 

@@ -89,6 +89,118 @@ test_check_broken (void)
   g_assert_cmpstr (out, ==, "");
 }
 
+/* `--check` on a file with many mistakes, one of them in the tokens file
+ * it names: one run lists them all, one per line as
+ * `FILE:LINE: [group] key: message`, by line (a named file's own lines
+ * right below the key naming it), and exits 1; a missing file says it is
+ * missing. */
+static void
+test_check_every_error (void)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "every-error", NULL);
+  g_autofree char *tokens = g_build_filename (dir, "tokens.ini", NULL);
+  g_autofree char *key = g_build_filename (dir, "missing.key", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GRegex) shape = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *previous_file = NULL;
+  guint previous_line = 0;
+  static const char * const expected[] = {
+    ":2: [gateway] workers: expected a whole number from 0 to 256, found “many”",
+    ":6: [route:typed] kind: expected one of typed, chunks, chat, resume, openai, anthropic, runs, found “typo”",
+    ":12: [source:demo] time-scale: expected a number from 0 to 100, found “fast”",
+    "missing.key: expected a file, found nothing: it is missing",
+    ":20: [stage:auth] tokens-file: expected a file without errors, found 3 in “",
+    "tokens.ini:2: [principal:alice] token-sha256: expected 64 hexadecimal digits",
+    "tokens.ini:4: [principal:alice] admin: expected true or false, found “maybe”",
+    "tokens.ini:7: [principal:bob] colour: expected one of token-sha256, tenants, admin, demo, found an unknown key",
+    ":24: [stage:limit] rate: expected a number from 1e-06 to 1e+06, found “lots”",
+    ":26: [stage:limit] bursts: expected a key of type “rate-limit” (",
+  };
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (tokens,
+                                      "[principal:alice]\n"
+                                      "token-sha256=abc\n"
+                                      "tenants=acme\n"
+                                      "admin=maybe\n"
+                                      "[principal:bob]\n"
+                                      "token-sha256=0000000000000000000000000000000000000000000000000000000000000000\n"
+                                      "colour=red\n"
+                                      "tenants=acme\n", -1, &error));
+  path = g_build_filename (dir, "every.pipeline", NULL);
+  g_assert_true (g_file_set_contents (path,
+                                      "[gateway]\n"                        /* 1 */
+                                      "workers=many\n"                     /* 2 */
+                                      "\n"                                 /* 3 */
+                                      "[route:typed]\n"                    /* 4 */
+                                      "path=/api/v1/stream/typed\n"        /* 5 */
+                                      "kind=typo\n"                        /* 6 */
+                                      "source=demo\n"                      /* 7 */
+                                      "stages=auth;limit\n"                /* 8 */
+                                      "\n"                                 /* 9 */
+                                      "[source:demo]\n"                    /* 10 */
+                                      "type=replay\n"                      /* 11 */
+                                      "time-scale=fast\n"                  /* 12 */
+                                      "\n"                                 /* 13 */
+                                      "[source:up]\n"                      /* 14 */
+                                      "type=openai\n"                      /* 15 */
+                                      "model=m\n"                          /* 16 */
+                                      "api-key-file=missing.key\n"         /* 17 */
+                                      "[stage:auth]\n"                     /* 18 */
+                                      "type=auth\n"                        /* 19 */
+                                      "tokens-file=tokens.ini\n"           /* 20 */
+                                      "\n"                                 /* 21 */
+                                      "[stage:limit]\n"                    /* 22 */
+                                      "type=rate-limit\n"                  /* 23 */
+                                      "rate=lots\n"                        /* 24 */
+                                      "burst=2\n"                          /* 25 */
+                                      "bursts=3\n",                        /* 26 */
+                                      -1, &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", path, NULL), ==, 1);
+  g_test_message ("stderr:\n%s", err);
+  g_assert_cmpstr (out, ==, "");
+
+  /* one run, every mistake, in the order given */
+  lines = g_strsplit (g_strchomp (err), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, G_N_ELEMENTS (expected));
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      if (strstr (lines[i], expected[i]) == NULL)
+        g_error ("line %u, “%s”, does not say “%s”", i + 1, lines[i], expected[i]);
+    }
+  g_assert_nonnull (strstr (lines[3], "[source:up] api-key-file: "));
+  g_assert_true (g_str_has_suffix (lines[4], "tokens.ini”, listed below"));
+
+  /* one shape, each file's lines by line */
+  shape = g_regex_new ("^(/[^:]+):([0-9]+): \\[[^]]+\\]( [a-z0-9-]+)?: \\S.*$", 0, 0, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(GMatchInfo) match = NULL;
+      g_autofree char *file = NULL;
+      g_autofree char *number = NULL;
+      guint line;
+
+      if (!g_regex_match (shape, lines[i], 0, &match))
+        g_error ("“%s” is not FILE:LINE: [group] key: message", lines[i]);
+      file = g_match_info_fetch (match, 1);
+      number = g_match_info_fetch (match, 2);
+      line = (guint) g_ascii_strtoull (number, NULL, 10);
+      g_assert_true (g_str_equal (file, path) || g_str_equal (file, tokens));
+      if (g_strcmp0 (file, previous_file) == 0)
+        g_assert_cmpuint (line, >, previous_line);
+      g_free (previous_file);
+      previous_file = g_steal_pointer (&file);
+      previous_line = line;
+    }
+}
+
 /* Runs `--check` on a typed route with @stages, the stage groups
  * @stage_groups, and expects it refused with @message on @line. */
 static void
@@ -127,7 +239,7 @@ static void
 test_check_repeated_stage (void)
 {
   check_refused ("budget;budget", "\n[stage:budget]\ntype=budget\n",
-                 4, "[route:typed] stages: stage “budget” is listed twice");
+                 4, "[route:typed] stages: expected each stage at most once, found “budget” listed twice");
 }
 
 /* The citation stage drops the memory blocks it meets: an extraction
@@ -136,8 +248,8 @@ static void
 test_check_citation_before_extraction (void)
 {
   check_refused ("cite;extract", "\n[stage:cite]\ntype=citation\n\n[stage:extract]\ntype=extraction\n",
-                 4, "[route:typed] stages: stage “extract” (extraction) must come before stage “cite” "
-                    "(citation), which drops the memory blocks it meets");
+                 4, "[route:typed] stages: expected stage “extract” (extraction) before stage “cite” "
+                    "(citation), which drops the memory blocks it meets, found it after");
 }
 
 /* A block tag the citation filter could confuse with a citation tag. */
@@ -145,8 +257,8 @@ static void
 test_check_citation_block_tag (void)
 {
   check_refused ("cite", "\n[stage:cite]\ntype=citation\nopen-tag=memory_ops\n",
-                 11, "[stage:cite]: “open-tag” must not be empty, hold “[” or a space, or start with "
-                     "a letter, a digit, one of “_.-:]” or a character of a kind");
+                 13, "[stage:cite] open-tag: expected a tag that holds no “[” or space and starts with none "
+                     "of a letter, a digit, “_.-:]” or a character of a kind, found “memory_ops”");
 }
 
 /* A FIFO in place of the pipeline file is refused at once, not waited on. */
@@ -1341,9 +1453,247 @@ test_python_plugin_path_key (void)
 
   pipeline = write_mixed_pipeline ("no-such-folder");
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 1);
-  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder is not a folder\n",
+  message = g_strdup_printf ("%s:2: [gateway] plugin-path: %s%sno-such-folder: expected a folder, found nothing: "
+                             "it is missing\n",
                              pipeline, g_get_user_cache_dir (), G_DIR_SEPARATOR_S);
-  g_assert_true (g_str_has_suffix (err, message));
+  g_test_message ("stderr: %s", err);
+  /* the first line; the types the folders would have registered follow */
+  g_assert_true (g_str_has_prefix (err, message));
+  g_assert_nonnull (strstr (err, "(a [gateway] plugin-path folder did not load)"));
+}
+
+/* --- Python stages whatever the shell ------------------------------------ */
+
+/* A stage that imports a module only a virtualenv has. */
+static const char venv_stage[] =
+  "from gi.repository import GObject, Symfonic\n"
+  "import venvsuffix\n"
+  "\n"
+  "class VenvSuffix(GObject.Object, Symfonic.Stage):\n"
+  "    __gtype_name__ = 'TestVenvSuffixStage'\n"
+  "\n"
+  "    def do_process(self, stream, event):\n"
+  "        if event.get_kind() == Symfonic.EventKind.TEXT_DELTA:\n"
+  "            text, _ = event.get_text()\n"
+  "            event = Symfonic.Event.new_text_delta(text + venvsuffix.SUFFIX)\n"
+  "        stream.emit(event)\n"
+  "        return True\n"
+  "\n"
+  "Symfonic.register_stage_type(VenvSuffix.__gtype__, 'venv-suffix')\n";
+
+static char *
+write_venv_pipeline (const char *dir,
+                     gboolean    with_python_path,
+                     const char *site_packages)
+{
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
+  g_autofree char *key = with_python_path ? g_strdup_printf ("python-path=%s\n", site_packages) : g_strdup ("");
+  g_autofree char *path = g_build_filename (dir, with_python_path ? "venv.pipeline" : "no-venv.pipeline", NULL);
+  g_autofree char *text = g_strdup_printf ("[gateway]\n"
+                                           "%s"
+                                           "plugin-path=plugins\n"
+                                           "\n"
+                                           "[route:typed]\n"
+                                           "path=/api/v1/stream/typed\n"
+                                           "source=fixtures\n"
+                                           "stages=venv\n"
+                                           "\n"
+                                           "[source:fixtures]\n"
+                                           "type=replay\n"
+                                           "transcripts=%s\n"
+                                           "default-transcript=paced\n"
+                                           "time-scale=0\n"
+                                           "\n"
+                                           "[stage:venv]\n"
+                                           "type=venv-suffix\n",
+                                           key, transcripts);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&path);
+}
+
+/* The shells a Python stage must load in: a virtualenv without PyGObject
+ * activated, another python3 first on PATH (whose prefix holds a standard
+ * library of one stub module), PYTHONHOME and PYTHONPATH pointing there. */
+static const char * const shells[] = { "venv", "other-python-first", "pythonhome" };
+
+static void
+set_shell (GSubprocessLauncher *launcher,
+           const char          *shell,
+           const char          *venv,
+           const char          *other)
+{
+  g_autofree char *venv_bin = g_build_filename (venv, "bin", NULL);
+  g_autofree char *other_bin = g_build_filename (other, "bin", NULL);
+  g_autofree char *path = NULL;
+
+  if (g_str_equal (shell, "venv"))
+    path = g_strjoin (":", venv_bin, g_getenv ("PATH"), NULL);
+  else
+    path = g_strjoin (":", other_bin, venv_bin, g_getenv ("PATH"), NULL);
+  g_subprocess_launcher_setenv (launcher, "PATH", path, TRUE);
+  g_subprocess_launcher_setenv (launcher, "VIRTUAL_ENV", venv, TRUE);
+  if (g_str_equal (shell, "pythonhome"))
+    {
+      g_subprocess_launcher_setenv (launcher, "PYTHONHOME", other, TRUE);
+      g_subprocess_launcher_setenv (launcher, "PYTHONPATH", other, TRUE);
+    }
+}
+
+/* The embedded interpreter is the one the loader was built against, with
+ * its own prefix, whatever the shell: a `.py` plugin loads and serves with
+ * a virtualenv without PyGObject activated and another python3 first on
+ * PATH, and imports from the virtualenv only what `[gateway] python-path`
+ * names; without it, the failure names the interpreter and the path it
+ * searched. */
+static void
+test_python_whatever_the_shell (void)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "python-shells", NULL);
+  g_autofree char *venv = g_build_filename (dir, "venv", NULL);
+  g_autofree char *other = g_build_filename (dir, "other", NULL);
+  g_autofree char *plugins = g_build_filename (dir, "plugins", NULL);
+  g_autofree char *stage = g_build_filename (plugins, "venv_suffix.py", NULL);
+  g_autofree char *lib = g_build_filename (venv, "lib", NULL);
+  g_autofree char *site_packages = NULL;
+  g_autofree char *helper = NULL;
+  g_autofree char *other_bin = g_build_filename (other, "bin", NULL);
+  g_autofree char *other_python = NULL;
+  g_autofree char *other_stdlib = NULL;
+  g_autofree char *stub = NULL;
+  g_autofree char *with_path = NULL;
+  g_autofree char *without_path = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GDir) versions = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *version = NULL;
+  const char *name;
+  int status = 0;
+
+  if (!python_loader_built ())
+    return;
+
+  /* a virtualenv of the system's Python, without PyGObject */
+  g_assert_cmpint (g_mkdir_with_parents (plugins, 0700), ==, 0);
+  g_spawn_sync (NULL, (char *[]) { "/usr/bin/python3", "-m", "venv", "--without-pip", venv, NULL }, NULL,
+                G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &error);
+  g_assert_no_error (error);
+  g_test_message ("venv: %s%s", out, err);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  versions = g_dir_open (lib, 0, &error);
+  g_assert_no_error (error);
+  while ((name = g_dir_read_name (versions)) != NULL)
+    {
+      if (g_str_has_prefix (name, "python3"))
+        version = name;
+    }
+  g_assert_nonnull (version);
+  site_packages = g_build_filename (lib, version, "site-packages", NULL);
+  helper = g_build_filename (site_packages, "venvsuffix.py", NULL);
+  g_assert_true (g_file_set_contents (helper, "SUFFIX = ' (venv)'\n", -1, &error));
+  g_assert_true (g_file_set_contents (stage, venv_stage, -1, &error));
+
+  /* another python3: the prefix Python would take from it has a standard
+   * library of one stub module, enough to be taken for one */
+  other_python = g_build_filename (other_bin, "python3", NULL);
+  other_stdlib = g_build_filename (other, "lib", version, NULL);
+  stub = g_build_filename (other_stdlib, "os.py", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (other_stdlib, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (other_bin, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (other_python, "#!/bin/sh\nexit 1\n", -1, &error));
+  g_assert_cmpint (g_chmod (other_python, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (stub, "", -1, &error));
+  g_assert_no_error (error);
+
+  with_path = write_venv_pipeline (dir, TRUE, site_packages);
+  without_path = write_venv_pipeline (dir, FALSE, site_packages);
+
+  for (guint i = 0; i < G_N_ELEMENTS (shells); i++)
+    {
+      g_autoptr(GSubprocessLauncher) launcher =
+        g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+      g_autoptr(GSubprocess) process = NULL;
+
+      g_test_message ("shell: %s", shells[i]);
+      set_shell (launcher, shells[i], venv, other);
+
+      process = g_subprocess_launcher_spawn (launcher, &error, binary ("SYMFONIC_GATEWAY"), "--check", with_path,
+                                             NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+      g_assert_no_error (error);
+      g_test_message ("stdout: %s\nstderr: %s", out, err);
+      g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
+      g_assert_true (g_str_has_suffix (out, "venv.pipeline: OK, 1 routes\n"));
+      g_clear_pointer (&out, g_free);
+      g_clear_pointer (&err, g_free);
+      g_clear_object (&process);
+
+      /* the virtualenv's own packages only when named */
+      process = g_subprocess_launcher_spawn (launcher, &error, binary ("SYMFONIC_GATEWAY"), "--check", without_path,
+                                             NULL);
+      g_assert_no_error (error);
+      g_subprocess_communicate_utf8 (process, NULL, NULL, &out, &err, &error);
+      g_assert_no_error (error);
+      g_test_message ("stderr: %s", err);
+      g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 1);
+      g_assert_nonnull (strstr (err, "[gateway] plugin-path: Cannot load "));
+      g_assert_nonnull (strstr (err, "venv_suffix.py:2: ModuleNotFoundError: No module named 'venvsuffix' "
+                                     "(tried Python 3."));
+      g_assert_nonnull (strstr (err, ", which searched /"));
+      g_assert_null (strstr (err, site_packages));
+      g_assert_null (strstr (err, other));
+      g_clear_pointer (&out, g_free);
+      g_clear_pointer (&err, g_free);
+    }
+
+  /* a PyGObject the interpreter cannot import is named with the
+   * interpreter and the path it searched, python-path's folders first */
+  {
+    g_autofree char *shadow = g_build_filename (dir, "shadow", NULL);
+    g_autofree char *shadow_gi = g_build_filename (shadow, "gi", NULL);
+    g_autofree char *init = g_build_filename (shadow_gi, "__init__.py", NULL);
+    g_autofree char *shadowed = write_venv_pipeline (dir, TRUE, shadow);
+
+    g_assert_cmpint (g_mkdir_with_parents (shadow_gi, 0700), ==, 0);
+    g_assert_true (g_file_set_contents (init, "raise ImportError('not this gi')\n", -1, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", shadowed, NULL), ==, 1);
+    g_test_message ("stderr: %s", err);
+    g_assert_nonnull (strstr (err, "[gateway] plugin-path: Cannot import PyGObject and the Symfonic typelib: "
+                                   "ImportError: not this gi (tried Python 3."));
+    g_assert_nonnull (strstr (err, shadow));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    /* the next pipeline names the virtualenv again */
+    g_free (write_venv_pipeline (dir, TRUE, site_packages));
+  }
+
+  /* and it serves, in the worst of those shells */
+  {
+    g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+    g_autoptr(SoupSession) session = symfonic_test_session_new ();
+    g_autoptr(SymfonicTestStream) stream = NULL;
+    g_autoptr(GSubprocess) process = NULL;
+    g_autofree char *base_url = NULL;
+    g_autofree char *url = NULL;
+
+    set_shell (launcher, "pythonhome", venv, other);
+    process = start_gateway (launcher, with_path, "1", &base_url);
+    url = g_strconcat (base_url, "api/v1/stream/typed", NULL);
+    stream = symfonic_test_stream_post (session, url, "{\"query\":\"hi\"}", NULL);
+    symfonic_test_stream_wait_done (stream);
+    g_assert_cmpuint (stream->status, ==, 200);
+    assert_delta (g_ptr_array_index (stream->frames, 0), "{\"text\":\"one  (venv)\"}");
+    assert_one_terminal (stream, "ResponseCompleteEvent");
+    stop_gateway (process, SIGTERM);
+  }
 }
 
 /* A script plugin of the scripts folder, and how symfonic-inspect shows
@@ -2206,6 +2556,8 @@ main (int   argc,
   symfonic_test_init (&argc, &argv);
 
   g_test_add_func ("/binaries/check-broken", test_check_broken);
+  g_test_add_func ("/binaries/check-every-error", test_check_every_error);
+  g_test_add_func ("/binaries/python-whatever-the-shell", test_python_whatever_the_shell);
   g_test_add_func ("/binaries/check-repeated-stage", test_check_repeated_stage);
   g_test_add_func ("/binaries/check-citation-before-extraction", test_check_citation_before_extraction);
   g_test_add_func ("/binaries/check-citation-block-tag", test_check_citation_block_tag);

@@ -1,7 +1,10 @@
 #!/bin/sh
 # test-installed-scripts.sh: after `meson install`, a .py and a .js file in
 # the installed plugin folder are plugins, with no GI_TYPELIB_PATH set, and
-# the shipped systemd unit's command loads them as it is
+# the shipped systemd unit's command loads them as it is; the pipeline it
+# serves, installed in the configuration folder, serves nothing until
+# edited, refuses the demo tokens, and takes its tokens file from the
+# credentials folder systemd hands the service
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
@@ -107,16 +110,64 @@ wait "$gateway_pid" || fail "the gateway did not stop cleanly: $(cat "$work/gate
 gateway_pid=
 
 # The unit sets no environment of its own: its command, as it stands,
-# checks the installed default pipeline, which loads every plugin of the
-# installed folder, the scripts too.
+# serves the installed configuration folder's pipeline, which the install
+# put there as an example that serves nothing until edited. Checking it
+# loads every plugin of the installed folder, the scripts too, first: the
+# one complaint is the missing route.
 unit=$(find "$prefix" -name symfonic-gateway.service)
 [ -n "$unit" ] || fail "no symfonic-gateway.service installed under $prefix"
 if grep -q '^Environment' "$unit"; then
   fail "the unit sets an environment: $(grep '^Environment' "$unit")"
 fi
+pipeline=$prefix/etc/symfonic/gateway.pipeline
+[ -f "$pipeline" ] || fail "the install put no $pipeline in place"
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-[ "$exec_start" = "$prefix/$bindir/symfonic-gateway" ] || fail "the unit runs “$exec_start”"
+[ "$exec_start" = "$prefix/$bindir/symfonic-gateway $pipeline" ] || fail "the unit runs “$exec_start”"
 # shellcheck disable=SC2086 # the unit's command line, split as systemd does
-checked=$(clean_env $exec_start --check 2>&1) || fail "the unit's command does not load the scripts: $checked"
+if checked=$(clean_env $exec_start --check 2>&1); then
+  fail "the example pipeline serves as installed: $checked"
+fi
+case $checked in
+  *": expected at least one [route:NAME], found none") ;;
+  *) fail "the unit's command does not load the scripts, or the example is not the only fault: $checked" ;;
+esac
+
+# Edited to serve the installed demo tokens, it refuses to, though it
+# would serve on loopback; the same file elsewhere may.
+share=$(dirname "$(find "$prefix" -name demo-tokens.ini)")
+cat > "$pipeline" <<PIPELINE
+[route:typed]
+path=/api/v1/stream/typed
+kind=typed
+source=demo
+stages=auth
+
+[source:demo]
+type=replay
+transcripts=$share/transcripts
+
+[stage:auth]
+type=auth
+tokens-file=$share/demo-tokens.ini
+PIPELINE
+# shellcheck disable=SC2086
+if refused=$(clean_env $exec_start --check 2>&1); then
+  fail "a pipeline in the configuration folder serves the demo tokens: $refused"
+fi
+echo "$refused" | grep -q 'Refusing to serve the demo tokens.*\[stage:auth\]' ||
+  fail "the refusal does not say why: $refused"
+cp "$pipeline" "$work/demo.pipeline"
+allowed=$(clean_env "$prefix/$bindir/symfonic-gateway" --check "$work/demo.pipeline" 2>&1) ||
+  fail "the demo pipeline outside the configuration folder does not load: $allowed"
+
+# With a tokens file of its own, from the folder systemd hands the
+# service its credentials in, it serves.
+mkdir "$work/credentials"
+printf '[principal:app]\ntoken-sha256=%s\ntenants=acme\n' \
+  "$(printf %s "a-token-of-our-own" | sha256sum | cut -d' ' -f1)" > "$work/credentials/symfonic.tokens"
+sed -i 's|^tokens-file=.*|tokens-file=${CREDENTIALS_DIRECTORY}/symfonic.tokens|' "$pipeline"
+# shellcheck disable=SC2086
+served=$(clean_env env CREDENTIALS_DIRECTORY="$work/credentials" $exec_start --check 2>&1) ||
+  fail "the pipeline with its credentials does not load: $served"
 
 echo "ok"

@@ -10,6 +10,8 @@
   flood    1,000 identical stream failures in about a second are a handful
            of lines; the next line of the kind, once the interval passed,
            says how many were not logged, and so does a line at the stop
+  drain    a stream still running when a drain ends is logged as drained,
+           not failed, though its client gets its shutting_down frame
   canary   secrets planted wherever the gateway holds one (bearer tokens,
            valid and not, JWTs and their secret, a provider's API key
            file, a Redis password file, a base URL's password and query,
@@ -148,6 +150,9 @@ table={os.path.join(DATA, 'error-map.ini')}
 
 DEMO = {'Authorization': 'Bearer demo-token-alice', 'X-Tenant-ID': 'acme'}
 FAILING = dict(DEMO, **{'X-Symfonic-Transcript': 'upstream-failure'})
+# a client's W3C trace context, whose trace id every line about its request names
+TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
+TRACEPARENT = '00-' + TRACE_ID + '-00f067aa0ba902b7-01'
 
 
 def json_lines(text):
@@ -169,7 +174,8 @@ def json_lines(text):
 def test_json(folder):
     gw = Gateway(folder, replay_pipeline(), ['--log-format=json'])
     try:
-        status, headers, body = gw.post('/api/v1/stream/typed', {'query': 'hi'}, FAILING)
+        status, headers, body = gw.post('/api/v1/stream/typed', {'query': 'hi'},
+                                        dict(FAILING, traceparent=TRACEPARENT))
         tap.equal(status, 200, 'a stream that fails mid-way')
         tap.ok('event: error' in body, 'ends with its error frame')
         run_id = headers.get('x-symfonic-run-id')
@@ -194,6 +200,7 @@ def test_json(folder):
     missing = [name for name in REQUEST_FIELDS if name not in line]
     tap.ok(not missing, f'it has the stable fields (missing: {missing})', json.dumps(line))
     tap.equal(line.get('SYMFONIC_ROUTE'), 'typed', 'SYMFONIC_ROUTE')
+    tap.equal(line.get('SYMFONIC_TRACE_ID'), TRACE_ID, 'SYMFONIC_TRACE_ID, the client\'s trace')
     tap.equal(line.get('SYMFONIC_TENANT'), 'acme', 'SYMFONIC_TENANT')
     tap.equal(line.get('SYMFONIC_STAGE'), 'stream', 'SYMFONIC_STAGE')
     tap.equal(line.get('SYMFONIC_STATUS'), 500, 'SYMFONIC_STATUS, a number')
@@ -305,6 +312,48 @@ def test_flood(folder):
     flushed = [x for x in lines or [] if 'SYMFONIC_SUPPRESSED' in x and 'SYMFONIC_RUN_ID' not in x
                and x.get('SYMFONIC_KIND', '').startswith('route typed: failed')]
     tap.equal([x['SYMFONIC_SUPPRESSED'] for x in flushed], [5], 'at the stop, a line says how many were held since')
+
+
+# --- drain -----------------------------------------------------------------
+
+def test_drain(folder):
+    # fifty deltas 100 ms apart, and a drain that ends them at once
+    transcripts = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'transcripts')
+    text = replay_pipeline().replace('workers=2\n', 'workers=2\ndrain-seconds=0\n')
+    text = text.replace(f"transcripts={os.path.join(DATA, 'transcripts')}\n", f'transcripts={transcripts}\n')
+    text = text.replace('default-transcript=plain\ntranscript-header=X-Symfonic-Transcript\ntime-scale=0\n',
+                        'default-transcript=long\n')
+    gw = Gateway(folder, text, ['--log-format=json'])
+    c = gw.connection()
+    try:
+        c.request('POST', '/api/v1/stream/typed', body=json.dumps({'query': 'hi'}),
+                  headers=dict(DEMO, **{'Content-Type': 'application/json'}))
+        r = c.getresponse()
+        tap.equal(r.status, 200, 'a long stream starts')
+        run_id = r.getheader('X-Symfonic-Run-ID')
+        first = r.readline()
+        tap.ok(first.startswith(b'id: '), 'and sends its first frame')
+        gw.process.send_signal(signal.SIGTERM)
+        rest = r.read().decode('utf-8', 'replace')
+        gw.process.wait(20)
+    finally:
+        c.close()
+        gw.stop()
+    tap.ok('"code":"shutting_down"' in rest, 'the drain ends it with its shutting_down frame', rest[-300:])
+    tap.equal(gw.process.returncode, 0, 'the gateway exits 0')
+
+    lines, bad = json_lines(gw.stderr())
+    tap.ok(lines is not None, 'every line of stderr is JSON', bad)
+    mine = [x for x in lines or [] if x.get('SYMFONIC_RUN_ID') == run_id]
+    drained = [x for x in mine if x.get('SYMFONIC_OUTCOME') == 'drained']
+    tap.ok(len(drained) == 1, f'one line says the stream was drained: {len(drained)}',
+           '\n'.join(json.dumps(x) for x in mine))
+    tap.ok(not any(x.get('SYMFONIC_OUTCOME') == 'failed' for x in mine), 'none says it failed')
+    line = drained[0] if drained else {}
+    tap.equal(line.get('SYMFONIC_STATUS'), 503, 'with the status its client got')
+    tap.equal(line.get('SYMFONIC_ROUTE'), 'typed', 'and its route')
+    tap.ok('drained' in line.get('MESSAGE', '') and 'failed' not in line.get('MESSAGE', ''),
+           'its message says drained', line.get('MESSAGE'))
 
 
 # --- canary ----------------------------------------------------------------
@@ -725,7 +774,7 @@ def test_canary(folder):
 
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else 'all'
-    tests = {'json': test_json, 'flood': test_flood, 'canary': test_canary}
+    tests = {'json': test_json, 'flood': test_flood, 'drain': test_drain, 'canary': test_canary}
     for name, func in tests.items():
         if which not in ('all', name):
             continue

@@ -695,14 +695,14 @@ typedef struct
 /* [stage:meter] opens on line 18 of these pipelines, its store= is line 20 */
 static const BadStoreCase bad_store_cases[] = {
   { "unknown", "type=rate-limit\nstore=memcached\nrate=1\n",
-    "test.pipeline:20: [stage:meter] store: “memcached” is not a registered SymfonicMeterStore type "
-    "(symfonic-inspect lists them)" },
+    "test.pipeline:20: [stage:meter] store: expected a [store:NAME] of this file or a registered "
+    "SymfonicMeterStore type (symfonic-inspect lists them), found “memcached”" },
   { "a-stage-type", "type=budget\nstore=auth\nwindow-seconds=60\n",
-    "test.pipeline:20: [stage:meter] store: “auth” is not a registered SymfonicMeterStore type "
-    "(symfonic-inspect lists them)" },
+    "test.pipeline:20: [stage:meter] store: expected a [store:NAME] of this file or a registered "
+    "SymfonicMeterStore type (symfonic-inspect lists them), found “auth”" },
   { "empty", "type=budget\nstore=\n",
-    "test.pipeline:20: [stage:meter] store: “” is not a registered SymfonicMeterStore type "
-    "(symfonic-inspect lists them)" },
+    "test.pipeline:20: [stage:meter] store: expected a [store:NAME] of this file or a registered "
+    "SymfonicMeterStore type (symfonic-inspect lists them), found “”" },
 };
 
 static void

@@ -565,6 +565,35 @@ test_noscript (Fixture       *f,
   g_ptr_array_unref (evals.replies);
 }
 
+/* A script the client is to load goes with every connection's handshake:
+ * a server that never saw it knows it before the first EVALSHA, and
+ * again after a restart, without a NOSCRIPT round trip. */
+static void
+test_scripts_loaded (Fixture       *f,
+                     gconstpointer  data)
+{
+  SymfonicRedisStats stats = { 0 };
+  g_autoptr(SymfonicTestRedis) server = symfonic_test_redis_start (SYMFONIC_TEST_REDIS_TCP, NULL);
+  g_autoptr(SymfonicRedisClient) client = redis_test_client_new (symfonic_test_redis_get_url (server), 1000);
+  g_autoptr(SymfonicRedisScript) script = symfonic_redis_script_new ("return ARGV[1]", -1);
+  static const char * const args[] = { "loaded", NULL };
+  g_autoptr(redisReply) exists = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *reply = NULL;
+
+  symfonic_redis_client_set_stats (client, &stats);
+  symfonic_redis_client_add_script (client, script);
+  symfonic_redis_client_start (client);
+  redis_test_wait_up (client);
+
+  exists = symfonic_test_redis_call (server, "SCRIPT EXISTS %s", symfonic_redis_script_get_sha1 (script));
+  g_assert_cmpint (exists->element[0]->integer, ==, 1);
+  reply = redis_test_eval (client, script, NULL, args, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (reply, ==, "\"loaded\"");
+  g_assert_cmpuint (failures (&stats, SYMFONIC_REDIS_FAILURE_REPLY), ==, 0);
+}
+
 /* --- deadlines and reconnection ------------------------------------------ */
 
 typedef struct
@@ -1028,6 +1057,7 @@ main (int   argc,
   g_test_add ("/redis/client/pipelining", Fixture, NULL, fixture_set_up, test_pipelining, fixture_tear_down);
   g_test_add_func ("/redis/client/worker-thread", test_worker_thread);
   g_test_add ("/redis/client/noscript", Fixture, NULL, fixture_set_up, test_noscript, fixture_tear_down);
+  g_test_add ("/redis/client/scripts-loaded", Fixture, NULL, fixture_set_up, test_scripts_loaded, fixture_tear_down);
   g_test_add ("/redis/client/deadline", Fixture, NULL, fixture_set_up, test_deadline, fixture_tear_down);
   g_test_add ("/redis/client/reconnect", Fixture, NULL, fixture_set_up, test_reconnect, fixture_tear_down);
   g_test_add ("/redis/client/blocking-read", Fixture, NULL, fixture_set_up, test_blocking_read, fixture_tear_down);

@@ -41,7 +41,7 @@ def test_unit(folder):
     bindir = os.path.dirname(rc.GATEWAY)
     path = os.path.join(folder, 'symfonic-gateway@8081.service')
     with open(path, 'w') as f:
-        f.write(unit_template().replace('@bindir@', bindir))
+        f.write(unit_template().replace('@bindir@', bindir).replace('@sysconfdir@', folder))
     p = subprocess.run([SYSTEMD_ANALYZE, 'verify', '--man=no', path], capture_output=True, text=True)
     # a machine without a running systemd still parses and checks units;
     # only what the unit itself says counts
@@ -63,15 +63,23 @@ def test_nginx(cluster):
     with open(pipeline_path, 'w') as f:
         f.write(pipeline)
 
+    # the tokens file systemd hands each instance: here the demo tokens,
+    # which a pipeline outside /etc may serve on loopback
+    credentials = os.path.join(folder, 'credentials')
+    os.makedirs(credentials, exist_ok=True)
+    shutil.copy(os.path.join(DATA, 'demo-tokens.ini'), os.path.join(credentials, 'symfonic.tokens'))
+    environment = dict(os.environ, CREDENTIALS_DIRECTORY=credentials)
+
     # each instance as the template unit starts it
     exec_start = re.search(r'^ExecStart=(.*)$', unit_template(), re.M).group(1)
     gateways = []
     for instance in (8081, 8082):
         command = exec_start.replace('@bindir@/symfonic-gateway', rc.GATEWAY)
         command = command.replace('%i', str(ports[instance]))
-        command = command.replace('/etc/symfonic-gateway/gateway.pipeline', pipeline_path)
+        command = command.replace('@sysconfdir@/symfonic/gateway.pipeline', pipeline_path)
         log = open(os.path.join(folder, f'gw{instance}.log'), 'w')
-        gateways.append((subprocess.Popen(command.split(), stdout=log, stderr=subprocess.STDOUT), log))
+        gateways.append((subprocess.Popen(command.split(), stdout=log, stderr=subprocess.STDOUT, env=environment),
+                         log))
 
     conf = readme_block('nginx', '**Two instances behind nginx')
     for port, mine in ports.items():
@@ -113,6 +121,23 @@ http {{
         tap.equal(one.status, 200, 'a stream through nginx')
         tap.equal(one.terminal, 'ResponseCompleteEvent', 'it ends with its success terminal')
         tap.ok(one.headers.get('x-symfonic-run-id') is not None, 'with its run id')
+
+        # the run read again from its second frame, on each instance
+        # directly and through nginx: the same frames everywhere
+        bodies = []
+        for g in backs + [front]:
+            c = g.connection(10)
+            try:
+                c.request('GET', f'/api/v1/runs/{one.headers.get("x-symfonic-run-id")}/stream',
+                          headers={'Authorization': f'Bearer {rc.TOKEN}', 'X-Tenant-ID': rc.TENANT,
+                                   'Last-Event-ID': '1'})
+                r = c.getresponse()
+                bodies.append((r.status, r.read()))
+            finally:
+                c.close()
+        tap.equal([status for status, _ in bodies], [200, 200, 200], 'the run read again on each instance')
+        tap.ok(bodies[0][1].startswith(b'id: 2\n') and b'ResponseCompleteEvent' in bodies[0][1] and
+               all(body == bodies[0][1] for _, body in bodies), 'the same frames from the second on, to its terminal')
 
         # rate=5 burst=20, shared: a wave through nginx admits the burst
         # across both instances, plus what refilled while it ran

@@ -249,7 +249,7 @@ late_open_run (SymfonicRunStore  *store,
                guint64            max_bytes,
                GError           **error)
 {
-  return symfonic_run_store_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
+  return symfonic_run_store_try_open_run (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id,
                                       max_frames, max_bytes, error);
 }
 
@@ -285,20 +285,22 @@ late_read (SymfonicRunStore  *store,
            gboolean          *ended,
            GError           **error)
 {
-  return symfonic_run_store_read (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+  return symfonic_run_store_try_read (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
                                   ended, error);
 }
 
 static void
 late_wait_async (SymfonicRunStore    *store,
                  const char          *run_id,
+                 const char          *principal_id,
+                 const char          *tenant_id,
                  guint64              after,
                  GCancellable        *cancellable,
                  GAsyncReadyCallback  callback,
                  gpointer             user_data)
 {
-  symfonic_run_store_wait_async (TEST_LATE_CLOSE_STORE (store)->inner, run_id, after, cancellable, callback,
-                                 user_data);
+  symfonic_run_store_wait_async (TEST_LATE_CLOSE_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+                                 cancellable, callback, user_data);
 }
 
 static gboolean
@@ -312,10 +314,10 @@ late_wait_finish (SymfonicRunStore  *store,
 static void
 test_late_close_store_run_store_init (SymfonicRunStoreInterface *iface)
 {
-  iface->open_run = late_open_run;
+  iface->try_open_run = late_open_run;
   iface->append = late_append;
   iface->close_run = late_close_run;
-  iface->read = late_read;
+  iface->try_read = late_read;
   iface->wait_async = late_wait_async;
   iface->wait_finish = late_wait_finish;
 }
@@ -335,6 +337,194 @@ test_late_close_store_release (TestLateCloseStore *self)
     symfonic_run_store_close_run (self->inner, g_ptr_array_index (held, i), self->keep_seconds);
 
   return held->len;
+}
+
+/* --- a store that answers later ------------------------------------------ */
+
+/* A memory store that answers opens and reads only asynchronously, in a
+ * later main-loop turn, as a store across the network does: its try
+ * methods are the interface's, which would block. */
+#define TEST_TYPE_LATER_STORE (test_later_store_get_type ())
+
+G_DECLARE_FINAL_TYPE (TestLaterStore, test_later_store, TEST, LATER_STORE, GObject)
+
+struct _TestLaterStore
+{
+  GObject           parent_instance;
+
+  SymfonicRunStore *inner;
+  /* what the gateway asked later, rather than at once */
+  gint              opens;
+  gint              reads;
+};
+
+static void test_later_store_run_store_init (SymfonicRunStoreInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (TestLaterStore, test_later_store, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SYMFONIC_TYPE_RUN_STORE, test_later_store_run_store_init))
+
+static void
+test_later_store_finalize (GObject *object)
+{
+  g_object_unref (TEST_LATER_STORE (object)->inner);
+
+  G_OBJECT_CLASS (test_later_store_parent_class)->finalize (object);
+}
+
+static void
+test_later_store_class_init (TestLaterStoreClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = test_later_store_finalize;
+}
+
+static void
+test_later_store_init (TestLaterStore *self)
+{
+  self->inner = SYMFONIC_RUN_STORE (g_object_new (SYMFONIC_TYPE_MEMORY_RUN_STORE, NULL));
+}
+
+static void
+later_open_run_async (SymfonicRunStore    *store,
+                      const char          *run_id,
+                      const char          *principal_id,
+                      const char          *tenant_id,
+                      guint                max_frames,
+                      guint64              max_bytes,
+                      GCancellable        *cancellable,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data)
+{
+  TestLaterStore *self = TEST_LATER_STORE (store);
+  g_autoptr(GTask) task = g_task_new (store, cancellable, callback, user_data);
+  GError *error = NULL;
+
+  g_atomic_int_inc (&self->opens);
+  /* returned in the turn it was asked in: GTask answers in a later one */
+  if (symfonic_run_store_try_open_run (self->inner, run_id, principal_id, tenant_id, max_frames, max_bytes, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static gboolean
+later_open_run_finish (SymfonicRunStore  *store,
+                       GAsyncResult      *result,
+                       GError           **error)
+{
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+later_append (SymfonicRunStore *store,
+              const char       *run_id,
+              guint64           seq,
+              const char       *frame,
+              gsize             length)
+{
+  symfonic_run_store_append (TEST_LATER_STORE (store)->inner, run_id, seq, frame, length);
+}
+
+static void
+later_close_run (SymfonicRunStore *store,
+                 const char       *run_id,
+                 guint             keep_seconds)
+{
+  symfonic_run_store_close_run (TEST_LATER_STORE (store)->inner, run_id, keep_seconds);
+}
+
+typedef struct
+{
+  GPtrArray *frames;
+  gboolean   ended;
+} LaterRead;
+
+static void
+later_read_free (gpointer data)
+{
+  LaterRead *read = data;
+
+  g_ptr_array_unref (read->frames);
+  g_free (read);
+}
+
+static void
+later_read_async (SymfonicRunStore    *store,
+                  const char          *run_id,
+                  const char          *principal_id,
+                  const char          *tenant_id,
+                  guint64              after,
+                  GCancellable        *cancellable,
+                  GAsyncReadyCallback  callback,
+                  gpointer             user_data)
+{
+  TestLaterStore *self = TEST_LATER_STORE (store);
+  g_autoptr(GTask) task = g_task_new (store, cancellable, callback, user_data);
+  LaterRead *read = g_new0 (LaterRead, 1);
+  GError *error = NULL;
+
+  g_atomic_int_inc (&self->reads);
+  read->frames = symfonic_run_store_try_read (self->inner, run_id, principal_id, tenant_id, after, &read->ended,
+                                              &error);
+  if (read->frames == NULL)
+    {
+      g_free (read);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, read, later_read_free);
+}
+
+static GPtrArray *
+later_read_finish (SymfonicRunStore  *store,
+                   GAsyncResult      *result,
+                   gboolean          *ended,
+                   GError           **error)
+{
+  LaterRead *read = g_task_propagate_pointer (G_TASK (result), error);
+  GPtrArray *frames;
+
+  if (read == NULL)
+    return NULL;
+  frames = g_steal_pointer (&read->frames);
+  *ended = read->ended;
+  g_free (read);
+
+  return frames;
+}
+
+static void
+later_wait_async (SymfonicRunStore    *store,
+                  const char          *run_id,
+                  const char          *principal_id,
+                  const char          *tenant_id,
+                  guint64              after,
+                  GCancellable        *cancellable,
+                  GAsyncReadyCallback  callback,
+                  gpointer             user_data)
+{
+  symfonic_run_store_wait_async (TEST_LATER_STORE (store)->inner, run_id, principal_id, tenant_id, after,
+                                 cancellable, callback, user_data);
+}
+
+static gboolean
+later_wait_finish (SymfonicRunStore  *store,
+                   GAsyncResult      *result,
+                   GError           **error)
+{
+  return symfonic_run_store_wait_finish (TEST_LATER_STORE (store)->inner, result, error);
+}
+
+static void
+test_later_store_run_store_init (SymfonicRunStoreInterface *iface)
+{
+  iface->open_run_async = later_open_run_async;
+  iface->open_run_finish = later_open_run_finish;
+  iface->append = later_append;
+  iface->close_run = later_close_run;
+  iface->read_async = later_read_async;
+  iface->read_finish = later_read_finish;
+  iface->wait_async = later_wait_async;
+  iface->wait_finish = later_wait_finish;
 }
 
 /* --- resumable runs ------------------------------------------------------ */
@@ -706,17 +896,22 @@ read_uninterrupted (SymfonicServer *server,
   return g_ptr_array_ref (client->frames);
 }
 
+/* On the server's own store, or on @store. */
 static void
-resume_at_random_points (const char *path)
+resume_at_random_points (const char *path,
+                         gpointer    store)
 {
   g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 300, 0.3, "", "");
   guint32 seed = g_test_rand_int ();
   g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
-  g_autoptr(GPtrArray) expected = read_uninterrupted (server, path);
+  g_autoptr(GPtrArray) expected = NULL;
   g_autoptr(GPtrArray) got = NULL;
   guint drops[20];
   guint n = 0;
 
+  if (store != NULL)
+    serve_from (server, store);
+  expected = read_uninterrupted (server, path);
   g_test_message ("seed %u", seed);
   /* twenty distinct points before the terminal, in order */
   while (n < G_N_ELEMENTS (drops))
@@ -745,13 +940,27 @@ resume_at_random_points (const char *path)
 static void
 test_resume_typed_random_drops (void)
 {
-  resume_at_random_points (SYMFONIC_TEST_TYPED_PATH);
+  resume_at_random_points (SYMFONIC_TEST_TYPED_PATH, NULL);
 }
 
 static void
 test_resume_chunks_random_drops (void)
 {
-  resume_at_random_points (CHUNKS_PATH);
+  resume_at_random_points (CHUNKS_PATH, NULL);
+}
+
+/* A store that answers opens and reads in a later main-loop turn (as a
+ * store across the network does) serves the same frames, every one once:
+ * the run waits for its opening, and each reader for its reads. */
+static void
+test_resume_store_answers_later (void)
+{
+  g_autoptr(TestLaterStore) store = g_object_new (TEST_TYPE_LATER_STORE, NULL);
+
+  resume_at_random_points (SYMFONIC_TEST_TYPED_PATH, store);
+  /* the uninterrupted run and the one read again */
+  g_assert_cmpint (g_atomic_int_get (&store->opens), ==, 2);
+  g_assert_cmpint (g_atomic_int_get (&store->reads), >=, 20);
 }
 
 /* Without Last-Event-ID the run is read from its first frame; a run is
@@ -1238,6 +1447,7 @@ main (int    argc,
   g_test_add_func ("/resume/run-ids-unpredictable", test_run_ids_unpredictable);
   g_test_add_func ("/resume/typed-random-drops", test_resume_typed_random_drops);
   g_test_add_func ("/resume/chunks-random-drops", test_resume_chunks_random_drops);
+  g_test_add_func ("/resume/store-answers-later", test_resume_store_answers_later);
   g_test_add_func ("/resume/from-start-and-owner-only", test_resume_from_start_and_owner_only);
   g_test_add_func ("/resume/malformed", test_resume_malformed);
   g_test_add_func ("/resume/last-event-id", test_resume_last_event_id);

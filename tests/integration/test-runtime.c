@@ -254,14 +254,20 @@ check_turn (SymfonicTestSplit chunking,
       assert_json_equal (frame->data, turn[i].data);
     }
 
-  /* then exactly the terminal, whose text is the deltas' */
+  /* then exactly the terminal, whose text is the deltas', with the usage
+   * the runtime reported */
   g_assert_cmpuint (stream->frames->len, ==, n + 1);
   last = frame_at (stream, n);
   g_assert_cmpstr (last->event, ==, "ResponseCompleteEvent");
   {
     g_autoptr(JsonNode) data = symfonic_test_json_parse (last->data);
+    JsonObject *usage = json_object_get_object_member (json_node_get_object (data), "usage");
 
     g_assert_cmpstr (json_object_get_string_member (json_node_get_object (data), "text"), ==, TURN_TEXT);
+    g_assert_nonnull (usage);
+    g_assert_cmpint (json_object_get_int_member (usage, "input_tokens"), ==, 3);
+    g_assert_cmpint (json_object_get_int_member (usage, "output_tokens"), ==, 4);
+    g_assert_cmpuint (json_object_get_size (usage), ==, 2);
   }
 
   g_assert_true (symfonic_test_upstream_wait_over (fake, symfonic_test_upstream_wait_record (fake, "/turn", NULL)));

@@ -132,16 +132,17 @@ static const BadCase bad_cases[] = {
   { "unknown-type", "", NULL,
     "[store:shared]\ntype=nosuch\n",
     "type=nosuch",
-    "[store:shared] type: unknown type “nosuch” (symfonic-inspect lists the registered types)" },
+    "[store:shared] type: expected a registered store type (symfonic-inspect lists them), found “nosuch”" },
   { "not-a-store", "", NULL,
     "[store:shared]\ntype=auth\n",
     "type=auth",
-    "[store:shared] type: type “auth” is not a store (it implements none of SymfonicMeterStore, "
-    "SymfonicStreamCapStore, SymfonicRunStore)" },
+    "[store:shared] type: expected a store type (one implementing SymfonicMeterStore, SymfonicStreamCapStore or "
+    "SymfonicRunStore), found “auth”, which implements none" },
   { "unknown-key", "", NULL,
     "[store:shared]\ntype=memory\nurl=redis://127.0.0.1:6379/0\n",
     "url=",
-    "[store:shared] url: unknown key for type “SymfonicMemoryStore”" },
+    "[store:shared] url: expected a key of type “memory” (lease-ttl-ms, max-runs, max-runs-per-tenant, "
+    "max-runs-per-principal, max-bytes), found an unknown one" },
   { "bad-value", "", NULL,
     "[store:shared]\ntype=memory\nlease-ttl-ms=soon\n",
     "lease-ttl-ms=",
@@ -149,16 +150,18 @@ static const BadCase bad_cases[] = {
   { "role-lacking", "", "workers=1\nrun-store=counted\n",
     "[store:counted]\ntype=test-counting\n",
     "run-store=",
-    "[gateway] run-store: [store:counted] is of type “test-counting”, which is not a SymfonicRunStore" },
+    "[gateway] run-store: expected a store that is a SymfonicRunStore, found [store:counted] of type "
+    "“test-counting”, which is not" },
   { "neither-group-nor-type", "cap-store=nowhere\nmax-streams=2\n", NULL,
     "[store:somewhere]\ntype=memory\n",
     "cap-store=",
-    "[route:typed] cap-store: “nowhere” is not a registered SymfonicStreamCapStore type "
-    "(symfonic-inspect lists them)" },
+    "[route:typed] cap-store: expected a [store:NAME] of this file or a registered SymfonicStreamCapStore type "
+    "(symfonic-inspect lists them), found “nowhere”" },
   { "stage-store-unknown", "", NULL,
     "[stage:limit]\ntype=rate-limit\nstore=nowhere\n",
     "store=nowhere",
-    "[stage:limit] store: “nowhere” is not a registered SymfonicMeterStore type (symfonic-inspect lists them)" },
+    "[stage:limit] store: expected a [store:NAME] of this file or a registered SymfonicMeterStore type "
+    "(symfonic-inspect lists them), found “nowhere”" },
 };
 
 /* Each bad store setting fails the load at its file, line and key. */

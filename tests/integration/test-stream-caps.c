@@ -8,9 +8,13 @@
  * The request past a cap must get an immediate 503 with `Retry-After` and
  * the overloaded JSON body, never wait; the count spans both workers; a
  * place comes back when a stream ends, however it ends; and one tenant's
- * streams do not count against another's.
+ * streams do not count against another's. The counts belong to the
+ * server: the streams of a pipeline a reload replaced still count against
+ * the route of the same name in the new one.
  */
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "symfonic-test-support.h"
 
@@ -31,23 +35,26 @@ typedef struct
   /* refusals and metrics go over their own connections */
   SoupSession    *other_session;
   GPtrArray      *held;
+  /* the pipeline file */
+  char           *path;
 } Fixture;
 
-static void
-fixture_set_up (Fixture       *fixture,
-                gconstpointer  data)
+/* The pipeline of every test: a file, which a reload reads again, whose
+ * route has a cap of @max_streams. */
+static char *
+pipeline_text (guint max_streams)
 {
-  g_autofree char *base_dir = g_test_build_filename (G_TEST_DIST, "integration", NULL);
+  g_autofree char *transcripts = g_test_build_filename (G_TEST_DIST, "integration", "transcripts", NULL);
   /* fifty deltas, 1 s apart: the held streams outlive every test */
-  g_autofree char *base = symfonic_test_replay_pipeline ("transcripts", "long", 10);
+  g_autofree char *base = symfonic_test_replay_pipeline (transcripts, "long", 10);
   g_autoptr(GString) text = g_string_new (base);
+  g_autofree char *caps = g_strdup_printf ("source=fixtures\n"
+                                           "stages=auth;errors\n"
+                                           "max-streams=%u\n"
+                                           "max-streams-per-tenant=2\n", max_streams);
 
   g_assert_cmpuint (g_string_replace (text, "workers=1\n", "workers=2\n", 1), ==, 1);
-  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n",
-                                      "source=fixtures\n"
-                                      "stages=auth;errors\n"
-                                      "max-streams=3\n"
-                                      "max-streams-per-tenant=2\n", 1), ==, 1);
+  g_assert_cmpuint (g_string_replace (text, "source=fixtures\n", caps, 1), ==, 1);
   g_string_append (text, "[stage:auth]\n"
                          "type=auth\n"
                          "tokens-file=" SYMFONIC_TEST_DATA_DIR "/demo-tokens.ini\n"
@@ -56,7 +63,27 @@ fixture_set_up (Fixture       *fixture,
                          "type=error-map\n"
                          "table=" SYMFONIC_TEST_DATA_DIR "/error-map.ini\n");
 
-  fixture->server = symfonic_test_server_new (text->str, base_dir, 2);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static void
+write_pipeline (Fixture *fixture,
+                guint    max_streams)
+{
+  g_autofree char *text = pipeline_text (max_streams);
+  g_autoptr(GError) error = NULL;
+
+  g_file_set_contents (fixture->path, text, -1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_set_up (Fixture       *fixture,
+                gconstpointer  data)
+{
+  fixture->path = g_build_filename (symfonic_test_private_dir (), "stream-caps.pipeline", NULL);
+  write_pipeline (fixture, 3);
+  fixture->server = symfonic_test_server_new_from_file (fixture->path, 2);
   fixture->base_url = g_strdup_printf ("http://127.0.0.1:%u", symfonic_server_get_port (fixture->server));
   fixture->url = g_strconcat (fixture->base_url, SYMFONIC_TEST_TYPED_PATH, NULL);
   fixture->session = symfonic_test_session_new ();
@@ -75,6 +102,8 @@ fixture_tear_down (Fixture       *fixture,
   g_free (fixture->url);
   g_object_unref (fixture->session);
   g_object_unref (fixture->other_session);
+  g_unlink (fixture->path);
+  g_free (fixture->path);
 }
 
 /* Starts a stream that holds its place, and waits for its first delta. */
@@ -226,6 +255,56 @@ test_tenant_cap (Fixture       *fixture,
   g_assert_cmpfloat (fetch (fixture, REFUSED_ROUTE), ==, 1);
 }
 
+static void
+reload (Fixture *fixture,
+        guint    max_streams)
+{
+  g_autoptr(GError) error = NULL;
+
+  write_pipeline (fixture, max_streams);
+  g_assert_true (symfonic_server_reload (fixture->server, symfonic_registry_get_default (), &error));
+  g_assert_no_error (error);
+}
+
+/* The streams of the pipeline a reload replaced hold their places in the
+ * new one's route of the same name, under the new one's cap; a place
+ * they give back serves the new pipeline's next request. */
+static void
+test_reload (Fixture       *fixture,
+             gconstpointer  data)
+{
+  SymfonicTestStream *bob;
+
+  hold (fixture, ALICE, "acme");
+  hold (fixture, ALICE, "demo");
+  bob = hold (fixture, BOB, "globex");
+  wait_active (fixture, 3);
+
+  /* the same file again: a new route, the same counts */
+  reload (fixture, 3);
+  assert_refused (fixture, ADMIN, "acme");
+  g_assert_cmpfloat (fetch (fixture, REFUSED_ROUTE), ==, 1);
+
+  /* a place the old pipeline's stream gives back is the new one's */
+  symfonic_test_stream_close (bob);
+  wait_active (fixture, 2);
+  hold (fixture, ADMIN, "globex");
+  assert_refused (fixture, BOB, "globex");
+
+  /* a cap raised by a reload counts the streams already running */
+  reload (fixture, 4);
+  hold (fixture, BOB, "globex");
+  assert_refused (fixture, ADMIN, "demo");
+  g_assert_cmpfloat (fetch (fixture, "symfonic_streams_active"), ==, 4);
+
+  /* and one lowered refuses until enough ended */
+  reload (fixture, 2);
+  g_ptr_array_set_size (fixture->held, 1);
+  wait_active (fixture, 1);
+  hold (fixture, BOB, "globex");
+  assert_refused (fixture, ADMIN, "acme");
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -236,6 +315,8 @@ main (int   argc,
               fixture_set_up, test_route_cap, fixture_tear_down);
   g_test_add ("/stream-caps/tenant", Fixture, NULL,
               fixture_set_up, test_tenant_cap, fixture_tear_down);
+  g_test_add ("/stream-caps/reload", Fixture, NULL,
+              fixture_set_up, test_reload, fixture_tear_down);
 
   return g_test_run ();
 }

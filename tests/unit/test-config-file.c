@@ -21,15 +21,23 @@ typedef struct
 } RefusedCase;
 
 static const RefusedCase refused_cases[] = {
-  { "repeated-group", "[a]\nk=1\n\n[b]\n[a]\n", "t.ini:5: [a]: group already appears on line 1" },
-  { "repeated-key", "[a]\nk=1\n# note\n k = 2\n", "t.ini:4: [a] k: key already set on line 2" },
+  { "repeated-group", "[a]\nk=1\n\n[b]\n[a]\n", "t.ini:5: [a]: expected each group once, found it already on line 1" },
+  { "repeated-key", "[a]\nk=1\n# note\n k = 2\n", "t.ini:4: [a] k: expected each key once in a group, found it already on line 2" },
   { "malformed-line", "[a]\njust words\n", "t.ini:2: expected “key=value”, a [group] or a # comment, found “just words”" },
   { "empty-key", "[a]\n=1\n", "t.ini:2: expected “key=value”, a [group] or a # comment, found “=1”" },
-  { "unclosed-header", "[a\nk=1\n", "t.ini:1: malformed group header “[a”" },
-  { "text-after-header", "[a] x\n", "t.ini:1: malformed group header “[a] x”" },
-  { "empty-header", "[]\n", "t.ini:1: malformed group header “[]”" },
-  { "key-outside-group", "# head\nk=1\n[a]\n", "t.ini:2: k: key outside of any [group]" },
-  { "not-utf8", "[a]\nk=\xff\n", "t.ini: not valid UTF-8 text" },
+  { "unclosed-header", "[a\nk=1\n", "t.ini:1: expected a group header “[NAME]”, found “[a”" },
+  { "text-after-header", "[a] x\n", "t.ini:1: expected a group header “[NAME]”, found “[a] x”" },
+  { "empty-header", "[]\n", "t.ini:1: expected a group header “[NAME]”, found “[]”" },
+  { "key-outside-group", "# head\nk=1\n[a]\n", "t.ini:2: k: expected a key inside a [group], found it before any" },
+  { "not-utf8", "[a]\nk=\xff\n", "t.ini:2: expected UTF-8 text, found the byte 0xff" },
+  /* every line that is wrong, by line; the keys under a malformed header
+   * are not blamed for it */
+  { "several", "k=0\n[a\nj=1\n[b]\nj=1\nj=2\nno equals\n[b]\n",
+    "t.ini:1: k: expected a key inside a [group], found it before any\n"
+    "t.ini:2: expected a group header “[NAME]”, found “[a”\n"
+    "t.ini:6: [b] j: expected each key once in a group, found it already on line 5\n"
+    "t.ini:7: expected “key=value”, a [group] or a # comment, found “no equals”\n"
+    "t.ini:8: [b]: expected each group once, found it already on line 4" },
 };
 
 static void
@@ -153,7 +161,64 @@ test_config_file_check_keys (void)
   g_assert_no_error (error);
   g_assert_false (symfonic_config_file_check_keys (config, "first", colour_only, &error));
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
-  g_assert_cmpstr (error->message, ==, "t.ini:5: [first] size: unknown key (known: colour)");
+  g_assert_cmpstr (error->message, ==, "t.ini:5: [first] size: expected one of colour, found an unknown key");
+}
+
+/* A reader that goes on past its problems: the parse's own and those it
+ * records, in any order, come out in one list, by line, what concerns
+ * the whole file last. */
+static void
+test_config_file_collect (void)
+{
+  static const char text[] =
+    "[a]\n"                 /* 1 */
+    "size=big\n"            /* 2 */
+    "size=3\n"              /* 3: repeated */
+    "no equals\n"           /* 4: malformed */
+    "[b]\n"                 /* 5 */
+    "colour=blue\n";        /* 6 */
+  g_autoptr(SymfonicConfigFile) config = NULL;
+  g_autoptr(GError) error = NULL;
+
+  config = symfonic_config_file_new_from_data_full (text, -1, "t.ini", SYMFONIC_CONFIG_FILE_COLLECT_ERRORS, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (config);
+  g_assert_cmpuint (symfonic_config_file_get_n_errors (config), ==, 2);
+
+  /* the lines that were skipped are not in the key file; the others are */
+  g_assert_cmpuint (symfonic_config_file_get_line (config, "b", "colour"), ==, 6);
+  g_assert_true (g_key_file_has_key (symfonic_config_file_get_key_file (config), "b", "colour", NULL));
+
+  g_assert_false (symfonic_config_file_add_error (config, NULL, NULL, "expected a [c], found none"));
+  g_assert_false (symfonic_config_file_add_error_literal (config, "b", "colour", "expected red, found “blue”"));
+  g_assert_false (symfonic_config_file_add_error (config, "a", "size", "expected a number, found “%s”", "big"));
+  g_assert_false (symfonic_config_file_add_error (config, "b", "shape", "expected a key “shape”, found none"));
+  g_assert_cmpuint (symfonic_config_file_get_n_errors (config), ==, 6);
+
+  g_assert_false (symfonic_config_file_check_errors (config, &error));
+  g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
+  g_assert_cmpstr (error->message, ==,
+                   "t.ini:2: [a] size: expected a number, found “big”\n"
+                   "t.ini:3: [a] size: expected each key once in a group, found it already on line 2\n"
+                   "t.ini:4: expected “key=value”, a [group] or a # comment, found “no equals”\n"
+                   "t.ini:5: [b] shape: expected a key “shape”, found none\n"
+                   "t.ini:6: [b] colour: expected red, found “blue”\n"
+                   "t.ini: expected a [c], found none");
+}
+
+/* Without the flag, and without problems, nothing to list. */
+static void
+test_config_file_no_errors (void)
+{
+  g_autoptr(SymfonicConfigFile) config = NULL;
+  g_autoptr(GError) error = NULL;
+
+  config = symfonic_config_file_new_from_data_full (accepted_text, -1, "t.ini", SYMFONIC_CONFIG_FILE_COLLECT_ERRORS,
+                                                    &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (symfonic_config_file_get_n_errors (config), ==, 0);
+  g_assert_true (symfonic_config_file_check_errors (config, &error));
+  g_assert_no_error (error);
 }
 
 static void
@@ -173,7 +238,7 @@ test_config_file_for_file (void)
 
   config = symfonic_config_file_new_for_file (file, &error);
   g_assert_null (config);
-  expected = g_strdup_printf ("%s:3: [a] k: key already set on line 2", path);
+  expected = g_strdup_printf ("%s:3: [a] k: expected each key once in a group, found it already on line 2", path);
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
   g_assert_cmpstr (error->message, ==, expected);
   g_clear_error (&error);
@@ -181,7 +246,7 @@ test_config_file_for_file (void)
 
   config = symfonic_config_file_new_for_file (folder, &error);
   g_assert_null (config);
-  expected = g_strdup_printf ("%s: not a regular file", directory);
+  expected = g_strdup_printf ("%s: expected a regular file, found a folder", directory);
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
   g_assert_cmpstr (error->message, ==, expected);
 }
@@ -192,24 +257,22 @@ typedef struct
   /* in the test's folder, or absolute */
   const char *path;
   gboolean    folder;
-  /* what the error says after the name: the system's words for @errsv,
-   * else @what; neither: the check passes */
-  int         errsv;
+  /* what the error says after the name; NULL: the check passes */
   const char *what;
 } CheckCase;
 
 static const CheckCase check_cases[] = {
-  { "file", "file.ini", FALSE, 0, NULL },
-  { "file-missing", "no-such.ini", FALSE, ENOENT, NULL },
-  { "file-is-folder", "folder", FALSE, 0, "not a regular file" },
-  { "file-is-fifo", "fifo", FALSE, 0, "not a regular file" },
-  { "file-is-device", "/dev/zero", FALSE, 0, "not a regular file" },
-  { "file-oversized", "oversized.ini", FALSE, 0, "larger than 16777216 bytes" },
-  { "folder", "folder", TRUE, 0, NULL },
-  { "folder-missing", "no-such-folder", TRUE, ENOENT, NULL },
-  { "folder-is-file", "file.ini", TRUE, 0, "not a folder" },
-  { "folder-is-fifo", "fifo", TRUE, 0, "not a folder" },
-  { "folder-is-device", "/dev/zero", TRUE, 0, "not a folder" },
+  { "file", "file.ini", FALSE, NULL },
+  { "file-missing", "no-such.ini", FALSE, "expected a file, found nothing: it is missing" },
+  { "file-is-folder", "folder", FALSE, "expected a regular file, found a folder" },
+  { "file-is-fifo", "fifo", FALSE, "expected a regular file, found a FIFO" },
+  { "file-is-device", "/dev/zero", FALSE, "expected a regular file, found a device" },
+  { "file-oversized", "oversized.ini", FALSE, "expected at most 16777216 bytes, found 16777217" },
+  { "folder", "folder", TRUE, NULL },
+  { "folder-missing", "no-such-folder", TRUE, "expected a folder, found nothing: it is missing" },
+  { "folder-is-file", "file.ini", TRUE, "expected a folder, found a regular file" },
+  { "folder-is-fifo", "fifo", TRUE, "expected a folder, found a FIFO" },
+  { "folder-is-device", "/dev/zero", TRUE, "expected a folder, found a device" },
 };
 
 /* What the loader checks a key's file or folder with, before anything
@@ -242,14 +305,14 @@ test_config_file_check (gconstpointer data)
 
   ok = c->folder ? symfonic_config_file_check_folder (checked, &error)
                  : symfonic_config_file_check (checked, SYMFONIC_CONFIG_FILE_MAX_SIZE, &error);
-  if (c->errsv == 0 && c->what == NULL)
+  if (c->what == NULL)
     {
       g_assert_no_error (error);
       g_assert_true (ok);
       return;
     }
 
-  expected = g_strdup_printf ("%s: %s", path, c->errsv != 0 ? g_strerror (c->errsv) : c->what);
+  expected = g_strdup_printf ("%s: %s", path, c->what);
   g_assert_false (ok);
   g_assert_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG);
   g_assert_cmpstr (error->message, ==, expected);
@@ -271,6 +334,8 @@ main (int   argc,
   g_test_add_func ("/config-file/errors", test_config_file_errors);
   g_test_add_func ("/config-file/check-keys", test_config_file_check_keys);
   g_test_add_func ("/config-file/for-file", test_config_file_for_file);
+  g_test_add_func ("/config-file/collect", test_config_file_collect);
+  g_test_add_func ("/config-file/no-errors", test_config_file_no_errors);
   for (guint i = 0; i < G_N_ELEMENTS (check_cases); i++)
     {
       g_autofree char *path = g_strdup_printf ("/config-file/check/%s", check_cases[i].name);
