@@ -6,8 +6,6 @@
 
 #include <stddef.h>
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-event-private.h"
 #include "symfonic-filter-stage.h"
@@ -153,7 +151,7 @@ create_filter (SymfonicFilterStage  *self,
       if (filter != NULL)
         g_object_unref (filter);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                   _("The stage %s made no text filter"), G_OBJECT_TYPE_NAME (self));
+                   "The stage %s made no text filter", G_OBJECT_TYPE_NAME (self));
       return NULL;
     }
 

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 #include <libsoup/soup.h>
 
 #include "symfonic-stream-private.h"
@@ -153,7 +152,7 @@ transport_failure (SymfonicHttpRequest *req,
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
     return symfonic_http_request_new_failure (req, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                                              _("The upstream did not answer in time"), "silent for %u s", timeout);
+                                              "The upstream did not answer in time", "silent for %u s", timeout);
 
   if (error->domain == G_RESOLVER_ERROR ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED) ||
@@ -161,10 +160,10 @@ transport_failure (SymfonicHttpRequest *req,
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE) ||
       g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE))
     return symfonic_http_request_new_failure (req, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                                              _("The upstream cannot be reached"), "%s", error->message);
+                                              "The upstream cannot be reached", "%s", error->message);
 
   return symfonic_http_request_new_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                            _("The connection to the upstream failed"), "%s", error->message);
+                                            "The connection to the upstream failed", "%s", error->message);
 }
 
 /* Whether a Content-Type names an event stream, whatever its parameters. */
@@ -187,7 +186,7 @@ static GError *
 stream_over (void)
 {
   return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                              _("The stream ended while the upstream was still talking"));
+                              "The stream ended while the upstream was still talking");
 }
 
 /* --- the request's life -------------------------------------------------- */
@@ -340,7 +339,7 @@ drain (SymfonicHttpRequest  *req,
               g_critical ("%s's handle_frame() returned FALSE without setting an error",
                           G_OBJECT_TYPE_NAME (req->source));
               g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                   _("The upstream failed while streaming"));
+                                   "The upstream failed while streaming");
             }
           return FALSE;
         }
@@ -377,7 +376,7 @@ body_ended (SymfonicHttpRequest *req)
           g_critical ("%s's end() returned TRUE without completing the request",
                       G_OBJECT_TYPE_NAME (req->source));
           error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                       _("The upstream closed the stream early"));
+                                       "The upstream closed the stream early");
         }
       request_finish (req, error);
       return;
@@ -386,7 +385,7 @@ body_ended (SymfonicHttpRequest *req)
     {
       g_critical ("%s's end() returned FALSE without setting an error", G_OBJECT_TYPE_NAME (req->source));
       error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                                   _("The upstream closed the stream early"));
+                                   "The upstream closed the stream early");
     }
   request_finish (req, error);
 }
@@ -623,7 +622,7 @@ on_head (SymfonicUpstreamRequest *upstream,
       if (error == NULL)
         {
           g_critical ("%s's check_head() returned FALSE without setting an error", G_OBJECT_TYPE_NAME (req->source));
-          error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM, _("The upstream refused the request"));
+          error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM, "The upstream refused the request");
         }
       request_finish (req, error);
       return;
@@ -691,7 +690,7 @@ on_done (SymfonicUpstreamRequest *upstream,
   if (error != NULL)
     {
       if (g_cancellable_is_cancelled (req->stream_cancellable))
-        request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The client went away")));
+        request_finish (req, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "The client went away"));
       else
         request_finish (req, transport_failure (req, error));
       return;
@@ -744,7 +743,7 @@ symfonic_http_request_start (SymfonicHttpSource *source,
       if (error == NULL)
         {
           g_critical ("%s's write_request() returned FALSE without setting an error", G_OBJECT_TYPE_NAME (source));
-          error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The request could not be written"));
+          error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, "The request could not be written");
         }
       request_finish (req, error);
       return;
@@ -753,7 +752,7 @@ symfonic_http_request_start (SymfonicHttpSource *source,
     {
       g_critical ("%s's write_request() wrote a path that is not encoded", G_OBJECT_TYPE_NAME (source));
       request_finish (req, g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                                                _("The request could not be written")));
+                                                "The request could not be written"));
       return;
     }
   req->payload = g_bytes_new (body->str, body->len);
@@ -889,7 +888,7 @@ usage_failure (SymfonicHttpRequest *req,
   symfonic_stream_discard_usage (req->stream);
 
   return symfonic_http_request_new_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                            _("The upstream sent a usage report that cannot be true"), "%s", why);
+                                            "The upstream sent a usage report that cannot be true", "%s", why);
 }
 
 /* Adds @counts, what the upstream used since its last report. */

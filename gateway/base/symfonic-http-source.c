@@ -312,7 +312,7 @@ symfonic_http_source_admit (SymfonicSource  *source,
       g_atomic_int_add (&priv->connections, -1);
       symfonic_stream_set_response_header (stream, "Retry-After", CAP_RETRY_AFTER);
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("Every upstream connection is in use"));
+                           "Every upstream connection is in use");
       return FALSE;
     }
 
@@ -1247,7 +1247,7 @@ symfonic_http_source_real_end (SymfonicHttpSource   *self,
                                GError              **error)
 {
   g_propagate_error (error, symfonic_http_request_new_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                                               _("The upstream closed the stream early"),
+                                                               "The upstream closed the stream early",
                                                                "the body ended before the stream's end"));
 
   return FALSE;
@@ -1275,7 +1275,7 @@ symfonic_http_source_real_check_head (SymfonicHttpSource   *self,
       /* the status's standard phrase: the upstream's body and reason
        * phrase stay out of even the log */
       g_propagate_error (error, symfonic_http_request_new_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                                                   _("The upstream refused the request"),
+                                                                   "The upstream refused the request",
                                                                    "answered HTTP %u %s", status,
                                                                    soup_status_get_phrase (status)));
       return FALSE;
@@ -1287,7 +1287,7 @@ symfonic_http_source_real_check_head (SymfonicHttpSource   *self,
       g_autofree char *quoted = quote_upstream (content_type != NULL ? content_type : "");
 
       g_propagate_error (error, symfonic_http_request_new_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                                                   _("The upstream did not answer with an event stream"),
+                                                                   "The upstream did not answer with an event stream",
                                                                    "answered “%s” instead of an event stream",
                                                                    quoted));
       return FALSE;

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-connection-private.h"
 #include "symfonic-early-refusal-private.h"
@@ -176,7 +175,7 @@ follow_body (SymfonicConnection *self)
   /* libsoup has the head and would fail on the same bytes with a silent
    * close; what it writes once the connection ends is dropped */
   if (self->body.invalid)
-    refuse (self, 400, _("The request body's chunked framing is malformed"));
+    refuse (self, 400, "The request body's chunked framing is malformed");
   else if (self->body.done)
     enter (self, PHASE_RESPONSE, 0);
 }
@@ -331,7 +330,7 @@ take_ending (SymfonicConnection  *self,
 {
   if (self->phase == PHASE_BODY)
     {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, _("The connection ended"));
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "The connection ended");
       return -1;
     }
 

@@ -4,9 +4,8 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-connection-private.h"
+#include "symfonic-cors-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -16,6 +15,7 @@
 #include "symfonic-poller-private.h"
 #include "symfonic-provider-request-private.h"
 #include "symfonic-provider-source-private.h"
+#include "symfonic-resume-token-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-run-reader-private.h"
 #include "symfonic-sse-writer-private.h"
@@ -712,7 +712,7 @@ sink_event (gpointer       data,
   if (result == SYMFONIC_SSE_FRAME_OVERFLOW)
     {
       /* a source that does not wait cannot make the gateway hold more */
-      end_for_slow_client (self, _("The client fell further behind than the stream may hold"));
+      end_for_slow_client (self, "The client fell further behind than the stream may hold");
       return SYMFONIC_SINK_FULL;
     }
   if (symfonic_sse_writer_is_full (self->writer))
@@ -856,7 +856,7 @@ static void
 writer_stalled (gpointer data)
 {
   Exchange *self = data;
-  g_autofree char *why = g_strdup_printf (_("The client read nothing for %u seconds"),
+  g_autofree char *why = g_strdup_printf ("The client read nothing for %u seconds",
                                           symfonic_route_get_stall_timeout (self->route));
 
   end_for_slow_client (self, why);
@@ -911,22 +911,61 @@ release_detached (gpointer data)
     exchange_free (self);
 }
 
+/* The store said how long the detached run has gone without a reader
+ * (-1: nobody ever came back). A reader that came back restarted its
+ * clock, which runs from when the last one left and not at all while one
+ * follows it. Nobody for resume-seconds, and it ends with its one error
+ * frame, for a reader that comes late, its stages settling as for any
+ * run. */
+static void
+unread_answered (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  Exchange *self = ticket_redeem (user_data);
+  gint64 keep_ms;
+  gint64 unread_ms = -1;
+  g_autoptr(GError) failure = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!symfonic_run_store_get_unread_finish (SYMFONIC_RUN_STORE (object), result, &unread_ms, &failure) &&
+      self != NULL)
+    symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "store", NULL,
+                         "Run %s: the run store did not say whether a reader came back: %s",
+                         run_id_of (self), failure->message);
+  /* the run ended meanwhile */
+  if (self == NULL || self->state != EXCHANGE_DETACHED || symfonic_stream_is_over (self->stream))
+    return;
+
+  keep_ms = (gint64) symfonic_route_get_resume_seconds (self->route) * 1000;
+  if (unread_ms >= 0 && unread_ms < keep_ms)
+    {
+      symfonic_timer_set_deadline (self->detach_timer, g_get_monotonic_time () + (keep_ms - unread_ms) * 1000);
+      return;
+    }
+
+  error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT, "Nobody read the run for %u seconds",
+                       symfonic_route_get_resume_seconds (self->route));
+  symfonic_stream_abort (self->stream, error);
+}
+
+/* resume-seconds after its client left, or after the store last said a
+ * reader came back: whether one did since decides. */
 static void
 detached_too_long (gpointer data)
 {
   Exchange *self = data;
-  g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_SLOW_CLIENT,
-                                         _("Nobody read the run for %u seconds"),
-                                         symfonic_route_get_resume_seconds (self->route));
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
 
-  /* it ends with its one error frame, for a reader that comes late, and
-   * its stages settle as for any run */
-  symfonic_stream_abort (self->stream, error);
+  symfonic_run_store_get_unread_async (self->run_store, run_id_of (self),
+                                       symfonic_invocation_get_principal_id (invocation),
+                                       symfonic_invocation_get_tenant_id (invocation), NULL, unread_answered,
+                                       ticket_for (self));
 }
 
 /* The client of a resumable run left before its end: the run goes on,
- * its frames to the store only, for resume-seconds at most, instead of
- * being cancelled. */
+ * its frames to the store only, instead of being cancelled, until nobody
+ * read it for resume-seconds. */
 static gboolean
 detach (Exchange *self)
 {
@@ -1083,6 +1122,27 @@ answer_background (Exchange *self)
   symfonic_stream_start (self->stream);
 }
 
+/* A kept run's client gets the token with which a browser's EventSource,
+ * which cannot send the credentials, reads the run again; only for an
+ * authenticated run, which has a tenant and principal to stand for. */
+static void
+give_resume_token (Exchange *self)
+{
+  SymfonicInvocation *invocation = symfonic_stream_get_invocation (self->stream);
+  GBytes *secret = symfonic_route_get_resume_secret (self->route);
+  const char *tenant = symfonic_invocation_get_tenant_id (invocation);
+  g_autofree char *token = NULL;
+  gint64 expires;
+
+  if (!self->keeps_run || secret == NULL || tenant == NULL)
+    return;
+  expires = g_get_real_time () / G_USEC_PER_SEC + symfonic_route_get_resume_token_seconds (self->route);
+  token = symfonic_resume_token_new (secret, run_id_of (self), tenant,
+                                     symfonic_invocation_get_principal_id (invocation), expires);
+  soup_message_headers_replace (soup_server_message_get_response_headers (self->message),
+                                SYMFONIC_RESUME_TOKEN_HEADER, token);
+}
+
 static void
 begin_stream (Exchange *self)
 {
@@ -1094,6 +1154,7 @@ begin_stream (Exchange *self)
   symfonic_stream_set_sink (self->stream, &sink, self);
   soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
                                 run_id_of (self));
+  give_resume_token (self);
 
   if (self->background_answer)
     {
@@ -1165,6 +1226,7 @@ refuse (Exchange     *self,
        * goes out on the connection without it, and the connection with it */
       g_clear_signal_handler (&self->finished_id, self->message);
       body = symfonic_exchange_dup_error_body (self->route, frame);
+      symfonic_cors_add_to_frame (self->message, self->route, frame);
       symfonic_early_refusal_send (self->message, frame, body);
       if (advance (self, EXCHANGE_RELEASED))
         exchange_free (self);
@@ -1301,10 +1363,27 @@ body_decided (gpointer      data,
     body_admitted (self);
 }
 
-/* The first frames of a run read again are in: its event stream starts. */
+/* The first frames of a run read again are in: its event stream starts.
+ * A reader that has every frame of a run that ended gets 204, which
+ * tells an EventSource to stop reconnecting (WHATWG HTML, "Server-sent
+ * events"), where an empty stream would have it come back forever. */
 static void
 start_reader (Exchange *self)
 {
+  if (symfonic_run_reader_has_all (self->reader))
+    {
+      if (!advance (self, EXCHANGE_ANSWER))
+        return;
+      soup_message_headers_replace (soup_server_message_get_response_headers (self->message), "X-Symfonic-Run-ID",
+                                    symfonic_run_reader_get_run_id (self->reader));
+      g_clear_pointer (&self->reader, symfonic_run_reader_free);
+      soup_server_message_set_status (self->message, SOUP_STATUS_NO_CONTENT, NULL);
+      symfonic_metrics_count_response (self->metrics, symfonic_route_get_name (self->route), SOUP_STATUS_NO_CONTENT);
+      note_status (self, SOUP_STATUS_NO_CONTENT);
+      soup_server_message_unpause (self->message);
+      return;
+    }
+
   if (!advance (self, EXCHANGE_ADMITTED))
     return;
 
@@ -1375,7 +1454,7 @@ static GError *
 payload_too_large (Exchange *self)
 {
   return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                      _("The request body is larger than %" G_GUINT64_FORMAT " bytes"), self->max_body_bytes);
+                      "The request body is larger than %" G_GUINT64_FORMAT " bytes", self->max_body_bytes);
 }
 
 /* The head-phase stages admitted the request: the body may be read, if
@@ -1456,7 +1535,7 @@ decode (Exchange  *self,
   if (!content_type_is_json (message))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
-                           _("The request body must be application/json"));
+                           "The request body must be application/json");
       return FALSE;
     }
 
@@ -1468,7 +1547,7 @@ decode (Exchange  *self,
       symfonic_log_stream (G_LOG_LEVEL_DEBUG, self->stream, "admission", NULL, "Refusing a request body: %s",
                            parse_error->message);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                   _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                   "The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep",
                    SYMFONIC_JSON_MAX_DEPTH);
       return FALSE;
     }
@@ -1551,7 +1630,7 @@ read_response (Exchange *self)
     query = g_uri_parse_params (g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE, NULL);
   if (run_id == NULL)
     {
-      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such response"));
+      error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such response");
       refuse (self, error, TRUE);
       return;
     }
@@ -1561,7 +1640,7 @@ read_response (Exchange *self)
        !g_ascii_string_to_unsigned (after_text, 10, 0, G_MAXUINT64, &after, NULL)))
     {
       error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                                   _("“starting_after” must be the sequence number of an event of the response"));
+                                   "“starting_after” must be the sequence number of an event of the response");
       refuse (self, error, TRUE);
       return;
     }
@@ -1678,11 +1757,11 @@ count_tokens (Exchange *self,
 
   if (!content_type_is_json (self->message))
     error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UNSUPPORTED_MEDIA_TYPE,
-                                 _("The request body must be application/json"));
+                                 "The request body must be application/json");
   else if ((body = symfonic_json_parse (data, length, SYMFONIC_JSON_MAX_DEPTH, NULL)) == NULL ||
            !JSON_NODE_HOLDS_OBJECT (body))
     error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                         _("The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep"),
+                         "The request body must be one strict JSON document (RFC 8259) nested at most %d levels deep",
                          SYMFONIC_JSON_MAX_DEPTH);
   if (error != NULL)
     {
@@ -1743,6 +1822,52 @@ symfonic_exchange_new_invocation (SoupServerMessage *message)
   return invocation;
 }
 
+/* The resume token a request to a runs route carries in its query
+ * (`?token=`), if the route checks tokens at all (its pipeline has a
+ * secret). */
+static char *
+dup_resume_token (Exchange *self)
+{
+  GUri *uri = soup_server_message_get_uri (self->message);
+  g_autoptr(GHashTable) params = NULL;
+
+  if (symfonic_route_get_resume_secret (self->route) == NULL ||
+      symfonic_route_get_kind (self->route) != SYMFONIC_ROUTE_KIND_RUNS ||
+      self->endpoint != SYMFONIC_ENDPOINT_INVOKE || g_uri_get_query (uri) == NULL)
+    return NULL;
+  params = g_uri_parse_params (g_uri_get_query (uri), -1, "&", G_URI_PARAMS_NONE, NULL);
+
+  return params != NULL ? g_strdup (g_hash_table_lookup (params, "token")) : NULL;
+}
+
+/* A browser's EventSource, which cannot send headers, reads a run with
+ * the resume token the run's start gave, in place of the route's
+ * authentication, whose stages then do not run. Whatever is wrong with
+ * the token is answered as a run that is not the asker's, so that a
+ * token tells nothing a guess would not. */
+static gboolean
+admit_resume_token (Exchange    *self,
+                    const char  *token,
+                    GError     **error)
+{
+  GUri *uri = soup_server_message_get_uri (self->message);
+  g_autofree char *run_id = NULL;
+  g_autofree char *tenant = NULL;
+  g_autofree char *principal = NULL;
+
+  run_id = symfonic_run_reader_parse_run_id (g_uri_get_path (uri), symfonic_route_get_path (self->route), NULL);
+  if (run_id == NULL ||
+      !symfonic_resume_token_check (symfonic_route_get_resume_secret (self->route), token, run_id,
+                                    g_get_real_time () / G_USEC_PER_SEC, &tenant, &principal))
+    {
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
+      return FALSE;
+    }
+  symfonic_invocation_set_scope (symfonic_stream_get_invocation (self->stream), tenant, principal, FALSE);
+
+  return TRUE;
+}
+
 /* A request head for an invocation route is in, and nothing of its body
  * was read: the head-phase stages (authentication) decide before libsoup
  * reads any of it. Refusals are JSON and happen before any byte of the
@@ -1758,6 +1883,7 @@ symfonic_exchange_open (SoupServerMessage *message,
 {
   g_autoptr(SymfonicInvocation) invocation = symfonic_exchange_new_invocation (message);
   g_autoptr(GError) error = NULL;
+  g_autofree char *token = NULL;
   Exchange *self;
 
   self = g_new0 (Exchange, 1);
@@ -1788,6 +1914,16 @@ symfonic_exchange_open (SoupServerMessage *message,
   self->finished_id = g_signal_connect (message, "finished", G_CALLBACK (on_finished), self);
   self->got_chunk_id = g_signal_connect (message, "got-chunk", G_CALLBACK (on_got_chunk), self);
   symfonic_exchange_set_request_id (message, route, symfonic_invocation_get_run_id (invocation));
+
+  token = dup_resume_token (self);
+  if (token != NULL)
+    {
+      if (admit_resume_token (self, token, &error))
+        head_admitted (self, FALSE);
+      else
+        refuse (self, error, FALSE);
+      return;
+    }
 
   /* libsoup reads on once this handler returns: stages that decide at
    * once do so here, and a stage that answers later has it wait */
@@ -1888,7 +2024,7 @@ void
 symfonic_exchange_end_all (GHashTable *live)
 {
   g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_SHUTTING_DOWN,
-                                                 _("The gateway is shutting down"));
+                                                 "The gateway is shutting down");
   g_autoptr(GList) exchanges = g_hash_table_get_keys (live);
 
   for (GList *l = exchanges; l != NULL; l = l->next)

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-route-private.h"
@@ -96,7 +95,7 @@ answer (Listing      *self,
     {
       model = model_of (self->route, &value);
       if (self->model_id != NULL && strcmp (self->model_id, model) != 0)
-        error = unknown = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such model"));
+        error = unknown = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such model");
     }
   if (error != NULL)
     {

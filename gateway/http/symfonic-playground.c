@@ -178,7 +178,7 @@ symfonic_playground_respond (SoupServerMessage *message,
   if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
     {
       soup_message_headers_replace (headers, "Allow", "GET, HEAD");
-      respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+      respond_error (message, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, "Use GET");
       return;
     }
 
@@ -208,7 +208,7 @@ symfonic_playground_respond (SoupServerMessage *message,
 
   if (body == NULL)
     {
-      respond_error (message, SYMFONIC_ERROR_NOT_FOUND, _("No route serves this path"));
+      respond_error (message, SYMFONIC_ERROR_NOT_FOUND, "No route serves this path");
       return;
     }
 

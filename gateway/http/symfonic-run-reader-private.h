@@ -27,6 +27,10 @@ typedef void (*SymfonicRunReaderOpened) (const GError *error,
                                          gpointer      data);
 
 G_GNUC_INTERNAL
+char              *symfonic_run_reader_parse_run_id (const char  *path,
+                                                     const char  *route_path,
+                                                     GError     **error);
+G_GNUC_INTERNAL
 SymfonicRunReader *symfonic_run_reader_new    (SymfonicRunStore   *store,
                                                SoupServerMessage  *message,
                                                const char         *route_path,
@@ -44,6 +48,8 @@ SymfonicRunReaderOpen symfonic_run_reader_open (SymfonicRunReader        *self,
                                                 GError                  **error);
 G_GNUC_INTERNAL
 const char        *symfonic_run_reader_get_run_id (SymfonicRunReader *self);
+G_GNUC_INTERNAL
+gboolean           symfonic_run_reader_has_all (SymfonicRunReader *self);
 G_GNUC_INTERNAL
 void               symfonic_run_reader_start  (SymfonicRunReader  *self,
                                                SoupServerMessage  *message,

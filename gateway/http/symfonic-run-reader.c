@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-encoder-private.h"
 #include "symfonic-error.h"
@@ -61,6 +60,8 @@ struct _SymfonicRunReader
   gboolean           fresh;
   /* the store said the run will have no more frames: its producer died */
   gboolean           abandoned;
+  /* the store was told this reader follows the run */
+  gboolean           following;
   Token             *token;
   SymfonicRunReaderOpened opened;
   gpointer           opened_data;
@@ -71,12 +72,21 @@ struct _SymfonicRunReader
 
 static void read_on (SymfonicRunReader *self);
 
+/* The run's first read succeeded: a reader came back, which a detached
+ * run's clock hears of (symfonic_run_store_note_reader()). */
+static void
+follow (SymfonicRunReader *self)
+{
+  self->following = TRUE;
+  symfonic_run_store_note_reader (self->store, self->run_id, self->principal_id, self->tenant_id, TRUE);
+}
+
 /* `{route_path}/{run_id}/stream`, with a run id the gateway could have
  * given (a UUID): anything else is a malformed request. */
-static char *
-parse_run_id (const char *path,
-              const char *route_path,
-              GError    **error)
+char *
+symfonic_run_reader_parse_run_id (const char *path,
+                                  const char *route_path,
+                                  GError    **error)
 {
   gsize prefix = strlen (route_path);
   const char *id, *end;
@@ -97,7 +107,7 @@ parse_run_id (const char *path,
 
 malformed:
   g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                       _("The path must be {path}/{run_id}/stream with the run id the gateway gave"));
+                       "The path must be {path}/{run_id}/stream with the run id the gateway gave");
   return NULL;
 }
 
@@ -122,7 +132,7 @@ parse_last_event_id (SoupServerMessage  *message,
       !g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT64, after, NULL))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("Last-Event-ID must be the id of a frame of the run"));
+                           "Last-Event-ID must be the id of a frame of the run");
       return FALSE;
     }
 
@@ -211,7 +221,7 @@ symfonic_run_reader_new (SymfonicRunStore   *store,
   g_autofree char *run_id = NULL;
   guint64 after;
 
-  run_id = parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
+  run_id = symfonic_run_reader_parse_run_id (g_uri_get_path (soup_server_message_get_uri (message)), route_path, error);
   if (run_id == NULL || !parse_last_event_id (message, &after, error))
     return NULL;
 
@@ -254,7 +264,10 @@ symfonic_run_reader_open (SymfonicRunReader        *self,
   g_autoptr(GError) local_error = NULL;
 
   if (read_frames (self, &local_error))
-    return SYMFONIC_RUN_READER_READY;
+    {
+      follow (self);
+      return SYMFONIC_RUN_READER_READY;
+    }
   if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
     {
       g_propagate_error (error, g_steal_pointer (&local_error));
@@ -272,6 +285,14 @@ const char *
 symfonic_run_reader_get_run_id (SymfonicRunReader *self)
 {
   return self->run_id;
+}
+
+/* Whether the first read found the run ended with nothing after the
+ * frame the reader named: it has every frame, the terminal included. */
+gboolean
+symfonic_run_reader_has_all (SymfonicRunReader *self)
+{
+  return self->ended && !self->abandoned && self->pending != NULL && self->pending->len == 0;
 }
 
 static void
@@ -325,7 +346,8 @@ read_cb (GObject      *object,
       g_autoptr(GError) refusal = NULL;
 
       /* the first read: the caller answers */
-      take_read (self, frames, ended, error, &refusal);
+      if (take_read (self, frames, ended, error, &refusal))
+        follow (self);
       opened (refusal, self->opened_data);
       return;
     }
@@ -497,6 +519,8 @@ symfonic_run_reader_free (SymfonicRunReader *self)
 {
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  if (self->following)
+    symfonic_run_store_note_reader (self->store, self->run_id, self->principal_id, self->tenant_id, FALSE);
   if (self->token != NULL)
     {
       self->token->reader = NULL;

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <libsoup/soup.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-acceptor-private.h"
+#include "symfonic-cors-private.h"
 #include "symfonic-early-refusal-private.h"
 #include "symfonic-error.h"
 #include "symfonic-exchange-private.h"
@@ -169,7 +169,7 @@ refuse_unused_body (SoupServerMessage *message)
       return;
     }
 
-  error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, _("This request takes no body"));
+  error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE, "This request takes no body");
   frame = symfonic_error_frame_new_for_error (error);
   symfonic_early_refusal_send (message, frame, NULL);
 }
@@ -192,6 +192,8 @@ handle_headers (SoupServer        *server,
   /* No handler reads a body from libsoup, which would otherwise keep all
    * of it, however large, for a request it then refuses. */
   soup_message_body_set_accumulate (soup_server_message_get_request_body (message), FALSE);
+  if (route != NULL)
+    symfonic_cors_apply (message, route);
 
   if (route == NULL || !is_exchanged (endpoint) ||
       strcmp (soup_server_message_get_method (message), symfonic_route_endpoint_method (route, endpoint)) != 0)
@@ -222,7 +224,7 @@ handle_request (SoupServer        *server,
       if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
         {
           soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "GET, HEAD");
-          respond_error (message, NULL, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+          respond_error (message, NULL, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, "Use GET");
           return;
         }
 
@@ -260,9 +262,13 @@ handle_request (SoupServer        *server,
     {
       /* under a provider route's API root, in that provider's shape */
       respond_error (message, route != NULL ? route : find_provider_root (self, path), SYMFONIC_ERROR_NOT_FOUND,
-                     _("No route serves this path"));
+                     "No route serves this path");
       return;
     }
+
+  /* a page of another origin asks first, with its head alone */
+  if (symfonic_cors_answer_preflight (message, route, method_of (route, path)))
+    return;
 
   endpoint = symfonic_route_get_endpoint (route, path);
   if (endpoint == SYMFONIC_ENDPOINT_MODELS || endpoint == SYMFONIC_ENDPOINT_MODEL)
@@ -270,7 +276,7 @@ handle_request (SoupServer        *server,
       if (method != SOUP_METHOD_GET && method != SOUP_METHOD_HEAD)
         {
           soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", "GET, HEAD");
-          respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, _("Use GET"));
+          respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, "Use GET");
           return;
         }
       symfonic_model_listing_respond (message, route, path);
@@ -278,7 +284,7 @@ handle_request (SoupServer        *server,
     }
 
   /* what is left asks for the route with another method */
-  detail = g_strdup_printf (_("Use %s"), method_of (route, path));
+  detail = g_strdup_printf ("Use %s", method_of (route, path));
   soup_message_headers_replace (soup_server_message_get_response_headers (message), "Allow", method_of (route, path));
   respond_error (message, route, SYMFONIC_ERROR_METHOD_NOT_ALLOWED, detail);
 }

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-request-framing-private.h"
 
@@ -196,10 +195,10 @@ check_version (const guint8  *version,
         for (at++; at < end && g_ascii_isdigit (*at); at++)
           minor_digits++;
       if (major_digits > 0 && minor_digits > 0 && at == end)
-        return refuse (505, _("The request's HTTP version is not supported"), detail);
+        return refuse (505, "The request's HTTP version is not supported", detail);
     }
 
-  return refuse (400, _("The request line is malformed"), detail);
+  return refuse (400, "The request line is malformed", detail);
 }
 
 static gboolean
@@ -255,14 +254,14 @@ check_field_line (const guint8  *line,
   const guint8 *colon;
 
   if (line[0] == ' ' || line[0] == '\t')
-    return refuse (400, _("Folded header lines are not accepted"), detail);
+    return refuse (400, "Folded header lines are not accepted", detail);
 
   colon = memchr (line, ':', eol - line);
   if (colon == NULL || colon == line)
-    return refuse (400, _("A header line is malformed"), detail);
+    return refuse (400, "A header line is malformed", detail);
   *name_length = colon - line;
   if (!symfonic_http_is_token ((const char *) line, *name_length))
-    return refuse (400, _("A header name is malformed"), detail);
+    return refuse (400, "A header name is malformed", detail);
 
   return 0;
 }
@@ -282,9 +281,9 @@ symfonic_request_head_incomplete_status (const guint8  *data,
                                          const char   **detail)
 {
   if (length > SYMFONIC_REQUEST_LINE_LIMIT && memchr (data, '\n', SYMFONIC_REQUEST_LINE_LIMIT) == NULL)
-    return refuse (414, _("The request URL is too long"), detail);
+    return refuse (414, "The request URL is too long", detail);
   if (length >= SYMFONIC_REQUEST_HEAD_LIMIT)
-    return refuse (431, _("The request headers are too large"), detail);
+    return refuse (431, "The request headers are too large", detail);
 
   return 0;
 }
@@ -313,23 +312,23 @@ symfonic_request_head_check (const guint8        *head,
   memset (framing, 0, sizeof *framing);
 
   if (memchr (head, '\0', length) != NULL)
-    return refuse (400, _("The request contains a NUL byte"), detail);
+    return refuse (400, "The request contains a NUL byte", detail);
   if (eol - head > SYMFONIC_REQUEST_LINE_LIMIT)
-    return refuse (414, _("The request URL is too long"), detail);
+    return refuse (414, "The request URL is too long", detail);
   if (length > SYMFONIC_REQUEST_HEAD_LIMIT)
-    return refuse (431, _("The request headers are too large"), detail);
+    return refuse (431, "The request headers are too large", detail);
 
   target = memchr (head, ' ', eol - head);
   target_end = target != NULL ? memchr (target + 1, ' ', eol - target - 1) : NULL;
   if (target == NULL || target_end == NULL || !symfonic_http_is_token ((const char *) head, target - head))
-    return refuse (400, _("The request line is malformed"), detail);
+    return refuse (400, "The request line is malformed", detail);
   status = check_version (target_end + 1, eol, &http10, detail);
   if (status != 0)
     return status;
   if (has_nul_escape (target + 1, target_end - target - 1))
-    return refuse (400, _("The request path contains a NUL byte"), detail);
+    return refuse (400, "The request path contains a NUL byte", detail);
   if (!is_target (target + 1, target_end - target - 1))
-    return refuse (400, _("The request target is malformed"), detail);
+    return refuse (400, "The request target is malformed", detail);
 
   for (line = eol + 1; line < end; line = eol + 1)
     {
@@ -354,7 +353,7 @@ symfonic_request_head_check (const guint8        *head,
 
           if (!parse_length (value, value_length, &number) ||
               (have_length && number != content_length))
-            return refuse (400, _("The request's Content-Length is invalid"), detail);
+            return refuse (400, "The request's Content-Length is invalid", detail);
           have_length = TRUE;
           content_length = number;
         }
@@ -362,26 +361,26 @@ symfonic_request_head_check (const guint8        *head,
         {
           if (chunked || value_length != strlen ("chunked") ||
               g_ascii_strncasecmp ((const char *) value, "chunked", value_length) != 0)
-            return refuse (400, _("Only one Transfer-Encoding, chunked, is accepted"), detail);
+            return refuse (400, "Only one Transfer-Encoding, chunked, is accepted", detail);
           chunked = TRUE;
         }
       else if (is_field (line, name_length, "Host"))
         {
           if (++hosts > 1 || !is_host (value, value_length))
-            return refuse (400, _("The request's Host header is invalid"), detail);
+            return refuse (400, "The request's Host header is invalid", detail);
         }
       else if (is_field (line, name_length, "Expect"))
         {
           if (!is_field (value, value_length, "100-continue"))
-            return refuse (417, _("Only Expect: 100-continue is accepted"), detail);
+            return refuse (417, "Only Expect: 100-continue is accepted", detail);
         }
     }
 
   if (hosts == 0 && !http10)
-    return refuse (400, _("The request has no Host header"), detail);
+    return refuse (400, "The request has no Host header", detail);
 
   if (have_length && chunked)
-    return refuse (400, _("A request may not have both Content-Length and Transfer-Encoding"), detail);
+    return refuse (400, "A request may not have both Content-Length and Transfer-Encoding", detail);
 
   if (chunked)
     framing->kind = SYMFONIC_BODY_CHUNKED;
@@ -519,7 +518,7 @@ symfonic_request_trailers_incomplete_status (gsize         length,
                                              const char  **detail)
 {
   if (length >= SYMFONIC_REQUEST_HEAD_LIMIT)
-    return refuse (431, _("The request trailers are too large"), detail);
+    return refuse (431, "The request trailers are too large", detail);
 
   return 0;
 }
@@ -537,9 +536,9 @@ symfonic_request_trailers_check (const guint8  *trailers,
   const guint8 *eol;
 
   if (length > SYMFONIC_REQUEST_HEAD_LIMIT)
-    return refuse (431, _("The request trailers are too large"), detail);
+    return refuse (431, "The request trailers are too large", detail);
   if (memchr (trailers, '\0', length) != NULL)
-    return refuse (400, _("The request contains a NUL byte"), detail);
+    return refuse (400, "The request contains a NUL byte", detail);
 
   for (const guint8 *line = trailers; line < end; line = eol + 1)
     {

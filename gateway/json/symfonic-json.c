@@ -6,7 +6,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-json.h"
@@ -38,7 +37,7 @@ fail_at (Reader     *r,
          const char *what)
 {
   g_set_error (r->error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-               _("Invalid JSON at byte %" G_GSIZE_FORMAT ": %s"), offset, what);
+               "Invalid JSON at byte %" G_GSIZE_FORMAT ": %s", offset, what);
   return FALSE;
 }
 
@@ -49,46 +48,44 @@ fail (Reader     *r,
   return fail_at (r, r->lex.pos, what);
 }
 
-/* Says what the lexer refused. The messages are marked with N_() and
- * translated only when one is needed, as in expect(). */
+/* Says what the lexer refused. Like every message a client reads in an
+ * error body, these stay in English whatever the gateway's locale:
+ * clients parse them. */
 static gboolean
 fail_token (Reader *r)
 {
   static const char * const what[] = {
-    [SYMFONIC_JSON_LEX_EXPECTED_VALUE] = N_("expected a value"),
-    [SYMFONIC_JSON_LEX_END_WHERE_VALUE] = N_("the input ends where a value belongs"),
-    [SYMFONIC_JSON_LEX_END_IN_STRING] = N_("the input ends inside a string"),
-    [SYMFONIC_JSON_LEX_CONTROL_CHARACTER] = N_("control character in a string"),
-    [SYMFONIC_JSON_LEX_INVALID_ESCAPE] = N_("invalid escape in a string"),
-    [SYMFONIC_JSON_LEX_NUL_CHARACTER] = N_("NUL character in a string"),
-    [SYMFONIC_JSON_LEX_UNPAIRED_SURROGATE] = N_("unpaired UTF-16 surrogate"),
-    [SYMFONIC_JSON_LEX_INVALID_UTF8] = N_("invalid UTF-8"),
-    [SYMFONIC_JSON_LEX_LEADING_ZERO] = N_("leading zero in a number"),
-    [SYMFONIC_JSON_LEX_INVALID_NUMBER] = N_("invalid number"),
+    [SYMFONIC_JSON_LEX_EXPECTED_VALUE] = "expected a value",
+    [SYMFONIC_JSON_LEX_END_WHERE_VALUE] = "the input ends where a value belongs",
+    [SYMFONIC_JSON_LEX_END_IN_STRING] = "the input ends inside a string",
+    [SYMFONIC_JSON_LEX_CONTROL_CHARACTER] = "control character in a string",
+    [SYMFONIC_JSON_LEX_INVALID_ESCAPE] = "invalid escape in a string",
+    [SYMFONIC_JSON_LEX_NUL_CHARACTER] = "NUL character in a string",
+    [SYMFONIC_JSON_LEX_UNPAIRED_SURROGATE] = "unpaired UTF-16 surrogate",
+    [SYMFONIC_JSON_LEX_INVALID_UTF8] = "invalid UTF-8",
+    [SYMFONIC_JSON_LEX_LEADING_ZERO] = "leading zero in a number",
+    [SYMFONIC_JSON_LEX_INVALID_NUMBER] = "invalid number",
   };
   SymfonicJsonLexer *lex = &r->lex;
 
   if (lex->error == SYMFONIC_JSON_LEX_TOO_DEEP)
     {
       g_set_error (r->error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                   _("Invalid JSON at byte %" G_GSIZE_FORMAT ": nesting deeper than %u levels"),
+                   "Invalid JSON at byte %" G_GSIZE_FORMAT ": nesting deeper than %u levels",
                    lex->error_at, lex->max_depth);
       return FALSE;
     }
   g_assert (lex->error > SYMFONIC_JSON_LEX_OK && lex->error < G_N_ELEMENTS (what));
 
-  return fail_at (r, lex->error_at, _(what[lex->error]));
+  return fail_at (r, lex->error_at, what[lex->error]);
 }
 
-/* @what is marked with N_(): it is translated only when it is needed,
- * since a lookup of the message catalog on every member name costs more
- * than reading the name. */
 static gboolean
 expect (Reader     *r,
         guchar      c,
         const char *what)
 {
-  return symfonic_json_lexer_skip_char (&r->lex, c) || fail (r, _(what));
+  return symfonic_json_lexer_skip_char (&r->lex, c) || fail (r, what);
 }
 
 /* Appends the string that starts at the lexer's pos (on its quote) to
@@ -147,7 +144,7 @@ number_node (Reader                  *r,
   value = g_ascii_strtod (text, NULL);
   if (!isfinite (value))
     {
-      fail_at (r, token->start, _("number out of range"));
+      fail_at (r, token->start, "number out of range");
       return NULL;
     }
 
@@ -210,17 +207,17 @@ read_member_name (Reader     *r,
   gsize start;
 
   if (symfonic_json_lexer_peek (&r->lex) != '"')
-    return fail (r, _("expected a member name"));
+    return fail (r, "expected a member name");
   start = r->lex.pos;
   g_string_truncate (r->text, 0);
   if (!read_string (r))
     return FALSE;
   if (json_object_has_member (object, r->text->str))
-    return fail_at (r, start, _("duplicate member name"));
+    return fail_at (r, start, "duplicate member name");
   /* values are read after the name's NUL */
   g_string_append_c (r->text, '\0');
 
-  return expect (r, ':', N_("expected a colon after a member name"));
+  return expect (r, ':', "expected a colon after a member name");
 }
 
 static void
@@ -608,9 +605,9 @@ symfonic_json_parse (const char  *data,
             }
           if (!symfonic_json_lexer_close (lex, is_array ? ']' : '}'))
             {
-              fail (r, lex->pos == lex->length ? _("the input ends inside an array or object")
-                                               : is_array ? _("expected a comma or ']'")
-                                                          : _("expected a comma or '}'"));
+              fail (r, lex->pos == lex->length ? "the input ends inside an array or object"
+                                               : is_array ? "expected a comma or ']'"
+                                                          : "expected a comma or '}'");
               return NULL;
             }
           current = json_node_get_parent (current);
@@ -621,7 +618,7 @@ symfonic_json_parse (const char  *data,
 
   if (!symfonic_json_lexer_at_end (lex))
     {
-      fail (r, _("text after the document"));
+      fail (r, "text after the document");
       return NULL;
     }
 

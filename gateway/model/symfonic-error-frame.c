@@ -98,6 +98,8 @@ static const guint default_status[] = {
  * The built-in mapping, used where no error-map stage decides: errors of
  * the %SYMFONIC_ERROR domain get their code's status; any other failure is
  * a 500 without a code. A 5xx frame never carries the error's message.
+ * The message is shown as it is, so errors a request can meet keep their
+ * messages in English whatever the gateway's locale: clients parse them.
  *
  * Returns: (transfer full): a new frame
  */

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-event.h"
 #include "symfonic-event-private.h"
@@ -334,7 +332,7 @@ check_string_member (JsonObject  *payload,
       json_node_get_value_type (node) != G_TYPE_STRING)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("%s: “%s” must be a string"), kind_name, member);
+                   "%s: “%s” must be a string", kind_name, member);
       return FALSE;
     }
 
@@ -364,7 +362,7 @@ check_mutation_count (JsonObject  *payload,
     return TRUE;
 
   g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-               _("%s: “%s” must be a count or a list"), name, "graph_mutations");
+               "%s: “%s” must be a count or a list", name, "graph_mutations");
   return FALSE;
 }
 
@@ -439,7 +437,7 @@ symfonic_event_new (SymfonicEventKind   kind,
       if (!json_object_has_member (payload, info->fields[i]))
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                       _("%s: missing field “%s”"), info->name, info->fields[i]);
+                       "%s: missing field “%s”", info->name, info->fields[i]);
           return NULL;
         }
     }
@@ -465,7 +463,7 @@ symfonic_event_new (SymfonicEventKind   kind,
                json_node_get_value_type (duration) != G_TYPE_DOUBLE))
             {
               g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                           _("%s: “%s” must be a number"), info->name, "duration_ms");
+                           "%s: “%s” must be a number", info->name, "duration_ms");
               return NULL;
             }
           self = symfonic_event_new_response_complete (text, json_node_get_int (duration));
@@ -481,7 +479,7 @@ symfonic_event_new (SymfonicEventKind   kind,
       !JSON_NODE_HOLDS_ARRAY (json_object_get_member (payload, "ops")))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("%s: “%s” must be a list"), info->name, "ops");
+                   "%s: “%s” must be a list", info->name, "ops");
       return NULL;
     }
 
@@ -549,14 +547,14 @@ symfonic_event_new_from_json (const char  *name,
   if (!symfonic_event_kind_from_name (name, &kind) || kind == SYMFONIC_EVENT_KIND_CHUNK)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("Unknown event “%s”"), name);
+                   "Unknown event “%s”", name);
       return NULL;
     }
 
   if (!JSON_NODE_HOLDS_OBJECT (data))
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("%s: the payload must be an object"), name);
+                   "%s: the payload must be an object", name);
       return NULL;
     }
 

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/random.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-invocation.h"
@@ -374,7 +373,7 @@ symfonic_invocation_set_body (SymfonicInvocation  *self,
   if (!JSON_NODE_HOLDS_OBJECT (body))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("The request body must be a JSON object"));
+                           "The request body must be a JSON object");
       return FALSE;
     }
 
@@ -384,19 +383,19 @@ symfonic_invocation_set_body (SymfonicInvocation  *self,
       json_node_get_value_type (query) != G_TYPE_STRING)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("“query” is required and must be a string"));
+                           "“query” is required and must be a string");
       return FALSE;
     }
   if (*json_node_get_string (query) == '\0')
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("“query” must not be empty"));
+                           "“query” must not be empty");
       return FALSE;
     }
   if (!member_is_string_or_null (object, "session_id"))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("“session_id” must be a string or null"));
+                           "“session_id” must be a string or null");
       return FALSE;
     }
   attachments = json_object_get_member (object, "attachments");
@@ -404,7 +403,7 @@ symfonic_invocation_set_body (SymfonicInvocation  *self,
       !JSON_NODE_HOLDS_ARRAY (attachments))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                           _("“attachments” must be a list or null"));
+                           "“attachments” must be a list or null");
       return FALSE;
     }
 

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <string.h>
 #include <fcntl.h>
@@ -83,7 +84,7 @@ read_capped (int          fd,
       if ((gsize) n > max_size - buffer->len)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                       _("%s: expected at most %" G_GSIZE_FORMAT " bytes, found more"), display, max_size);
+                       _("%s: expected at most %zu bytes, found more"), display, max_size);
           return FALSE;
         }
       g_string_append_len (buffer, chunk, n);
@@ -146,7 +147,7 @@ open_checked (GFile       *file,
     {
       close (fd);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: expected at most %" G_GSIZE_FORMAT " bytes, found %" G_GUINT64_FORMAT),
+                   _("%s: expected at most %zu bytes, found %" PRIu64),
                    display, max_size, (guint64) st->st_size);
       return -1;
     }

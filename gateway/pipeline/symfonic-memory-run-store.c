@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-memory-run-store-private.h"
@@ -51,6 +50,10 @@ typedef struct
   gint64   expires_us;
   /* GTasks of readers waiting for more */
   GSList  *waiters;
+  /* readers following the run now, and when the last one left (0: none
+   * came back yet) */
+  guint    readers;
+  gint64   last_left_us;
 } Run;
 
 struct _SymfonicMemoryRunStore
@@ -306,7 +309,7 @@ memory_open_run (SymfonicRunStore  *store,
   if (full)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("The gateway keeps as many resumable runs as it may"));
+                           "The gateway keeps as many resumable runs as it may");
       return FALSE;
     }
 
@@ -412,20 +415,20 @@ memory_read (SymfonicRunStore  *store,
 
   if (run == NULL)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
       return NULL;
     }
   last = run->first_seq + run->length - 1;
   /* checked first: after + 1 wraps for the largest id */
   if (after > last)
     {
-      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The run has no frame with that id");
       return NULL;
     }
   if (after + 1 < run->first_seq)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
-                   _("The run keeps frames from %" G_GUINT64_FORMAT " on"), run->first_seq);
+                   "The run keeps frames from %" G_GUINT64_FORMAT " on", run->first_seq);
       return NULL;
     }
 
@@ -485,6 +488,59 @@ memory_wait_finish (SymfonicRunStore  *store,
 }
 
 static void
+memory_note_reader (SymfonicRunStore *store,
+                    const char       *run_id,
+                    const char       *principal_id,
+                    const char       *tenant_id,
+                    gboolean          following)
+{
+  SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
+  G_GNUC_UNUSED g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  Run *run = lookup_for (self, run_id, principal_id, tenant_id);
+
+  if (run == NULL)
+    return;
+  if (following)
+    {
+      run->readers++;
+      return;
+    }
+  /* a leaving reader that was never counted is not one */
+  if (run->readers == 0)
+    return;
+  run->readers--;
+  run->last_left_us = g_get_monotonic_time ();
+}
+
+static void
+memory_get_unread_async (SymfonicRunStore    *store,
+                         const char          *run_id,
+                         const char          *principal_id,
+                         const char          *tenant_id,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  SymfonicMemoryRunStore *self = SYMFONIC_MEMORY_RUN_STORE (store);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  gint64 unread_ms = -1;
+
+  g_task_set_source_tag (task, memory_get_unread_async);
+  g_mutex_lock (&self->lock);
+  {
+    Run *run = lookup_for (self, run_id, principal_id, tenant_id);
+
+    if (run != NULL && run->readers > 0)
+      unread_ms = 0;
+    else if (run != NULL && run->last_left_us > 0)
+      unread_ms = (g_get_monotonic_time () - run->last_left_us) / 1000;
+  }
+  g_mutex_unlock (&self->lock);
+
+  g_task_return_int (task, unread_ms);
+}
+
+static void
 symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
 {
   iface->try_open_run = memory_open_run;
@@ -493,6 +549,8 @@ symfonic_memory_run_store_iface_init (SymfonicRunStoreInterface *iface)
   iface->try_read = memory_read;
   iface->wait_async = memory_wait_async;
   iface->wait_finish = memory_wait_finish;
+  iface->note_reader = memory_note_reader;
+  iface->get_unread_async = memory_get_unread_async;
 }
 
 /* --- bounds --------------------------------------------------------- */

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-memory-run-store-private.h"
 #include "symfonic-memory-store.h"
 #include "symfonic-store-private.h"
@@ -489,7 +487,7 @@ find_lease (SymfonicMemoryStore       *self,
       if (leases[i] == NULL)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                       _("No lease %" G_GUINT64_FORMAT " on the budget “%s”"), lease_id, scopes[i].key);
+                       "No lease %" G_GUINT64_FORMAT " on the budget “%s”", lease_id, scopes[i].key);
           return FALSE;
         }
       budget_roll (budgets[i], now_us);
@@ -785,7 +783,7 @@ symfonic_memory_store_release_async (SymfonicStreamCapStore        *store,
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                             _("No stream slot %" G_GUINT64_FORMAT " to release"), lease_id);
+                             "No stream slot %" G_GUINT64_FORMAT " to release", lease_id);
 }
 
 static gboolean
@@ -900,6 +898,39 @@ run_wait_finish (SymfonicRunStore  *store,
 }
 
 static void
+run_note_reader (SymfonicRunStore *store,
+                 const char       *run_id,
+                 const char       *principal_id,
+                 const char       *tenant_id,
+                 gboolean          following)
+{
+  symfonic_run_store_note_reader (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+                                  following);
+}
+
+static void
+run_get_unread_async (SymfonicRunStore    *store,
+                      const char          *run_id,
+                      const char          *principal_id,
+                      const char          *tenant_id,
+                      GCancellable        *cancellable,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data)
+{
+  symfonic_run_store_get_unread_async (get_runs (SYMFONIC_MEMORY_STORE (store)), run_id, principal_id, tenant_id,
+                                       cancellable, callback, user_data);
+}
+
+static gboolean
+run_get_unread_finish (SymfonicRunStore  *store,
+                       GAsyncResult      *result,
+                       gint64            *unread_ms,
+                       GError           **error)
+{
+  return symfonic_run_store_get_unread_finish (get_runs (SYMFONIC_MEMORY_STORE (store)), result, unread_ms, error);
+}
+
+static void
 symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
 {
   iface->try_open_run = run_open;
@@ -908,6 +939,9 @@ symfonic_memory_store_run_init (SymfonicRunStoreInterface *iface)
   iface->try_read = run_read;
   iface->wait_async = run_wait_async;
   iface->wait_finish = run_wait_finish;
+  iface->note_reader = run_note_reader;
+  iface->get_unread_async = run_get_unread_async;
+  iface->get_unread_finish = run_get_unread_finish;
 }
 
 /* --- the object ---------------------------------------------------------- */

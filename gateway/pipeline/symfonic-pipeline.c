@@ -20,6 +20,9 @@
 #include "symfonic-store.h"
 #include "symfonic-version.h"
 
+/* A secret is a key, not a document: far more than any key needs. */
+#define RESUME_SECRET_MAX_BYTES 4096
+
 /**
  * SymfonicPipeline:
  *
@@ -68,6 +71,9 @@ struct _SymfonicPipeline
   double      trace_sample_ratio;
   char       *service_name;
   gboolean    playground;
+  GFile      *resume_token_secret_file;
+  /* what that file holds, read when the pipeline loads */
+  GBytes     *resume_secret;
 
   GHashTable *stages;
   /* stage name -> what its group said (see stage_settings()) */
@@ -113,6 +119,7 @@ enum {
   PROP_SERVICE_NAME,
   PROP_PYTHON_PATH,
   PROP_PLAYGROUND,
+  PROP_RESUME_TOKEN_SECRET_FILE,
   N_PROPS
 };
 
@@ -128,6 +135,8 @@ symfonic_pipeline_finalize (GObject *object)
   g_free (self->release_line);
   g_free (self->metrics_listen);
   g_clear_object (&self->metrics_token_file);
+  g_clear_object (&self->resume_token_secret_file);
+  g_clear_pointer (&self->resume_secret, g_bytes_unref);
   g_free (self->otlp_endpoint);
   g_free (self->service_name);
   g_strfreev (self->python_path);
@@ -190,6 +199,9 @@ symfonic_pipeline_get_property (GObject    *object,
       break;
     case PROP_METRICS_TOKEN_FILE:
       g_value_set_object (value, self->metrics_token_file);
+      break;
+    case PROP_RESUME_TOKEN_SECRET_FILE:
+      g_value_set_object (value, self->resume_token_secret_file);
       break;
     case PROP_METRICS_TENANT_LABEL:
       g_value_set_boolean (value, self->metrics_tenant_label);
@@ -265,6 +277,9 @@ symfonic_pipeline_set_property (GObject      *object,
       break;
     case PROP_METRICS_TOKEN_FILE:
       g_set_object (&self->metrics_token_file, g_value_get_object (value));
+      break;
+    case PROP_RESUME_TOKEN_SECRET_FILE:
+      g_set_object (&self->resume_token_secret_file, g_value_get_object (value));
       break;
     case PROP_METRICS_TENANT_LABEL:
       self->metrics_tenant_label = g_value_get_boolean (value);
@@ -529,6 +544,24 @@ symfonic_pipeline_class_init (SymfonicPipelineClass *klass)
                           "Serve /playground, a page that streams the typed routes in a browser",
                           FALSE,
                           G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * SymfonicPipeline:resume-token-secret-file:
+   *
+   * A file holding the secret (at least
+   * %SYMFONIC_PIPELINE_MIN_RESUME_SECRET_BYTES bytes; a trailing newline
+   * is not part of it) that resume tokens are signed with: a resumable
+   * run's answer then carries `X-Symfonic-Resume-Token`, with which a
+   * browser's `EventSource`, which cannot send headers, reads the run
+   * from a `kind=runs` route (`?token=`). Read when the pipeline loads;
+   * unset, no token is issued or accepted.
+   */
+  properties[PROP_RESUME_TOKEN_SECRET_FILE] =
+    g_param_spec_object ("resume-token-secret-file", "Resume token secret file",
+                         "File holding the secret (at least 32 bytes) resume tokens are signed with; unset: no "
+                         "resume tokens",
+                         G_TYPE_FILE,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -1080,6 +1113,68 @@ check_group_keys (Loader             *loader,
   return g_strv_builder_end (skip);
 }
 
+/* An origin as a browser sends it in `Origin`: an http or https scheme,
+ * a host and a port other than the scheme's own, in lower case, and
+ * nothing else; any other spelling would never match. */
+static gboolean
+is_origin (const char *text)
+{
+  g_autofree char *scheme = NULL;
+  g_autofree char *userinfo = NULL;
+  g_autofree char *host = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *query = NULL;
+  g_autofree char *fragment = NULL;
+  gint port;
+
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if (g_ascii_isupper (*p))
+        return FALSE;
+    }
+  if (!g_uri_split (text, G_URI_FLAGS_NONE, &scheme, &userinfo, &host, &port, &path, &query, &fragment, NULL))
+    return FALSE;
+
+  return (g_strcmp0 (scheme, "http") == 0 || g_strcmp0 (scheme, "https") == 0) && userinfo == NULL &&
+         host != NULL && *host != '\0' && *path == '\0' && query == NULL && fragment == NULL &&
+         !(port == 80 && g_str_equal (scheme, "http")) && !(port == 443 && g_str_equal (scheme, "https"));
+}
+
+/* cors-origins lists origins, or is `*` alone; `*` would let any page
+ * spend the credentials a user types into it, so a route that
+ * authenticates names its origins. */
+static gboolean
+check_cors_origins (Loader        *loader,
+                    const char    *group,
+                    SymfonicRoute *route)
+{
+  const char * const *origins = symfonic_route_get_cors_origins (route);
+  gboolean ok = TRUE;
+
+  for (guint i = 0; origins != NULL && origins[i] != NULL; i++)
+    {
+      if (g_str_equal (origins[i], "*"))
+        {
+          if (i > 0 || origins[1] != NULL)
+            ok = symfonic_config_file_add_error (loader->kf, group, "cors-origins",
+                                                 _("expected “*” alone or a list of origins, found “*” in a list"));
+          else if (symfonic_route_authenticates (route))
+            ok = symfonic_config_file_add_error (loader->kf, group, "cors-origins",
+                                                 _("expected the origins whose pages may call a route that "
+                                                   "authenticates, found “*”, which only a route without "
+                                                   "credentials may have"));
+          continue;
+        }
+      if (!is_origin (origins[i]))
+        ok = symfonic_config_file_add_error (loader->kf, group, "cors-origins",
+                                             _("expected origins as browsers send them (scheme://host[:port], in "
+                                               "lower case, without a path or the scheme’s own port), found “%s”"),
+                                             origins[i]);
+    }
+
+  return ok;
+}
+
 static gboolean
 load_route (Loader      *loader,
             const char  *group,
@@ -1232,6 +1327,9 @@ load_route (Loader      *loader,
   if (!symfonic_stage_order_check (route, (const char * const *) stage_names->pdata,
                                    (const char * const *) type_names->pdata, &local_error))
     ok = symfonic_config_file_add_error (loader->kf, group, "stages", "%s", local_error->message);
+  if (!check_cors_origins (loader, group, route))
+    ok = FALSE;
+  symfonic_route_set_resume_secret (route, self->resume_secret);
 
   if (!ok)
     return FALSE;
@@ -1329,6 +1427,39 @@ is_host_port (const char *listen)
          strpbrk (listen, " \t/") == NULL;
 }
 
+/* The secret resume tokens are signed with, read once, here: every route
+ * signs and checks with it, and a file too short to be a key fails the
+ * load rather than the first token. */
+static gboolean
+load_resume_secret (Loader     *loader,
+                    const char *group,
+                    GFile      *file)
+{
+  SymfonicPipeline *self = loader->self;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  if (!symfonic_config_file_load (file, RESUME_SECRET_MAX_BYTES, &contents, &length, &local_error))
+    return symfonic_config_file_add_error (loader->kf, group, "resume-token-secret-file", "%s",
+                                           local_error->message);
+
+  /* the newline an editor or `echo` leaves is not part of the secret */
+  while (length > 0 && (contents[length - 1] == '\n' || contents[length - 1] == '\r'))
+    length--;
+  if (length < SYMFONIC_PIPELINE_MIN_RESUME_SECRET_BYTES)
+    {
+      g_autofree char *display = g_file_get_parse_name (file);
+
+      return symfonic_config_file_add_error (loader->kf, group, "resume-token-secret-file",
+                                             _("expected a secret of at least %u bytes in %s, found a shorter one"),
+                                             SYMFONIC_PIPELINE_MIN_RESUME_SECRET_BYTES, display);
+    }
+  self->resume_secret = g_bytes_new (contents, length);
+
+  return TRUE;
+}
+
 static gboolean
 load_gateway (Loader      *loader,
               const char  *group)
@@ -1351,6 +1482,9 @@ load_gateway (Loader      *loader,
         ok = symfonic_config_file_add_error (loader->kf, group, "listen",
                                              _("expected HOST:PORT (such as 127.0.0.1:8080, [::1]:8080 or "
                                                "*:8080), found “%s”"), g_value_get_string (value));
+      if (g_str_equal (g_ptr_array_index (names, i), "resume-token-secret-file") &&
+          !load_resume_secret (loader, group, g_value_get_object (value)))
+        ok = FALSE;
     }
   if (!ok)
     return FALSE;

@@ -16,6 +16,14 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SYMFONIC_PIPELINE_MIN_RESUME_SECRET_BYTES:
+ *
+ * The shortest secret #SymfonicPipeline:resume-token-secret-file may
+ * hold: the length of the HMAC-SHA256 key it is used as.
+ */
+#define SYMFONIC_PIPELINE_MIN_RESUME_SECRET_BYTES 32
+
 #define SYMFONIC_TYPE_PIPELINE (symfonic_pipeline_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicPipeline, symfonic_pipeline, SYMFONIC, PIPELINE, GObject)

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include <glib/gi18n-lib.h>
@@ -82,7 +83,7 @@ parse_signed (const char  *text,
   g_autoptr(GError) local_error = NULL;
 
   if (!g_ascii_string_to_signed (text, 10, min, max, (gint64 *) out, &local_error))
-    return fail (error, _("expected a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ", found “%s”"),
+    return fail (error, _("expected a whole number from %" PRId64 " to %" PRId64 ", found “%s”"),
                  min, max, text);
   return TRUE;
 }
@@ -97,7 +98,7 @@ parse_unsigned (const char  *text,
   g_autoptr(GError) local_error = NULL;
 
   if (!g_ascii_string_to_unsigned (text, 10, min, max, out, &local_error))
-    return fail (error, _("expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT ", found “%s”"),
+    return fail (error, _("expected a whole number from %" PRIu64 " to %" PRIu64 ", found “%s”"),
                  min, max, text);
   return TRUE;
 }

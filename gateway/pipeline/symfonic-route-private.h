@@ -81,6 +81,17 @@ const SymfonicRouteStage *symfonic_route_get_stage_info (SymfonicRoute *self,
                                                          guint          position);
 
 G_GNUC_INTERNAL
+const char *symfonic_route_match_origin     (SymfonicRoute     *self,
+                                             const char        *origin);
+G_GNUC_INTERNAL
+gboolean symfonic_route_authenticates       (SymfonicRoute     *self);
+G_GNUC_INTERNAL
+void     symfonic_route_set_resume_secret   (SymfonicRoute     *self,
+                                             GBytes            *secret);
+G_GNUC_INTERNAL
+GBytes  *symfonic_route_get_resume_secret   (SymfonicRoute     *self);
+
+G_GNUC_INTERNAL
 SymfonicRouteStats *symfonic_route_get_stats (SymfonicRoute *self);
 G_GNUC_INTERNAL
 void        symfonic_route_set_telemetry_names (SymfonicRoute     *self,

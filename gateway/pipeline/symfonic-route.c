@@ -50,6 +50,11 @@ struct _SymfonicRoute
   guint              resume_bytes;
   guint              resume_seconds;
   guint64            max_usage_tokens;
+  GStrv              cors_origins;
+  guint              resume_token_seconds;
+  /* the key resume tokens are signed with: the pipeline's, shared by
+   * its routes; NULL issues none and accepts none */
+  GBytes            *resume_secret;
 
   /* what the metrics count for the route, made for its first stream once
    * its stages are known, and the names its labels take from the file */
@@ -95,6 +100,8 @@ enum {
   PROP_RESUME_BYTES,
   PROP_RESUME_SECONDS,
   PROP_MAX_USAGE_TOKENS,
+  PROP_CORS_ORIGINS,
+  PROP_RESUME_TOKEN_SECONDS,
   N_PROPS
 };
 
@@ -117,6 +124,8 @@ symfonic_route_finalize (GObject *object)
   g_free (self->source_name);
   g_free (self->provider_name);
   g_free (self->model);
+  g_strfreev (self->cors_origins);
+  g_clear_pointer (&self->resume_secret, g_bytes_unref);
 
   G_OBJECT_CLASS (symfonic_route_parent_class)->finalize (object);
 }
@@ -181,6 +190,12 @@ symfonic_route_get_property (GObject    *object,
       break;
     case PROP_CAP_STORE:
       g_value_set_object (value, symfonic_route_get_cap_store (self));
+      break;
+    case PROP_CORS_ORIGINS:
+      g_value_set_boxed (value, self->cors_origins);
+      break;
+    case PROP_RESUME_TOKEN_SECONDS:
+      g_value_set_uint (value, self->resume_token_seconds);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -247,6 +262,12 @@ symfonic_route_set_property (GObject      *object,
       break;
     case PROP_CAP_STORE:
       symfonic_route_set_cap_store (self, g_value_get_object (value));
+      break;
+    case PROP_CORS_ORIGINS:
+      symfonic_route_set_cors_origins (self, g_value_get_boxed (value));
+      break;
+    case PROP_RESUME_TOKEN_SECONDS:
+      symfonic_route_set_resume_token_seconds (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -484,6 +505,41 @@ symfonic_route_class_init (SymfonicRouteClass *klass)
                          SYMFONIC_TYPE_STREAM_CAP_STORE,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicRoute:cors-origins:
+   *
+   * The web origins (`https://app.example.com`, as a browser sends them
+   * in `Origin`) whose pages may call the route: their CORS preflights
+   * are answered, and the route's answers, refusals included, carry
+   * `Access-Control-Allow-Origin` for them and expose the gateway's own
+   * headers. A preflight from any other origin is refused with 403, and
+   * its answers carry no CORS header. `*` alone admits every origin, and
+   * only on a route that authenticates no one: the pipeline loader
+   * refuses it on a route with an authentication stage. Unset, the route
+   * answers no preflight.
+   */
+  properties[PROP_CORS_ORIGINS] =
+    g_param_spec_boxed ("cors-origins", "CORS origins",
+                        "Origins (scheme://host[:port]) whose pages may call the route; * for all, only on a "
+                        "route that authenticates no one",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicRoute:resume-token-seconds:
+   *
+   * How long the resume token of one of the route's resumable runs is
+   * valid, in seconds from the run's start: a browser's `EventSource`
+   * reads the run from a `kind=runs` route with it, and reconnects with
+   * it, until then. Cover the run's #SymfonicRoute:max-duration and its
+   * #SymfonicRoute:resume-seconds. A route issues tokens only when the
+   * pipeline names a `resume-token-secret-file`.
+   */
+  properties[PROP_RESUME_TOKEN_SECONDS] =
+    g_param_spec_uint ("resume-token-seconds", "Resume token seconds",
+                       "How long a resumable run's resume token is valid, in seconds from the run's start",
+                       1, SYMFONIC_ROUTE_MAX_DURATION_LIMIT, SYMFONIC_ROUTE_DEFAULT_RESUME_TOKEN_SECONDS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -499,6 +555,7 @@ symfonic_route_init (SymfonicRoute *self)
   self->resume_bytes = SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES;
   self->resume_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS;
   self->max_usage_tokens = SYMFONIC_ROUTE_DEFAULT_MAX_USAGE_TOKENS;
+  self->resume_token_seconds = SYMFONIC_ROUTE_DEFAULT_RESUME_TOKEN_SECONDS;
 }
 
 static void
@@ -1272,6 +1329,150 @@ symfonic_route_set_resume_seconds (SymfonicRoute *self,
   g_return_if_fail (seconds >= 1 && seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
 
   update_uint (self, &self->resume_seconds, seconds, properties[PROP_RESUME_SECONDS]);
+}
+
+/**
+ * symfonic_route_get_cors_origins:
+ * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:cors-origins.
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): the
+ *   origins whose pages may call the route, `*` for all; %NULL when no
+ *   page of another origin may
+ */
+const char * const *
+symfonic_route_get_cors_origins (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), NULL);
+
+  return (const char * const *) self->cors_origins;
+}
+
+/**
+ * symfonic_route_set_cors_origins:
+ * @self: a #SymfonicRoute
+ * @origins: (nullable) (array zero-terminated=1): origins as browsers send
+ *   them (`scheme://host[:port]`), or `*` alone; %NULL or empty for none
+ *
+ * Lets pages of @origins call the route; blanks around an origin and
+ * empty entries are dropped. Only while the route is assembled, before
+ * it serves.
+ */
+void
+symfonic_route_set_cors_origins (SymfonicRoute      *self,
+                                 const char * const *origins)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_auto(GStrv) kept = NULL;
+
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+
+  /* as a file lists them: `a; b;` */
+  for (guint i = 0; origins != NULL && origins[i] != NULL; i++)
+    {
+      g_autofree char *origin = g_strstrip (g_strdup (origins[i]));
+
+      if (*origin != '\0')
+        g_strv_builder_add (builder, origin);
+    }
+  kept = g_strv_builder_end (builder);
+  if (kept[0] == NULL)
+    g_clear_pointer (&kept, g_strfreev);
+
+  if (self->cors_origins == NULL && kept == NULL)
+    return;
+  if (self->cors_origins != NULL && kept != NULL &&
+      g_strv_equal ((const char * const *) self->cors_origins, (const char * const *) kept))
+    return;
+
+  g_strfreev (self->cors_origins);
+  self->cors_origins = g_steal_pointer (&kept);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CORS_ORIGINS]);
+}
+
+/**
+ * symfonic_route_get_resume_token_seconds:
+ * @self: a #SymfonicRoute
+ *
+ * Gets the route's #SymfonicRoute:resume-token-seconds.
+ *
+ * Returns: how long a resumable run's resume token is valid, in seconds
+ *   from the run's start
+ */
+guint
+symfonic_route_get_resume_token_seconds (SymfonicRoute *self)
+{
+  g_return_val_if_fail (SYMFONIC_IS_ROUTE (self), 0);
+
+  return self->resume_token_seconds;
+}
+
+/**
+ * symfonic_route_set_resume_token_seconds:
+ * @self: a #SymfonicRoute
+ * @seconds: how long a resume token is valid, at least 1
+ *
+ * Bounds the life of the resume tokens the route's runs are given. Only
+ * while the route is assembled, before it serves.
+ */
+void
+symfonic_route_set_resume_token_seconds (SymfonicRoute *self,
+                                         guint          seconds)
+{
+  g_return_if_fail (SYMFONIC_IS_ROUTE (self));
+  g_return_if_fail (seconds >= 1 && seconds <= SYMFONIC_ROUTE_MAX_DURATION_LIMIT);
+
+  update_uint (self, &self->resume_token_seconds, seconds, properties[PROP_RESUME_TOKEN_SECONDS]);
+}
+
+/* The entry of cors-origins that admits @origin, as the file spells it
+ * (so that an answer never repeats what the client sent), or NULL. */
+const char *
+symfonic_route_match_origin (SymfonicRoute *self,
+                             const char    *origin)
+{
+  if (self->cors_origins == NULL || origin == NULL)
+    return NULL;
+
+  for (guint i = 0; self->cors_origins[i] != NULL; i++)
+    {
+      if (g_str_equal (self->cors_origins[i], "*") || g_str_equal (self->cors_origins[i], origin))
+        return self->cors_origins[i];
+    }
+
+  return NULL;
+}
+
+/* A stage that admits on the request head is there to authenticate it
+ * (SymfonicAdmissionPhase): such a route has credentials to protect. */
+gboolean
+symfonic_route_authenticates (SymfonicRoute *self)
+{
+  for (guint i = 0; i < self->stage_infos->len; i++)
+    {
+      const SymfonicRouteStage *info = &g_array_index (self->stage_infos, SymfonicRouteStage, i);
+
+      if (info->admits && info->phase == SYMFONIC_ADMISSION_PHASE_HEAD)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
+void
+symfonic_route_set_resume_secret (SymfonicRoute *self,
+                                  GBytes        *secret)
+{
+  g_clear_pointer (&self->resume_secret, g_bytes_unref);
+  if (secret != NULL)
+    self->resume_secret = g_bytes_ref (secret);
+}
+
+GBytes *
+symfonic_route_get_resume_secret (SymfonicRoute *self)
+{
+  return self->resume_secret;
 }
 
 /**

@@ -129,6 +129,14 @@ typedef enum {
  */
 #define SYMFONIC_ROUTE_DEFAULT_RESUME_SECONDS 300
 
+/**
+ * SYMFONIC_ROUTE_DEFAULT_RESUME_TOKEN_SECONDS:
+ *
+ * The default #SymfonicRoute:resume-token-seconds: a run of the default
+ * pipeline's longest (600 seconds) and its default resume-seconds.
+ */
+#define SYMFONIC_ROUTE_DEFAULT_RESUME_TOKEN_SECONDS 900
+
 #define SYMFONIC_TYPE_ROUTE (symfonic_route_get_type ())
 
 G_DECLARE_FINAL_TYPE (SymfonicRoute, symfonic_route, SYMFONIC, ROUTE, GObject)
@@ -180,6 +188,12 @@ void               symfonic_route_set_resume_bytes  (SymfonicRoute *self,
 guint              symfonic_route_get_resume_seconds (SymfonicRoute *self);
 void               symfonic_route_set_resume_seconds (SymfonicRoute *self,
                                                       guint          seconds);
+const char * const *symfonic_route_get_cors_origins (SymfonicRoute     *self);
+void               symfonic_route_set_cors_origins (SymfonicRoute      *self,
+                                                    const char * const *origins);
+guint              symfonic_route_get_resume_token_seconds (SymfonicRoute *self);
+void               symfonic_route_set_resume_token_seconds (SymfonicRoute *self,
+                                                            guint          seconds);
 SymfonicRouteKind  symfonic_route_get_kind     (SymfonicRoute      *self);
 SymfonicSource    *symfonic_route_get_source   (SymfonicRoute      *self);
 guint              symfonic_route_get_n_stages (SymfonicRoute      *self);

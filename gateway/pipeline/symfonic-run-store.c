@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-run-store.h"
 
@@ -32,7 +30,7 @@ G_DEFINE_INTERFACE (SymfonicRunStore, symfonic_run_store, G_TYPE_OBJECT)
 static gboolean
 would_block (GError **error)
 {
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The run store answers asynchronously"));
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The run store answers asynchronously");
   return FALSE;
 }
 
@@ -158,6 +156,56 @@ symfonic_run_store_real_read_finish (SymfonicRunStore  *self,
   return frames;
 }
 
+/* A store that does not track its readers cannot say: a detached run
+ * then ends resume-seconds after its client left, whoever came back. */
+static void
+symfonic_run_store_real_note_reader (SymfonicRunStore *self,
+                                     const char       *run_id,
+                                     const char       *principal_id,
+                                     const char       *tenant_id,
+                                     gboolean          following)
+{
+}
+
+static void
+symfonic_run_store_real_get_unread_async (SymfonicRunStore    *self,
+                                          const char          *run_id,
+                                          const char          *principal_id,
+                                          const char          *tenant_id,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, symfonic_run_store_real_get_unread_async);
+  g_task_return_int (task, -1);
+}
+
+/* Takes the answer of any store that returns it with g_task_return_int(),
+ * the built-in ones included. */
+static gboolean
+symfonic_run_store_real_get_unread_finish (SymfonicRunStore  *self,
+                                           GAsyncResult      *result,
+                                           gint64            *unread_ms,
+                                           GError           **error)
+{
+  GError *local_error = NULL;
+  gssize value;
+
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+
+  value = g_task_propagate_int (G_TASK (result), &local_error);
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+  *unread_ms = value;
+
+  return TRUE;
+}
+
 static void
 symfonic_run_store_default_init (SymfonicRunStoreInterface *iface)
 {
@@ -167,6 +215,9 @@ symfonic_run_store_default_init (SymfonicRunStoreInterface *iface)
   iface->try_read = symfonic_run_store_real_try_read;
   iface->read_async = symfonic_run_store_real_read_async;
   iface->read_finish = symfonic_run_store_real_read_finish;
+  iface->note_reader = symfonic_run_store_real_note_reader;
+  iface->get_unread_async = symfonic_run_store_real_get_unread_async;
+  iface->get_unread_finish = symfonic_run_store_real_get_unread_finish;
 }
 
 /* What a store's method answered, held to the interface's rule: a value
@@ -524,4 +575,98 @@ symfonic_run_store_wait_finish (SymfonicRunStore  *self,
   g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
 
   return SYMFONIC_RUN_STORE_GET_IFACE (self)->wait_finish (self, result, error);
+}
+
+/**
+ * symfonic_run_store_note_reader:
+ * @self: a #SymfonicRunStore
+ * @run_id: the run's id
+ * @principal_id: (nullable): the principal reading, who read the run
+ * @tenant_id: (nullable): the tenant reading
+ * @following: %TRUE when a reader starts following the run, %FALSE when
+ *   it leaves
+ *
+ * Says that a reader whose first read of the run succeeded follows it
+ * now, or that it left. A run whose client left is kept running for
+ * #SymfonicRoute:resume-seconds without a reader: its producer asks
+ * symfonic_run_store_get_unread_async() before it gives up, so a reader
+ * that comes back restarts that clock. Called once with %TRUE and once
+ * with %FALSE per reader, on the same thread; a store that does not
+ * track readers ignores it.
+ */
+void
+symfonic_run_store_note_reader (SymfonicRunStore *self,
+                                const char       *run_id,
+                                const char       *principal_id,
+                                const char       *tenant_id,
+                                gboolean          following)
+{
+  g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
+  g_return_if_fail (run_id != NULL);
+
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->note_reader (self, run_id, principal_id, tenant_id, following);
+}
+
+/**
+ * symfonic_run_store_get_unread_async:
+ * @self: a #SymfonicRunStore
+ * @run_id: the run's id
+ * @principal_id: (nullable): the principal that started the run
+ * @tenant_id: (nullable): the tenant it runs for
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the answer
+ * @user_data: data for @callback
+ *
+ * Asks how long the run has gone without a reader, as told by
+ * symfonic_run_store_note_reader(): readers of a store shared between
+ * instances may follow the run from another gateway. The callback runs in
+ * the thread-default main context of the caller.
+ */
+void
+symfonic_run_store_get_unread_async (SymfonicRunStore    *self,
+                                     const char          *run_id,
+                                     const char          *principal_id,
+                                     const char          *tenant_id,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data)
+{
+  g_return_if_fail (SYMFONIC_IS_RUN_STORE (self));
+  g_return_if_fail (run_id != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SYMFONIC_RUN_STORE_GET_IFACE (self)->get_unread_async (self, run_id, principal_id, tenant_id, cancellable,
+                                                         callback, user_data);
+}
+
+/**
+ * symfonic_run_store_get_unread_finish:
+ * @self: a #SymfonicRunStore
+ * @result: the #GAsyncResult
+ * @unread_ms: (out): the milliseconds since the last reader left; 0
+ *   while one follows the run, -1 when none ever did, the run is not
+ *   known or the store does not track readers
+ * @error: return location for a #GError
+ *
+ * Finishes symfonic_run_store_get_unread_async().
+ *
+ * Returns: %TRUE if @unread_ms was set
+ */
+gboolean
+symfonic_run_store_get_unread_finish (SymfonicRunStore  *self,
+                                      GAsyncResult      *result,
+                                      gint64            *unread_ms,
+                                      GError           **error)
+{
+  GError *local_error = NULL;
+  gboolean answered;
+
+  g_return_val_if_fail (SYMFONIC_IS_RUN_STORE (self), FALSE);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (unread_ms != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  *unread_ms = -1;
+  answered = SYMFONIC_RUN_STORE_GET_IFACE (self)->get_unread_finish (self, result, unread_ms, &local_error);
+  return checked (answered, local_error, "get_unread_finish", self, error);
 }

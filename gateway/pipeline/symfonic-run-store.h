@@ -33,12 +33,20 @@ G_DECLARE_INTERFACE (SymfonicRunStore, symfonic_run_store, SYMFONIC, RUN_STORE, 
  * @read_finish: finishes @read_async
  * @wait_async: waits for a frame after an id, or the run's end
  * @wait_finish: finishes @wait_async
+ * @note_reader: says a reader started or stopped following a run
+ * @get_unread_async: asks how long a run has gone without a reader
+ * @get_unread_finish: finishes @get_unread_async; the default takes an
+ *   answer returned with g_task_return_int() on a #GTask whose source
+ *   object is the store
  *
  * What a store of resumable runs implements. Every method may be called
  * from any worker thread at once. A store whose runs are in the process
  * implements the try methods and gets the asynchronous ones from them; a
  * store across the network implements the asynchronous ones, and its try
- * methods answer when they can without I/O.
+ * methods answer when they can without I/O. The reader methods, last in
+ * the structure, default to a store that does not track readers: a store
+ * built without them keeps working, and a detached run in it ends
+ * resume-seconds after its client left, whoever came back.
  */
 struct _SymfonicRunStoreInterface
 {
@@ -101,6 +109,22 @@ struct _SymfonicRunStoreInterface
   gboolean   (*wait_finish)     (SymfonicRunStore     *self,
                                  GAsyncResult         *result,
                                  GError              **error);
+  void       (*note_reader)     (SymfonicRunStore     *self,
+                                 const char           *run_id,
+                                 const char           *principal_id,
+                                 const char           *tenant_id,
+                                 gboolean              following);
+  void       (*get_unread_async) (SymfonicRunStore    *self,
+                                  const char          *run_id,
+                                  const char          *principal_id,
+                                  const char          *tenant_id,
+                                  GCancellable        *cancellable,
+                                  GAsyncReadyCallback  callback,
+                                  gpointer             user_data);
+  gboolean   (*get_unread_finish) (SymfonicRunStore   *self,
+                                   GAsyncResult       *result,
+                                   gint64             *unread_ms,
+                                   GError            **error);
 };
 
 gboolean   symfonic_run_store_try_open_run    (SymfonicRunStore     *self,
@@ -160,5 +184,21 @@ void       symfonic_run_store_wait_async      (SymfonicRunStore     *self,
 gboolean   symfonic_run_store_wait_finish     (SymfonicRunStore     *self,
                                                GAsyncResult         *result,
                                                GError              **error);
+void       symfonic_run_store_note_reader     (SymfonicRunStore     *self,
+                                               const char           *run_id,
+                                               const char           *principal_id,
+                                               const char           *tenant_id,
+                                               gboolean              following);
+void       symfonic_run_store_get_unread_async (SymfonicRunStore    *self,
+                                                const char          *run_id,
+                                                const char          *principal_id,
+                                                const char          *tenant_id,
+                                                GCancellable        *cancellable,
+                                                GAsyncReadyCallback  callback,
+                                                gpointer             user_data);
+gboolean   symfonic_run_store_get_unread_finish (SymfonicRunStore   *self,
+                                                 GAsyncResult       *result,
+                                                 gint64             *unread_ms,
+                                                 GError            **error);
 
 G_END_DECLS

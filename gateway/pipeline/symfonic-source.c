@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 
 #include "symfonic-source.h"
@@ -57,7 +55,7 @@ symfonic_source_admit (SymfonicSource  *self,
     {
       g_critical ("%s: the admit hook failed without setting an error", G_OBJECT_TYPE_NAME (self));
       local_error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                                 _("Source %s failed in admit"), G_OBJECT_TYPE_NAME (self));
+                                 "Source %s failed in admit", G_OBJECT_TYPE_NAME (self));
     }
   g_propagate_error (error, g_steal_pointer (&local_error));
 

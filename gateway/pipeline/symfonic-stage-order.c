@@ -203,7 +203,10 @@ find_provider (SymfonicRoute *route,
 static char *
 which (const Order *order)
 {
-  return order != NULL && order->why != NULL ? g_strconcat (", which ", order->why, NULL) : g_strdup ("");
+  /* TRANSLATORS: %s completes “which …” about a stage, such as “keeps a
+   * budget per authenticated tenant”; the message this goes into has no
+   * comma of its own after it. */
+  return order != NULL && order->why != NULL ? g_strdup_printf (_(", which %s"), order->why) : g_strdup ("");
 }
 
 /*

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-stage-private.h"
 #include "symfonic-stream.h"
@@ -47,7 +45,7 @@ check_hook (SymfonicStage  *self,
     {
       g_critical ("%s: the %s hook failed without setting an error", G_OBJECT_TYPE_NAME (self), hook);
       local_error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED,
-                                 _("Stage %s failed in %s"), G_OBJECT_TYPE_NAME (self), hook);
+                                 "Stage %s failed in %s", G_OBJECT_TYPE_NAME (self), hook);
     }
   g_propagate_error (error, local_error);
 

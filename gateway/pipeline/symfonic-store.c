@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-meter-store.h"
 #include "symfonic-run-store.h"
 #include "symfonic-store-private.h"
@@ -174,7 +172,7 @@ symfonic_store_type_plays_a_role (GType type)
 gboolean
 symfonic_store_would_block (GError **error)
 {
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, _("The store answers asynchronously"));
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The store answers asynchronously");
   return FALSE;
 }
 

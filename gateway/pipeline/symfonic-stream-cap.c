@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-memory-store.h"
@@ -246,8 +245,8 @@ refuse (SymfonicStreamCap      *self,
   __atomic_fetch_add (&self->refused[kind], 1, __ATOMIC_RELAXED);
   symfonic_stream_set_response_header (stream, "Retry-After", CAP_RETRY_AFTER);
   g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                       kind == SYMFONIC_STREAM_CAP_ROUTE ? _("The route has all the streams its max-streams allows")
-                                                         : _("The tenant has all the streams the route’s max-streams-per-tenant allows"));
+                       kind == SYMFONIC_STREAM_CAP_ROUTE ? "The route has all the streams its max-streams allows"
+                                                         : "The tenant has all the streams the route’s max-streams-per-tenant allows");
 }
 
 typedef struct

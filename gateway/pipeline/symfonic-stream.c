@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-header-list-private.h"
 #include "symfonic-poller-private.h"
@@ -904,8 +902,8 @@ symfonic_stream_add_usage (SymfonicStream  *self,
     {
       symfonic_stream_discard_usage (self);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                   _("The upstream reported more usage than the stream allows (at most %" G_GUINT64_FORMAT
-                     " tokens, %" G_GUINT64_FORMAT " of them output)"),
+                   "The upstream reported more usage than the stream allows (at most %" G_GUINT64_FORMAT
+                   " tokens, %" G_GUINT64_FORMAT " of them output)",
                    max_usage, MIN (max_usage, self->max_output_tokens));
       return FALSE;
     }
@@ -1331,7 +1329,7 @@ deadline_reached (gpointer data)
 {
   SymfonicStream *self = data;
   g_autoptr(GError) error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                                         _("The stream ran longer than %u seconds"),
+                                         "The stream ran longer than %u seconds",
                                          symfonic_route_get_max_duration (self->route));
 
   stream_end (self, error);
@@ -1660,7 +1658,7 @@ hook_overran (gpointer data)
   g_autoptr(GError) error = NULL;
 
   error = g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                       _("Stage %s did not answer within %u seconds"), G_OBJECT_TYPE_NAME (slot->stage),
+                       "Stage %s did not answer within %u seconds", G_OBJECT_TYPE_NAME (slot->stage),
                        symfonic_route_get_hook_timeout (self->route));
   symfonic_stage_lane_interrupt (slot->info.lane, g_atomic_int_get (&hop->serial));
   stream_end (self, error);

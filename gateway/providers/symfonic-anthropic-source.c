@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-json.h"
 #include "symfonic-anthropic-source-private.h"
@@ -293,19 +292,19 @@ stream_error (SymfonicProviderRequest *request,
 
   if (g_strcmp0 (type, "rate_limit_error") == 0)
     return symfonic_provider_request_failure (request, SYMFONIC_ERROR_RATE_LIMITED,
-                                              _("The upstream is rate limiting requests; retry later"),
+                                              "The upstream is rate limiting requests; retry later",
                                               "sent a %s event", "rate_limit_error");
   if (g_strcmp0 (type, "overloaded_error") == 0)
     return symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                                              _("The upstream is overloaded"),
+                                              "The upstream is overloaded",
                                               "sent an %s event", "overloaded_error");
   if (g_strcmp0 (type, "timeout_error") == 0)
     return symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM_TIMEOUT,
-                                              _("The upstream did not answer in time"),
+                                              "The upstream did not answer in time",
                                               "sent a %s event", "timeout_error");
 
   return symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                            _("The upstream failed while streaming"),
+                                            "The upstream failed while streaming",
                                             "sent an error event of type “%.32s”", quoted);
 }
 

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-json.h"
 #include "symfonic-openai-source-private.h"
@@ -155,7 +154,7 @@ symfonic_openai_source_handle_frame (SymfonicProviderSource   *source,
   if (!symfonic_openai_chunk_read (json_node_get_object (root), &chunk))
     {
       g_propagate_error (error, symfonic_provider_request_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                                                   _("The upstream failed while streaming"),
+                                                                   "The upstream failed while streaming",
                                                                    "sent an error frame"));
       return FALSE;
     }

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-json.h"
@@ -27,7 +26,7 @@ symfonic_provider_parse_json (const char  *data,
     {
       g_clear_pointer (&root, json_node_unref);
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                           _("The provider sent a frame that is not a JSON object"));
+                           "The provider sent a frame that is not a JSON object");
     }
 
   return root;

@@ -268,7 +268,7 @@ count_arguments (SymfonicProviderRequest  *req,
     {
       g_propagate_error (error,
                          symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                            _("The upstream sent a tool call too large to pass on"),
+                                                            "The upstream sent a tool call too large to pass on",
                                                             "the arguments of tool call %" G_GINT64_FORMAT
                                                             " went past %u bytes",
                                                             call->index, MAX_TOOL_ARGUMENTS_BYTES));
@@ -558,7 +558,7 @@ status_failure (SymfonicProviderRequest *req,
     case 429:
       carry_retry_after (req);
       return symfonic_provider_request_failure (req, SYMFONIC_ERROR_RATE_LIMITED,
-                                                _("The upstream is rate limiting requests; retry later"),
+                                                "The upstream is rate limiting requests; retry later",
                                                 "answered HTTP 429");
     case SOUP_STATUS_UNAUTHORIZED:
     case SOUP_STATUS_FORBIDDEN:
@@ -566,7 +566,7 @@ status_failure (SymfonicProviderRequest *req,
        * a retry; the SDKs are told not to, which spares the provider the
        * two retries each of them would send */
       return symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM_REFUSED,
-                                                _("The upstream refused the gateway's credentials"),
+                                                "The upstream refused the gateway's credentials",
                                                 "refused the gateway's key with HTTP %u; check api-key-file",
                                                 status);
     case SOUP_STATUS_BAD_REQUEST:
@@ -576,19 +576,19 @@ status_failure (SymfonicProviderRequest *req,
        * fix, and no retry helps (the provider's words stay in its body,
        * which is never read) */
       return symfonic_provider_request_failure (req, SYMFONIC_ERROR_BAD_REQUEST,
-                                                _("The upstream refused the request as invalid"),
+                                                "The upstream refused the request as invalid",
                                                 "answered HTTP %u", status);
     case SOUP_STATUS_SERVICE_UNAVAILABLE:
     case 529:
       /* Anthropic's overloaded_error, which its route keeps as such */
       return symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                                                _("The upstream is overloaded"),
+                                                "The upstream is overloaded",
                                                 "answered HTTP %u", status);
     default:
       /* the status's standard phrase: the provider's body stays out of
        * even the log */
       return symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                _("The upstream refused the request"),
+                                                "The upstream refused the request",
                                                 "answered HTTP %u %s", status, soup_status_get_phrase (status));
     }
 }
@@ -612,7 +612,7 @@ symfonic_provider_source_check_head (SymfonicHttpSource   *source,
     {
       g_propagate_error (error,
                          symfonic_provider_request_failure (req, SYMFONIC_ERROR_UPSTREAM,
-                                                            _("The upstream did not answer with an event stream"),
+                                                            "The upstream did not answer with an event stream",
                                                             "answered something else than an event stream"));
       return FALSE;
     }
@@ -945,14 +945,14 @@ count_failure (guint status)
     case 401:
     case 403:
       return g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_REFUSED,
-                                  _("The upstream refused the gateway's credentials"));
+                                  "The upstream refused the gateway's credentials");
     case 400:
     case 413:
     case 422:
-      return g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The upstream refused the request as invalid"));
+      return g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The upstream refused the request as invalid");
     case 429:
       return g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
-                                  _("The upstream is rate limiting requests; retry later"));
+                                  "The upstream is rate limiting requests; retry later");
     default:
       return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM, "The upstream answered a token count with HTTP %u", status);
     }

@@ -1680,10 +1680,16 @@ send_built (SymfonicRedisClient     *self,
             GError                 **error)
 {
   Pending pending = { 0 };
-  gsize length = self->build_end - self->journal_tail;
+  gsize length;
 
   if (self->state != STATE_UP || self->drop != DROP_NONE)
     return unavailable (self, error);
+
+  /* hiredis looks for the command's name with strchr(): it must end in a
+   * NUL, which the next command built overwrites (hiredis has copied this
+   * one by then). Making room may move what was built. */
+  *journal_room (self, 1) = '\0';
+  length = self->build_end - self->journal_tail;
 
   pending.func = func;
   pending.user_data = user_data;

@@ -21,6 +21,7 @@ G_BEGIN_DECLS
  * @SYMFONIC_REDIS_SCRIPT_CAP_RELEASE: symfonic-cap-release.lua
  * @SYMFONIC_REDIS_SCRIPT_RUN_NOTE: symfonic-run-note.lua
  * @SYMFONIC_REDIS_SCRIPT_RUN_READ: symfonic-run-read.lua
+ * @SYMFONIC_REDIS_SCRIPT_RUN_READERS: symfonic-run-readers.lua
  *
  * The shared stores' scripts, built into the library. Each file says at
  * its top which keys and arguments it takes and what it returns.
@@ -35,6 +36,7 @@ typedef enum {
   SYMFONIC_REDIS_SCRIPT_CAP_RELEASE,
   SYMFONIC_REDIS_SCRIPT_RUN_NOTE,
   SYMFONIC_REDIS_SCRIPT_RUN_READ,
+  SYMFONIC_REDIS_SCRIPT_RUN_READERS,
   SYMFONIC_REDIS_N_SCRIPTS
 } SymfonicRedisScriptId;
 

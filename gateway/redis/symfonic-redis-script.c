@@ -39,6 +39,7 @@ static const struct
   [SYMFONIC_REDIS_SCRIPT_CAP_RELEASE] = { "symfonic-cap-release.lua", TRUE },
   [SYMFONIC_REDIS_SCRIPT_RUN_NOTE] = { "symfonic-run-note.lua", FALSE },
   [SYMFONIC_REDIS_SCRIPT_RUN_READ] = { "symfonic-run-read.lua", FALSE },
+  [SYMFONIC_REDIS_SCRIPT_RUN_READERS] = { "symfonic-run-readers.lua", FALSE },
 };
 
 SymfonicRedisScript *

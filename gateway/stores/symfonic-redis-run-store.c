@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-poller-private.h"
 #include "symfonic-redis-client-private.h"
@@ -58,6 +56,13 @@
  * whose lease expired without the run's end wakes its readers, whose
  * read then says so.
  *
+ * Readers. A worker counts the readers of its own that follow each run;
+ * when the first comes it says so in the run's hash, under its name,
+ * until when it vouches for them (symfonic-run-readers.lua, on Redis'
+ * clock), renewed by the tick while any follows; when the last leaves,
+ * it says when. A detached run's producer, on whichever instance, asks
+ * how long the run has gone without a reader before it gives up on it.
+ *
  * Every command has the store's deadline; the XREAD its block time more.
  * Nothing here blocks a worker. */
 
@@ -74,6 +79,10 @@
 #define ORPHAN_KEEP_MS    (300 * 1000)
 /* a followed run nobody waited on for that long is forgotten */
 #define FOLLOW_IDLE_US    (5 * G_USEC_PER_SEC)
+/* how long a worker vouches that its readers follow a run: it says so
+ * again every CHECK_INTERVAL_US while they do, so this holds with room
+ * for a late tick (symfonic-run-readers.lua) */
+#define READER_LEASE_MS   3000
 
 typedef struct _Worker Worker;
 
@@ -189,6 +198,10 @@ struct _Worker
   gboolean               unblocking;
   SymfonicDeferred       arm;
   gboolean               warned;
+  /* what this worker is called in a run's hash, and the runs its readers
+   * follow: hash key -> how many readers */
+  char                  *name;
+  GHashTable            *reading;
 };
 
 static void symfonic_redis_run_store_iface_init (SymfonicRunStoreInterface *iface);
@@ -248,7 +261,7 @@ static GError *
 store_failure (const GError *error)
 {
   /* the reader may try again later: the run may be there */
-  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, _("The run store does not answer: %s"),
+  return g_error_new (SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, "The run store does not answer: %s",
                       error->message);
 }
 
@@ -414,6 +427,8 @@ get_worker (SymfonicRedisRunStore *self)
   worker->arm.func = arm;
   worker->arm.data = worker;
   worker->followed = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) followed_free);
+  worker->name = g_uuid_string_random ();
+  worker->reading = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_queue_init (&worker->starting_reads);
 
   worker->client = symfonic_redis_client_new (&self->address);
@@ -476,6 +491,8 @@ worker_free (Worker *worker)
   g_ptr_array_unref (worker->dirty);
   g_hash_table_unref (worker->writers);
   g_hash_table_unref (worker->followed);
+  g_hash_table_unref (worker->reading);
+  g_free (worker->name);
   g_main_context_unref (worker->context);
 }
 
@@ -885,11 +902,11 @@ read_reply (SymfonicRedisClient      *client,
   switch (code)
     {
     case 0:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, _("No such run"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND, "No such run");
       g_object_unref (task);
       return;
     case 1:
-      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, _("The run has no frame with that id"));
+      g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST, "The run has no frame with that id");
       g_object_unref (task);
       return;
     case 2:
@@ -899,7 +916,7 @@ read_reply (SymfonicRedisClient      *client,
                          ? symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 1)) : 0;
 
         g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_GONE,
-                                 _("The run keeps frames from %" G_GINT64_FORMAT " on"), first);
+                                 "The run keeps frames from %" G_GINT64_FORMAT " on", first);
         g_object_unref (task);
         return;
       }
@@ -943,7 +960,7 @@ read_reply (SymfonicRedisClient      *client,
     {
       read_answer_free (answer);
       g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
-                               _("The run's gateway stopped before the run ended"));
+                               "The run's gateway stopped before the run ended");
       g_object_unref (task);
       return;
     }
@@ -953,7 +970,7 @@ read_reply (SymfonicRedisClient      *client,
 
 malformed:
   g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
-                           _("The run store answered in an unexpected shape"));
+                           "The run store answered in an unexpected shape");
   g_object_unref (task);
 }
 
@@ -1088,6 +1105,110 @@ redis_read_finish (SymfonicRunStore  *store,
   read_answer_free (answer);
 
   return frames;
+}
+
+/* --- readers ------------------------------------------------------------- */
+
+static void
+readers_reply (SymfonicRedisClient      *client,
+               const SymfonicRedisReply *reply,
+               const GError             *error,
+               gpointer                  user_data)
+{
+  GTask *task = user_data;
+
+  if (task == NULL)
+    return;
+  if (error != NULL)
+    g_task_return_error (task, store_failure (error));
+  else if (symfonic_redis_reply_get_kind (reply) != SYMFONIC_REDIS_REPLY_INTEGER)
+    g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED,
+                             "The run store answered in an unexpected shape");
+  else
+    g_task_return_int (task, MAX (symfonic_redis_reply_get_integer (reply), -1));
+  g_object_unref (task);
+}
+
+/* One call of symfonic-run-readers.lua on the run hash @key. Whoever asks
+ * for an answer (@task) gets it; what a worker says of its readers is
+ * sent and forgotten: a store that is down loses it, and the producer
+ * then gives up on the run as if nobody came. */
+static void
+send_readers (Worker     *worker,
+              const char *key,
+              const char *what,
+              GTask      *task)
+{
+  g_autofree char *lease = uint_text (READER_LEASE_MS);
+  const char *args[] = { what, worker->name, lease };
+  const char *keys[] = { key };
+  g_autoptr(GError) error = NULL;
+
+  if (!worker_can_send (worker) ||
+      !symfonic_redis_client_eval (worker->client, symfonic_redis_script_get_builtin (SYMFONIC_REDIS_SCRIPT_RUN_READERS),
+                                   1, keys, G_N_ELEMENTS (args), args, readers_reply, task, &error))
+    {
+      if (task == NULL)
+        return;
+      if (error != NULL)
+        g_task_return_error (task, store_failure (error));
+      else
+        g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_OVERLOADED, "The run store does not answer");
+      g_object_unref (task);
+    }
+}
+
+static void
+redis_note_reader (SymfonicRunStore *store,
+                   const char       *run_id,
+                   const char       *principal_id,
+                   const char       *tenant_id,
+                   gboolean          following)
+{
+  SymfonicRedisRunStore *self = SYMFONIC_REDIS_RUN_STORE (store);
+  Worker *worker = get_worker (self);
+  char *keys[2];
+  guint n;
+
+  /* only a reader whose read found the run comes here: its principal and
+   * tenant are the run's */
+  run_keys (self, run_id, tenant_id, keys);
+  g_free (keys[1]);
+  n = GPOINTER_TO_UINT (g_hash_table_lookup (worker->reading, keys[0]));
+  if (following)
+    {
+      g_hash_table_replace (worker->reading, g_strdup (keys[0]), GUINT_TO_POINTER (n + 1));
+      if (n == 0)
+        send_readers (worker, keys[0], "follow", NULL);
+    }
+  else if (n > 1)
+    g_hash_table_replace (worker->reading, g_strdup (keys[0]), GUINT_TO_POINTER (n - 1));
+  else if (n == 1)
+    {
+      g_hash_table_remove (worker->reading, keys[0]);
+      send_readers (worker, keys[0], "left", NULL);
+    }
+  g_free (keys[0]);
+}
+
+static void
+redis_get_unread_async (SymfonicRunStore    *store,
+                        const char          *run_id,
+                        const char          *principal_id,
+                        const char          *tenant_id,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  SymfonicRedisRunStore *self = SYMFONIC_REDIS_RUN_STORE (store);
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  char *keys[2];
+
+  g_task_set_source_tag (task, redis_get_unread_async);
+  run_keys (self, run_id, tenant_id, keys);
+  send_readers (get_worker (self), keys[0], "unread", task);
+  g_free (keys[0]);
+  g_free (keys[1]);
 }
 
 /* --- following ----------------------------------------------------------- */
@@ -1364,6 +1485,12 @@ tick (gpointer data)
     return;
   renew_quiet (worker);
 
+  /* the runs this worker's readers still follow, which their producers
+   * hear of */
+  g_hash_table_iter_init (&iter, worker->reading);
+  while (g_hash_table_iter_next (&iter, &value, NULL))
+    send_readers (worker, value, "follow", NULL);
+
   g_hash_table_iter_init (&iter, worker->followed);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
@@ -1499,6 +1626,8 @@ symfonic_redis_run_store_iface_init (SymfonicRunStoreInterface *iface)
   iface->read_finish = redis_read_finish;
   iface->wait_async = redis_wait_async;
   iface->wait_finish = redis_wait_finish;
+  iface->note_reader = redis_note_reader;
+  iface->get_unread_async = redis_get_unread_async;
 }
 
 /* --- the object ---------------------------------------------------------- */

@@ -2098,6 +2098,38 @@ run_wait_finish (SymfonicRunStore  *store,
 }
 
 static void
+run_note_reader (SymfonicRunStore *store,
+                 const char       *run_id,
+                 const char       *principal_id,
+                 const char       *tenant_id,
+                 gboolean          following)
+{
+  symfonic_run_store_note_reader (RUNS (store), run_id, principal_id, tenant_id, following);
+}
+
+static void
+run_get_unread_async (SymfonicRunStore    *store,
+                      const char          *run_id,
+                      const char          *principal_id,
+                      const char          *tenant_id,
+                      GCancellable        *cancellable,
+                      GAsyncReadyCallback  callback,
+                      gpointer             user_data)
+{
+  symfonic_run_store_get_unread_async (RUNS (store), run_id, principal_id, tenant_id, cancellable, callback,
+                                       user_data);
+}
+
+static gboolean
+run_get_unread_finish (SymfonicRunStore  *store,
+                       GAsyncResult      *result,
+                       gint64            *unread_ms,
+                       GError           **error)
+{
+  return symfonic_run_store_get_unread_finish (RUNS (store), result, unread_ms, error);
+}
+
+static void
 symfonic_redis_store_run_init (SymfonicRunStoreInterface *iface)
 {
   iface->try_open_run = run_try_open;
@@ -2108,6 +2140,9 @@ symfonic_redis_store_run_init (SymfonicRunStoreInterface *iface)
   iface->read_finish = run_read_finish;
   iface->wait_async = run_wait_async;
   iface->wait_finish = run_wait_finish;
+  iface->note_reader = run_note_reader;
+  iface->get_unread_async = run_get_unread_async;
+  iface->get_unread_finish = run_get_unread_finish;
 }
 
 /* --- SymfonicStore ------------------------------------------------------- */

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <locale.h>
 #ifdef __GLIBC__
 # include <malloc.h>
 #endif
@@ -18,6 +17,7 @@
 
 #include <symfonic.h>
 
+#include "symfonic-locale-private.h"
 #include "symfonic-log-writer-private.h"
 #include "symfonic-service-private.h"
 
@@ -234,6 +234,7 @@ main (int   argc,
   gboolean allow_demo = FALSE;
   gboolean version = FALSE;
   int workers = 0;
+  guint n_routes;
   const GOptionEntry entries[] = {
     { "pipeline", 'p', 0, G_OPTION_ARG_FILENAME, &pipeline_path, N_("The pipeline file to serve (default: the installed default pipeline)"), N_("FILE") },
     { "listen", 'l', 0, G_OPTION_ARG_STRING, &listen, N_("Serve on HOST:PORT instead of the pipeline's [gateway] listen"), N_("ADDR:PORT") },
@@ -248,10 +249,7 @@ main (int   argc,
 
   prefer_malloc_slices (argv);
 
-  setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  symfonic_locale_init ();
 
   context = g_option_context_new (_("[FILE]"));
   g_option_context_set_summary (context, _("Streaming API gateway for LLM agents: serves the pipeline FILE\n"
@@ -348,7 +346,8 @@ main (int   argc,
           g_printerr ("symfonic-gateway: %s: %s\n", display, error->message);
           return 1;
         }
-      g_print (_("%s: OK, %u routes\n"), display, symfonic_pipeline_get_n_routes (pipeline));
+      n_routes = symfonic_pipeline_get_n_routes (pipeline);
+      g_print (ngettext ("%s: OK, %u route\n", "%s: OK, %u routes\n", n_routes), display, n_routes);
       return 0;
     }
 

@@ -4,7 +4,7 @@
  */
 #include "config.h"
 
-#include <locale.h>
+#include <inttypes.h>
 #include <string.h>
 #include <glib/gi18n.h>
 
@@ -12,6 +12,7 @@
 #include <symfonic.h>
 
 #include "symfonic-conformance.h"
+#include "symfonic-locale-private.h"
 
 static const char *
 kind_of (GType type)
@@ -343,7 +344,7 @@ print_summary (SymfonicRecording *recording,
     g_print (_("Status:        %u (head after %s)\n"), symfonic_recording_get_status (recording), head);
   else
     g_print (_("Status:        no response head\n"));
-  g_print (_("Chunks:        %u reads, %" G_GSIZE_FORMAT " bytes, over %s\n"),
+  g_print (_("Chunks:        %u reads, %zu bytes, over %s\n"),
            symfonic_recording_get_n_chunks (recording),
            g_bytes_get_size (symfonic_recording_get_body (recording)), duration);
   g_print (_("Ended:         %s (transport: %s)%s%s%s\n"),
@@ -353,7 +354,7 @@ print_summary (SymfonicRecording *recording,
            symfonic_recording_get_error_code (recording) != NULL ? symfonic_recording_get_error_code (recording) : "",
            symfonic_recording_get_truncated (recording) ? _(", truncated") : "");
   if (symfonic_conformance_recorded_usage (recording, &input_tokens, &output_tokens))
-    g_print (_("Usage:         %" G_GINT64_FORMAT " input, %" G_GINT64_FORMAT " output tokens\n"),
+    g_print (_("Usage:         %" PRId64 " input, %" PRId64 " output tokens\n"),
              input_tokens, output_tokens);
   else
     g_print (_("Usage:         none reported\n"));
@@ -489,10 +490,7 @@ main (int   argc,
    * proxy, and no GSettings read to look one up, which a container may
    * lack */
   g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", FALSE);
-  setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
-  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
-  textdomain (GETTEXT_PACKAGE);
+  symfonic_locale_init ();
 
   context = g_option_context_new (_("[TYPE]"));
   g_option_context_set_summary (context, _("Lists the plugins and the stage, source and store types they\n"

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-enums.h"
 #include "symfonic-error.h"
@@ -175,7 +174,7 @@ invalid (GError     **error,
          guint        line,
          const char  *why)
 {
-  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("line %u: %s"), line, why);
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "line %u: %s", line, why);
 
   return FALSE;
 }
@@ -271,11 +270,11 @@ read_header_line (SymfonicRecording  *self,
   int value;
 
   if (!read_int (header, "symfonic_recording", 1, G_MAXINT, &version))
-    return invalid (error, 1, _("the first line is not a recording’s header"));
+    return invalid (error, 1, "the first line is not a recording’s header");
   if (version > SYMFONIC_RECORDING_FORMAT_VERSION)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("line 1: recording format %" G_GINT64_FORMAT " is newer than this gateway reads (%d)"),
+                   "line 1: recording format %" G_GINT64_FORMAT " is newer than this gateway reads (%d)",
                    version, SYMFONIC_RECORDING_FORMAT_VERSION);
       return FALSE;
     }
@@ -285,21 +284,21 @@ read_header_line (SymfonicRecording  *self,
       !read_string (header, "model", TRUE, &self->model) ||
       !read_string (header, "run_id", TRUE, &self->run_id) ||
       !read_string (header, "recorded_at", TRUE, &self->recorded_at))
-    return invalid (error, 1, _("“source” must name a source type; “wire”, “model”, “run_id” and “recorded_at” are strings"));
+    return invalid (error, 1, "“source” must name a source type; “wire”, “model”, “run_id” and “recorded_at” are strings");
 
   if (request_node != NULL && !JSON_NODE_HOLDS_NULL (request_node))
     {
       JsonObject *request;
 
       if (!JSON_NODE_HOLDS_OBJECT (request_node))
-        return invalid (error, 1, _("“request” must be an object"));
+        return invalid (error, 1, "“request” must be an object");
       request = json_node_get_object (request_node);
       g_clear_pointer (&self->method, g_free);
       if (!read_string (request, "method", TRUE, &self->method) ||
           !read_string (request, "target", TRUE, &self->target) ||
           !read_string (request, "body", TRUE, &self->request_body) ||
           !read_headers (request, self->request_headers))
-        return invalid (error, 1, _("“request” has a member of the wrong kind"));
+        return invalid (error, 1, "“request” has a member of the wrong kind");
       if (self->method == NULL)
         self->method = g_strdup ("POST");
     }
@@ -309,46 +308,46 @@ read_header_line (SymfonicRecording  *self,
       JsonObject *response;
 
       if (!JSON_NODE_HOLDS_OBJECT (response_node))
-        return invalid (error, 1, _("“response” must be an object"));
+        return invalid (error, 1, "“response” must be an object");
       response = json_node_get_object (response_node);
       if (!read_int (response, "status", 0, 999, &number))
-        return invalid (error, 1, _("“response” needs a “status” from 0 to 999"));
+        return invalid (error, 1, "“response” needs a “status” from 0 to 999");
       self->status = number;
       if (json_object_has_member (response, "head_us") &&
           !read_int (response, "head_us", 0, G_MAXINT64, &self->head_us))
-        return invalid (error, 1, _("“head_us” must be a non-negative integer"));
+        return invalid (error, 1, "“head_us” must be a non-negative integer");
       if (!read_headers (response, self->response_headers))
-        return invalid (error, 1, _("“response” has headers of the wrong kind"));
+        return invalid (error, 1, "“response” has headers of the wrong kind");
     }
 
   if (!read_string (header, "end", FALSE, &end) ||
       !enum_from_nick (SYMFONIC_TYPE_RECORDING_END, end, &value))
-    return invalid (error, 1, _("“end” must be complete, cut, error or cancelled"));
+    return invalid (error, 1, "“end” must be complete, cut, error or cancelled");
   self->end = value;
   if (!read_string (header, "transport", TRUE, &transport) ||
       (transport != NULL && !enum_from_nick (SYMFONIC_TYPE_RECORDING_TRANSPORT, transport, &value)))
-    return invalid (error, 1, _("“transport” must be eof, closed, timeout, refused, failed or stopped"));
+    return invalid (error, 1, "“transport” must be eof, closed, timeout, refused, failed or stopped");
   self->transport = transport != NULL ? (SymfonicRecordingTransport) value : SYMFONIC_RECORDING_TRANSPORT_EOF;
   if (!read_string (header, "error_code", TRUE, &self->error_code))
-    return invalid (error, 1, _("“error_code” must be a string"));
+    return invalid (error, 1, "“error_code” must be a string");
   if (json_object_has_member (header, "truncated"))
     {
       JsonNode *node = json_object_get_member (header, "truncated");
 
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-        return invalid (error, 1, _("“truncated” must be true or false"));
+        return invalid (error, 1, "“truncated” must be true or false");
       self->truncated = json_node_get_boolean (node);
     }
   if (json_object_has_member (header, "redactions"))
     {
       if (!read_int (header, "redactions", 0, G_MAXUINT, &number))
-        return invalid (error, 1, _("“redactions” must be a count"));
+        return invalid (error, 1, "“redactions” must be a count");
       self->redactions = number;
     }
   if (!read_int (header, "chunks", 0, G_MAXUINT, chunks) || !read_int (header, "bytes", 0, G_MAXINT64, bytes))
-    return invalid (error, 1, _("“chunks” and “bytes” must count the lines that follow"));
+    return invalid (error, 1, "“chunks” and “bytes” must count the lines that follow");
   if (!read_int (header, "duration_us", 0, G_MAXINT64, &self->duration_us))
-    return invalid (error, 1, _("“duration_us” must be a non-negative integer"));
+    return invalid (error, 1, "“duration_us” must be a non-negative integer");
 
   return TRUE;
 }
@@ -366,9 +365,9 @@ read_chunk_line (JsonObject  *object,
   gint64 previous = chunks->len > 0 ? g_array_index (chunks, SymfonicRecordingChunk, chunks->len - 1).offset_us : 0;
 
   if (!read_int (object, "offset_us", previous, G_MAXINT64, &chunk.offset_us))
-    return invalid (error, line, _("“offset_us” must be an integer no smaller than the line before’s"));
+    return invalid (error, line, "“offset_us” must be an integer no smaller than the line before’s");
   if ((text == NULL) == (encoded == NULL))
-    return invalid (error, line, _("a read has its bytes in either “text” or “base64”"));
+    return invalid (error, line, "a read has its bytes in either “text” or “base64”");
 
   if (text != NULL)
     g_byte_array_append (body, (const guint8 *) text, strlen (text));
@@ -380,7 +379,7 @@ read_chunk_line (JsonObject  *object,
       for (const char *p = encoded; *p != '\0'; p++)
         {
           if (!g_ascii_isalnum (*p) && *p != '+' && *p != '/' && *p != '=')
-            return invalid (error, line, _("“base64” is not base64"));
+            return invalid (error, line, "“base64” is not base64");
         }
       bytes = g_base64_decode (encoded, &length);
       g_byte_array_append (body, bytes, length);
@@ -467,19 +466,19 @@ symfonic_recording_new_from_data (const char  *data,
       root = symfonic_json_parse (line, line_length, SYMFONIC_JSON_MAX_DEPTH, &local_error);
       if (root == NULL)
         {
-          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, _("line %u: %s"), number, local_error->message);
+          g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG, "line %u: %s", number, local_error->message);
           return NULL;
         }
       if (!JSON_NODE_HOLDS_OBJECT (root))
         {
-          invalid (error, number, _("a line must be a JSON object"));
+          invalid (error, number, "a line must be a JSON object");
           return NULL;
         }
       if (!header_read)
         {
           if (number != 1)
             {
-              invalid (error, number, _("the header must be the first line"));
+              invalid (error, number, "the header must be the first line");
               return NULL;
             }
           if (!read_header_line (self, json_node_get_object (root), &chunks, &bytes, error))
@@ -493,21 +492,21 @@ symfonic_recording_new_from_data (const char  *data,
 
   if (!header_read)
     {
-      invalid (error, 1, _("the first line is not a recording’s header"));
+      invalid (error, 1, "the first line is not a recording’s header");
       return NULL;
     }
   if ((gint64) self->chunks->len != chunks || (gint64) body->len != bytes)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("the header counts %" G_GINT64_FORMAT " reads of %" G_GINT64_FORMAT
-                     " bytes, the file holds %u of %u: it was cut short or changed"),
+                   "the header counts %" G_GINT64_FORMAT " reads of %" G_GINT64_FORMAT
+                     " bytes, the file holds %u of %u: it was cut short or changed",
                    chunks, bytes, self->chunks->len, body->len);
       return NULL;
     }
   if (self->chunks->len > 0 &&
       g_array_index (self->chunks, SymfonicRecordingChunk, self->chunks->len - 1).offset_us > self->duration_us)
     {
-      invalid (error, 1, _("“duration_us” is before the last read"));
+      invalid (error, 1, "“duration_us” is before the last read");
       return NULL;
     }
 
@@ -553,7 +552,7 @@ symfonic_recording_new_from_file (GFile   *file,
   if (g_file_info_get_file_type (info) != G_FILE_TYPE_REGULAR || g_file_info_get_size (info) > MAX_FILE_BYTES)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("%s: not a regular file of at most %d MiB"), display, MAX_FILE_BYTES / (1024 * 1024));
+                   "%s: not a regular file of at most %d MiB", display, MAX_FILE_BYTES / (1024 * 1024));
       return NULL;
     }
   if (!g_file_load_contents (file, NULL, &contents, &length, NULL, &local_error))

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-scratch-private.h"
@@ -392,7 +391,7 @@ symfonic_sse_parser_feed (SymfonicSseParser  *self,
           self->line->len + (gsize) (stop - p) + data_length (self) > self->max_event_bytes)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                       _("An upstream event is larger than %" G_GSIZE_FORMAT " bytes"), self->max_event_bytes);
+                       "An upstream event is larger than %" G_GSIZE_FORMAT " bytes", self->max_event_bytes);
           return FALSE;
         }
 

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-error.h"
 #include "symfonic-invocation-private.h"
 #include "symfonic-json-private.h"
@@ -93,7 +91,7 @@ read_model (JsonObject  *body,
   JsonNode *model = json_object_get_member (body, "model");
 
   if (!holds_string (model) || *json_node_get_string (model) == '\0')
-    return refuse (error, _("“model” is required and must be a non-empty string"));
+    return refuse (error, "“model” is required and must be a non-empty string");
 
   json_object_set_string_member (parameters, "model", json_node_get_string (model));
   return TRUE;
@@ -114,7 +112,7 @@ read_number (JsonObject  *body,
   if (node == NULL)
     return TRUE;
   if (!holds_number (node) || json_node_get_double (node) < min || json_node_get_double (node) > max)
-    return refuse (error, _("“%s” must be a number from %g to %g"), name, min, max);
+    return refuse (error, "“%s” must be a number from %g to %g", name, min, max);
 
   json_object_set_member (parameters, name, symfonic_json_node_deep_copy (node));
   return TRUE;
@@ -133,12 +131,12 @@ read_max_tokens (JsonObject                   *body,
   JsonNode *node = get_given (body, name);
 
   if (node == NULL)
-    return required ? refuse (error, _("“%s” is required"), name) : TRUE;
+    return required ? refuse (error, "“%s” is required", name) : TRUE;
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
       json_node_get_int (node) < 1)
-    return refuse (error, _("“%s” must be a positive integer"), name);
+    return refuse (error, "“%s” must be a positive integer", name);
   if (target->max_tokens > 0 && (guint64) json_node_get_int (node) > target->max_tokens)
-    return refuse (error, _("“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit"), name, target->max_tokens);
+    return refuse (error, "“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit", name, target->max_tokens);
 
   json_object_set_int_member (parameters, "max_tokens", json_node_get_int (node));
   return TRUE;
@@ -164,7 +162,7 @@ check_type (JsonObject  *body,
       : JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == type)
     return TRUE;
 
-  return refuse (error, _("“%s” must be %s"), name, what);
+  return refuse (error, "“%s” must be %s", name, what);
 }
 
 /* One answer per request: the encoders and the text filters carry one
@@ -178,9 +176,9 @@ read_n (JsonObject  *body,
   if (node == NULL)
     return TRUE;
   if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 || json_node_get_int (node) < 1)
-    return refuse (error, _("“n” must be a positive integer"));
+    return refuse (error, "“n” must be a positive integer");
   if (json_node_get_int (node) > 1)
-    return refuse (error, _("“n” may only be 1: the gateway cleans and meters one answer per request"));
+    return refuse (error, "“n” may only be 1: the gateway cleans and meters one answer per request");
 
   return TRUE;
 }
@@ -206,12 +204,12 @@ read_stop (JsonObject  *body,
       for (guint i = 0; i < json_array_get_length (list); i++)
         {
           if (!holds_string (json_array_get_element (list, i)))
-            return refuse (error, _("“%s” must be a list of at most %d strings"), name, MAX_STOP_SEQUENCES);
+            return refuse (error, "“%s” must be a list of at most %d strings", name, MAX_STOP_SEQUENCES);
           json_array_add_string_element (stop, json_array_get_string_element (list, i));
         }
     }
   else
-    return refuse (error, _("“%s” must be a list of at most %d strings"), name, MAX_STOP_SEQUENCES);
+    return refuse (error, "“%s” must be a list of at most %d strings", name, MAX_STOP_SEQUENCES);
 
   json_object_set_array_member (parameters, "stop", g_steal_pointer (&stop));
   return TRUE;
@@ -224,7 +222,7 @@ read_stream (JsonObject  *body,
   JsonNode *node = get_given (body, "stream");
 
   if (node != NULL && !holds_boolean (node))
-    return refuse (error, _("“stream” must be a boolean"));
+    return refuse (error, "“stream” must be a boolean");
 
   return TRUE;
 }
@@ -337,7 +335,7 @@ read_tools (JsonObject  *body,
   if (node == NULL)
     return TRUE;
   if (!JSON_NODE_HOLDS_ARRAY (node))
-    return refuse (error, _("“tools” must be a list"));
+    return refuse (error, "“tools” must be a list");
 
   list = json_node_get_array (node);
   *tools = json_array_new ();
@@ -347,7 +345,7 @@ read_tools (JsonObject  *body,
       JsonObject *converted = JSON_NODE_HOLDS_OBJECT (tool) ? read_tool (json_node_get_object (tool)) : NULL;
 
       if (converted == NULL)
-        return refuse (error, _("“tools[%u]” %s"), i, rule);
+        return refuse (error, "“tools[%u]” %s", i, rule);
       json_array_add_object_element (*tools, converted);
     }
 
@@ -419,7 +417,7 @@ openai_read_message (JsonNode   *node,
   JsonObject *message;
 
   if (!holds_string (role))
-    return refuse (error, _("“messages[%u]” must be an object with a string “role”"), index);
+    return refuse (error, "“messages[%u]” must be an object with a string “role”", index);
   name = json_node_get_string (role);
 
   if (g_str_equal (name, "system") || g_str_equal (name, "developer"))
@@ -427,7 +425,7 @@ openai_read_message (JsonNode   *node,
       g_autofree char *text = dup_text_content (content);
 
       if (text == NULL)
-        return refuse (error, _("“messages[%u].content” must be a string or a list of text parts"), index);
+        return refuse (error, "“messages[%u].content” must be a string or a list of text parts", index);
       append_system (system, text);
       return TRUE;
     }
@@ -435,22 +433,22 @@ openai_read_message (JsonNode   *node,
   if (g_str_equal (name, "assistant"))
     {
       if (content != NULL && !openai_content_is_valid (content))
-        return refuse (error, _("“messages[%u].content” must be a string, a list of parts or null"), index);
+        return refuse (error, "“messages[%u].content” must be a string, a list of parts or null", index);
       if (tool_calls != NULL && !openai_tool_calls_are_valid (tool_calls))
-        return refuse (error, _("“messages[%u].tool_calls” must be a list of function calls with "
-                                "“id”, “function.name” and “function.arguments”"), index);
+        return refuse (error, "“messages[%u].tool_calls” must be a list of function calls with "
+                              "“id”, “function.name” and “function.arguments”", index);
       if (content == NULL && tool_calls == NULL)
-        return refuse (error, _("“messages[%u]” needs “content” or “tool_calls”"), index);
+        return refuse (error, "“messages[%u]” needs “content” or “tool_calls”", index);
     }
   else if (g_str_equal (name, "user") || g_str_equal (name, "tool"))
     {
       if (!openai_content_is_valid (content))
-        return refuse (error, _("“messages[%u].content” must be a string or a list of parts"), index);
+        return refuse (error, "“messages[%u].content” must be a string or a list of parts", index);
       if (g_str_equal (name, "tool") && !holds_string (json_object_get_member (object, "tool_call_id")))
-        return refuse (error, _("“messages[%u].tool_call_id” is required and must be a string"), index);
+        return refuse (error, "“messages[%u].tool_call_id” is required and must be a string", index);
     }
   else
-    return refuse (error, _("“messages[%u].role” must be one of system, developer, user, assistant, tool"), index);
+    return refuse (error, "“messages[%u].role” must be one of system, developer, user, assistant, tool", index);
 
   message = new_message (name);
   json_object_set_member (message, "content", content != NULL ? symfonic_json_node_deep_copy (content)
@@ -527,9 +525,9 @@ check_translated_types (JsonObject                   *object,
   if (target->api != SYMFONIC_PROVIDER_API_ANTHROPIC)
     return TRUE;
 
-  return check_type (object, "parallel_tool_calls", G_TYPE_BOOLEAN, _("a boolean"), error) &&
-         check_type (object, "response_format", JSON_NODE_OBJECT, _("an object"), error) &&
-         check_type (object, "user", G_TYPE_STRING, _("a string"), error) &&
+  return check_type (object, "parallel_tool_calls", G_TYPE_BOOLEAN, "a boolean", error) &&
+         check_type (object, "response_format", JSON_NODE_OBJECT, "an object", error) &&
+         check_type (object, "user", G_TYPE_STRING, "a string", error) &&
          read_tool_choice (object, error);
 }
 
@@ -547,7 +545,7 @@ read_tool_choice (JsonObject  *body,
                               g_str_equal (json_node_get_string (node), "required")))
     return TRUE;
 
-  return refuse (error, _("“tool_choice” must be auto, none, required or an object with a “type”"));
+  return refuse (error, "“tool_choice” must be auto, none, required or an object with a “type”");
 }
 
 /* A chat completions request, from the route's client or translated from
@@ -572,12 +570,12 @@ decode_chat (JsonObject                   *object,
     return FALSE;
   list = json_object_get_member (object, "messages");
   if (list == NULL || !JSON_NODE_HOLDS_ARRAY (list) || json_array_get_length (json_node_get_array (list)) == 0)
-    return refuse (error, _("“messages” is required and must be a non-empty list"));
+    return refuse (error, "“messages” is required and must be a non-empty list");
   for (guint i = 0; i < json_array_get_length (json_node_get_array (list)); i++)
     if (!openai_read_message (json_array_get_element (json_node_get_array (list), i), i, messages, &system, error))
       return FALSE;
   if (json_array_get_length (messages) == 0)
-    return refuse (error, _("“messages” needs a message besides system prompts"));
+    return refuse (error, "“messages” needs a message besides system prompts");
 
   if (!read_stream (object, error) ||
       !read_max_tokens (object, "max_tokens", FALSE, target, parameters, error) ||
@@ -587,7 +585,7 @@ decode_chat (JsonObject                   *object,
       !read_number (object, "temperature", 0, 2, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop", TRUE, parameters, error) ||
-      !read_tools (object, openai_tool, _("must be a function with a string “name” and object “parameters”"),
+      !read_tools (object, openai_tool, "must be a function with a string “name” and object “parameters”",
                    &tools, error))
     return FALSE;
 
@@ -596,7 +594,7 @@ decode_chat (JsonObject                   *object,
       (!JSON_NODE_HOLDS_OBJECT (options) ||
        (get_given (json_node_get_object (options), "include_usage") != NULL &&
         !holds_boolean (json_object_get_member (json_node_get_object (options), "include_usage")))))
-    return refuse (error, _("“stream_options” must be an object whose “include_usage” is a boolean"));
+    return refuse (error, "“stream_options” must be an object whose “include_usage” is a boolean");
 
   *stream = wants_stream (object);
   *include_usage = options != NULL &&
@@ -618,7 +616,7 @@ symfonic_openai_request_decode (JsonNode                     *body,
   gboolean stream, include_usage;
 
   if (!JSON_NODE_HOLDS_OBJECT (body))
-    return refuse (error, _("The request body must be a JSON object"));
+    return refuse (error, "The request body must be a JSON object");
   if (!decode_chat (json_node_get_object (body), target, invocation, &stream, &include_usage, error))
     return FALSE;
 
@@ -643,18 +641,18 @@ symfonic_responses_request_decode (JsonNode                     *body,
   JsonNode *node;
 
   if (!JSON_NODE_HOLDS_OBJECT (body))
-    return refuse (error, _("The request body must be a JSON object"));
+    return refuse (error, "The request body must be a JSON object");
   object = json_node_get_object (body);
   if (!read_stream (object, error) ||
-      !check_type (object, "background", G_TYPE_BOOLEAN, _("a boolean"), error) ||
-      !check_type (object, "store", G_TYPE_BOOLEAN, _("a boolean"), error))
+      !check_type (object, "background", G_TYPE_BOOLEAN, "a boolean", error) ||
+      !check_type (object, "store", G_TYPE_BOOLEAN, "a boolean", error))
     return FALSE;
   node = get_given (object, "max_output_tokens");
   if (node != NULL && (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
                        json_node_get_int (node) < 1))
-    return refuse (error, _("“%s” must be a positive integer"), "max_output_tokens");
+    return refuse (error, "“%s” must be a positive integer", "max_output_tokens");
   if (node != NULL && target->max_tokens > 0 && (guint64) json_node_get_int (node) > target->max_tokens)
-    return refuse (error, _("“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit"), "max_output_tokens",
+    return refuse (error, "“%s” may be at most %" G_GUINT64_FORMAT ", this route's limit", "max_output_tokens",
                    target->max_tokens);
 
   chat = symfonic_provider_translate_responses_to_chat (object, error);
@@ -683,7 +681,7 @@ anthropic_read_tool_use (JsonObject  *block,
 
   if (!holds_string (json_object_get_member (block, "id")) || !holds_string (json_object_get_member (block, "name")) ||
       input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
-    return refuse (error, _("a “tool_use” block of “messages[%u]” needs a string “id” and “name” and an object “input”"),
+    return refuse (error, "a “tool_use” block of “messages[%u]” needs a string “id” and “name” and an object “input”",
                    index);
 
   arguments = g_string_new (NULL);
@@ -713,8 +711,8 @@ anthropic_read_tool_result (JsonObject  *block,
   JsonObject *message;
 
   if (!holds_string (json_object_get_member (block, "tool_use_id")) || text == NULL)
-    return refuse (error, _("a “tool_result” block of “messages[%u]” needs a string “tool_use_id” and a string or "
-                            "blocks as its content"), index);
+    return refuse (error, "a “tool_result” block of “messages[%u]” needs a string “tool_use_id” and a string or "
+                          "blocks as its content", index);
 
   message = new_message ("tool");
   json_object_set_member (message, "tool_call_id", copy_member (block, "tool_use_id"));
@@ -751,7 +749,7 @@ anthropic_read_message (JsonNode   *node,
 
   if (!holds_string (role) ||
       !(g_str_equal (json_node_get_string (role), "user") || g_str_equal (json_node_get_string (role), "assistant")))
-    return refuse (error, _("“messages[%u].role” must be user or assistant"), index);
+    return refuse (error, "“messages[%u].role” must be user or assistant", index);
   assistant = g_str_equal (json_node_get_string (role), "assistant");
 
   if (holds_string (content))
@@ -762,7 +760,7 @@ anthropic_read_message (JsonNode   *node,
       return TRUE;
     }
   if (content == NULL || !JSON_NODE_HOLDS_ARRAY (content))
-    return refuse (error, _("“messages[%u].content” must be a string or a list of content blocks"), index);
+    return refuse (error, "“messages[%u].content” must be a string or a list of content blocks", index);
 
   blocks = json_node_get_array (content);
   for (guint i = 0; i < json_array_get_length (blocks); i++)
@@ -791,7 +789,7 @@ anthropic_read_message (JsonNode   *node,
             return FALSE;
         }
       else if (!g_strv_contains (assistant ? anthropic_assistant_blocks : anthropic_user_blocks, type))
-        return refuse (error, _("“messages[%u].content[%u]” is not a block the Messages API takes from the %s"),
+        return refuse (error, "“messages[%u].content[%u]” is not a block the Messages API takes from the %s",
                        index, i, assistant ? "assistant" : "user");
       /* the rest (images, documents, an assistant's earlier thinking and
        * server tools) goes to an Anthropic source as it came, is
@@ -855,7 +853,7 @@ symfonic_anthropic_request_decode (JsonNode                     *body,
   JsonNode *system_node;
 
   if (!JSON_NODE_HOLDS_OBJECT (body))
-    return refuse (error, _("The request body must be a JSON object"));
+    return refuse (error, "The request body must be a JSON object");
   object = json_node_get_object (body);
 
   if (!read_model (object, parameters, error) ||
@@ -863,25 +861,25 @@ symfonic_anthropic_request_decode (JsonNode                     *body,
     return FALSE;
   list = json_object_get_member (object, "messages");
   if (list == NULL || !JSON_NODE_HOLDS_ARRAY (list) || json_array_get_length (json_node_get_array (list)) == 0)
-    return refuse (error, _("“messages” is required and must be a non-empty list"));
+    return refuse (error, "“messages” is required and must be a non-empty list");
   for (guint i = 0; i < json_array_get_length (json_node_get_array (list)); i++)
     if (!anthropic_read_message (json_array_get_element (json_node_get_array (list), i), i, messages, error))
       return FALSE;
   if (json_array_get_length (messages) == 0)
-    return refuse (error, _("“messages” has no text or tool content"));
+    return refuse (error, "“messages” has no text or tool content");
 
   system_node = get_given (object, "system");
   if (system_node != NULL && (system = dup_text_content (system_node)) == NULL)
-    return refuse (error, _("“system” must be a string or a list of text blocks"));
+    return refuse (error, "“system” must be a string or a list of text blocks");
 
   if (!read_stream (object, error) ||
       !read_number (object, "temperature", 0, 1, parameters, error) ||
       !read_number (object, "top_p", 0, 1, parameters, error) ||
       !read_stop (object, "stop_sequences", FALSE, parameters, error) ||
-      !read_tools (object, anthropic_tool, _("needs a string “name” and an object “input_schema”"), &tools, error) ||
+      !read_tools (object, anthropic_tool, "needs a string “name” and an object “input_schema”", &tools, error) ||
       (target->api == SYMFONIC_PROVIDER_API_OPENAI_CHAT &&
-       (!check_type (object, "metadata", JSON_NODE_OBJECT, _("an object"), error) ||
-        !check_type (object, "thinking", JSON_NODE_OBJECT, _("an object"), error))) ||
+       (!check_type (object, "metadata", JSON_NODE_OBJECT, "an object", error) ||
+        !check_type (object, "thinking", JSON_NODE_OBJECT, "an object", error))) ||
       !ready_for_source (object, SYMFONIC_PROVIDER_API_ANTHROPIC, target, invocation, error))
     return FALSE;
 

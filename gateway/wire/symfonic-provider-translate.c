@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-error.h"
 #include "symfonic-json.h"
@@ -24,8 +23,8 @@
  * are there with their types. What that decoder does not check (the
  * members only a translation reads) is checked here. */
 
-#define CHAT_API N_("OpenAI's chat completions API")
-#define ANTHROPIC_API N_("Anthropic's Messages API")
+#define CHAT_API "OpenAI's chat completions API"
+#define ANTHROPIC_API "Anthropic's Messages API"
 /* OpenAI's chat completions take at most this many stop sequences */
 #define MAX_CHAT_STOP 4
 
@@ -54,8 +53,8 @@ refuse_member (GError    **error,
                const char *member,
                const char *api)
 {
-  return refuse (error, _("“%s” cannot be passed on: this route's source speaks %s, which has no such option"),
-                 member, _(api));
+  return refuse (error, "“%s” cannot be passed on: this route's source speaks %s, which has no such option",
+                 member, api);
 }
 
 static gboolean
@@ -191,7 +190,7 @@ dup_text (JsonNode    *content,
   if (holds_string (content))
     return g_strdup (json_node_get_string (content));
   if (content == NULL || !JSON_NODE_HOLDS_ARRAY (content))
-    return refuse (error, _("“%s” must be text here"), member);
+    return refuse (error, "“%s” must be text here", member);
 
   parts = json_node_get_array (content);
   for (guint i = 0; i < json_array_get_length (parts); i++)
@@ -199,10 +198,10 @@ dup_text (JsonNode    *content,
       JsonObject *part = element_object (parts, i);
 
       if (part == NULL || g_strcmp0 (get_string (part, "type"), type) != 0 || get_string (part, "text") == NULL)
-        return refuse (error, _("“%s[%u]” must be a text part here"), member, i);
+        return refuse (error, "“%s[%u]” must be a text part here", member, i);
       if (get_given (part, "cache_control") != NULL)
-        return refuse (error, _("“%s[%u].cache_control” cannot be passed on: this route's source speaks %s, "
-                                "which caches prompts by itself"), member, i, _(CHAT_API));
+        return refuse (error, "“%s[%u].cache_control” cannot be passed on: this route's source speaks %s, "
+                              "which caches prompts by itself", member, i, CHAT_API);
       g_string_append (text, get_string (part, "text"));
     }
 
@@ -253,7 +252,7 @@ chat_image_block (JsonObject  *part,
   if (url == NULL)
     {
       json_object_unref (source);
-      return refuse (error, _("“%s.image_url.url” is required"), member);
+      return refuse (error, "“%s.image_url.url” is required", member);
     }
   if (detail != NULL && strcmp (detail, "auto") != 0)
     {
@@ -276,7 +275,7 @@ chat_image_block (JsonObject  *part,
   else
     {
       json_object_unref (source);
-      return refuse (error, _("“%s.image_url.url” must be a data: or http(s) URL"), member);
+      return refuse (error, "“%s.image_url.url” must be a data: or http(s) URL", member);
     }
 
   block = json_object_new ();
@@ -299,8 +298,8 @@ chat_document_block (JsonObject  *part,
   JsonObject *block;
 
   if (file_data == NULL || !parse_data_url (file_data, &media_type, &data))
-    return refuse (error, _("“%s.file” must carry its “file_data” as a data: URL: this route's source cannot "
-                            "fetch a stored file"), member);
+    return refuse (error, "“%s.file” must carry its “file_data” as a data: URL: this route's source cannot "
+                          "fetch a stored file", member);
 
   source = json_object_new ();
   json_object_set_string_member (source, "type", "base64");
@@ -380,7 +379,7 @@ chat_tool_uses (JsonNode   *tool_calls,
           input = json_node_init_object (json_node_alloc (), empty);
         }
       if (input == NULL || !JSON_NODE_HOLDS_OBJECT (input))
-        return refuse (error, _("“messages[%u].tool_calls[%u].function.arguments” must be a JSON object to pass on"),
+        return refuse (error, "“messages[%u].tool_calls[%u].function.arguments” must be a JSON object to pass on",
                        index, i) != NULL;
       block = json_object_new ();
       json_object_set_string_member (block, "type", "tool_use");
@@ -549,14 +548,14 @@ chat_tool_choice (JsonObject  *chat,
     {
       json_object_unref (choice);
       *failed = TRUE;
-      return refuse (error, _("“tool_choice” must be auto, none, required or a function to pass on"));
+      return refuse (error, "“tool_choice” must be auto, none, required or a function to pass on");
     }
 
   if (parallel != NULL && !holds_boolean (parallel))
     {
       json_object_unref (choice);
       *failed = TRUE;
-      return refuse (error, _("“parallel_tool_calls” must be a boolean"));
+      return refuse (error, "“parallel_tool_calls” must be a boolean");
     }
   if (parallel != NULL && !json_node_get_boolean (parallel) && !none)
     json_object_set_boolean_member (choice, "disable_parallel_tool_use", TRUE);
@@ -606,8 +605,8 @@ symfonic_provider_translate_chat_to_anthropic (JsonObject  *chat,
   node = get_given (chat, "response_format");
   if (node != NULL && g_strcmp0 (get_string (JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL, "type"),
                                  "text") != 0)
-    return refuse (error, _("“response_format” cannot be passed on: this route's source speaks %s, which has no "
-                            "structured output; ask for it with a forced tool call"), _(ANTHROPIC_API));
+    return refuse (error, "“response_format” cannot be passed on: this route's source speaks %s, which has no "
+                          "structured output; ask for it with a forced tool call", ANTHROPIC_API);
 
   copy_member (out, "model", chat, "model");
   if (!chat_messages (json_object_get_array_member (chat, "messages"), messages, &system, error))
@@ -620,8 +619,8 @@ symfonic_provider_translate_chat_to_anthropic (JsonObject  *chat,
     json_object_set_member (out, "max_tokens", symfonic_json_node_deep_copy (node));
   node = get_given (chat, "temperature");
   if (node != NULL && json_node_get_double (node) > 1)
-    return refuse (error, _("“temperature” must be at most 1 to pass on: this route's source speaks %s"),
-                   _(ANTHROPIC_API));
+    return refuse (error, "“temperature” must be at most 1 to pass on: this route's source speaks %s",
+                   ANTHROPIC_API);
   if (node != NULL)
     copy_member (out, "temperature", chat, "temperature");
   if (get_given (chat, "top_p") != NULL)
@@ -673,8 +672,8 @@ refuse_cache_control (JsonObject  *block,
   if (get_given (block, "cache_control") == NULL)
     return TRUE;
   name = g_strdup_printf ("%s.cache_control", member);
-  refuse (error, _("“%s” cannot be passed on: this route's source speaks %s, which caches prompts by itself"),
-          name, _(CHAT_API));
+  refuse (error, "“%s” cannot be passed on: this route's source speaks %s, which caches prompts by itself",
+          name, CHAT_API);
   return FALSE;
 }
 
@@ -700,9 +699,9 @@ anthropic_media_part (JsonObject  *block,
     {
       json_object_unref (part);
       json_object_unref (inner);
-      return refuse (error, _("“%s.source” cannot be passed on: this route's source speaks %s, which takes %s"),
-                     member, _(CHAT_API),
-                     image ? _("images as base64 data or a URL") : _("documents as base64 PDF data"));
+      return refuse (error, "“%s.source” cannot be passed on: this route's source speaks %s, which takes %s",
+                     member, CHAT_API,
+                     image ? "images as base64 data or a URL" : "documents as base64 PDF data");
     }
 
   if (image)
@@ -918,7 +917,7 @@ anthropic_tool_choice (JsonObject  *anthropic,
       json_object_set_object_member (out, "tool_choice", forced);
     }
   else
-    return refuse (error, _("“tool_choice” must be auto, any, tool or none")) != NULL;
+    return refuse (error, "“tool_choice” must be auto, any, tool or none") != NULL;
 
   if (!is_default (get_given (choice, "disable_parallel_tool_use")))
     json_object_set_boolean_member (out, "parallel_tool_calls", FALSE);
@@ -943,8 +942,8 @@ symfonic_provider_translate_anthropic_to_chat (JsonObject  *anthropic,
   if (!only_known (anthropic, known, NULL, CHAT_API, error))
     return NULL;
   if (thinking != NULL && g_strcmp0 (get_string (thinking, "type"), "disabled") != 0)
-    return refuse (error, _("“thinking” cannot be passed on: this route's source speaks %s, whose models choose "
-                            "their own reasoning"), _(CHAT_API));
+    return refuse (error, "“thinking” cannot be passed on: this route's source speaks %s, whose models choose "
+                          "their own reasoning", CHAT_API);
   if (metadata != NULL)
     {
       static const char * const metadata_known[] = { "user_id", NULL };
@@ -978,8 +977,8 @@ symfonic_provider_translate_anthropic_to_chat (JsonObject  *anthropic,
   if ((node = get_given (anthropic, "stop_sequences")) != NULL && json_array_get_length (json_node_get_array (node)) > 0)
     {
       if (json_array_get_length (json_node_get_array (node)) > MAX_CHAT_STOP)
-        return refuse (error, _("“stop_sequences” may hold at most %d sequences to pass on: this route's source "
-                                "speaks %s"), MAX_CHAT_STOP, _(CHAT_API));
+        return refuse (error, "“stop_sequences” may hold at most %d sequences to pass on: this route's source "
+                              "speaks %s", MAX_CHAT_STOP, CHAT_API);
       copy_member (out, "stop", anthropic, "stop_sequences");
     }
   if ((node = get_given (anthropic, "tools")) != NULL && json_array_get_length (json_node_get_array (node)) > 0)
@@ -1000,7 +999,7 @@ symfonic_provider_translate_anthropic_to_chat (JsonObject  *anthropic,
 
 /* ---- OpenAI Responses → OpenAI chat ------------------------------------ */
 
-#define RESPONSES_TO_CHAT N_("OpenAI's chat completions API")
+#define RESPONSES_TO_CHAT "OpenAI's chat completions API"
 
 /* The content parts of an input message as chat content parts. */
 static JsonNode *
@@ -1014,7 +1013,7 @@ responses_content (JsonNode    *content,
   if (holds_string (content))
     return symfonic_json_node_deep_copy (content);
   if (content == NULL || !JSON_NODE_HOLDS_ARRAY (content))
-    return refuse (error, _("“%s” must be a string or a list of content parts"), member);
+    return refuse (error, "“%s” must be a string or a list of content parts", member);
 
   list = json_node_get_array (content);
   for (guint i = 0; i < json_array_get_length (list); i++)
@@ -1051,8 +1050,8 @@ responses_content (JsonNode    *content,
           json_array_add_object_element (parts, chat_part);
         }
       else
-        return refuse (error, _("“%s” cannot be passed on: the gateway keeps no stored files and takes text, "
-                                "images and inline files"), where);
+        return refuse (error, "“%s” cannot be passed on: the gateway keeps no stored files and takes text, "
+                              "images and inline files", where);
     }
 
   return json_node_init_array (json_node_alloc (), parts);
@@ -1096,7 +1095,7 @@ responses_input (JsonNode   *input,
       return TRUE;
     }
   if (input == NULL || !JSON_NODE_HOLDS_ARRAY (input))
-    return refuse (error, _("“input” is required and must be a string or a list of items")) != NULL;
+    return refuse (error, "“input” is required and must be a string or a list of items") != NULL;
 
   items = json_node_get_array (input);
   for (guint i = 0; i < json_array_get_length (items); i++)
@@ -1107,7 +1106,7 @@ responses_input (JsonNode   *input,
       g_autofree char *where = g_strdup_printf ("input[%u]", i);
 
       if (item == NULL)
-        return refuse (error, _("“%s” must be an object"), where) != NULL;
+        return refuse (error, "“%s” must be an object", where) != NULL;
       if ((type == NULL || strcmp (type, "message") == 0) && role != NULL)
         {
           g_autofree char *member = g_strdup_printf ("input[%u].content", i);
@@ -1116,7 +1115,7 @@ responses_input (JsonNode   *input,
 
           if (strcmp (role, "user") != 0 && strcmp (role, "assistant") != 0 && strcmp (role, "system") != 0 &&
               strcmp (role, "developer") != 0)
-            return refuse (error, _("“input[%u].role” must be user, assistant, system or developer"), i) != NULL;
+            return refuse (error, "“input[%u].role” must be user, assistant, system or developer", i) != NULL;
           content = responses_content (get_given (item, "content"), member, error);
           if (content == NULL)
             return FALSE;
@@ -1134,7 +1133,7 @@ responses_input (JsonNode   *input,
             {
               json_object_unref (call);
               json_object_unref (function);
-              return refuse (error, _("“input[%u]” needs a string “call_id”, “name” and “arguments”"), i) != NULL;
+              return refuse (error, "“input[%u]” needs a string “call_id”, “name” and “arguments”", i) != NULL;
             }
           copy_member (function, "name", item, "name");
           copy_member (function, "arguments", item, "arguments");
@@ -1151,7 +1150,7 @@ responses_input (JsonNode   *input,
           JsonObject *message;
 
           if (get_string (item, "call_id") == NULL)
-            return refuse (error, _("“input[%u].call_id” is required"), i) != NULL;
+            return refuse (error, "“input[%u].call_id” is required", i) != NULL;
           if (holds_string (output))
             text = g_strdup (json_node_get_string (output));
           else
@@ -1170,8 +1169,8 @@ responses_input (JsonNode   *input,
       else if (g_strcmp0 (type, "reasoning") == 0)
         continue;
       else
-        return refuse (error, _("“%s” cannot be passed on: the gateway takes messages, function calls and their "
-                                "outputs"), where) != NULL;
+        return refuse (error, "“%s” cannot be passed on: the gateway takes messages, function calls and their "
+                              "outputs", where) != NULL;
     }
 
   return TRUE;
@@ -1185,7 +1184,7 @@ responses_tools (JsonNode  *node,
   JsonArray *list;
 
   if (!JSON_NODE_HOLDS_ARRAY (node))
-    return refuse (error, _("“tools” must be a list"));
+    return refuse (error, "“tools” must be a list");
   list = json_node_get_array (node);
   for (guint i = 0; i < json_array_get_length (list); i++)
     {
@@ -1194,8 +1193,8 @@ responses_tools (JsonNode  *node,
       JsonObject *wrapper;
 
       if (g_strcmp0 (get_string (tool, "type"), "function") != 0 || get_string (tool, "name") == NULL)
-        return refuse (error, _("“tools[%u]” must be a function with a string “name”: the gateway runs no "
-                                "hosted tools"), i);
+        return refuse (error, "“tools[%u]” must be a function with a string “name”: the gateway runs no "
+                              "hosted tools", i);
       function = json_object_new ();
       copy_member (function, "name", tool, "name");
       if (get_string (tool, "description") != NULL)
@@ -1240,7 +1239,7 @@ responses_tool_choice (JsonNode    *node,
       return TRUE;
     }
 
-  return refuse (error, _("“tool_choice” must be auto, none, required or a function")) != NULL;
+  return refuse (error, "“tool_choice” must be auto, none, required or a function") != NULL;
 }
 
 /* text.format as chat's response_format */
@@ -1286,7 +1285,7 @@ responses_text (JsonObject  *text,
       return TRUE;
     }
 
-  return refuse (error, _("“text.format” must be text, json_object or a json_schema with a “name” and a “schema”")) != NULL;
+  return refuse (error, "“text.format” must be text, json_object or a json_schema with a “name” and a “schema”") != NULL;
 }
 
 JsonObject *
@@ -1313,7 +1312,7 @@ symfonic_provider_translate_responses_to_chat (JsonObject  *responses,
   if (!only_known (responses, known, NULL, RESPONSES_TO_CHAT, error))
     return NULL;
   if (!is_default (get_given (responses, "include")))
-    return refuse (error, _("“include” cannot be passed on: the gateway adds nothing to a response"));
+    return refuse (error, "“include” cannot be passed on: the gateway adds nothing to a response");
   if (truncation != NULL && strcmp (truncation, "disabled") != 0)
     return refuse_member (error, "truncation", RESPONSES_TO_CHAT);
   if (reasoning != NULL)
@@ -1325,14 +1324,14 @@ symfonic_provider_translate_responses_to_chat (JsonObject  *responses,
     }
 
   if (get_string (responses, "model") == NULL || *get_string (responses, "model") == '\0')
-    return refuse (error, _("“model” is required and must be a non-empty string"));
+    return refuse (error, "“model” is required and must be a non-empty string");
   copy_member (out, "model", responses, "model");
   if ((node = get_given (responses, "instructions")) != NULL)
     {
       JsonObject *system = new_message ("developer");
 
       if (!holds_string (node))
-        return refuse (error, _("“instructions” must be a string"));
+        return refuse (error, "“instructions” must be a string");
       json_object_set_member (system, "content", symfonic_json_node_deep_copy (node));
       json_array_add_object_element (messages, system);
     }

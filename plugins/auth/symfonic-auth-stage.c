@@ -128,13 +128,13 @@ api_key_token (const char  *api_key,
   if (api_key == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("Missing Authorization or x-api-key header"));
+                           "Missing Authorization or x-api-key header");
       return FALSE;
     }
   if (strlen (api_key) > MAX_TOKEN_LENGTH || !is_b64token (api_key))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("Invalid API key"));
+                           "Invalid API key");
       return FALSE;
     }
 
@@ -177,13 +177,13 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
   else if (authorization == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("Missing Authorization header"));
+                           "Missing Authorization header");
       return FALSE;
     }
   else if ((token = bearer_token (authorization)) == NULL)
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("The Authorization header must be “Bearer <token>”"));
+                           "The Authorization header must be “Bearer <token>”");
       return FALSE;
     }
 
@@ -195,7 +195,7 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
         {
           symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "auth", NULL, "JWT refused: no jwt-* key is configured");
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                               _("Invalid bearer token"));
+                               "Invalid bearer token");
           return FALSE;
         }
 
@@ -219,7 +219,7 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
       if (found == NULL)
         {
           g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                               _("Invalid bearer token"));
+                               "Invalid bearer token");
           return FALSE;
         }
       principal = found->name;
@@ -231,13 +231,13 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
   if (tenant == NULL || *tenant == '\0')
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("Missing X-Tenant-ID header"));
+                           "Missing X-Tenant-ID header");
       return FALSE;
     }
   if (!symfonic_auth_is_tenant_name (tenant))
     {
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UNAUTHORIZED,
-                           _("X-Tenant-ID must name exactly one tenant"));
+                           "X-Tenant-ID must name exactly one tenant");
       return FALSE;
     }
 
@@ -248,7 +248,7 @@ symfonic_auth_stage_admit (SymfonicStage   *stage,
       symfonic_log_stream (G_LOG_LEVEL_DEBUG, stream, "auth", NULL,
                            "principal %s refused for a tenant it is not a member of", principal);
       g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FORBIDDEN,
-                           _("The principal may not act for this tenant"));
+                           "The principal may not act for this tenant");
       return FALSE;
     }
 

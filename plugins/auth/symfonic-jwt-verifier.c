@@ -498,7 +498,7 @@ check_claims (SymfonicJwtVerifier  *self,
               GError              **error)
 {
   g_autoptr(SymfonicJwtIdentity) identity = g_new0 (SymfonicJwtIdentity, 1);
-  const char *invalid = _("Invalid bearer token");
+  const char *invalid = "Invalid bearer token";
   const char *principal;
   JsonNode *admin;
   gboolean present;
@@ -508,12 +508,12 @@ check_claims (SymfonicJwtVerifier  *self,
   if (!get_number (claims, "exp", &present, &seconds) || !present)
     return refuse (error, invalid, "exp is missing or not a number");
   if ((double) now >= seconds + self->leeway)
-    return refuse (error, _("The bearer token has expired"), "expired");
+    return refuse (error, "The bearer token has expired", "expired");
 
   if (!get_number (claims, "nbf", &present, &seconds))
     return refuse (error, invalid, "nbf is not a number");
   if (present && (double) now + self->leeway < seconds)
-    return refuse (error, _("The bearer token is not valid yet"), "not valid yet");
+    return refuse (error, "The bearer token is not valid yet", "not valid yet");
 
   if (self->issuer != NULL && *self->issuer != '\0' &&
       g_strcmp0 (get_string (claims, "iss"), self->issuer) != 0)
@@ -558,7 +558,7 @@ symfonic_jwt_verifier_verify (SymfonicJwtVerifier  *self,
                               gint64                now,
                               GError              **error)
 {
-  const char *invalid = _("Invalid bearer token");
+  const char *invalid = "Invalid bearer token";
   g_autoptr(JsonObject) header = NULL;
   g_autoptr(JsonObject) claims = NULL;
   g_autoptr(GBytes) header_bytes = NULL;

@@ -166,9 +166,9 @@ load_principal (SymfonicConfigFile *config,
       ok = symfonic_config_file_add_error (config, group, "token-sha256",
                                            length == 2 * SYMFONIC_TOKEN_DIGEST_LENGTH
                                            ? _("expected 64 hexadecimal digits, the SHA-256 of the token, "
-                                               "found %" G_GSIZE_FORMAT " characters, not all hexadecimal")
+                                               "found %zu characters, not all hexadecimal")
                                            : _("expected 64 hexadecimal digits, the SHA-256 of the token, "
-                                               "found %" G_GSIZE_FORMAT " characters"),
+                                               "found %zu characters"),
                                            length);
     }
 

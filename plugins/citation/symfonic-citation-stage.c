@@ -265,7 +265,7 @@ symfonic_citation_stage_class_init (SymfonicCitationStageClass *klass)
    * would be lost without a word. */
   symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, NULL,
                                      (const char * const[]) { "extraction", NULL },
-                                     "drops the memory blocks it meets");
+                                     _("drops the memory blocks it meets"));
 }
 
 static void

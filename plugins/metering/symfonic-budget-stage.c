@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include <glib/gi18n-lib.h>
@@ -246,8 +247,8 @@ apply_verdict (SymfonicBudgetStage  *self,
       /* the header first: the refusal's response is built from the stream */
       symfonic_meter_set_retry_after (admission->stream, retry_after_us);
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-                   _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
-                     "retry after %" G_GUINT64_FORMAT " s"),
+                   "The token budget of %" G_GUINT64_FORMAT " tokens per %u s is spent; "
+                   "retry after %" G_GUINT64_FORMAT " s",
                    self->tokens_per_window, self->window_seconds,
                    symfonic_meter_retry_after_seconds (retry_after_us));
       return FALSE;
@@ -311,8 +312,8 @@ admission_new (SymfonicBudgetStage  *self,
   if (query_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_PAYLOAD_TOO_LARGE,
-                   _("The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
-                     "token budget of %" G_GUINT64_FORMAT " tokens per %u s"),
+                   "The query is estimated at %" G_GUINT64_FORMAT " tokens, more than the "
+                   "token budget of %" G_GUINT64_FORMAT " tokens per %u s",
                    query_tokens, self->tokens_per_window, self->window_seconds);
       return NULL;
     }
@@ -443,8 +444,8 @@ set_exceeded (SymfonicBudgetStage  *self,
    * reached its client */
   reservation->cut = TRUE;
   g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BUDGET_EXCEEDED,
-               _("The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
-                 "during this answer"),
+               "The token budget of %" G_GUINT64_FORMAT " tokens per %u s ran out "
+               "during this answer",
                self->tokens_per_window, self->window_seconds);
 }
 
@@ -800,8 +801,8 @@ symfonic_budget_stage_initable_init_impl (GInitable     *initable,
   if (self->reserve_tokens > self->tokens_per_window)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("reserve-tokens: expected at most tokens-per-window (%" G_GUINT64_FORMAT "), found %"
-                     G_GUINT64_FORMAT ": no request could ever be admitted"),
+                   _("reserve-tokens: expected at most tokens-per-window (%" PRIu64 "), found %"
+                     PRIu64 ": no request could ever be admitted"),
                    self->tokens_per_window, self->reserve_tokens);
       return FALSE;
     }
@@ -931,7 +932,7 @@ symfonic_budget_stage_class_init (SymfonicBudgetStageClass *klass)
   /* without an authenticated principal every tenant would share one
    * "anonymous" budget */
   symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
-                                     NULL, "keeps a budget per authenticated tenant");
+                                     NULL, _("keeps a budget per authenticated tenant"));
 }
 
 static void

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n-lib.h>
-
 #include "symfonic-meter.h"
 
 /**
@@ -187,7 +185,7 @@ symfonic_meter_check_store (SymfonicStage       *stage,
     return TRUE;
 
   g_critical ("%s: admitting before g_initable_init()", G_OBJECT_TYPE_NAME (stage));
-  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, _("The stage %s is not initialized"),
+  g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_FAILED, "The stage %s is not initialized",
                G_OBJECT_TYPE_NAME (stage));
   return FALSE;
 }

@@ -106,8 +106,8 @@ apply_verdict (SymfonicRateLimitStage  *self,
   symfonic_meter_set_retry_after (stream, retry_after_us);
   g_ascii_formatd (rate, sizeof rate, "%g", self->rate);
   g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_RATE_LIMITED,
-               _("Too many requests: the limit is %s per second with bursts of %u; "
-                 "retry after %" G_GUINT64_FORMAT " s"),
+               "Too many requests: the limit is %s per second with bursts of %u; "
+               "retry after %" G_GUINT64_FORMAT " s",
                rate, self->burst, symfonic_meter_retry_after_seconds (retry_after_us));
 
   return FALSE;
@@ -331,7 +331,7 @@ symfonic_rate_limit_stage_class_init (SymfonicRateLimitStageClass *klass)
   /* without an authenticated principal every request would count as one
    * "anonymous" client */
   symfonic_stage_type_declare_order (G_TYPE_FROM_CLASS (klass), NULL, (const char * const[]) { "principal", NULL },
-                                     NULL, "counts requests by their authenticated tenant and principal");
+                                     NULL, _("counts requests by their authenticated tenant and principal"));
 }
 
 static void

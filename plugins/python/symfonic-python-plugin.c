@@ -68,7 +68,7 @@ hook_failed (PyObject *module,
   if (!PyArg_ParseTuple (args, "ss", &type_name, &hook))
     return NULL;
 
-  message = g_strdup_printf (_("%s failed in %s (the traceback is in the log)"), type_name, hook);
+  message = g_strdup_printf ("%s failed in %s (the traceback is in the log)", type_name, hook);
 
   return PyUnicode_FromString (message);
 }

@@ -77,7 +77,7 @@ symfonic_release_line_stage_admit (SymfonicStage   *stage,
       if (line == NULL)
         {
           g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                       _("%s: “%s” is not a release line"), PIN_HEADER, pin);
+                       "%s: “%s” is not a release line", PIN_HEADER, pin);
           return FALSE;
         }
       symfonic_stream_set_release_line (stream, line);

@@ -221,7 +221,7 @@ on_cancelled (GCancellable *cancellable,
 {
   Playback *playback = data;
   g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                 _("The client went away"));
+                                                 "The client went away");
 
   playback_end (playback, error);
   return G_SOURCE_REMOVE;
@@ -246,7 +246,7 @@ find_entry (SymfonicReplaySource  *self,
   entry = g_hash_table_lookup (self->by_name, name);
   if (entry == NULL)
     g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_NOT_FOUND,
-                         _("No transcript of that name"));
+                         "No transcript of that name");
 
   return entry;
 }
@@ -300,7 +300,7 @@ rechunk (SymfonicReplaySource  *self,
     return symfonic_recording_rechunk (recording, n, max);
 
   g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_BAD_REQUEST,
-                       _("The chunking must be recorded, whole, bytes=N, split=K or seed=N[,max=M]"));
+                       "The chunking must be recorded, whole, bytes=N, split=K or seed=N[,max=M]");
   return NULL;
 }
 
@@ -363,7 +363,7 @@ symfonic_replay_source_start (SymfonicSource *source,
   if (symfonic_route_get_kind (symfonic_stream_get_route (stream)) == SYMFONIC_ROUTE_KIND_RESUME)
     {
       g_autoptr(GError) error = g_error_new_literal (SYMFONIC_ERROR, SYMFONIC_ERROR_CONFLICT,
-                                                     _("The replay source cannot resume a run"));
+                                                     "The replay source cannot resume a run");
 
       symfonic_stream_push_end (stream, error);
       return;

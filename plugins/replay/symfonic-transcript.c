@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
@@ -85,7 +86,7 @@ parse_line (const char               *line,
   if (delay < 0 || delay > 600000)
     {
       g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_CONFIG,
-                   _("expected “delay_ms” from 0 to 600000, found %" G_GINT64_FORMAT), delay);
+                   _("expected “delay_ms” from 0 to 600000, found %" PRId64), delay);
       return FALSE;
     }
   entry->delay_ms = delay;
@@ -101,7 +102,7 @@ parse_line (const char               *line,
           code = json_object_get_string_member_with_default (json_node_get_object (data), "code", NULL);
         }
       entry->error = g_error_new_literal (SYMFONIC_ERROR, error_code_from_name (code),
-                                          detail != NULL ? detail : _("The upstream failed"));
+                                          detail != NULL ? detail : "The upstream failed");
       return TRUE;
     }
 

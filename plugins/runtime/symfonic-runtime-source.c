@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <glib/gi18n-lib.h>
 
 #include "symfonic-runtime-source.h"
 
@@ -92,7 +91,7 @@ parse_data (const char  *event,
 
   if (root == NULL)
     g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                 _("The upstream sent a %s whose data is not JSON (%s)"), event, parse_error->message);
+                 "The upstream sent a %s whose data is not JSON (%s)", event, parse_error->message);
 
   return root;
 }
@@ -111,11 +110,11 @@ handle_error_frame (const char  *data,
   /* the runtime's detail is its own business: only its status is kept */
   if (status != NULL && JSON_NODE_HOLDS_VALUE (status) && json_node_get_value_type (status) == G_TYPE_INT64)
     g_set_error (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                 _("The upstream reported an error with status %" G_GINT64_FORMAT),
+                 "The upstream reported an error with status %" G_GINT64_FORMAT,
                  json_node_get_int (status));
   else
     g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                         _("The upstream reported an error"));
+                         "The upstream reported an error");
 
   return FALSE;
 }
@@ -173,7 +172,7 @@ symfonic_runtime_source_handle_frame (SymfonicHttpSource   *source,
           g_autofree char *quoted = quote_upstream (event);
 
           g_propagate_error (error, symfonic_http_request_new_failure (request, SYMFONIC_ERROR_UPSTREAM,
-                                                                       _("The upstream sent an unknown event"),
+                                                                       "The upstream sent an unknown event",
                                                                        "unknown event “%s”", quoted));
           return FALSE;
         }
@@ -210,7 +209,7 @@ symfonic_runtime_source_end (SymfonicHttpSource   *source,
                              GError              **error)
 {
   g_set_error_literal (error, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM,
-                       _("The upstream closed the stream without a ResponseCompleteEvent"));
+                       "The upstream closed the stream without a ResponseCompleteEvent");
 
   return FALSE;
 }

@@ -348,7 +348,8 @@ class ScriptTestCase(ServingTestCase):
                                                 'status': 503, 'code': 'shutting_down'}))
         self.assertEqual([name for name, _ in frames].count('error'), 1)
         self.assertEqual(self.script.wait(), 0)
-        # the library's one line about the stream it ended
+        # the library's one line about the stream it ended: drained, since
+        # the stop ended it, not a failure
         self.assertEqual(len(self.script.stderr), 1, self.script.stderr)
         self.assertRegex(self.script.stderr[0],
                          r'^Symfonic-Message: [0-9:.]+: Route slow, run [0-9a-f-]+ drained: '

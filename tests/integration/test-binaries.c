@@ -367,7 +367,7 @@ test_inspect_groups (void)
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_INSPECT"), NULL), ==, 0);
   g_assert_true (g_regex_match_simple ("^  \\[gateway\\] +listen, workers, ", out, G_REGEX_MULTILINE, 0));
   g_assert_true (g_regex_match_simple ("^  \\[route:NAME\\] +path, kind, source, stages, ", out, G_REGEX_MULTILINE, 0));
-  g_assert_nonnull (strstr (out, " max-usage-tokens\n"));
+  g_assert_nonnull (strstr (out, " resume-token-seconds\n"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
@@ -1446,7 +1446,7 @@ test_python_plugin_path_key (void)
 
   pipeline = write_mixed_pipeline (plugin_path);
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
-  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 route\n"));
   g_clear_pointer (&pipeline, g_free);
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
@@ -1630,7 +1630,7 @@ test_python_whatever_the_shell (void)
       g_assert_no_error (error);
       g_test_message ("stdout: %s\nstderr: %s", out, err);
       g_assert_cmpint (g_subprocess_get_exit_status (process), ==, 0);
-      g_assert_true (g_str_has_suffix (out, "venv.pipeline: OK, 1 routes\n"));
+      g_assert_true (g_str_has_suffix (out, "venv.pipeline: OK, 1 route\n"));
       g_clear_pointer (&out, g_free);
       g_clear_pointer (&err, g_free);
       g_clear_object (&process);
@@ -1753,7 +1753,7 @@ test_script_check_and_inspect (gconstpointer data)
   g_setenv ("SYMFONIC_PLUGIN_PATH", plugin_path, TRUE);
 
   g_assert_cmpint (run (&out, &err, binary ("SYMFONIC_GATEWAY"), "--check", pipeline, NULL), ==, 0);
-  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 routes\n"));
+  g_assert_true (g_str_has_suffix (out, "mixed.pipeline: OK, 1 route\n"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 

@@ -202,7 +202,7 @@ done
     log = open(os.path.join(folder, 'gateway.log')).read() if os.path.exists(os.path.join(folder, 'gateway.log')) else ''
     tap.equal(run.returncode, 0, 'the steps run as written')
     tap.ok("the client's token: " in out, 'the token step says the token')
-    tap.ok(': OK, 1 routes' in out, 'the check passes with the credential store', out + run.stderr)
+    tap.ok(': OK, 1 route' in out, 'the check passes with the credential store', out + run.stderr)
     tap.ok('event: ResponseCompleteEvent' in out, 'the client\'s token streams to the end',
            out[-2000:] + run.stderr + log)
     tap.equal(oct(os.stat(os.path.join(credstore, 'symfonic.tokens')).st_mode & 0o777), '0o600',

@@ -23,7 +23,6 @@ in the build folder (playground.png, playground-resumed.png).
 The browser part is skipped, saying so, where Debian's chromium and
 chromium-driver are not installed.
 """
-import base64
 import http.client
 import http.server
 import json
@@ -36,17 +35,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis_cluster as rc  # noqa: E402
+from webdriver import Browser, CHROMEDRIVER, CHROMIUM  # noqa: E402
 
 tap = rc.Tap()
 DATA = os.environ.get('SYMFONIC_TEST_DATA_DIR', '')
 ARTEFACTS = sys.argv[1] if len(sys.argv) > 1 else tempfile.gettempdir()
-CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
-CHROMEDRIVER = shutil.which('chromedriver') or (
-    '/usr/bin/chromedriver' if os.path.exists('/usr/bin/chromedriver') else None)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -237,111 +233,6 @@ def test_http(port, folder, runtime_url):
     shipped = os.path.join(DATA, 'pipelines', 'playground.pipeline')
     checked = subprocess.run([rc.GATEWAY, '--check', shipped], capture_output=True, text=True)
     tap.ok(checked.returncode == 0, 'data/pipelines/playground.pipeline loads', checked.stdout + checked.stderr)
-
-
-# --- WebDriver, from the standard library -----------------------------------
-
-ELEMENT = 'element-6066-11e4-a52e-4f735466cecf'
-
-
-class Browser:
-    """Headless Chromium through chromedriver."""
-
-    def __init__(self, folder):
-        self.port = rc.free_port()
-        self.log = open(os.path.join(folder, 'chromedriver.log'), 'w')
-        self.driver = subprocess.Popen([CHROMEDRIVER, f'--port={self.port}'], stdout=self.log,
-                                       stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if self.call('GET', '/status')['ready']:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError('chromedriver did not start')
-            time.sleep(0.1)
-        profile = os.path.join(folder, 'profile')
-        capabilities = {'capabilities': {'alwaysMatch': {
-            'browserName': 'chrome',
-            'goog:loggingPrefs': {'browser': 'ALL'},
-            'goog:chromeOptions': {
-                'binary': CHROMIUM,
-                'args': ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-                         '--disable-component-update', '--disable-sync', '--no-first-run',
-                         '--disable-dev-shm-usage', f'--user-data-dir={profile}', '--window-size=1280,1400'],
-            },
-        }}}
-        self.session = self.call('POST', '/session', capabilities)['sessionId']
-
-    def call(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f'http://127.0.0.1:{self.port}{path}', data=data, method=method,
-                                         headers={'Content-Type': 'application/json'})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return json.loads(response.read())['value']
-        except urllib.error.HTTPError as e:
-            raise RuntimeError(f'{method} {path}: {e.read().decode()}') from None
-
-    def do(self, method, path, body=None):
-        return self.call(method, f'/session/{self.session}{path}', body)
-
-    def open(self, url):
-        self.do('POST', '/url', {'url': url})
-
-    def find(self, css):
-        return self.do('POST', '/element', {'using': 'css selector', 'value': css})[ELEMENT]
-
-    def type(self, css, text):
-        element = self.find(css)
-        self.do('POST', f'/element/{element}/clear', {})
-        self.do('POST', f'/element/{element}/value', {'text': text})
-
-    def click(self, css):
-        self.do('POST', f'/element/{self.find(css)}/click', {})
-
-    def js(self, script, *args):
-        return self.do('POST', '/execute/sync', {'script': script, 'args': list(args)})
-
-    def text(self, css):
-        return self.js('return document.querySelector(arguments[0]).textContent;', css)
-
-    def state(self):
-        return self.js('return document.body.dataset.state;')
-
-    def wait(self, condition, what, timeout=20):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = condition()
-            if value:
-                return value
-            time.sleep(0.05)
-        raise RuntimeError(f'timed out waiting for {what} (page: {self.state()}, {self.text("#status")})')
-
-    def screenshot(self, path):
-        with open(path, 'wb') as f:
-            f.write(base64.b64decode(self.do('GET', '/screenshot')))
-
-    def console(self):
-        try:
-            return self.do('POST', '/se/log', {'type': 'browser'})
-        except RuntimeError:
-            return []
-
-    def close(self):
-        try:
-            self.do('DELETE', '')
-        except (RuntimeError, OSError):
-            pass
-        self.driver.terminate()
-        try:
-            self.driver.wait(10)
-        except subprocess.TimeoutExpired:
-            self.driver.kill()
-            self.driver.wait()
-        self.log.close()
 
 
 def ask(browser, port, query, token='demo-token-alice', tenant='acme'):

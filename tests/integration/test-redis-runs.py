@@ -19,6 +19,13 @@ processes A, B, C on direct ports, one pipeline file with run-store=shared
   outage   Redis stopped mid-run: the run's client gets its whole stream;
            a reader afterwards gets the frames that reached Redis, then
            the run's one error frame
+  clock    a run on A whose client left, resume-seconds 2: a reader on B
+           and later one on C restart its clock, so it goes on past the
+           2 s; nobody back for 2 s after the last one left, it ends with
+           its error frame
+  reader-dies  as clock, the reader on C killed (kill -9) while it
+           follows the run: C no longer vouches for it, and the run ends
+           with its error frame within seconds, not at its own end
 """
 import json
 import os
@@ -156,6 +163,11 @@ def test_cuts(cluster):
         # what the client still needs before its next cut, whole frames
         want = None if point is None else max(point - sum(len(f) for f in received), 1)
         status, body, early = read_run(gateway, run_id, last_event_id=last or None, limit=want)
+        # a cut right after the terminal: the reader has every frame, and
+        # a 204 without a body says so
+        if status == 204 and body == b'' and received and b'event: ResponseCompleteEvent\n' in received[-1]:
+            where.append('BC'[i % 2])
+            break
         if status != 200:
             tap.ok(False, f'resume {i + 1} on {"BC"[i % 2]}: {status} {body[:200]!r}')
             return
@@ -306,7 +318,110 @@ def test_outage(cluster):
     tap.ok(kept and kept[-1] == f'id: {n + 1}\n{ERROR_FRAME}'.encode(), f'then one error frame: {kept[-1]!r}')
 
 
-PARTS = {'cuts': test_cuts, 'kill': test_kill, 'owners': test_owners, 'trim': test_trim, 'outage': test_outage}
+# --- clock ---------------------------------------------------------------
+
+def read_for(gateway, run_id, last_event_id, until):
+    """Reads the run's stream until `until` (monotonic), then leaves.
+    Returns (status, body, ended)."""
+    c = gateway.connection(10)
+    h = dict(ALICE, **{'Last-Event-ID': str(last_event_id)})
+    try:
+        c.request('GET', f'/api/v1/runs/{run_id}/stream', headers=h)
+        r = c.getresponse()
+        if r.status != 200:
+            return r.status, r.read(), True
+        body = b''
+        while time.monotonic() < until:
+            chunk = r.read1(65536)
+            if not chunk:
+                return 200, body, True
+            body += chunk
+        return 200, body, False
+    finally:
+        c.close()
+
+
+def sleep_until(t):
+    time.sleep(max(0.0, t - time.monotonic()))
+
+
+def test_clock(cluster):
+    # long.jsonl at twice its pace: fifty deltas 200 ms apart, 10 s
+    a, b, c = cluster.start(3, pipeline(cluster, 'long', 2, 'resume-seconds=2\n'))
+    conn, r = start_run(a)
+    run_id = r.getheader('X-Symfonic-Run-ID')
+    got = b''
+    while len(frames_of(got)[0]) < 2:
+        got += r.read1(4096)
+    conn.close()
+    t0 = time.monotonic()
+    last = frame_id(frames_of(got)[0][-1])
+
+    # past the 2 s it had when its client left, on another instance
+    sleep_until(t0 + 1.5)
+    status, body, ended = read_for(b, run_id, last, t0 + 3.0)
+    frames, _ = frames_of(body)
+    tap.ok(status == 200 and not ended and frames and not any(b'\nevent: error\n' in f for f in frames),
+           f'a reader on B from 1.5 s to 3 s: the run goes on ({len(frames)} frames)')
+    last = frame_id(frames[-1]) if frames else last
+
+    # 1.5 s after that reader left, on a third instance
+    sleep_until(t0 + 4.5)
+    status, body, ended = read_for(c, run_id, last, t0 + 5.0)
+    frames, _ = frames_of(body)
+    tap.ok(status == 200 and not ended and not any(b'\nevent: error\n' in f for f in frames),
+           f'a reader on C from 4.5 s to 5 s: still going ({len(frames)} frames)')
+    last = frame_id(frames[-1]) if frames else last
+
+    # nobody for 2 s since: it ended, about 7 s after t0, cut before its
+    # own end, and is kept 2 s more
+    sleep_until(t0 + 8.0)
+    status, body, _ = read_run(b, run_id, last_event_id=last)
+    frames, rest = frames_of(body)
+    tap.equal(status, 200, 'a late reader')
+    end = frames[-1] if frames else b''
+    tap.ok(len(frames) >= 3 and end.endswith(b'event: error\ndata: {"detail":"Nobody read the run for 2 seconds",'
+                                              b'"status":408,"code":"slow_client"}\n\n'),
+           f'it went on after the last reader left, then ended with its error frame: {end!r}')
+    tap.ok(frame_id(end) is not None and frame_id(end) < 52, f'before its own end: frame {frame_id(end)}')
+
+
+def test_reader_dies(cluster):
+    # long.jsonl at twice its pace: fifty deltas 200 ms apart, 10 s
+    a, b, c = cluster.start(3, pipeline(cluster, 'long', 2, 'resume-seconds=3\n'))
+    conn, r = start_run(a)
+    run_id = r.getheader('X-Symfonic-Run-ID')
+    got = b''
+    while len(frames_of(got)[0]) < 2:
+        got += r.read1(4096)
+    conn.close()
+    t0 = time.monotonic()
+
+    # a reader on C from 1 s, whose instance dies at 1.5 s while it follows
+    sleep_until(t0 + 1.0)
+    reader = c.connection(10)
+    reader.request('GET', f'/api/v1/runs/{run_id}/stream', headers=dict(ALICE, **{'Last-Event-ID': '2'}))
+    status = reader.getresponse().status
+    sleep_until(t0 + 1.5)
+    c.kill(signal.SIGKILL)
+    reader.close()
+    tap.equal(status, 200, 'a reader on C')
+
+    # C vouched for its reader until 3 s after it last said so, by 4.5 s;
+    # the run then had its 3 s and ended by about 7.5 s, its own end being
+    # past 9.5 s; it is kept 3 s after
+    sleep_until(t0 + 8.5)
+    status, body, _ = read_run(b, run_id, last_event_id=2)
+    frames, _ = frames_of(body)
+    end = frames[-1] if frames else b''
+    tap.ok(status == 200 and end.endswith(b'event: error\ndata: {"detail":"Nobody read the run for 3 seconds",'
+                                          b'"status":408,"code":"slow_client"}\n\n'),
+           f'it ended with its error frame: {status} {end!r}')
+    tap.ok(frame_id(end) is not None and frame_id(end) < 52, f'before its own end: frame {frame_id(end)}')
+
+
+PARTS = {'cuts': test_cuts, 'kill': test_kill, 'owners': test_owners, 'trim': test_trim, 'outage': test_outage,
+         'clock': test_clock, 'reader-dies': test_reader_dies}
 
 
 def main():

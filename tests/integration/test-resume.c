@@ -8,7 +8,8 @@
  * runs' recent frames; `GET /api/v1/runs/{run_id}/stream` on a route of
  * kind runs sends those after Last-Event-ID, then the live rest, to the
  * principal and tenant that started the run only. A run whose client left
- * goes on, for resume-seconds at most.
+ * goes on, for resume-seconds at most after it, or after the last reader
+ * that came back, left.
  *
  * The clients here speak HTTP/1.1 on plain sockets, so that they can drop
  * a connection at any byte, and reconnect as a browser's EventSource does:
@@ -702,6 +703,9 @@ client_decode (Client *self)
       self->status = g_ascii_strtoull (self->raw->str + strlen ("HTTP/1.1 "), NULL, 10);
       if (client_header (self, "Content-Length", &length) != NULL)
         self->content_length = g_ascii_strtoll (length, NULL, 10);
+      /* a 204 has no body, whatever its head says (RFC 9110, 15.3.5) */
+      if (self->status == 204)
+        self->content_length = 0;
     }
 
   if (self->content_length >= 0)
@@ -1051,7 +1055,9 @@ test_resume_last_event_id (void)
     { "leading zero", "Last-Event-ID: 03\r\n", 200, 6 },
     /* optional whitespace around a field value is not part of it */
     { "surrounding spaces", "Last-Event-ID:   3  \r\n", 200, 6 },
-    { "last", "Last-Event-ID: 9\r\n", 200, 0 },
+    /* the terminal's: the reader has every frame, and an EventSource
+     * stops on 204 where an empty stream has it come back */
+    { "last", "Last-Event-ID: 9\r\n", 204, 0 },
     { "empty", "Last-Event-ID:\r\n", 400, 0 },
     { "blank", "Last-Event-ID:   \r\n", 400, 0 },
     { "plus", "Last-Event-ID: +3\r\n", 400, 0 },
@@ -1086,13 +1092,13 @@ test_resume_last_event_id (void)
       g_autoptr(Client) client = client_send (server, request);
 
       g_test_message ("case %s", cases[i].name);
-      if (cases[i].status != 200)
+      if (cases[i].status >= 400)
         {
           assert_refused (client, cases[i].status, "bad_request");
           continue;
         }
       client_read_to_end (client);
-      g_assert_cmpuint (client->status, ==, 200);
+      g_assert_cmpuint (client->status, ==, cases[i].status);
       g_assert_cmpuint (client->frames->len, ==, cases[i].frames);
     }
 }
@@ -1177,6 +1183,137 @@ test_resume_detached_cancelled (void)
     g_assert_cmpstr (frame_at (late->frames, 0)->id, ==, "3");
     g_assert_cmpuint (late->frames->len, <, 48);
   }
+}
+
+/* Reads what comes until @deadline_us (monotonic), or the end. */
+static void
+client_read_until (Client *self,
+                   gint64  deadline_us)
+{
+  while (!self->ended && g_get_monotonic_time () < deadline_us && client_pump (self))
+    ;
+}
+
+static void
+sleep_until (gint64 deadline_us)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (deadline_us > now)
+    g_usleep (deadline_us - now);
+}
+
+static void
+assert_no_error_frame (Client *self)
+{
+  for (guint i = 0; i < self->frames->len; i++)
+    g_assert_cmpstr (frame_at (self->frames, i)->event, !=, "error");
+}
+
+/* A reader that comes back restarts a detached run's resume-seconds: the
+ * run goes on while it follows, and for resume-seconds after it left;
+ * nobody back by then, it ends with its error frame. The run (fifty
+ * deltas 200 ms apart, 10 s) is cut after 2 frames at t0, resume-seconds
+ * 2: read again from 1.5 s to 3 s and from 4.5 s to 5 s, it is still
+ * running each time, then ends about 7 s after t0, before its end. With
+ * @data, a memory store group's run role (which hands the calls on to a
+ * store of its own) rather than the server's own store. */
+static void
+test_resume_reader_restarts_clock (gconstpointer data)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 2, 2, "", "");
+  g_autoptr(Client) run = NULL;
+  g_autofree char *run_id = NULL;
+  g_autofree char *first_last = NULL;
+  g_autofree char *second_last = NULL;
+  SymfonicTestFrame *last;
+  gint64 t0;
+
+  if (data != NULL)
+    {
+      g_autoptr(SymfonicMemoryStore) store = symfonic_memory_store_new (0);
+
+      serve_from (server, store);
+    }
+  run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  run_id = client_run_id (run);
+  client_read_frames (run, 2);
+  g_clear_pointer (&run, client_free);
+  t0 = g_get_monotonic_time ();
+
+  sleep_until (t0 + 1500 * G_TIME_SPAN_MILLISECOND);
+  {
+    g_autoptr(Client) first = client_get (server, run_id, ALICE, "2");
+
+    /* past the 2 s the run had when its client left */
+    client_read_until (first, t0 + 3000 * G_TIME_SPAN_MILLISECOND);
+    g_assert_cmpuint (first->status, ==, 200);
+    g_assert_false (first->ended);
+    g_assert_cmpuint (first->frames->len, >, 0);
+    assert_no_error_frame (first);
+    first_last = g_strdup (frame_at (first->frames, first->frames->len - 1)->id);
+  }
+  /* 1.5 s after that reader left */
+  sleep_until (t0 + 4500 * G_TIME_SPAN_MILLISECOND);
+  {
+    g_autoptr(Client) second = client_get (server, run_id, ALICE, first_last);
+
+    client_read_until (second, t0 + 5000 * G_TIME_SPAN_MILLISECOND);
+    g_assert_cmpuint (second->status, ==, 200);
+    g_assert_false (second->ended);
+    assert_no_error_frame (second);
+    second_last = g_strdup (second->frames->len > 0 ? frame_at (second->frames, second->frames->len - 1)->id
+                                                    : first_last);
+  }
+  /* nobody for 2 s after the last reader left: the run ended */
+  sleep_until (t0 + 8000 * G_TIME_SPAN_MILLISECOND);
+  {
+    g_autoptr(Client) late = client_get (server, run_id, ALICE, second_last);
+
+    client_read_to_end (late);
+    g_assert_cmpuint (late->status, ==, 200);
+    g_test_message ("read again up to %s, then %s; the late reader got %u frames", first_last, second_last,
+                    late->frames->len);
+    /* it went on after the last reader left, and was cut before its end */
+    g_assert_cmpuint (late->frames->len, >=, 3);
+    last = frame_at (late->frames, late->frames->len - 1);
+    g_assert_cmpstr (last->event, ==, "error");
+    g_assert_cmpstr (last->data, ==,
+                     "{\"detail\":\"Nobody read the run for 2 seconds\",\"status\":408,\"code\":\"slow_client\"}");
+    g_assert_cmpuint (g_ascii_strtoull (last->id, NULL, 10), <, 52);
+  }
+}
+
+/* A run store built without the reader methods gets the interface's:
+ * it keeps working, and a detached run in it ends resume-seconds after
+ * its client left, though a reader came back and follows it. */
+static void
+test_resume_reader_untracked (void)
+{
+  g_autoptr(SymfonicServer) server = resume_server (4096, SYMFONIC_ROUTE_DEFAULT_RESUME_BYTES, 2, 2, "", "");
+  g_autoptr(TestLaterStore) store = g_object_new (TEST_TYPE_LATER_STORE, NULL);
+  g_autoptr(Client) run = NULL;
+  g_autoptr(Client) reader = NULL;
+  g_autofree char *run_id = NULL;
+  SymfonicTestFrame *last;
+  gint64 t0;
+
+  serve_from (server, store);
+  run = client_post (server, SYMFONIC_TEST_TYPED_PATH, "long");
+  run_id = client_run_id (run);
+  client_read_frames (run, 2);
+  g_clear_pointer (&run, client_free);
+  t0 = g_get_monotonic_time ();
+
+  sleep_until (t0 + 1000 * G_TIME_SPAN_MILLISECOND);
+  reader = client_get (server, run_id, ALICE, "2");
+  client_read_to_end (reader);
+  g_assert_cmpuint (reader->status, ==, 200);
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 3500 * G_TIME_SPAN_MILLISECOND);
+  last = frame_at (reader->frames, reader->frames->len - 1);
+  g_assert_cmpstr (last->event, ==, "error");
+  g_assert_cmpstr (last->data, ==,
+                   "{\"detail\":\"Nobody read the run for 2 seconds\",\"status\":408,\"code\":\"slow_client\"}");
 }
 
 /* A detached run holds its budget reservation until it ends, and settles
@@ -1455,6 +1592,9 @@ main (int    argc,
   g_test_add_func ("/resume/gone", test_resume_gone);
   g_test_add_func ("/resume/detached-cancelled", test_resume_detached_cancelled);
   g_test_add_func ("/resume/detached-settles-budget", test_resume_detached_settles_budget);
+  g_test_add_data_func ("/resume/reader-restarts-clock/server", NULL, test_resume_reader_restarts_clock);
+  g_test_add_data_func ("/resume/reader-restarts-clock/memory-store", "memory", test_resume_reader_restarts_clock);
+  g_test_add_func ("/resume/reader-untracked", test_resume_reader_untracked);
   g_test_add_func ("/resume/store-bound", test_resume_store_bound);
   g_test_add_func ("/resume/bytes-per-run", test_resume_bytes_per_run);
   g_test_add_func ("/resume/bytes-store-full", test_resume_bytes_store_full);

@@ -300,7 +300,7 @@ test_check_connect (void)
           g_test_message ("case %u, connect %u: %s%s", i, connect, out, err);
           g_assert_cmpint (g_subprocess_get_exit_status (process), ==, ok ? 0 : 1);
           if (ok)
-            g_assert_nonnull (strstr (out, ": OK, 1 routes"));
+            g_assert_nonnull (strstr (out, ": OK, 1 route"));
           else
             g_assert_nonnull (strstr (err, "[store:shared]: the counting store is unreachable"));
         }

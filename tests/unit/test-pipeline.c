@@ -961,7 +961,7 @@ test_pipeline_every_error (void)
     "t.pipeline:3: [gateway] colour: expected a key of [gateway] (listen, workers, max-body-bytes, release-line, "
     "header-timeout, body-timeout, keepalive-timeout, max-connections, drain-seconds, run-store, metrics-listen, "
     "metrics-token-file, metrics-tenant-label, metrics-tenants, otlp-endpoint, trace-sample-ratio, service-name, "
-    "python-path, playground, plugin-path), "
+    "python-path, playground, resume-token-secret-file, plugin-path), "
     "found an unknown one\n"
     "t.pipeline:5: [route:r] path: expected a path starting with /, found “r”\n"
     "t.pipeline:6: [route:r] kind: expected one of typed, chunks, chat, resume, openai, anthropic, runs, "
@@ -1182,12 +1182,12 @@ test_pipeline_keys (void)
   g_assert_cmpstr (route, ==,
                    "path;kind;source;stages;max-duration;hook-timeout;max-streams;max-streams-per-tenant;"
                    "cap-store;stall-timeout;heartbeat-seconds;resume;resume-frames;resume-bytes;resume-seconds;"
-                   "max-usage-tokens");
+                   "max-usage-tokens;cors-origins;resume-token-seconds");
   g_assert_cmpstr (gateway, ==,
                    "listen;workers;max-body-bytes;release-line;header-timeout;body-timeout;keepalive-timeout;"
                    "max-connections;drain-seconds;run-store;metrics-listen;metrics-token-file;"
                    "metrics-tenant-label;metrics-tenants;otlp-endpoint;trace-sample-ratio;service-name;python-path;playground;"
-                   "plugin-path");
+                   "resume-token-secret-file;plugin-path");
 }
 
 /* A property a route gains is a key of its group, with nothing else to
@@ -1328,7 +1328,7 @@ test_pipeline_route_key_added (void)
                                                           0, 100, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
       keys = join_key_names ("route");
-      g_assert_true (g_str_has_suffix (keys, ";max-usage-tokens;added-key"));
+      g_assert_true (g_str_has_suffix (keys, ";resume-token-seconds;added-key"));
 
       pipeline = load ("[route:r]\npath=/r\nsource=s\nadded-key=42\n" SOURCE, &error);
       g_assert_no_error (error);
