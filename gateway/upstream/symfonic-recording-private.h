@@ -19,7 +19,9 @@ typedef struct
 
 struct _SymfonicRecording
 {
-  grefcount                   ref_count;
+  /* a replay source's recording is played by every worker's streams at
+   * once, each taking and dropping references on its own thread */
+  gatomicrefcount             ref_count;
 
   char                       *source_type;
   char                       *wire_format;

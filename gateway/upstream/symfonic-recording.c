@@ -66,7 +66,7 @@ symfonic_recording_new (void)
 {
   SymfonicRecording *self = g_new0 (SymfonicRecording, 1);
 
-  g_ref_count_init (&self->ref_count);
+  g_atomic_ref_count_init (&self->ref_count);
   self->method = g_strdup ("POST");
   self->request_headers = g_ptr_array_new_with_free_func (g_free);
   self->response_headers = g_ptr_array_new_with_free_func (g_free);
@@ -91,7 +91,7 @@ symfonic_recording_ref (SymfonicRecording *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  g_ref_count_inc (&self->ref_count);
+  g_atomic_ref_count_inc (&self->ref_count);
 
   return self;
 }
@@ -107,7 +107,7 @@ symfonic_recording_unref (SymfonicRecording *self)
 {
   g_return_if_fail (self != NULL);
 
-  if (!g_ref_count_dec (&self->ref_count))
+  if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
 
   g_free (self->source_type);

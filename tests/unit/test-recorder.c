@@ -90,6 +90,30 @@ test_format_round_trip (void)
   g_assert_nonnull (strstr (written, "\"text\":\"data\""));
 }
 
+static gpointer
+take_and_drop (gpointer data)
+{
+  for (guint i = 0; i < 1000000; i++)
+    symfonic_recording_unref (symfonic_recording_ref (data));
+
+  return NULL;
+}
+
+/* Every worker plays the same recording: references taken and dropped on
+ * many threads at once leave its count as it was. */
+static void
+test_format_shared (void)
+{
+  g_autoptr(SymfonicRecording) recording = symfonic_recording_new_from_data (valid, strlen (valid), NULL);
+  GThread *threads[4];
+
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("refs", take_and_drop, recording);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  g_assert_true (g_atomic_ref_count_compare (&recording->ref_count, 1));
+}
+
 /* Other cuts of the same bytes: the body stays, each read arrives with
  * the last of its bytes. */
 static void
@@ -388,6 +412,7 @@ main (int   argc,
   g_test_add_func ("/recorder/format/read", test_format_read);
   g_test_add_func ("/recorder/format/round-trip", test_format_round_trip);
   g_test_add_func ("/recorder/format/rechunk", test_format_rechunk);
+  g_test_add_func ("/recorder/format/shared", test_format_shared);
   for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
     {
       g_autofree char *path = g_strdup_printf ("/recorder/format/invalid/%s", invalid[i].name);
