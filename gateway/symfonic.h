@@ -38,6 +38,7 @@
 #include "symfonic-plugin.h"
 #include "symfonic-registry.h"
 #include "symfonic-release-line.h"
+#include "symfonic-recording.h"
 #include "symfonic-sse-parser.h"
 #include "symfonic-pipeline.h"
 #include "symfonic-server.h"

@@ -251,6 +251,8 @@ request_finish (SymfonicHttpRequest *req,
   g_autoptr(SymfonicStream) stream = g_object_ref (req->stream);
   g_autoptr(GError) owned_error = error;
 
+  if (G_UNLIKELY (req->capture != NULL))
+    symfonic_capture_finish (g_steal_pointer (&req->capture), owned_error);
   request_close (req);
   if (owned_error != NULL && req->upstream != NULL)
     symfonic_upstream_request_cancel (req->upstream);
@@ -265,6 +267,7 @@ request_finish (SymfonicHttpRequest *req,
   g_clear_object (&req->parser);
   g_clear_pointer (&req->payload, g_bytes_unref);
   g_clear_pointer (&req->uri, g_uri_unref);
+  g_clear_pointer (&req->playback, symfonic_recording_unref);
   g_clear_pointer (&req->connection, symfonic_http_source_release_connection);
   if (req->data_destroy != NULL)
     req->data_destroy (req->data);
@@ -575,8 +578,11 @@ send_request (SymfonicHttpRequest *req,
       g_string_append (lines, "\r\n");
       header_lines = lines->str;
     }
-  req->upstream = symfonic_upstream_send (symfonic_http_source_get_upstream (source), "POST", target,
-                                          header_lines, "application/json", req->payload, &handlers, req);
+  if (G_UNLIKELY (req->playback != NULL))
+    req->upstream = symfonic_upstream_play (req->playback, req->playback_scale, &handlers, req);
+  else
+    req->upstream = symfonic_upstream_send (symfonic_http_source_get_upstream (source), "POST", target,
+                                            header_lines, "application/json", req->payload, &handlers, req);
   symfonic_upstream_request_set_timeout (req->upstream, symfonic_http_source_get_timeout_seconds (source));
   if (req->deadline != 0)
     symfonic_upstream_request_set_deadline_at (req->upstream, req->deadline);
@@ -589,6 +595,9 @@ on_head (SymfonicUpstreamRequest *upstream,
 {
   SymfonicHttpRequest *req = data;
   GError *error = NULL;
+
+  if (G_UNLIKELY (req->capture != NULL))
+    symfonic_capture_head (req->capture, upstream, status);
 
   if (SOUP_STATUS_IS_REDIRECTION (status))
     {
@@ -645,6 +654,9 @@ on_body (SymfonicUpstreamRequest *upstream,
   SymfonicHttpRequest *req = user_data;
   GError *error = NULL;
 
+  if (G_UNLIKELY (req->capture != NULL))
+    symfonic_capture_chunk (req->capture, data, length);
+
   while (length > PARSE_SLICE && !req->waiting)
     {
       if (!symfonic_sse_parser_feed (req->parser, data, PARSE_SLICE, &req->parse_error))
@@ -671,6 +683,9 @@ on_done (SymfonicUpstreamRequest *upstream,
          gpointer                 data)
 {
   SymfonicHttpRequest *req = data;
+
+  if (G_UNLIKELY (req->capture != NULL))
+    symfonic_capture_transport_ended (req->capture, error);
 
   if (error != NULL)
     {
@@ -700,7 +715,9 @@ void
 symfonic_http_request_start (SymfonicHttpSource *source,
                              SymfonicStream     *stream,
                              GCancellable       *cancellable,
-                             gpointer            connection)
+                             gpointer            connection,
+                             SymfonicRecording  *playback,
+                             double              playback_scale)
 {
   SymfonicHttpRequest *req = g_new0 (SymfonicHttpRequest, 1);
   GUri *uri = symfonic_http_source_get_uri (source);
@@ -717,6 +734,8 @@ symfonic_http_request_start (SymfonicHttpSource *source,
   req->stream_cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
   req->connection = connection;
   req->uri = g_uri_ref (uri);
+  req->playback = playback != NULL ? symfonic_recording_ref (playback) : NULL;
+  req->playback_scale = playback_scale;
 
   append_target (path, uri);
   if (!req->klass->write_request (source, req, path, body, &error))
@@ -745,6 +764,11 @@ symfonic_http_request_start (SymfonicHttpSource *source,
     req->deadline = g_get_monotonic_time () + (gint64) timeout * G_USEC_PER_SEC;
 
   send_request (req, uri, path->str);
+  /* a run the source records: the request as it went out, then what
+   * comes back (a replay is no new run) */
+  if (G_UNLIKELY (symfonic_http_source_get_recorder (source) != NULL) && req->playback == NULL)
+    req->capture = symfonic_recorder_start (symfonic_http_source_get_recorder (source), run_id (req),
+                                            symfonic_upstream_request_get_message (req->upstream));
 
   /* from now on the reading follows the stream's back-pressure and
    * cancellation (at once if the client is already gone) */

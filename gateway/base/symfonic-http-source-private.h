@@ -6,6 +6,7 @@
 #pragma once
 
 #include "symfonic-http-source.h"
+#include "symfonic-recorder-private.h"
 #include "symfonic-sse-parser.h"
 #include "symfonic-upstream-private.h"
 #include "symfonic-usage-private.h"
@@ -33,6 +34,11 @@ struct _SymfonicHttpRequest
   guint                     redirects;
   /* the connection slot taken at admission, or NULL */
   gpointer                  connection;
+  /* what answers in place of the upstream, or NULL, and its pace */
+  SymfonicRecording        *playback;
+  double                    playback_scale;
+  /* the run's recording while the source records it, or NULL */
+  SymfonicCapture          *capture;
 
   gpointer                  data;
   GDestroyNotify            data_destroy;
@@ -86,12 +92,16 @@ G_GNUC_INTERNAL
 gboolean             symfonic_http_source_get_holds_head  (SymfonicHttpSource  *self);
 G_GNUC_INTERNAL
 void                 symfonic_http_source_release_connection (gpointer          slot);
+G_GNUC_INTERNAL
+SymfonicRecorder    *symfonic_http_source_get_recorder    (SymfonicHttpSource  *self);
 
 G_GNUC_INTERNAL
 void                 symfonic_http_request_start          (SymfonicHttpSource  *source,
                                                            SymfonicStream      *stream,
                                                            GCancellable        *cancellable,
-                                                           gpointer             connection);
+                                                           gpointer             connection,
+                                                           SymfonicRecording   *playback,
+                                                           double               playback_scale);
 
 /* --- for the library's own sources --------------------------------------- */
 

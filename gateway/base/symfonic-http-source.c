@@ -12,6 +12,9 @@
 #include "symfonic-config-file.h"
 #include "symfonic-http-source-private.h"
 #include "symfonic-init-once.h"
+#include "symfonic-param-spec.h"
+#include "symfonic-recorder-private.h"
+#include "symfonic-registry.h"
 #include "symfonic-source.h"
 #include "symfonic-stream.h"
 #include "symfonic-upstream-private.h"
@@ -51,6 +54,20 @@
  * [property@Symfonic.HttpSource:max-event-bytes]. Files are read when the
  * source is initialised ([method@Gio.Initable.init]), so that a wrong one
  * fails the pipeline's load, not a request.
+ *
+ * ## Recording
+ *
+ * With [property@Symfonic.HttpSource:record] set, the source writes what
+ * its upstream really sent for each run (a share of them with
+ * [property@Symfonic.HttpSource:record-ratio]) into that folder, one
+ * [struct@Symfonic.Recording] file per run named by its run id: the
+ * request as sent, each read of the body with its arrival time, the
+ * status and how the run ended, with every secret taken out before
+ * anything is written (see [property@Symfonic.HttpSource:record-redact]).
+ * Recording is off the stream's path: a read costs the stream a copy into
+ * a block of its run, handed to a bounded queue when full, and when the
+ * queue is full that run goes unrecorded, never slowed. [method@Symfonic.HttpSource.play] serves a stream from
+ * such a recording through the same reading, for replays and tests.
  *
  * ## Timeouts
  *
@@ -155,6 +172,10 @@ typedef struct
   gboolean   follow_redirects;
   GFile     *tls_ca_file;
   guint      max_event_bytes;
+  GFile     *record;
+  double     record_ratio;
+  guint64    record_max_bytes;
+  char     **record_redact;
 
   /* which name set the url and the headers, so that an error names the
    * key the pipeline file used */
@@ -181,6 +202,10 @@ typedef struct
   /* the head lines of every request, and the client of every worker */
   char      *header_lines;
   SymfonicUpstream *upstream;
+  /* with record set: what every stream tees into, and the values of the
+   * headers-file, which are secrets whatever their names */
+  SymfonicRecorder *recorder;
+  GPtrArray *file_values;
 
   /* the effective max-connections, and the connections held against it
    * by streams of every worker thread (atomic) */
@@ -190,6 +215,8 @@ typedef struct
 
 static void symfonic_http_source_initable_init (GInitableIface *iface);
 static void symfonic_http_source_source_init (SymfonicSourceInterface *iface);
+static gboolean start_recording (SymfonicHttpSource  *self,
+                                 GError             **error);
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE (SymfonicHttpSource, symfonic_http_source, G_TYPE_OBJECT,
                                   G_ADD_PRIVATE (SymfonicHttpSource)
@@ -210,6 +237,10 @@ enum {
   PROP_FOLLOW_REDIRECTS,
   PROP_TLS_CA_FILE,
   PROP_MAX_EVENT_BYTES,
+  PROP_RECORD,
+  PROP_RECORD_RATIO,
+  PROP_RECORD_MAX_BYTES,
+  PROP_RECORD_REDACT,
   N_PROPS
 };
 
@@ -218,6 +249,11 @@ static GParamSpec *properties[N_PROPS];
 #define DEFAULT_CONNECT_TIMEOUT 10
 #define DEFAULT_TIMEOUT 60
 #define DEFAULT_MAX_EVENT_BYTES (8 * 1024 * 1024)
+/* a recording is read back whole: well under a transcript file's cap
+ * once escaped */
+#define DEFAULT_RECORD_MAX_BYTES (4 * 1024 * 1024)
+/* a run's recording still written at the source's end */
+#define RECORD_FLUSH_US (5 * G_USEC_PER_SEC)
 /* headers, not a document: a larger file is a wrong one */
 #define MAX_HEADERS_FILE_BYTES (64 * 1024)
 /* what a refusal at the connection cap tells the client: streams end all
@@ -300,7 +336,7 @@ symfonic_http_source_start (SymfonicSource *source,
   g_return_if_fail (priv->upstream != NULL);
 
   symfonic_http_request_start (self, stream, cancellable,
-                               g_object_steal_qdata (G_OBJECT (stream), connection_quark));
+                               g_object_steal_qdata (G_OBJECT (stream), connection_quark), NULL, 0);
 }
 
 static void
@@ -504,8 +540,12 @@ append_file_headers (SymfonicHttpSourcePrivate  *priv,
 
       {
         g_autofree char *where = g_strdup_printf (_("%s line %u"), name, number);
+        const char *colon = strchr (text, ':');
 
         ok = append_header (priv, lines, "headers-file", where, text, error);
+        /* what the file holds is a credential, whatever its header */
+        if (ok && priv->record != NULL && colon != NULL)
+          g_ptr_array_add (priv->file_values, g_strstrip (g_strdup (colon + 1)));
       }
     }
   memset (contents, 0, length);
@@ -615,6 +655,9 @@ initable_init (GInitable     *initable,
   g_string_append (lines, "Accept: text/event-stream\r\n");
   priv->header_lines = g_string_free (g_steal_pointer (&lines), FALSE);
 
+  if (priv->record != NULL && !start_recording (self, error))
+    return FALSE;
+
   /* on every worker, its own kept-alive connections to the upstream */
   tls_ca_path = priv->tls_ca_file != NULL ? g_file_peek_path (priv->tls_ca_file) : NULL;
   priv->upstream = g_initable_new (SYMFONIC_TYPE_UPSTREAM, cancellable, &local_error,
@@ -715,6 +758,132 @@ symfonic_http_source_get_url_key (SymfonicHttpSource *self)
   SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (self);
 
   return priv->url_key != NULL ? priv->url_key : "url";
+}
+
+/* --- recording ------------------------------------------------------------ */
+
+/* The name pipelines give the source's type, which plays its recordings
+ * back: a type registers under one. */
+static char *
+dup_type_name (SymfonicHttpSource *self)
+{
+  SymfonicRegistry *registry = symfonic_registry_get_default ();
+  const char * const *builtin = symfonic_registry_list_builtin_types ();
+  g_auto(GStrv) names = symfonic_registry_list_types (registry);
+
+  for (guint i = 0; builtin[i] != NULL; i++)
+    {
+      if (symfonic_registry_lookup (registry, builtin[i]) == G_OBJECT_TYPE (self))
+        return g_strdup (builtin[i]);
+    }
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      if (symfonic_registry_lookup (registry, names[i]) == G_OBJECT_TYPE (self))
+        return g_strdup (names[i]);
+    }
+
+  return g_strdup (G_OBJECT_TYPE_NAME (self));
+}
+
+static const char *
+wire_format_of (const char *type_name)
+{
+  static const struct { const char *type, *wire; } wires[] = {
+    { "runtime", "symfonic-typed-sse" },
+    { "openai", "openai-chat-completions" },
+    { "anthropic", "anthropic-messages" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (wires); i++)
+    {
+      if (g_str_equal (type_name, wires[i].type))
+        return wires[i].wire;
+    }
+
+  return "sse";
+}
+
+static gboolean
+start_recording (SymfonicHttpSource  *self,
+                 GError             **error)
+{
+  SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (self);
+  GParamSpec *model_pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), "model");
+  g_autofree char *type_name = dup_type_name (self);
+  g_autofree char *model = NULL;
+
+  /* a provider's model: its recordings play back through a source that
+   * asks for it */
+  if (model_pspec != NULL && G_PARAM_SPEC_VALUE_TYPE (model_pspec) == G_TYPE_STRING)
+    g_object_get (self, "model", &model, NULL);
+
+  priv->recorder = symfonic_recorder_new (priv->record, priv->record_ratio, priv->record_max_bytes,
+                                          (const char * const *) priv->record_redact, type_name,
+                                          wire_format_of (type_name), model, error);
+  if (priv->recorder == NULL)
+    return FALSE;
+
+  /* the source's own credentials: those its head lines name as such
+   * (its configured key among them), and all of the headers-file */
+  symfonic_recorder_add_header_secrets (priv->recorder, priv->header_lines);
+  for (guint i = 0; i < priv->file_values->len; i++)
+    {
+      char *value = g_ptr_array_index (priv->file_values, i);
+
+      symfonic_recorder_add_secret (priv->recorder, value);
+      memset (value, 0, strlen (value));
+    }
+  g_ptr_array_set_size (priv->file_values, 0);
+
+  return TRUE;
+}
+
+SymfonicRecorder *
+symfonic_http_source_get_recorder (SymfonicHttpSource *self)
+{
+  SymfonicHttpSourcePrivate *priv = symfonic_http_source_get_instance_private (self);
+
+  return priv->recorder;
+}
+
+/**
+ * symfonic_http_source_play:
+ * @self: an initialised #SymfonicHttpSource
+ * @stream: a stream @self admitted ([method@Symfonic.Source.admit])
+ * @cancellable: (nullable): the stream's cancellable, as
+ *   [method@Symfonic.Source.start] takes it
+ * @recording: what an upstream of @self's type sent
+ * @time_scale: multiplies every recorded pause: 1 plays in real time, 0
+ *   as fast as reads can come, one per main-loop iteration
+ *
+ * Serves @stream as [method@Symfonic.Source.start] does, but with
+ * @recording in place of the upstream: the source writes its request as
+ * ever, and reads the recorded response through the same reading as a
+ * live one (its head, each recorded read of the body as one read, its
+ * frames, back-pressure, how it ended). A recording thus shows what this
+ * source makes of what an upstream once sent, chunking and timing
+ * included. The `replay` source plays recordings this way.
+ */
+void
+symfonic_http_source_play (SymfonicHttpSource *self,
+                           SymfonicStream     *stream,
+                           GCancellable       *cancellable,
+                           SymfonicRecording  *recording,
+                           double              time_scale)
+{
+  SymfonicHttpSourcePrivate *priv;
+
+  g_return_if_fail (SYMFONIC_IS_HTTP_SOURCE (self));
+  g_return_if_fail (SYMFONIC_IS_STREAM (stream));
+  g_return_if_fail (recording != NULL);
+  g_return_if_fail (time_scale >= 0);
+
+  priv = symfonic_http_source_get_instance_private (self);
+  g_return_if_fail (priv->upstream != NULL);
+
+  symfonic_http_request_start (self, stream, cancellable,
+                               g_object_steal_qdata (G_OBJECT (stream), connection_quark),
+                               recording, time_scale);
 }
 
 /* --- what a subclass uses ------------------------------------------------ */
@@ -904,6 +1073,21 @@ symfonic_http_source_finalize (GObject *object)
   g_strfreev (priv->request_headers);
   g_clear_object (&priv->headers_file);
   g_clear_object (&priv->tls_ca_file);
+  g_clear_object (&priv->record);
+  g_strfreev (priv->record_redact);
+  if (priv->recorder != NULL)
+    {
+      /* the runs that ended reach their files before the source goes */
+      symfonic_recorder_flush (RECORD_FLUSH_US);
+      symfonic_recorder_unref (priv->recorder);
+    }
+  for (guint i = 0; i < priv->file_values->len; i++)
+    {
+      char *value = g_ptr_array_index (priv->file_values, i);
+
+      memset (value, 0, strlen (value));
+    }
+  g_ptr_array_unref (priv->file_values);
   g_ptr_array_unref (priv->reserved);
   symfonic_init_once_clear (&priv->init);
   g_clear_pointer (&priv->uri, g_uri_unref);
@@ -959,6 +1143,18 @@ symfonic_http_source_get_property (GObject    *object,
       break;
     case PROP_MAX_EVENT_BYTES:
       g_value_set_uint (value, priv->max_event_bytes);
+      break;
+    case PROP_RECORD:
+      g_value_set_object (value, priv->record);
+      break;
+    case PROP_RECORD_RATIO:
+      g_value_set_double (value, priv->record_ratio);
+      break;
+    case PROP_RECORD_MAX_BYTES:
+      g_value_set_uint64 (value, priv->record_max_bytes);
+      break;
+    case PROP_RECORD_REDACT:
+      g_value_set_boxed (value, priv->record_redact);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1026,6 +1222,19 @@ symfonic_http_source_set_property (GObject      *object,
       break;
     case PROP_MAX_EVENT_BYTES:
       priv->max_event_bytes = g_value_get_uint (value);
+      break;
+    case PROP_RECORD:
+      g_set_object (&priv->record, g_value_get_object (value));
+      break;
+    case PROP_RECORD_RATIO:
+      priv->record_ratio = g_value_get_double (value);
+      break;
+    case PROP_RECORD_MAX_BYTES:
+      priv->record_max_bytes = g_value_get_uint64 (value);
+      break;
+    case PROP_RECORD_REDACT:
+      g_strfreev (priv->record_redact);
+      priv->record_redact = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1258,6 +1467,61 @@ symfonic_http_source_class_init (SymfonicHttpSourceClass *klass)
                        0, G_MAXUINT, DEFAULT_MAX_EVENT_BYTES,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
 
+  /**
+   * SymfonicHttpSource:record:
+   *
+   * A folder the source records its runs into, one
+   * [struct@Symfonic.Recording] per run, `RUN_ID.jsonl`, mode 0600,
+   * written whole (a temporary file renamed) once the run ended, marked
+   * truncated when bytes are missing. A pipeline file's relative path is
+   * relative to that file; the folder must exist and be writable when the
+   * source is initialised. Unset, nothing is recorded, at no cost.
+   */
+  properties[PROP_RECORD] =
+    symfonic_param_spec_folder ("record", "Record",
+                                "A folder where each run's upstream answer is recorded, one RUN_ID.jsonl per run, "
+                                "its secrets removed; unset records nothing",
+                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicHttpSource:record-ratio:
+   *
+   * The share of runs recorded, from 0 to 1, decided by each run's id:
+   * 0.01 records about one run in a hundred.
+   */
+  properties[PROP_RECORD_RATIO] =
+    g_param_spec_double ("record-ratio", "Record ratio",
+                         "The share of runs recorded, from 0 to 1, decided by each run's id",
+                         0.0, 1.0, 1.0,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicHttpSource:record-max-bytes:
+   *
+   * The most body bytes a run's recording keeps; past it the recording
+   * is marked truncated and keeps what came before.
+   */
+  properties[PROP_RECORD_MAX_BYTES] =
+    g_param_spec_uint64 ("record-max-bytes", "Record max bytes",
+                         "The most body bytes one run's recording keeps; past it the recording is marked "
+                         "truncated",
+                         1024, G_MAXUINT32, DEFAULT_RECORD_MAX_BYTES,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SymfonicHttpSource:record-redact:
+   *
+   * Regular expressions (PCRE, matched on bytes) whose matches are masked
+   * in every recording, in the request and in the body, besides what the
+   * recorder always removes: credential headers, the source's own key and
+   * headers-file values, and key-shaped strings (`sk-…`, bearer and
+   * basic credentials, JWTs, AWS, Google, GitHub and Slack keys). A
+   * pattern that does not compile fails the load.
+   */
+  properties[PROP_RECORD_REDACT] =
+    g_param_spec_boxed ("record-redact", "Record redact",
+                        "Regular expressions whose matches are masked in recordings, besides credential "
+                        "headers, the source's key and key-shaped strings",
+                        G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1269,6 +1533,9 @@ symfonic_http_source_init (SymfonicHttpSource *self)
   priv->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   priv->timeout = DEFAULT_TIMEOUT;
   priv->max_event_bytes = DEFAULT_MAX_EVENT_BYTES;
+  priv->record_ratio = 1.0;
+  priv->record_max_bytes = DEFAULT_RECORD_MAX_BYTES;
+  priv->file_values = g_ptr_array_new_with_free_func (g_free);
   priv->reserved = g_ptr_array_new_with_free_func (g_free);
   priv->url_key = NULL;
   priv->headers_key = "request-headers";

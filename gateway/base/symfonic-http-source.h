@@ -14,6 +14,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-event.h"
+#include "symfonic-recording.h"
 #include "symfonic-types.h"
 
 G_BEGIN_DECLS
@@ -178,6 +179,13 @@ void        symfonic_http_source_add_request_header         (SymfonicHttpSource 
 /* what every HTTP source is configured with */
 GUri       *symfonic_http_source_get_uri                    (SymfonicHttpSource  *self);
 const char *symfonic_http_source_get_display_url            (SymfonicHttpSource  *self);
+
+/* a stream served from what an upstream once sent */
+void        symfonic_http_source_play                       (SymfonicHttpSource  *self,
+                                                             SymfonicStream      *stream,
+                                                             GCancellable        *cancellable,
+                                                             SymfonicRecording   *recording,
+                                                             double               time_scale);
 
 GType                symfonic_http_request_get_type              (void) G_GNUC_CONST;
 SymfonicHttpRequest *symfonic_http_request_ref                   (SymfonicHttpRequest  *request);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "symfonic-metrics-private.h"
+#include "symfonic-recorder-private.h"
 #include "symfonic-redis-store-private.h"
 #include "symfonic-route-private.h"
 #include "symfonic-stream-private.h"
@@ -764,6 +765,16 @@ symfonic_metrics_render (SymfonicMetrics  *self,
                           "# TYPE symfonic_filter_held_bytes gauge\n"
                           "symfonic_filter_held_bytes %" G_GINT64_FORMAT "\n",
                           MAX (symfonic_telemetry_gauge_get (SYMFONIC_GAUGE_FILTER_HELD_BYTES), 0));
+  /* the HTTP sources' recordings share one writer in the process */
+  g_string_append_printf (out, "# HELP symfonic_recordings_written_total Runs recorded into a source's record folder\n"
+                          "# TYPE symfonic_recordings_written_total counter\n"
+                          "symfonic_recordings_written_total %" G_GUINT64_FORMAT "\n"
+                          "# HELP symfonic_recordings_dropped_total Runs left unrecorded: the recorder's queue was full "
+                          "or the file could not be written\n"
+                          "# TYPE symfonic_recordings_dropped_total counter\n"
+                          "symfonic_recordings_dropped_total %" G_GUINT64_FORMAT "\n",
+                          symfonic_recorder_count_written (),
+                          symfonic_recorder_count_dropped ());
 
   g_string_append (out, "# HELP symfonic_responses_total Responses by route and HTTP status\n"
                         "# TYPE symfonic_responses_total counter\n");

@@ -71,6 +71,11 @@ G_GNUC_INTERNAL
 const char *symfonic_http_response_get_header (SymfonicHttpResponse  *resp,
                                                const char            *name);
 G_GNUC_INTERNAL
+gboolean    symfonic_http_response_get_header_at (SymfonicHttpResponse *resp,
+                                                  guint                 index,
+                                                  const char          **name,
+                                                  const char          **value);
+G_GNUC_INTERNAL
 void        symfonic_http_response_forget_head (SymfonicHttpResponse *resp);
 G_GNUC_INTERNAL
 void        symfonic_http_response_clear       (SymfonicHttpResponse *resp);

@@ -468,6 +468,21 @@ symfonic_http_response_get_header (SymfonicHttpResponse *resp,
   return NULL;
 }
 
+/* The @index-th header of the head read, in the order it came, or FALSE
+ * past the last. */
+gboolean
+symfonic_http_response_get_header_at (SymfonicHttpResponse  *resp,
+                                      guint                  index,
+                                      const char           **name,
+                                      const char           **value)
+{
+  if (!resp->head_done || index >= resp->n_headers)
+    return FALSE;
+  *name = header_at (resp, index, value);
+
+  return TRUE;
+}
+
 /* Lets go of the head and its table: symfonic_http_response_get_header()
  * finds nothing after this. Safe to call more than once. */
 void

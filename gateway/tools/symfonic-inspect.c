@@ -4,11 +4,14 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <glib/gi18n.h>
 
+#include <glib/gstdio.h>
 #include <symfonic.h>
 
+#include "symfonic-conformance.h"
 #include "symfonic-locale-private.h"
 
 static const char *
@@ -302,20 +305,200 @@ inspect_type (SymfonicRegistry *registry,
   return 0;
 }
 
+/* --- a transcript ----------------------------------------------------------- */
+
+/* the cuts a transcript is tried with, besides the one it came with */
+static const char * const inspect_chunkings[] = { "whole", "bytes=1", "seed=1", "seed=2", "seed=3,max=5" };
+/* a recording slower than this is not played at its own pace as well */
+#define PACED_LIMIT_US (30 * G_USEC_PER_SEC)
+
+static char *
+format_duration (gint64 us)
+{
+  if (us >= 10 * G_USEC_PER_SEC)
+    return g_strdup_printf ("%.1f s", us / (double) G_USEC_PER_SEC);
+
+  return g_strdup_printf ("%.1f ms", us / 1000.0);
+}
+
+static void
+print_summary (SymfonicRecording *recording,
+               const char        *finish_reason)
+{
+  g_autoptr(GEnumClass) ends = g_type_class_ref (SYMFONIC_TYPE_RECORDING_END);
+  g_autoptr(GEnumClass) transports = g_type_class_ref (SYMFONIC_TYPE_RECORDING_TRANSPORT);
+  g_autofree char *duration = format_duration (symfonic_recording_get_duration_us (recording));
+  g_autofree char *head = format_duration (symfonic_recording_get_head_us (recording));
+  gint64 input_tokens;
+  gint64 output_tokens;
+
+  g_print (_("Source:        %s (%s)\n"), symfonic_recording_get_source_type (recording),
+           symfonic_recording_get_wire_format (recording) != NULL ? symfonic_recording_get_wire_format (recording) : "?");
+  if (symfonic_recording_get_model (recording) != NULL)
+    g_print (_("Model:         %s\n"), symfonic_recording_get_model (recording));
+  if (symfonic_recording_get_run_id (recording) != NULL)
+    g_print (_("Run:           %s\n"), symfonic_recording_get_run_id (recording));
+  if (symfonic_recording_get_request_target (recording) != NULL)
+    g_print (_("Request:       POST %s\n"), symfonic_recording_get_request_target (recording));
+  if (symfonic_recording_get_status (recording) != 0)
+    g_print (_("Status:        %u (head after %s)\n"), symfonic_recording_get_status (recording), head);
+  else
+    g_print (_("Status:        no response head\n"));
+  g_print (_("Chunks:        %u reads, %zu bytes, over %s\n"),
+           symfonic_recording_get_n_chunks (recording),
+           g_bytes_get_size (symfonic_recording_get_body (recording)), duration);
+  g_print (_("Ended:         %s (transport: %s)%s%s%s\n"),
+           g_enum_get_value (ends, symfonic_recording_get_end (recording))->value_nick,
+           g_enum_get_value (transports, symfonic_recording_get_transport (recording))->value_nick,
+           symfonic_recording_get_error_code (recording) != NULL ? ", " : "",
+           symfonic_recording_get_error_code (recording) != NULL ? symfonic_recording_get_error_code (recording) : "",
+           symfonic_recording_get_truncated (recording) ? _(", truncated") : "");
+  if (symfonic_conformance_recorded_usage (recording, &input_tokens, &output_tokens))
+    g_print (_("Usage:         %" PRId64 " input, %" PRId64 " output tokens\n"),
+             input_tokens, output_tokens);
+  else
+    g_print (_("Usage:         none reported\n"));
+  g_print (_("Finish reason: %s\n"), finish_reason != NULL ? finish_reason : _("none (the stream did not succeed)"));
+  g_print (_("Redactions:    %u secrets masked when recorded\n"), symfonic_recording_get_redactions (recording));
+}
+
+/* Prints what the transcript at @path holds and plays it through every
+ * route kind, as recorded and cut other ways, checking what each client
+ * gets against the contract. 1 names every rule broken. */
+static int
+inspect_transcript (SymfonicRegistry *registry,
+                    const char       *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *folder = NULL;
+  g_autofree char *copy = NULL;
+  g_autoptr(SymfonicConformance) conformance = NULL;
+  g_autoptr(GPtrArray) results = NULL;
+  SymfonicConformanceResult *references[SYMFONIC_CONFORMANCE_N_ROUTES] = { NULL, };
+  SymfonicRecording *recording;
+  gsize length;
+  guint broken = 0;
+  guint runs = 0;
+
+  if (!g_file_get_contents (path, &contents, &length, &error))
+    {
+      g_printerr ("symfonic-inspect: %s\n", error->message);
+      return 2;
+    }
+  /* a broken recording is named as the operator named it */
+  if (symfonic_recording_data_is_recording (contents, length))
+    {
+      g_autoptr(SymfonicRecording) checked = symfonic_recording_new_from_data (contents, length, &error);
+
+      if (checked == NULL)
+        {
+          g_printerr ("symfonic-inspect: %s: %s\n", path, error->message);
+          return 1;
+        }
+    }
+  folder = g_dir_make_tmp ("symfonic-inspect-XXXXXX", &error);
+  if (folder == NULL)
+    {
+      g_printerr ("symfonic-inspect: %s\n", error->message);
+      return 2;
+    }
+  copy = g_build_filename (folder, "transcript.jsonl", NULL);
+  if (!g_file_set_contents_full (copy, contents, length, G_FILE_SET_CONTENTS_NONE, 0600, &error) ||
+      (conformance = symfonic_conformance_new (registry, folder, &error)) == NULL)
+    {
+      g_printerr ("symfonic-inspect: %s: %s\n", path, error->message);
+      g_unlink (copy);
+      g_rmdir (folder);
+      return 1;
+    }
+
+  recording = symfonic_conformance_get_recording (conformance, "transcript");
+  for (SymfonicConformanceRoute route = 0; route < SYMFONIC_CONFORMANCE_PACED; route++)
+    {
+      symfonic_conformance_add (conformance, "transcript", route, NULL);
+      for (guint i = 0; recording != NULL && i < G_N_ELEMENTS (inspect_chunkings); i++)
+        symfonic_conformance_add (conformance, "transcript", route, inspect_chunkings[i]);
+    }
+  if (recording != NULL && symfonic_recording_get_duration_us (recording) <= PACED_LIMIT_US)
+    symfonic_conformance_add (conformance, "transcript", SYMFONIC_CONFORMANCE_PACED, NULL);
+  results = symfonic_conformance_run (conformance);
+
+  for (guint i = 0; i < results->len; i++)
+    {
+      SymfonicConformanceResult *result = g_ptr_array_index (results, i);
+
+      if (g_str_equal (result->chunking, "recorded") && references[result->route] == NULL)
+        references[result->route] = result;
+    }
+  for (guint i = 0; i < results->len; i++)
+    {
+      SymfonicConformanceResult *result = g_ptr_array_index (results, i);
+      SymfonicConformanceResult *reference = references[result->route];
+
+      symfonic_conformance_expect (conformance, result,
+                                   reference != result && result->route != SYMFONIC_CONFORMANCE_PACED ? reference : NULL);
+      runs++;
+    }
+
+  g_print ("%s\n", path);
+  if (recording != NULL)
+    print_summary (recording, references[SYMFONIC_CONFORMANCE_TYPED] != NULL
+                              ? references[SYMFONIC_CONFORMANCE_TYPED]->finish_reason : NULL);
+  else
+    g_print (_("Typed events, played by the replay source (no recorded bytes to cut)\n"));
+
+  g_print (_("\nContract, over %u runs (every route kind; as recorded, in one read, a byte per read, at random):\n"),
+           runs);
+  for (guint i = 0; i < results->len; i++)
+    {
+      SymfonicConformanceResult *result = g_ptr_array_index (results, i);
+
+      for (guint v = 0; v < result->violations->len; v++)
+        {
+          g_print ("  %s, %s: %s\n", symfonic_conformance_route_name (result->route), result->chunking,
+                   (const char *) g_ptr_array_index (result->violations, v));
+          broken++;
+        }
+    }
+  if (broken == 0)
+    g_print (_("  kept: one terminal, the terminal text the deltas', no citation tag or memory block, the typed\n"
+               "  order, each route's shape, the usage carried to the end, heartbeats between frames\n"));
+
+  g_unlink (copy);
+  g_rmdir (folder);
+
+  return broken == 0 ? 0 : 1;
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_autoptr(GOptionContext) context = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *transcript = NULL;
   SymfonicRegistry *registry;
+  const GOptionEntry entries[] = {
+    { "transcript", 't', 0, G_OPTION_ARG_FILENAME, &transcript,
+      N_("Prints a transcript’s summary and checks it against the stream contract on every route "
+         "(exit status 1 names each rule broken)"), N_("FILE") },
+    G_OPTION_ENTRY_NULL
+  };
 
+  /* what --transcript connects to is its own gateway on 127.0.0.1: no
+   * proxy, and no GSettings read to look one up, which a container may
+   * lack */
+  g_setenv ("GIO_USE_PROXY_RESOLVER", "dummy", FALSE);
   symfonic_locale_init ();
 
   context = g_option_context_new (_("[TYPE]"));
   g_option_context_set_summary (context, _("Lists the plugins and the stage, source and store types they\n"
                                            "register; with TYPE, prints each of its properties, and with “gateway”\n"
-                                           "or “route”, each key of that group of a pipeline file."));
+                                           "or “route”, each key of that group of a pipeline file. With\n"
+                                           "--transcript FILE, summarises a transcript or recording and checks it\n"
+                                           "against the stream contract."));
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {
       g_printerr ("symfonic-inspect: %s\n", error->message);
@@ -329,6 +512,8 @@ main (int   argc,
       return 1;
     }
 
+  if (transcript != NULL)
+    return inspect_transcript (registry, transcript);
   if (argc > 1)
     return inspect_type (registry, argv[1]);
 

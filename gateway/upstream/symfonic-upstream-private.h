@@ -6,6 +6,8 @@
 
 #include <gio/gio.h>
 
+#include "symfonic-recording.h"
+
 G_BEGIN_DECLS
 
 /* The library's own: sources reach it through SymfonicHttpSource, so that
@@ -66,8 +68,20 @@ SymfonicUpstreamRequest *symfonic_upstream_send               (SymfonicUpstream 
                                                                const SymfonicUpstreamHandlers *handlers,
                                                                gpointer                        user_data);
 G_GNUC_INTERNAL
+SymfonicUpstreamRequest *symfonic_upstream_play               (SymfonicRecording              *recording,
+                                                               double                          time_scale,
+                                                               const SymfonicUpstreamHandlers *handlers,
+                                                               gpointer                        user_data);
+G_GNUC_INTERNAL
 const char              *symfonic_upstream_request_get_header (SymfonicUpstreamRequest        *request,
                                                                const char                     *name);
+G_GNUC_INTERNAL
+gboolean                 symfonic_upstream_request_get_header_at (SymfonicUpstreamRequest     *request,
+                                                               guint                           index,
+                                                               const char                    **name,
+                                                               const char                    **value);
+G_GNUC_INTERNAL
+GBytes                  *symfonic_upstream_request_get_message (SymfonicUpstreamRequest       *request);
 G_GNUC_INTERNAL
 void                     symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest       *request,
                                                                guint                           seconds);

@@ -17,6 +17,7 @@
 #include "symfonic-upstream-private.h"
 #include "symfonic-http-response-private.h"
 #include "symfonic-poller-private.h"
+#include "symfonic-recording-private.h"
 
 /* SymfonicUpstream:
  *
@@ -188,9 +189,13 @@ struct _SymfonicUpstreamRequest
   gboolean                  answered;
 
   SymfonicHttpResponse      response;
+
+  /* a recording played in place of a connection, or NULL */
+  struct _Playback         *playback;
 };
 
 static void conn_update_watch (Conn *conn);
+static void playback_clear    (struct _Playback *playback);
 static void request_detach    (SymfonicUpstreamRequest *req,
                                gboolean                 reusable);
 static void linger_over       (SymfonicUpstreamRequest *req);
@@ -295,7 +300,9 @@ request_unref (SymfonicUpstreamRequest *req)
   g_clear_error (&req->error);
   g_clear_pointer (&req->message, g_bytes_unref);
   symfonic_http_response_clear (&req->response);
-  g_object_unref (req->upstream);
+  g_clear_object (&req->upstream);
+  if (req->playback != NULL)
+    playback_clear (req->playback);
   g_free (req);
 }
 
@@ -1024,6 +1031,223 @@ start_write (SymfonicUpstreamRequest *req)
   continue_write (req);
 }
 
+/* --- a recording in place of a connection ---------------------------------- */
+
+/* A recorded response, played to the same handlers a connection would
+ * call: its head at its time, each read of its body at its time (one read
+ * per main-loop iteration at most, as reads come), and its end as it
+ * ended, so that everything above the transport, the SSE parser and the
+ * source's frames above all, reads it as it read the upstream. */
+typedef struct _Playback
+{
+  SymfonicRecording *recording;
+  double             time_scale;
+  gint64             start;
+  SymfonicTimer     *timer;
+  /* the next read, or the head when !head_done */
+  guint              position;
+  gboolean           head_done;
+  /* a cancel() turned the end into G_IO_ERROR_CANCELLED */
+  gboolean           cancelled;
+} Playback;
+
+static gint64
+playback_due (SymfonicUpstreamRequest *req,
+              gint64                   offset_us)
+{
+  Playback *playback = req->playback;
+
+  return playback->start + (gint64) (offset_us * playback->time_scale);
+}
+
+static GError *
+playback_end_error (Playback *playback)
+{
+  if (playback->cancelled)
+    return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
+
+  switch (symfonic_recording_get_transport (playback->recording))
+    {
+    case SYMFONIC_RECORDING_TRANSPORT_CLOSED:
+      return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                  playback->head_done ? "the response was cut short" : "closed before answering");
+    case SYMFONIC_RECORDING_TRANSPORT_TIMEOUT:
+      return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "timed out");
+    case SYMFONIC_RECORDING_TRANSPORT_REFUSED:
+      return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED, "connection refused");
+    case SYMFONIC_RECORDING_TRANSPORT_FAILED:
+      return g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "the connection failed");
+    case SYMFONIC_RECORDING_TRANSPORT_EOF:
+    case SYMFONIC_RECORDING_TRANSPORT_STOPPED:
+    default:
+      /* the gateway stopped reading there: what it read is all there is,
+       * and a reader that still wants more meets the body's end */
+      return playback->head_done ? NULL
+                                 : g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                                                        "closed before answering");
+    }
+}
+
+static void
+playback_step (gpointer data)
+{
+  SymfonicUpstreamRequest *req = data;
+  Playback *playback = req->playback;
+  /* a handler may free the request: what it reads stays until it returns */
+  G_GNUC_UNUSED g_autoptr(SymfonicUpstreamRequest) keep = request_ref (req);
+  g_autoptr(SymfonicRecording) recording = symfonic_recording_ref (playback->recording);
+  const SymfonicRecordingChunk *chunk;
+  gsize start;
+
+  if (req->state == STATE_DONE || req->dropped)
+    return;
+
+  if (!playback->head_done && !playback->cancelled && recording->status != 0)
+    {
+      playback->head_done = TRUE;
+      req->answered = TRUE;
+      req->state = STATE_BODY;
+      if (req->handlers.head != NULL)
+        req->handlers.head (req, recording->status, req->user_data);
+      if (req->state == STATE_DONE || req->dropped)
+        return;
+      symfonic_timer_set_deadline (playback->timer, g_get_monotonic_time ());
+      return;
+    }
+
+  if (req->paused && !playback->cancelled)
+    return;
+
+  if (!playback->cancelled && playback->position < recording->chunks->len)
+    {
+      chunk = &g_array_index (recording->chunks, SymfonicRecordingChunk, playback->position);
+      if (playback_due (req, chunk->offset_us) > g_get_monotonic_time ())
+        {
+          symfonic_timer_set_deadline (playback->timer, playback_due (req, chunk->offset_us));
+          return;
+        }
+      start = playback->position > 0
+        ? g_array_index (recording->chunks, SymfonicRecordingChunk, playback->position - 1).end
+        : 0;
+      playback->position++;
+      req->handlers.body (req, (const guint8 *) g_bytes_get_data (recording->body, NULL) + start,
+                          chunk->end - start, req->user_data);
+      if (req->state == STATE_DONE || req->dropped)
+        return;
+      /* the next read in a later iteration, as a socket's would come */
+      symfonic_timer_set_deadline (playback->timer,
+                                   playback->position < recording->chunks->len
+                                   ? MAX (g_get_monotonic_time (),
+                                          playback_due (req, g_array_index (recording->chunks, SymfonicRecordingChunk,
+                                                                            playback->position).offset_us))
+                                   : MAX (g_get_monotonic_time (), playback_due (req, recording->duration_us)));
+      return;
+    }
+
+  if (!playback->cancelled && playback_due (req, recording->duration_us) > g_get_monotonic_time ())
+    {
+      symfonic_timer_set_deadline (playback->timer, playback_due (req, recording->duration_us));
+      return;
+    }
+
+  req->state = STATE_DONE;
+  g_clear_pointer (&playback->timer, symfonic_timer_remove);
+  {
+    g_autoptr(GError) error = playback_end_error (playback);
+
+    req->handlers.done (req, error, req->user_data);
+  }
+}
+
+/* symfonic_upstream_play
+ * @recording: what an upstream sent
+ * @time_scale: multiplies every recorded pause; 0 plays as fast as reads
+ *   can come, one per main-loop iteration
+ * @handlers: what to call as the response arrives; kept by value
+ * @user_data: data for @handlers
+ *
+ * A request answered by @recording instead of a connection: its head,
+ * each read of its body and its end reach @handlers as a connection's
+ * would, at the recorded times. Pausing holds the reads back; the
+ * timeouts of a connection do not apply, since the recording carries its
+ * own. Nothing is called before this returns.
+ *
+ * Returns: the request, for symfonic_upstream_request_free()
+ */
+SymfonicUpstreamRequest *
+symfonic_upstream_play (SymfonicRecording              *recording,
+                        double                          time_scale,
+                        const SymfonicUpstreamHandlers *handlers,
+                        gpointer                        user_data)
+{
+  SymfonicUpstreamRequest *req;
+  Playback *playback;
+
+  g_return_val_if_fail (recording != NULL, NULL);
+  g_return_val_if_fail (time_scale >= 0, NULL);
+  g_return_val_if_fail (handlers != NULL && handlers->body != NULL && handlers->done != NULL, NULL);
+
+  req = g_new0 (SymfonicUpstreamRequest, 1);
+  req->ref_count = 1;
+  req->handlers = *handlers;
+  req->user_data = user_data;
+  req->state = STATE_HEAD;
+
+  playback = g_new0 (Playback, 1);
+  playback->recording = symfonic_recording_ref (recording);
+  playback->time_scale = time_scale;
+  playback->start = g_get_monotonic_time ();
+  playback->timer = symfonic_timer_new (playback_step, req);
+  req->playback = playback;
+  symfonic_timer_set_deadline (playback->timer, playback_due (req, recording->head_us));
+
+  return req;
+}
+
+static const char *
+playback_get_header (SymfonicUpstreamRequest *req,
+                     const char              *name)
+{
+  return symfonic_recording_get_response_header (req->playback->recording, name);
+}
+
+static void
+playback_resume (SymfonicUpstreamRequest *req)
+{
+  if (!req->paused)
+    return;
+  req->paused = FALSE;
+  if (req->state != STATE_DONE && req->playback->timer != NULL)
+    symfonic_timer_set_deadline (req->playback->timer, g_get_monotonic_time ());
+}
+
+static void
+playback_cancel (SymfonicUpstreamRequest *req)
+{
+  if (req->state == STATE_DONE)
+    return;
+  req->playback->cancelled = TRUE;
+  /* reported from the main loop, as a connection's cancel is */
+  symfonic_timer_set_deadline (req->playback->timer, g_get_monotonic_time ());
+}
+
+static void
+playback_free (SymfonicUpstreamRequest *req)
+{
+  req->dropped = TRUE;
+  req->state = STATE_DONE;
+  g_clear_pointer (&req->playback->timer, symfonic_timer_remove);
+  request_unref (req);
+}
+
+static void
+playback_clear (Playback *playback)
+{
+  g_clear_pointer (&playback->timer, symfonic_timer_remove);
+  symfonic_recording_unref (playback->recording);
+  g_free (playback);
+}
+
 /* --- the public API ------------------------------------------------------ */
 
 /* A connection whose dropped request is reading its body to the end,
@@ -1172,7 +1396,57 @@ symfonic_upstream_request_get_header (SymfonicUpstreamRequest *request,
   g_return_val_if_fail (request != NULL, NULL);
   g_return_val_if_fail (name != NULL, NULL);
 
+  if (G_UNLIKELY (request->playback != NULL))
+    return playback_get_header (request, name);
+
   return symfonic_http_response_get_header (&request->response, name);
+}
+
+/* symfonic_upstream_request_get_message
+ * @request: a request
+ *
+ * Returns: (nullable): the request as it went out, head and body, until
+ *   its response's head arrived; %NULL for a recording's
+ */
+GBytes *
+symfonic_upstream_request_get_message (SymfonicUpstreamRequest *request)
+{
+  g_return_val_if_fail (request != NULL, NULL);
+
+  return request->message;
+}
+
+/* symfonic_upstream_request_get_header_at
+ * @request: a request whose head arrived
+ * @index: a header, from 0
+ * @name: (out): its name
+ * @value: (out): its value
+ *
+ * The response's headers in the order they came, during the head
+ * handler only.
+ *
+ * Returns: %FALSE past the last
+ */
+gboolean
+symfonic_upstream_request_get_header_at (SymfonicUpstreamRequest  *request,
+                                         guint                     index,
+                                         const char              **name,
+                                         const char              **value)
+{
+  g_return_val_if_fail (request != NULL, FALSE);
+
+  if (G_UNLIKELY (request->playback != NULL))
+    {
+      GPtrArray *headers = request->playback->recording->response_headers;
+
+      if (2 * index + 1 >= headers->len)
+        return FALSE;
+      *name = g_ptr_array_index (headers, 2 * index);
+      *value = g_ptr_array_index (headers, 2 * index + 1);
+      return TRUE;
+    }
+
+  return symfonic_http_response_get_header_at (&request->response, index, name, value);
 }
 
 /* symfonic_upstream_request_set_timeout
@@ -1188,6 +1462,10 @@ symfonic_upstream_request_set_timeout (SymfonicUpstreamRequest *request,
                                        guint                    seconds)
 {
   g_return_if_fail (request != NULL);
+
+  /* a recording keeps its own time: what timed out then times out again */
+  if (G_UNLIKELY (request->playback != NULL))
+    return;
 
   request->timeout = seconds;
   if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
@@ -1209,6 +1487,10 @@ symfonic_upstream_request_set_deadline (SymfonicUpstreamRequest *request,
 {
   g_return_if_fail (request != NULL);
 
+  /* a recording keeps its own time: what timed out then times out again */
+  if (G_UNLIKELY (request->playback != NULL))
+    return;
+
   request->deadline = seconds != 0 ? g_get_monotonic_time () + (gint64) seconds * G_USEC_PER_SEC : 0;
   if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
     conn_arm_timeout (request->conn);
@@ -1221,6 +1503,10 @@ symfonic_upstream_request_set_deadline_at (SymfonicUpstreamRequest *request,
                                            gint64                   deadline)
 {
   g_return_if_fail (request != NULL);
+
+  /* a recording keeps its own time: what timed out then times out again */
+  if (G_UNLIKELY (request->playback != NULL))
+    return;
 
   request->deadline = deadline;
   if (request->conn != NULL && !request->conn->connecting && request->conn->handshake == NULL)
@@ -1237,6 +1523,12 @@ void
 symfonic_upstream_request_pause (SymfonicUpstreamRequest *request)
 {
   g_return_if_fail (request != NULL);
+
+  if (G_UNLIKELY (request->playback != NULL))
+    {
+      request->paused = TRUE;
+      return;
+    }
 
   if (request->paused)
     return;
@@ -1257,6 +1549,12 @@ void
 symfonic_upstream_request_resume (SymfonicUpstreamRequest *request)
 {
   g_return_if_fail (request != NULL);
+
+  if (G_UNLIKELY (request->playback != NULL))
+    {
+      playback_resume (request);
+      return;
+    }
 
   if (!request->paused)
     return;
@@ -1282,6 +1580,12 @@ symfonic_upstream_request_cancel (SymfonicUpstreamRequest *request)
 {
   g_return_if_fail (request != NULL);
 
+  if (G_UNLIKELY (request->playback != NULL))
+    {
+      playback_cancel (request);
+      return;
+    }
+
   request_fail (request, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled"));
 }
 
@@ -1297,6 +1601,11 @@ symfonic_upstream_request_free (SymfonicUpstreamRequest *request)
 {
   if (request == NULL)
     return;
+  if (G_UNLIKELY (request->playback != NULL))
+    {
+      playback_free (request);
+      return;
+    }
 
   request->dropped = TRUE;
   symfonic_poller_cancel_deferred (request->pool->worker->poller, &request->report);

@@ -110,23 +110,20 @@ parse_line (const char               *line,
   return entry->event != NULL;
 }
 
+/* @contents is a file's, @display its name for errors; @name what
+ * requests call it. */
 SymfonicTranscript *
-symfonic_transcript_new_from_file (GFile   *file,
-                                   GError **error)
+symfonic_transcript_new_from_data (const char  *name,
+                                   const char  *display,
+                                   const char  *contents,
+                                   GError     **error)
 {
   g_autoptr(SymfonicTranscript) self = g_new0 (SymfonicTranscript, 1);
-  g_autofree char *contents = NULL;
-  g_autofree char *basename = g_file_get_basename (file);
-  g_autofree char *display = g_file_get_parse_name (file);
   g_auto(GStrv) lines = NULL;
-  gsize length;
 
   self->entries = g_array_new (FALSE, TRUE, sizeof (SymfonicTranscriptEntry));
   g_array_set_clear_func (self->entries, clear_entry);
-  self->name = g_strndup (basename, strlen (basename) - strlen (".jsonl"));
-
-  if (!symfonic_config_file_load (file, SYMFONIC_CONFIG_FILE_MAX_SIZE, &contents, &length, error))
-    return NULL;
+  self->name = g_strdup (name);
 
   lines = g_strsplit (contents, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)

@@ -18,7 +18,9 @@ typedef struct
 
 typedef struct _SymfonicTranscript SymfonicTranscript;
 
-SymfonicTranscript            *symfonic_transcript_new_from_file (GFile               *file,
+SymfonicTranscript            *symfonic_transcript_new_from_data (const char          *name,
+                                                                  const char          *display,
+                                                                  const char          *contents,
                                                                   GError             **error);
 void                           symfonic_transcript_free          (SymfonicTranscript  *self);
 const char                    *symfonic_transcript_get_name      (SymfonicTranscript  *self);
