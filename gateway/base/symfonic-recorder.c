@@ -525,9 +525,15 @@ redact (SymfonicRecorder *self,
         char             *data,
         gsize             length)
 {
+  guint found;
+
+  /* an empty body may have no buffer at all */
+  if (length == 0)
+    return 0;
+
   /* literals first: a configured key is found whole before a shape takes
    * part of it */
-  guint found = mask_literals (self->secrets, data, length) + mask_literals (run_secrets, data, length);
+  found = mask_literals (self->secrets, data, length) + mask_literals (run_secrets, data, length);
 
   found += mask_key_shapes (data, length);
   found += mask_patterns (self, data, length);
