@@ -6,6 +6,7 @@
 
 #include "symfonic-error.h"
 #include "symfonic-run-store.h"
+#include "symfonic-store-private.h"
 
 /**
  * SymfonicRunStore:
@@ -105,8 +106,21 @@ read_result_free (gpointer data)
 {
   ReadResult *result = data;
 
-  g_ptr_array_unref (result->frames);
+  g_clear_pointer (&result->frames, g_ptr_array_unref);
   g_free (result);
+}
+
+/* takes @frames */
+void
+symfonic_run_store_return_read (GTask     *task,
+                                GPtrArray *frames,
+                                gboolean   ended)
+{
+  ReadResult *result = g_new0 (ReadResult, 1);
+
+  result->frames = frames;
+  result->ended = ended;
+  g_task_return_pointer (task, result, read_result_free);
 }
 
 static void
@@ -120,19 +134,17 @@ symfonic_run_store_real_read_async (SymfonicRunStore    *self,
                                     gpointer             user_data)
 {
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
-  ReadResult *result = g_new0 (ReadResult, 1);
+  GPtrArray *frames;
+  gboolean ended = FALSE;
   GError *error = NULL;
 
   g_task_set_source_tag (task, symfonic_run_store_real_read_async);
-  result->frames = SYMFONIC_RUN_STORE_GET_IFACE (self)->try_read (self, run_id, principal_id, tenant_id, after,
-                                                                  &result->ended, &error);
-  if (result->frames == NULL)
-    {
-      g_free (result);
-      g_task_return_error (task, error);
-      return;
-    }
-  g_task_return_pointer (task, result, read_result_free);
+  frames = SYMFONIC_RUN_STORE_GET_IFACE (self)->try_read (self, run_id, principal_id, tenant_id, after, &ended,
+                                                          &error);
+  if (frames == NULL)
+    g_task_return_error (task, error);
+  else
+    symfonic_run_store_return_read (task, frames, ended);
 }
 
 static GPtrArray *
@@ -151,7 +163,7 @@ symfonic_run_store_real_read_finish (SymfonicRunStore  *self,
     return NULL;
   frames = g_steal_pointer (&value->frames);
   *ended = value->ended;
-  g_free (value);
+  read_result_free (value);
 
   return frames;
 }

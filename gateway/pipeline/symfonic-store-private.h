@@ -44,4 +44,12 @@ gboolean symfonic_store_propagate_answer (GAsyncResult                *result,
                                           SymfonicStoreAnswer         *answer,
                                           GError                     **error);
 
+/* A run store's answer to a read, in the shape the run store role's
+ * default read_finish() takes apart: a store answering later returns its
+ * frames through this and needs no finish of its own. */
+G_GNUC_INTERNAL
+void     symfonic_run_store_return_read  (GTask                       *task,
+                                          GPtrArray                   *frames,
+                                          gboolean                     ended);
+
 G_END_DECLS

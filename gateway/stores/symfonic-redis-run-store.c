@@ -12,6 +12,7 @@
 #include "symfonic-redis-run-store-private.h"
 #include "symfonic-redis-script-private.h"
 #include "symfonic-run-store.h"
+#include "symfonic-store-private.h"
 
 /* The run role of the `redis` store type: a resumable run's frames in a
  * Redis Stream whose entry ids are the frame ids (frame N is the entry
@@ -840,12 +841,6 @@ typedef struct
   guint     count;
 } Read;
 
-typedef struct
-{
-  GPtrArray *frames;
-  gboolean   ended;
-} ReadAnswer;
-
 static void
 read_free (Read *read)
 {
@@ -854,13 +849,6 @@ read_free (Read *read)
   g_free (read->principal_id);
   g_free (read->tenant_id);
   g_free (read);
-}
-
-static void
-read_answer_free (ReadAnswer *answer)
-{
-  g_clear_pointer (&answer->frames, g_ptr_array_unref);
-  g_free (answer);
 }
 
 static Followed *
@@ -885,7 +873,7 @@ read_reply (SymfonicRedisClient      *client,
   GTask *task = user_data;
   Read *read = g_task_get_task_data (task);
   gint64 code, state;
-  ReadAnswer *answer;
+  g_autoptr(GPtrArray) frames = NULL;
   gsize n;
 
   if (error != NULL)
@@ -929,21 +917,16 @@ read_reply (SymfonicRedisClient      *client,
   if (n < 3)
     goto malformed;
   state = symfonic_redis_reply_get_integer (symfonic_redis_reply_get_element (reply, 1));
-  answer = g_new0 (ReadAnswer, 1);
-  answer->frames = g_ptr_array_new_full (n - 3, (GDestroyNotify) g_bytes_unref);
+  frames = g_ptr_array_new_full (n - 3, (GDestroyNotify) g_bytes_unref);
   for (gsize i = 3; i < n; i++)
     {
       gsize length;
       const char *data = symfonic_redis_reply_get_string (symfonic_redis_reply_get_element (reply, i), &length);
 
       if (data == NULL)
-        {
-          read_answer_free (answer);
-          goto malformed;
-        }
-      g_ptr_array_add (answer->frames, g_bytes_new (data, length));
+        goto malformed;
+      g_ptr_array_add (frames, g_bytes_new (data, length));
     }
-  answer->ended = state == 1;
 
   /* what a follower of the run here knows now */
   {
@@ -956,15 +939,14 @@ read_reply (SymfonicRedisClient      *client,
       }
   }
 
-  if (state == 2 && answer->frames->len == 0)
+  if (state == 2 && frames->len == 0)
     {
-      read_answer_free (answer);
       g_task_return_new_error (task, SYMFONIC_ERROR, SYMFONIC_ERROR_UPSTREAM_UNAVAILABLE,
                                "The run's gateway stopped before the run ended");
       g_object_unref (task);
       return;
     }
-  g_task_return_pointer (task, answer, (GDestroyNotify) read_answer_free);
+  symfonic_run_store_return_read (task, g_steal_pointer (&frames), state == 1);
   g_object_unref (task);
   return;
 
@@ -1084,27 +1066,6 @@ redis_read_async (SymfonicRunStore    *store,
 
   g_task_set_source_tag (task, redis_read_async);
   send_read (worker, task);
-}
-
-static GPtrArray *
-redis_read_finish (SymfonicRunStore  *store,
-                   GAsyncResult      *result,
-                   gboolean          *ended,
-                   GError           **error)
-{
-  ReadAnswer *answer;
-  GPtrArray *frames;
-
-  g_return_val_if_fail (g_task_is_valid (result, store), NULL);
-
-  answer = g_task_propagate_pointer (G_TASK (result), error);
-  if (answer == NULL)
-    return NULL;
-  frames = g_steal_pointer (&answer->frames);
-  *ended = answer->ended;
-  read_answer_free (answer);
-
-  return frames;
 }
 
 /* --- readers ------------------------------------------------------------- */
@@ -1623,7 +1584,6 @@ symfonic_redis_run_store_iface_init (SymfonicRunStoreInterface *iface)
   iface->close_run = redis_close_run;
   iface->try_read = redis_try_read;
   iface->read_async = redis_read_async;
-  iface->read_finish = redis_read_finish;
   iface->wait_async = redis_wait_async;
   iface->wait_finish = redis_wait_finish;
   iface->note_reader = redis_note_reader;
