@@ -263,4 +263,12 @@ gboolean             symfonic_redis_client_send_built       (SymfonicRedisClient
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SymfonicRedisClient, symfonic_redis_client_unref)
 
+/* What a store keeps per worker (its connections) is closed on that
+ * worker's thread: at once when no thread runs @context any more, else
+ * by a call there. @close frees what @data holds; @data is g_free()d. */
+G_GNUC_INTERNAL
+void symfonic_redis_close_on (GMainContext *context,
+                              GSourceFunc   close,
+                              gpointer      data);
+
 G_END_DECLS

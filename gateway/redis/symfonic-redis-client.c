@@ -1892,3 +1892,21 @@ symfonic_redis_client_eval (SymfonicRedisClient     *self,
 
   return send_built (self, 0, func, user_data, error);
 }
+
+void
+symfonic_redis_close_on (GMainContext *context,
+                         GSourceFunc   close,
+                         gpointer      data)
+{
+  /* @data may hold the only other reference to @context */
+  g_autoptr(GMainContext) held = g_main_context_ref (context);
+
+  if (g_main_context_acquire (held))
+    {
+      close (data);
+      g_free (data);
+      g_main_context_release (held);
+      return;
+    }
+  g_main_context_invoke_full (held, G_PRIORITY_DEFAULT, close, data, g_free);
+}

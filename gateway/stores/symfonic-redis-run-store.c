@@ -1641,17 +1641,9 @@ symfonic_redis_run_store_finalize (GObject *object)
   for (guint i = 0; i < self->all_workers->len; i++)
     {
       Worker *worker = g_ptr_array_index (self->all_workers, i);
-      g_autoptr(GMainContext) context = g_main_context_ref (worker->context);
 
       worker->store = NULL;
-      if (g_main_context_acquire (context))
-        {
-          worker_free (worker);
-          g_free (worker);
-          g_main_context_release (context);
-          continue;
-        }
-      g_main_context_invoke_full (context, G_PRIORITY_DEFAULT, worker_close_cb, worker, g_free);
+      symfonic_redis_close_on (worker->context, worker_close_cb, worker);
     }
   g_ptr_array_unref (self->all_workers);
   g_hash_table_unref (self->workers);

@@ -2439,17 +2439,8 @@ symfonic_redis_store_finalize (GObject *object)
     {
       Conn *conn = g_ptr_array_index (self->all_conns, i);
 
-      g_autoptr(GMainContext) context = g_main_context_ref (conn->context);
-
       conn->store = NULL;
-      if (g_main_context_acquire (context))
-        {
-          conn_free (conn);
-          g_free (conn);
-          g_main_context_release (context);
-          continue;
-        }
-      g_main_context_invoke_full (context, G_PRIORITY_DEFAULT, conn_close_cb, conn, g_free);
+      symfonic_redis_close_on (conn->context, conn_close_cb, conn);
     }
   g_ptr_array_unref (self->all_conns);
   g_hash_table_unref (self->conns);
